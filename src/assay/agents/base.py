@@ -1,0 +1,101 @@
+"""The agent adapter interface.
+
+An adapter prepares the workspace and the agent's per-trial config, runs the agent headless
+inside the sandbox, collects its native session and maps it onto assay's trace. What an agent
+says about its own success is recorded (``final_output``) and never used to decide pass/fail.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.sandbox.base import Mount, Sandbox
+from assay.spec.budget import Budget
+from assay.spec.load import LoadedTask
+from assay.spec.results import UsageTotals
+from assay.trace.writer import TraceWriter
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """What the runner learns about an agent before the run: bound into the manifest."""
+
+    name: str
+    kind: str
+    version: str | None
+    usable: bool = True
+    detail: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AgentContext:
+    """Everything an adapter needs for one attempt."""
+
+    task: LoadedTask
+    variant: str
+    prompt: str
+    sandbox: Sandbox
+    workspace: Path  # host path of the trial workspace
+    home: Path  # host path of the agent's fresh per-attempt home (config, state, sessions)
+    home_inside: str  # the same directory as seen inside the sandbox
+    attempt_dir: Path  # host path where the adapter may keep native files to store as artifacts
+    trace: TraceWriter
+    budget: Budget
+    timeout_s: float
+    gateway_url: str | None = None  # base URL inside the sandbox (no /v1 suffix)
+    gateway_key: str | None = None
+    model: str | None = None
+    track: str = "controlled"
+    tools: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # variant env and harness-provided env
+    mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    """What running the agent produced (not whether it succeeded: the verifier decides)."""
+
+    exit_code: int | None
+    timed_out: bool = False
+    stdout: bytes = b""
+    stderr: bytes = b""
+    final_output: str | None = None
+    usage: UsageTotals | None = None
+    native_files: dict[str, Path] = field(default_factory=dict)  # name -> host path, stored as artifacts
+    limits_exceeded: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class AgentAdapter(abc.ABC):
+    """Base class of every agent adapter; registered by name in :mod:`assay.agents.registry`."""
+
+    name: str = ""
+    kind: str = ""
+    needs_gateway: bool = False
+
+    def __init__(self, config: dict[str, Any] | None = None):
+        self.config = dict(config or {})
+
+    @abc.abstractmethod
+    def info(self) -> AgentInfo:
+        """Version and usability here. Must not raise; the runner refuses unusable agents."""
+
+    def unsupported_reason(self, task: LoadedTask) -> str | None:
+        """Why this agent cannot run ``task`` under its contract (the trial is skipped), or None."""
+        return None
+
+    def mounts(self, task: LoadedTask) -> list[Mount]:
+        """Extra read-only paths the agent needs inside the sandbox (e.g. its install dir)."""
+        return []
+
+    @abc.abstractmethod
+    async def run(self, ctx: AgentContext) -> AgentOutcome:
+        """Run the agent on one attempt, inside ``ctx.sandbox``, within ``ctx.timeout_s``."""
+
+    def normalize(self, ctx: AgentContext, outcome: AgentOutcome) -> None:
+        """Map the agent's native session onto trace events (default: nothing to map)."""
+        return None

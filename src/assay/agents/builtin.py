@@ -1,0 +1,54 @@
+"""The two agents every suite is validated with: ``oracle`` (runs the task's reference
+solution) and ``nop`` (does nothing). A task that nop passes is invalid (law 7)."""
+
+from __future__ import annotations
+
+import assay
+from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
+from assay.sandbox.base import Mount
+from assay.spec.load import LoadedTask
+
+SOLUTION_MOUNT = "/assay/solution"
+
+
+class NopAgent(AgentAdapter):
+    """Does nothing and exits 0: the floor every verifier must reject."""
+
+    name = "nop"
+    kind = "nop"
+
+    def info(self) -> AgentInfo:
+        return AgentInfo(self.name, self.kind, assay.__version__)
+
+    async def run(self, ctx: AgentContext) -> AgentOutcome:
+        return AgentOutcome(exit_code=0, final_output="")
+
+
+class OracleAgent(AgentAdapter):
+    """Runs the task's reference solution script in the workspace, inside the sandbox."""
+
+    name = "oracle"
+    kind = "oracle"
+
+    def info(self) -> AgentInfo:
+        return AgentInfo(self.name, self.kind, assay.__version__)
+
+    def unsupported_reason(self, task: LoadedTask) -> str | None:
+        sol = task.path(task.spec.solution)
+        if sol is None or not sol.is_file():
+            return "no_reference_solution"
+        return None
+
+    def mounts(self, task: LoadedTask) -> list[Mount]:
+        sol = task.path(task.spec.solution)
+        assert sol is not None
+        return [Mount(source=sol.parent, target=SOLUTION_MOUNT)]
+
+    async def run(self, ctx: AgentContext) -> AgentOutcome:
+        sol = ctx.task.path(ctx.task.spec.solution)
+        assert sol is not None
+        inside = ctx.mounts[SOLUTION_MOUNT]
+        env = {**ctx.env, "ASSAY_WORKSPACE": ctx.sandbox.workspace_path, "ASSAY_SOLUTION_DIR": inside}
+        res = await ctx.sandbox.exec(["/bin/sh", f"{inside}/{sol.name}"], env=env, timeout_s=ctx.timeout_s)
+        return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout,
+                            stderr=res.stderr, limits_exceeded=res.limits_exceeded)

@@ -1,0 +1,112 @@
+"""The local executor: runs the planned trials on a bounded pool, resuming what is on disk.
+
+A trial is *done* when its latest attempt is final (not a retryable infra error) or its retry
+allowance is spent. Attempts that were in flight when a runner died have a started marker but
+no result: they are closed as partial ``infra_error``/``interrupted`` results (kept, never
+deleted) and the trial gets a new attempt. Interrupted attempts do not use up retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import pluggy
+
+from assay.run.plan import PlannedTrial
+from assay.run.trial import RunContext, new_trace, run_attempt
+from assay.spec.results import AttemptResult, EndState, Timings
+from assay.store.rundir import RunDir
+from assay.trace.events import EventKind, Source
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries happen only for classified, retryable infrastructure errors."""
+
+    max_retries: int = 1
+
+    def should_retry(self, history: list[AttemptResult]) -> bool:
+        last = history[-1]
+        if last.end_state is not EndState.infra_error or not last.retryable:
+            return False
+        if last.reason == "interrupted":
+            return True  # the runner's death is not the trial's: it never uses up retries
+        used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason != "interrupted")
+        return used <= self.max_retries
+
+
+def close_interrupted(rd: RunDir, ctx: RunContext, trial: PlannedTrial) -> list[AttemptResult]:
+    """Write partial results for attempts that started but never finished; return all results."""
+    history: list[AttemptResult] = []
+    task = ctx.suite.task(trial.task_id)
+    for n in rd.attempts_of(trial.id):
+        res = rd.result(trial.id, n)
+        if res is None:
+            info = rd.started_info(trial.id, n)
+            if info is None:
+                continue  # an empty folder: the attempt never began
+            started = float(info.get("ts", time.time()))
+            res = AttemptResult(
+                run_id=ctx.run_id, trial_id=trial.id, task_id=trial.task_id, category=task.spec.category,
+                variant=trial.variant, agent=trial.agent, repetition=trial.repetition, attempt=n,
+                end_state=EndState.infra_error, reason="interrupted", retryable=True, partial=True,
+                retry_reason=info.get("retry_reason"), timings=Timings(started_at=started, ended_at=time.time()),
+                errors=["the runner stopped while this attempt was in flight; closed on resume"],
+            )
+            trace = new_trace(ctx, trial)
+            trace.attempt = n
+            trace.emit(Source.harness, EventKind.attempt_ended, {"end_state": "infra_error", "reason": "interrupted",
+                                                                 "partial": True})
+            rd.write_result(res)
+        history.append(res)
+    return history
+
+
+async def run_trial(ctx: RunContext, trial: PlannedTrial, pm: pluggy.PluginManager, policy: RetryPolicy) -> None:
+    rd = ctx.run_dir
+    history = close_interrupted(rd, ctx, trial)
+    if history and not policy.should_retry(history):
+        return
+    trace = new_trace(ctx, trial)
+    while True:
+        attempt = (history[-1].attempt + 1) if history else 1
+        retry_reason = history[-1].reason if history else None
+        pm.hook.assay_attempt_started(trial_id=trial.id, attempt=attempt)
+        result = await run_attempt(ctx, trial, attempt, retry_reason=retry_reason, trace=trace)
+        history.append(result)
+        final = not policy.should_retry(history)
+        pm.hook.assay_attempt_finished(result=result, final=final)
+        if final:
+            return
+
+
+def pending_trials(rd: RunDir, plan: list[PlannedTrial], policy: RetryPolicy) -> list[PlannedTrial]:
+    """Trials that still need an attempt (read-only: does not close interrupted attempts)."""
+    out = []
+    for t in plan:
+        results = [rd.result(t.id, n) for n in rd.attempts_of(t.id)]
+        done = [r for r in results if r is not None]
+        if len(done) < len(results) or not done or policy.should_retry(done):
+            out.append(t)
+    return out
+
+
+async def execute(ctx: RunContext, plan: list[PlannedTrial], pm: pluggy.PluginManager, *, jobs: int = 1,
+                  policy: RetryPolicy | None = None) -> None:
+    """Run every pending trial of ``plan`` with at most ``jobs`` at once."""
+    policy = policy or RetryPolicy()
+    sem = asyncio.Semaphore(max(1, jobs))
+
+    async def one(trial: PlannedTrial) -> None:
+        async with sem:
+            await run_trial(ctx, trial, pm, policy)
+
+    tasks = [asyncio.create_task(one(t)) for t in plan]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

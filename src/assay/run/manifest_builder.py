@@ -1,0 +1,88 @@
+"""Building the run manifest: every fact that shaped the results, gathered before the run."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import assay
+from assay.agents.base import AgentInfo
+from assay.spec.digest import sha256_bytes, sha256_file
+from assay.spec.load import LoadedSuite
+from assay.spec.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
+
+SCORE_VERSION = "1"
+DEFAULT_CAPABILITY_WEIGHTS = {"completion": 0.60, "tool_trajectory": 0.15, "reliability_recovery": 0.15,
+                              "evidence_operability": 0.10}
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def repo_facts(path: Path) -> dict[str, Any]:
+    """Commit of the git repository holding ``path`` and digests of its uncommitted files there."""
+    top = _git(["rev-parse", "--show-toplevel"], path)
+    if top is None:
+        return {"git": None}
+    top_path = Path(top.strip())
+    commit = (_git(["rev-parse", "HEAD"], path) or "").strip() or None
+    status = _git(["status", "--porcelain", "--untracked-files=all", "--", "."], path) or ""
+    dirty: dict[str, str] = {}
+    for line in status.splitlines():
+        rel = line[3:].strip().strip('"')
+        if " -> " in rel:
+            rel = rel.split(" -> ", 1)[1]
+        p = top_path / rel
+        dirty[rel] = sha256_file(p) if p.is_file() else "deleted"
+    return {"git": str(top_path), "commit": commit, "dirty": dirty}
+
+
+def harness_facts() -> dict[str, Any]:
+    src = Path(assay.__file__).resolve().parent
+    facts = repo_facts(src)
+    return {"name": "assay", "version": assay.__version__, "commit": facts.get("commit"),
+            "dirty_files": len(facts.get("dirty") or {}), "python": sys.version.split()[0],
+            "platform": platform.platform()}
+
+
+def host_facts() -> dict[str, Any]:
+    mem = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return {"os": platform.system(), "kernel": platform.release(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "memory_bytes": mem, "hostname_sha256": sha256_bytes(platform.node().encode())[:16]}
+
+
+def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], sandbox: SandboxRecord,
+                   gateway: GatewayRecord, plan: PlanRecord, track: str = "controlled",
+                   capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None) -> RunManifest:
+    tasks = [
+        TaskRecord(id=t.id, category=t.spec.category, version=t.spec.version, digest=t.digest, files=t.file_digests,
+                   prompt_sha256=sha256_bytes(t.prompt.encode()), budget=t.spec.budget, risk=t.spec.risk.value,
+                   tools=list(t.spec.tools), variants=t.spec.variant_ids())
+        for t in suite.tasks
+    ]
+    return RunManifest(
+        run_id=run_id, created_at=time.time(), harness=harness_facts(), host=host_facts(),
+        suite={"name": suite.spec.name, "version": suite.spec.version, "path": str(suite.root.resolve()),
+               "digest": suite.digest, "suite_file_sha256": suite.suite_file_digest, **repo_facts(suite.root)},
+        categories=suite.spec.weights(), tasks=tasks,
+        agents=[AgentRecord(name=a.name, kind=a.kind, version=a.version, config=a.config, track=track) for a in agents],
+        sandbox=sandbox, gateway=gateway, plan=plan, track=track,
+        score={"version": SCORE_VERSION, "capability_weights": capability_weights or DEFAULT_CAPABILITY_WEIGHTS},
+        extra=extra or {},
+    )

@@ -1,0 +1,198 @@
+"""Starting and resuming runs: the library entry points the CLI calls.
+
+``start_run`` checks everything that can be checked before a single trial (suite loads, agents
+exist and start, sandbox backend works, gateway settings parse), writes the manifest, then
+executes. ``resume_run`` rebuilds the same context from the manifest alone and finishes the plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from assay._optional import optional_import
+from assay.agents.base import AgentAdapter, AgentInfo
+from assay.agents.registry import resolve_agent
+from assay.errors import AgentUnavailable, RunDirError, UsageError
+from assay.run.executor import RetryPolicy, execute, pending_trials
+from assay.run.hooks import make_plugin_manager
+from assay.run.manifest_builder import build_manifest
+from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
+from assay.run.services import HarnessService
+from assay.run.trial import RunContext
+from assay.sandbox.registry import default_backend_name, get_backend
+from assay.spec.budget import Limits, NetworkProfile
+from assay.spec.load import LoadedSuite, load_suite
+from assay.spec.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
+from assay.spec.results import AttemptResult
+from assay.store.rundir import RunDir
+from assay.trace.events import TraceEvent
+
+#: modules offering harness services; each exposes ``service_from_manifest(manifest) -> HarnessService | None``
+SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service")
+
+
+@dataclass
+class RunOptions:
+    suite: Path
+    agents: list[str]
+    repeat: int = 1
+    jobs: int = 1
+    out: Path | None = None
+    sandbox: str | None = None  # backend name; default: bwrap where usable, else host
+    network: NetworkProfile = NetworkProfile.harness
+    model: str | None = None  # gateway backend spec, e.g. "scripted", "replay:RUN_DIR", "upstream:URL"
+    max_retries: int = 1
+    variants: str = "all"
+    tasks: list[str] | None = None
+    track: str = "controlled"
+    keep_scratch: bool = False
+    plugins: list[object] = field(default_factory=list)
+    run_id: str | None = None
+
+
+@dataclass
+class RunOutcome:
+    run_dir: RunDir
+    manifest: RunManifest
+    results: list[AttemptResult]
+
+
+def new_run_id(suite: LoadedSuite) -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f"-{suite.spec.name}"
+
+
+def resolve_agents(refs: list[str]) -> tuple[dict[str, AgentAdapter], list[AgentInfo]]:
+    """Every agent of the run, checked before the run; an unusable one is a usage error."""
+    adapters: dict[str, AgentAdapter] = {}
+    infos: list[AgentInfo] = []
+    for ref in refs:
+        adapter = resolve_agent(ref)
+        info = adapter.info()
+        if not info.usable:
+            raise AgentUnavailable(f"agent {adapter.name!r} cannot be used here: {info.detail}")
+        if adapter.name in adapters:
+            raise UsageError(f"agent {adapter.name!r} named twice")
+        adapters[adapter.name] = adapter
+        if ref.endswith((".yaml", ".yml")):
+            info = AgentInfo(info.name, info.kind, info.version, True, info.detail,
+                             {**info.config, "_source": str(Path(ref).resolve())})
+        infos.append(info)
+    return adapters, infos
+
+
+def gateway_record(model: str | None, suite: LoadedSuite) -> GatewayRecord:
+    if model is None:
+        return GatewayRecord()
+    cfg = optional_import("assay.gateway.config")
+    if cfg is None:
+        raise UsageError("this installation has no model gateway; --model cannot be used")
+    return cfg.gateway_record_from_cli(model, suite)
+
+
+def build_services(manifest: RunManifest) -> list[HarnessService]:
+    services = []
+    for name in SERVICE_MODULES:
+        mod = optional_import(name)
+        if mod is None:
+            continue
+        svc = mod.service_from_manifest(manifest)
+        if svc is not None:
+            services.append(svc)
+    return services
+
+
+def _sandbox_record(name: str, network: NetworkProfile, limits: Limits) -> SandboxRecord:
+    backend = get_backend(name)
+    status = backend.status()
+    if not status.usable:
+        raise UsageError(f"sandbox backend {name!r} is not usable here: {status.detail} (see `assay doctor`)")
+    return SandboxRecord(backend=name, network=network, isolated=backend.isolated, limits=limits,
+                         details={**backend.facts(), **status.facts})
+
+
+def start_run(opts: RunOptions) -> RunOutcome:
+    """Plan, check, write the manifest, run. Nothing is written if any check fails."""
+    suite = load_suite(opts.suite)
+    if opts.repeat < 1 or opts.jobs < 1:
+        raise UsageError("--repeat and --jobs must be at least 1")
+    adapters, infos = resolve_agents(opts.agents)
+    if opts.tasks:
+        unknown = sorted(set(opts.tasks) - {t.id for t in suite.tasks})
+        if unknown:
+            raise UsageError(f"unknown task(s) {unknown}; the suite has {[t.id for t in suite.tasks]}")
+    needs = [a.name for a in adapters.values() if a.needs_gateway]
+    if needs and opts.model is None:
+        raise UsageError(f"agent(s) {needs} need a model: pass --model (e.g. --model scripted)")
+    plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=opts.tasks)
+    backend_name = opts.sandbox or default_backend_name()
+    sandbox = _sandbox_record(backend_name, opts.network, suite.spec.default_limits)
+    gateway = gateway_record(opts.model, suite)
+    run_id = opts.run_id or new_run_id(suite)
+    manifest = build_manifest(
+        run_id=run_id, suite=suite, agents=infos, sandbox=sandbox, gateway=gateway, track=opts.track,
+        plan=PlanRecord(repeat=opts.repeat, jobs=opts.jobs, max_retries=opts.max_retries, variants=opts.variants,
+                        trials=[t.id for t in plan]),
+    )
+    out = opts.out or Path("runs") / run_id
+    rd = RunDir.create(out, manifest)
+    return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch)
+
+
+def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[object] | None = None,
+               keep_scratch: bool = False) -> RunOutcome:
+    """Finish the plan of a run that was stopped; refuses if the suite changed since."""
+    rd = RunDir.open(run_dir)
+    manifest = rd.manifest()
+    suite = load_suite(manifest.suite["path"])
+    if suite.digest != manifest.suite["digest"]:
+        changed = [t.id for t in suite.tasks
+                   if t.digest != next((r.digest for r in manifest.tasks if r.id == t.id), None)]
+        raise RunDirError(f"the suite at {manifest.suite['path']} changed since this run started "
+                          f"(tasks changed: {changed or 'suite.yaml'}); resume refused: results would mix versions")
+    refs = []
+    for a in manifest.agents:
+        refs.append(a.config.get("_source") if a.kind == "command" and a.config.get("_source") else a.name)
+    adapters, infos = resolve_agents(refs)
+    for rec, info in zip(manifest.agents, infos):
+        if rec.version != info.version:
+            raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
+    plan = [parse_trial_id(t) for t in manifest.plan.trials]
+    return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch)
+
+
+def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
+             plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool) -> RunOutcome:
+    pm = make_plugin_manager(plugins)
+    policy = RetryPolicy(manifest.plan.max_retries)
+    services = build_services(manifest)
+    listeners: list[Callable[[TraceEvent], Any]] = [lambda ev: pm.hook.assay_trace_event(event=ev)]
+    secrets: dict[str, str] = {}
+    for svc in services:
+        secrets.update(getattr(svc, "secrets", lambda: {})())
+
+    async def main() -> None:
+        for svc in services:
+            await svc.start()
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"assay-{manifest.run_id}-") as scratch:
+                ctx = RunContext(run_id=manifest.run_id, run_dir=rd, suite=suite, agents=adapters,
+                                 backend=get_backend(manifest.sandbox.backend), scratch_root=Path(scratch),
+                                 network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
+                                 model=manifest.gateway.model, track=manifest.track, secrets=secrets,
+                                 listeners=listeners, keep_scratch=keep_scratch)
+                pending = pending_trials(rd, plan, policy)
+                pm.hook.assay_run_started(run_dir=rd, manifest=manifest, planned=len(plan), pending=len(pending))
+                await execute(ctx, pending, pm, jobs=jobs, policy=policy)
+        finally:
+            for svc in services:
+                await svc.stop()
+
+    asyncio.run(main())
+    results = rd.results()
+    pm.hook.assay_run_finished(run_dir=rd, results=results)
+    return RunOutcome(rd, manifest, results)

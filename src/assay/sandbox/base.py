@@ -1,0 +1,143 @@
+"""The sandbox interface: create from a workspace, exec with timeout and limits, destroy.
+
+Backends (host, bubblewrap, later Docker/Kubernetes) are the only code that touches
+processes for a trial; everything above them is plain logic. A backend is chosen by name in
+the run manifest and recorded there.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.spec.budget import Limits, NetworkProfile
+
+#: bytes of stdout/stderr kept in memory per exec; the rest is counted and dropped.
+OUTPUT_CAP = 4 << 20
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A harness-owned service the sandbox may reach (model gateway, world, approvals)."""
+
+    name: str
+    host: str
+    port: int
+
+
+@dataclass(frozen=True)
+class Mount:
+    """An extra host path made visible inside the sandbox (read-only unless ``writable``)."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What a sandbox is made of. ``workspace`` is the only writable host path (plus mounts
+    explicitly marked writable, e.g. an agent's per-trial home)."""
+
+    workspace: Path
+    network: NetworkProfile = NetworkProfile.harness
+    limits: Limits = field(default_factory=Limits)
+    env: dict[str, str] = field(default_factory=dict)
+    mounts: tuple[Mount, ...] = ()
+    endpoints: tuple[Endpoint, ...] = ()
+    identity: str = "agent"  # "agent" or "verifier": they never share a uid inside
+    label: str = ""  # trial/attempt label, for leftovers and diagnostics
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one command did inside the sandbox."""
+
+    exit_code: int | None
+    duration_s: float
+    stdout: bytes = b""
+    stderr: bytes = b""
+    timed_out: bool = False
+    signal: int | None = None
+    stdout_bytes: int = 0  # total produced, including what was dropped past OUTPUT_CAP
+    stderr_bytes: int = 0
+    limits_exceeded: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+@dataclass(frozen=True)
+class CleanupReport:
+    """What was still running when the sandbox was destroyed, and was killed."""
+
+    leftover_pids: tuple[int, ...] = ()
+    leftover_commands: tuple[str, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        return not self.leftover_pids
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """What ``assay doctor`` says about a backend."""
+
+    name: str
+    usable: bool
+    isolated: bool
+    detail: str = ""
+    facts: dict[str, str] = field(default_factory=dict)
+
+
+class Sandbox(abc.ABC):
+    """One live sandbox over one workspace."""
+
+    spec: SandboxSpec
+
+    @property
+    @abc.abstractmethod
+    def workspace_path(self) -> str:
+        """The workspace's path as processes inside the sandbox see it."""
+
+    @abc.abstractmethod
+    def endpoint_url(self, name: str) -> str:
+        """Base URL (scheme://host:port) of a harness endpoint as seen from inside."""
+
+    def mount_path(self, mount: Mount) -> str:
+        """Where a mount of the spec appears inside the sandbox (the host path, without isolation)."""
+        return str(mount.source)
+
+    @abc.abstractmethod
+    async def exec(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                   timeout_s: float | None = None, stdin: bytes | None = None) -> ExecResult:
+        """Run a command to completion (or timeout, after which its whole process tree is killed)."""
+
+    @abc.abstractmethod
+    async def destroy(self) -> CleanupReport:
+        """Kill everything still running in the sandbox and release it; idempotent."""
+
+    def describe(self) -> dict[str, object]:
+        """Facts recorded in the attempt result."""
+        return {"backend": type(self).__name__}
+
+
+class SandboxBackend(abc.ABC):
+    """A kind of sandbox. Registered by name in :mod:`assay.sandbox.registry`."""
+
+    name: str = ""
+    isolated: bool = False
+
+    @abc.abstractmethod
+    def status(self) -> BackendStatus:
+        """Whether this backend works on this machine (never raises)."""
+
+    @abc.abstractmethod
+    async def create(self, spec: SandboxSpec) -> Sandbox:
+        """Make a sandbox for ``spec``; raises :class:`assay.errors.SandboxError` if it cannot."""
+
+    def facts(self) -> dict[str, object]:
+        """Facts bound into the run manifest (binary path and version, ...)."""
+        return {"backend": self.name, "isolated": self.isolated}

@@ -1,0 +1,75 @@
+"""The host backend: no isolation at all, for debugging. Every result it produces is marked
+unsandboxed, and the report says so on its first line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+
+from assay.sandbox.base import BackendStatus, CleanupReport, ExecResult, Sandbox, SandboxBackend, SandboxSpec
+from assay.sandbox.process import TOKEN_VAR, find_tagged, kill_pids, run_process
+from assay.spec.budget import Limits
+
+BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+
+
+def prlimit_prefix(limits: Limits) -> list[str]:
+    """argv prefix applying rlimits with util-linux ``prlimit`` (empty if it is not installed)."""
+    exe = shutil.which("prlimit")
+    if exe is None:
+        return []
+    args = [exe]
+    if limits.cpu_time_s:
+        args.append(f"--cpu={limits.cpu_time_s}")
+    if limits.memory_mb:
+        args.append(f"--as={limits.memory_mb * 1024 * 1024}")
+    if limits.file_size_mb:
+        args.append(f"--fsize={limits.file_size_mb * 1024 * 1024}")
+    if limits.open_files:
+        args.append(f"--nofile={limits.open_files}")
+    return [*args, "--"]
+
+
+class HostSandbox(Sandbox):
+    def __init__(self, spec: SandboxSpec):
+        self.spec = spec
+        self.token = uuid.uuid4().hex
+        self._destroyed = False
+
+    @property
+    def workspace_path(self) -> str:
+        return str(self.spec.workspace)
+
+    def endpoint_url(self, name: str) -> str:
+        for ep in self.spec.endpoints:
+            if ep.name == name:
+                return f"http://{ep.host}:{ep.port}"
+        raise KeyError(f"no endpoint {name!r} in this sandbox")
+
+    async def exec(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                   timeout_s: float | None = None, stdin: bytes | None = None) -> ExecResult:
+        full_env = {**BASE_ENV, "HOME": str(self.spec.workspace), "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+                    **self.spec.env, **(env or {}), TOKEN_VAR: self.token}
+        return await run_process([*prlimit_prefix(self.spec.limits), *argv], env=full_env,
+                                 cwd=cwd or str(self.spec.workspace), timeout_s=timeout_s, stdin=stdin)
+
+    async def destroy(self) -> CleanupReport:
+        left = find_tagged(self.token)
+        kill_pids([pid for pid, _ in left])
+        self._destroyed = True
+        return CleanupReport(tuple(p for p, _ in left), tuple(c for _, c in left))
+
+    def describe(self) -> dict[str, object]:
+        return {"backend": "host", "isolated": False, "network": "host"}
+
+
+class HostBackend(SandboxBackend):
+    name = "host"
+    isolated = False
+
+    def status(self) -> BackendStatus:
+        return BackendStatus("host", usable=True, isolated=False, detail="no isolation: debugging only")
+
+    async def create(self, spec: SandboxSpec) -> Sandbox:
+        return HostSandbox(spec)

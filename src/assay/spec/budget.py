@@ -1,0 +1,54 @@
+"""Budgets and resource limits: small value objects normalised once at the edge."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Budget(BaseModel):
+    """What one attempt may spend. ``None`` means unlimited for that dimension."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wall_time_s: float = Field(300, gt=0, description="Wall-clock seconds for the agent process.")
+    turns: int | None = Field(None, ge=1, description="Maximum model turns (assistant messages).")
+    tool_calls: int | None = Field(None, ge=0, description="Maximum tool calls.")
+    model_calls: int | None = Field(None, ge=0, description="Maximum model calls through the gateway.")
+    tokens: int | None = Field(None, ge=0, description="Maximum input+output tokens.")
+    cost_usd: float | None = Field(None, ge=0, description="Maximum model cost in USD.")
+
+    def merged(self, override: "Budget | None") -> "Budget":
+        """This budget with the explicitly set fields of ``override`` taking precedence."""
+        if override is None:
+            return self
+        return self.model_copy(update=override.model_dump(exclude_unset=True))
+
+
+class Limits(BaseModel):
+    """Resource limits applied to processes inside a sandbox (rlimits)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cpu_time_s: int | None = Field(600, ge=1, description="RLIMIT_CPU seconds.")
+    memory_mb: int | None = Field(4096, ge=16, description="RLIMIT_AS in MiB.")
+    processes: int | None = Field(256, ge=1, description="Max processes (pid namespace + RLIMIT_NPROC).")
+    file_size_mb: int | None = Field(512, ge=1, description="RLIMIT_FSIZE in MiB.")
+    open_files: int | None = Field(1024, ge=16, description="RLIMIT_NOFILE.")
+
+
+class NetworkProfile(StrEnum):
+    """What a sandboxed process may reach."""
+
+    none = "none"
+    harness = "harness"  # only the harness's own endpoints (gateway, worlds, approvals)
+    host = "host"  # explicit opt-in: the host's network, marked in manifest and report
+
+
+class Risk(StrEnum):
+    """The declared risk of a task: what the agent is allowed to change."""
+
+    read_only = "read_only"
+    workspace_write = "workspace_write"
+    external_write = "external_write"

@@ -1,0 +1,90 @@
+"""The run manifest: everything that shaped a result, bound to it (law 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.spec.budget import Budget, Limits, NetworkProfile
+from assay.spec.faults import FaultSpec
+
+MANIFEST_SCHEMA_VERSION = 1
+
+
+class TaskRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    category: str
+    version: str
+    digest: str = Field(description="Digest over every file of the task folder.")
+    files: dict[str, str] = Field(description="Relative path -> sha256, prompts and verifier code included.")
+    prompt_sha256: str
+    budget: Budget
+    risk: str
+    tools: list[str]
+    variants: list[str]
+
+
+class AgentRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: str
+    version: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    track: str = "controlled"
+
+
+class SandboxRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    backend: str = "host"
+    network: NetworkProfile = NetworkProfile.harness
+    isolated: bool = False
+    limits: Limits = Field(default_factory=Limits)
+    details: dict[str, Any] = Field(default_factory=dict, description="bwrap path/version, root, ...")
+
+
+class GatewayRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    backend: str | None = Field(None, description="scripted | replay | upstream | local; None when unused.")
+    model: str | None = None
+    vendor_tier: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    prices: dict[str, Any] = Field(default_factory=dict, description="model -> per-token prices used for cost.")
+    faults: list[FaultSpec] = Field(default_factory=list)
+
+
+class PlanRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    repeat: int = 1
+    jobs: int = 1
+    max_retries: int = 1
+    variants: str = "all"
+    trials: list[str] = Field(default_factory=list, description="Every planned trial id, in order.")
+
+
+class RunManifest(BaseModel):
+    """Written once at the start of a run; read back to resume, verify and score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = MANIFEST_SCHEMA_VERSION
+    run_id: str
+    created_at: float
+    harness: dict[str, Any] = Field(description="assay version, commit, python, platform.")
+    host: dict[str, Any] = Field(default_factory=dict, description="Host facts: os, kernel, cpus, memory.")
+    suite: dict[str, Any] = Field(description="name, version, path, digest, repo commit, dirty files' digests.")
+    categories: dict[str, float] = Field(description="Frozen normalised category weights.")
+    tasks: list[TaskRecord]
+    agents: list[AgentRecord]
+    sandbox: SandboxRecord = Field(default_factory=SandboxRecord)
+    gateway: GatewayRecord = Field(default_factory=GatewayRecord)
+    plan: PlanRecord = Field(default_factory=PlanRecord)
+    score: dict[str, Any] = Field(default_factory=dict, description="Score version and frozen capability weights.")
+    track: str = "controlled"
+    extra: dict[str, Any] = Field(default_factory=dict)

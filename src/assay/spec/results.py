@@ -1,0 +1,107 @@
+"""Immutable result records: one per attempt, written once, read by everything downstream."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESULT_SCHEMA_VERSION = 1
+
+
+class EndState(StrEnum):
+    """How an attempt ended. Only a verifier decides pass or fail."""
+
+    passed = "pass"
+    failed = "fail"
+    timeout = "timeout"
+    infra_error = "infra_error"
+    skipped = "skipped"
+
+
+class PredicateResult(BaseModel):
+    """One predicate's verdict and the evidence it read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    kind: str
+    required: bool
+    weight: float
+    passed: bool
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    duration_s: float = 0.0
+
+
+class UsageTotals(BaseModel):
+    """What an attempt spent, from the gateway's accounting or the adapter's session."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    turns: int = 0
+    interventions: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class Timings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    started_at: float
+    ended_at: float
+    setup_s: float = 0.0
+    agent_s: float = 0.0
+    verify_s: float = 0.0
+
+    @property
+    def wall_s(self) -> float:
+        return self.ended_at - self.started_at
+
+
+class AttemptResult(BaseModel):
+    """The immutable record of one attempt of one trial."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = RESULT_SCHEMA_VERSION
+    run_id: str
+    trial_id: str
+    task_id: str
+    category: str
+    variant: str
+    agent: str
+    repetition: int
+    attempt: int
+    end_state: EndState
+    reason: str | None = Field(None, description="Why: skip reason, infra error class, limit hit, ...")
+    retryable: bool = Field(False, description="True when a classified infrastructure error allows a retry.")
+    retry_reason: str | None = Field(None, description="Why this attempt exists (the previous attempt's reason).")
+    partial: bool = Field(False, description="The runner died during this attempt; found and closed on resume.")
+    predicates_held: bool = Field(False, description="Every required predicate held.")
+    diagnostic_score: float = Field(0.0, ge=0, le=100)
+    predicates: list[PredicateResult] = Field(default_factory=list)
+    timings: Timings
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    agent_exit_code: int | None = None
+    agent_claim: str | None = Field(None, description="What the agent said it did. Recorded, never used to score.")
+    incidents: list[dict[str, Any]] = Field(default_factory=list)
+    limits_exceeded: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    artifacts: dict[str, str] = Field(default_factory=dict, description="name -> sha256 of stored artifact")
+    sandbox: dict[str, Any] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict, description="Adapter/world specific facts.")
+
+    @property
+    def strict_pass(self) -> bool:
+        """Pass means the verifier passed it: never the agent's own claim."""
+        return self.end_state is EndState.passed

@@ -1,0 +1,131 @@
+"""The task file (``task.yaml``): one unit of work with its verifier.
+
+A task folder holds::
+
+    task.yaml        this model
+    prompt.md        the instruction the agent sees
+    workspace/       initial files, copied fresh into every attempt
+    setup.sh         optional, run inside the sandbox before the agent (not by the agent)
+    hidden/          hidden tests and expected values: only ever copied into the verifier
+    verify/          verifier plugin code (python predicates): never enters the agent sandbox
+    solution/        the reference solution, run by the ``oracle`` agent
+    model.yaml       optional scripted model responses for the gateway's scripted backend
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator
+
+from assay.spec.budget import Budget, Limits, Risk
+from assay.spec.faults import FaultSpec
+from assay.spec.predicates import PredicateSpec, predicate_adapter
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+_ID_RE = re.compile(ID_PATTERN)
+
+
+def check_id(value: str, what: str) -> str:
+    if not _ID_RE.match(value):
+        raise ValueError(
+            f"{what} {value!r} must be 1-64 characters of lowercase letters, digits, '-' or '_', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+class Variant(BaseModel):
+    """A variant of a task: same verifier, a different prompt (e.g. a counterfactual rewording)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Variant id, unique within the task.")
+    prompt: str | None = Field(None, description="Prompt text replacing the task's prompt.")
+    prompt_file: str | None = Field(None, description="File (in the task folder) holding the prompt.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the agent.")
+    note: str = ""
+
+    _check = field_validator("id")(lambda cls, v: check_id(v, "variant id"))
+
+
+class TaskSpec(BaseModel):
+    """A task: prompt, initial state, allowed tools, budget, declared risk and verifier."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Task id; defaults to the folder name.")
+    category: str = Field(description="Category this task scores under (declared in suite.yaml).")
+    version: str = Field("1", description="Bump when the task changes meaning.")
+    description: str = ""
+    prompt_file: str = Field("prompt.md", description="File holding the instruction for the agent.")
+    workspace: str = Field("workspace", description="Folder of initial files copied into every attempt.")
+    setup: str | None = Field(None, description="Script run in the sandbox before the agent starts.")
+    hidden: str = Field("hidden", description="Folder of hidden tests/expected values (verifier only).")
+    verify_dir: str = Field("verify", description="Folder of verifier plugin code (verifier only).")
+    solution: str | None = Field(
+        "solution/solve.sh", description="Reference solution script, run in the workspace by the oracle agent."
+    )
+    model_script: str | None = Field(
+        None, description="Scripted model turns for the gateway's scripted backend (e.g. model.yaml)."
+    )
+    tools: list[str] = Field(
+        default_factory=lambda: ["shell", "read", "write", "edit", "list"],
+        description="Tools the agent may use (names from the tool contract).",
+    )
+    budget: Budget = Field(default_factory=Budget)
+    limits: Limits | None = Field(None, description="Sandbox resource limits; default from the run.")
+    risk: Risk = Field(Risk.workspace_write, description="Declared risk; read_only tasks must change nothing.")
+    predicates: list[SerializeAsAny[PredicateSpec]] = Field(
+        min_length=1, description="Verification predicates (required or weighted)."
+    )
+    verifier_timeout_s: float = Field(300, gt=0, description="Time allowed for the whole verifier.")
+    variants: list[Variant] = Field(default_factory=list)
+    faults: list[FaultSpec] = Field(default_factory=list, description="Model faults injected by the gateway.")
+    tags: list[str] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        return check_id(v, "task id")
+
+    @field_validator("predicates", mode="before")
+    @classmethod
+    def _predicates(cls, v: Any) -> Any:
+        if not isinstance(v, list):
+            return v
+        if all(isinstance(p, PredicateSpec) for p in v):
+            return v
+        return predicate_adapter().validate_python(v)
+
+    @field_validator("predicates")
+    @classmethod
+    def _unique_ids(cls, v: list[PredicateSpec]) -> list[PredicateSpec]:
+        seen: set[str] = set()
+        for p in v:
+            if p.id in seen:
+                raise ValueError(f"predicate id {p.id!r} appears twice; predicate ids must be unique")
+            seen.add(p.id)
+        return v
+
+    @field_validator("variants")
+    @classmethod
+    def _unique_variants(cls, v: list[Variant]) -> list[Variant]:
+        ids = [x.id for x in v]
+        if len(set(ids)) != len(ids):
+            raise ValueError("variant ids must be unique")
+        if "base" in ids:
+            raise ValueError("variant id 'base' is reserved for the task's own prompt")
+        return v
+
+    def variant_ids(self) -> list[str]:
+        """The base prompt plus every declared variant."""
+        return ["base", *(v.id for v in self.variants)]
+
+    def variant(self, variant_id: str) -> Variant | None:
+        for v in self.variants:
+            if v.id == variant_id:
+                return v
+        return None

@@ -28,7 +28,11 @@ COMMAND_MODULES = (
 
 def _register() -> None:
     for name in COMMAND_MODULES:
-        mod = optional_import(name)
+        try:
+            mod = optional_import(name)
+        except Exception as e:  # noqa: BLE001 - one broken area must not take the other commands down
+            err.print(f"[yellow]warning:[/] commands of {name} unavailable: {type(e).__name__}: {e}")
+            continue
         if mod is not None:
             mod.register(app)
 

@@ -1,0 +1,159 @@
+"""Core commands: run, validate, show, schema, verify, index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from assay.cli.progress import ProgressPlugin
+from assay.cli.render import show_run, show_trial, summary_table
+from assay.errors import RunDirError, UsageError
+from assay.spec.budget import NetworkProfile
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _split(values: list[str]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def run(
+    suite: Annotated[Optional[Path], typer.Argument(help="Suite folder (holding suite.yaml).")] = None,
+    agent: Annotated[list[str], typer.Option("--agent", "-a", help="Agent name(s) or command-agent YAML; comma-separated or repeated.")] = [],  # noqa: B006
+    repeat: Annotated[int, typer.Option("--repeat", "-n", help="Repetitions of every task.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Trials run in parallel.")] = 1,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Run directory (default runs/<run id>).")] = None,
+    resume: Annotated[Optional[Path], typer.Option("--resume", help="Finish the plan of a stopped run.")] = None,
+    sandbox: Annotated[Optional[str], typer.Option(help="Sandbox backend (default: bwrap if usable, else host).")] = None,
+    network: Annotated[NetworkProfile, typer.Option(help="none | harness | host (host is an explicit opt-in).")] = NetworkProfile.harness,
+    model: Annotated[Optional[str], typer.Option(help="Model gateway backend: scripted | replay:PATH | upstream:URL | local.")] = None,
+    max_retries: Annotated[int, typer.Option(help="Retries per trial, for classified infrastructure errors only.")] = 1,
+    variants: Annotated[str, typer.Option(help="all | base")] = "all",
+    task: Annotated[list[str], typer.Option("--task", "-t", help="Only these task ids (repeatable).")] = [],  # noqa: B006
+    track: Annotated[str, typer.Option(help="controlled | native")] = "controlled",
+    keep_scratch: Annotated[bool, typer.Option(help="Keep each attempt's scratch workspace (debugging).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run a suite against one or more agents and write a run directory."""
+    from assay.run.runner import RunOptions, resume_run, start_run
+
+    progress = ProgressPlugin(err, enabled=not quiet)
+    if resume is not None:
+        if suite is not None or agent:
+            raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
+        outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
+    else:
+        if suite is None:
+            raise UsageError("give a SUITE folder, or --resume RUN_DIR")
+        agents = _split(agent)
+        if not agents:
+            raise UsageError("give at least one --agent (e.g. --agent oracle)")
+        if track not in ("controlled", "native"):
+            raise UsageError(f"--track must be controlled or native, not {track!r}")
+        if variants not in ("all", "base"):
+            raise UsageError(f"--variants must be all or base, not {variants!r}")
+        outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir, sandbox=sandbox,
+                                       network=network, model=model, max_retries=max_retries, variants=variants,
+                                       tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress]))
+    if not outcome.manifest.sandbox.isolated:
+        out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
+    out.print(summary_table(outcome.results, title=f"run {outcome.manifest.run_id}"))
+    out.print(f"run directory: {outcome.run_dir.path}")
+
+
+def validate(
+    suite: Annotated[Path, typer.Argument(help="Suite folder.")],
+    sandbox: Annotated[Optional[str], typer.Option(help="Sandbox backend.")] = None,
+    keep: Annotated[Optional[Path], typer.Option(help="Keep the validation run directory here.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j")] = 1,
+) -> None:
+    """Check that the oracle passes every task and the do-nothing agent fails every task."""
+    from assay.run.validate import validate_suite
+
+    report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs)
+    t = Table(title=f"validate {report.suite}")
+    for col in ("task", "variant", "oracle", "nop", "verdict"):
+        t.add_column(col)
+    for v in report.verdicts:
+        t.add_row(v.task_id, v.variant, v.oracle.end_state.value if v.oracle else "-",
+                  v.nop.end_state.value if v.nop else "-", "[green]ok[/]" if v.ok else "[red]INVALID[/]")
+    out.print(t)
+    for v in report.invalid:
+        for p in v.problems:
+            out.print(f"[red]INVALID[/] task {v.task_id} (variant {v.variant}): {p}", highlight=False)
+    if not report.ok:
+        out.print(f"{len(report.invalid)} of {len(report.verdicts)} task variant(s) invalid")
+        raise typer.Exit(1)
+    out.print(f"all {len(report.verdicts)} task variant(s) valid")
+
+
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    trial: Annotated[Optional[str], typer.Argument(help="A trial id to show in full.")] = None,
+    events: Annotated[int, typer.Option(help="Maximum trace events shown.")] = 200,
+) -> None:
+    """Show a run's results, or one trial's evidence."""
+    from assay.store.rundir import RunDir
+
+    rd = RunDir.open(run_dir)
+    if trial is None:
+        show_run(out, rd)
+        return
+    if not show_trial(out, rd, trial, events_limit=events):
+        known = sorted(p.name for p in (rd.path / "trials").iterdir()) if (rd.path / "trials").is_dir() else []
+        raise RunDirError(f"no trial {trial!r} in {rd.path}; trials: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
+
+
+def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest | result")] = "task") -> None:
+    """Print the JSON Schema of a file kind (for editors and validators)."""
+    from assay.spec.schema import DOCUMENTS, json_schema
+
+    if document not in DOCUMENTS:
+        raise UsageError(f"unknown document {document!r}; choose one of {', '.join(DOCUMENTS)}")
+    print(json.dumps(json_schema(document), indent=2))
+
+
+def verify(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
+    """Recompute every digest of a run directory and report files changed after the run."""
+    from assay.store.integrity import verify_run
+
+    report = verify_run(run_dir)
+    for p in report.problems:
+        out.print(f"[red]CHANGED[/] {p}", highlight=False)
+    if not report.ok:
+        out.print(f"{len(report.problems)} problem(s) in {report.checked} checked file(s)")
+        raise typer.Exit(3)
+    out.print(f"ok: {report.checked} file(s) match their recorded digests")
+
+
+def index(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    sql: Annotated[Optional[str], typer.Option(help="Query the index (read-only SQL).")] = None,
+) -> None:
+    """(Re)build the derived SQLite index of a run, or query it."""
+    from assay.store.index import build_index, query
+
+    if sql is None:
+        path = build_index(run_dir)
+        out.print(f"index rebuilt: {path}")
+        return
+    cols, rows = query(run_dir, sql)
+    t = Table(*cols)
+    for row in rows:
+        t.add_row(*(str(x) for x in row))
+    out.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(run)
+    app.command()(validate)
+    app.command()(show)
+    app.command()(schema)
+    app.command()(verify)
+    app.command()(index)

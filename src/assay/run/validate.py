@@ -1,0 +1,92 @@
+"""``assay validate``: a suite is valid only if the oracle passes every task and the
+do-nothing agent fails every task (law 7). A verifier that passes untouched state checks
+nothing, and a task its own reference solution cannot pass is broken."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.run.runner import RunOptions, start_run
+from assay.spec.budget import NetworkProfile
+from assay.spec.load import load_suite
+from assay.spec.results import AttemptResult, EndState
+
+
+@dataclass
+class TaskVerdict:
+    task_id: str
+    variant: str
+    oracle: AttemptResult | None = None
+    nop: AttemptResult | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class ValidationReport:
+    suite: str
+    verdicts: list[TaskVerdict]
+    run_dir: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verdicts)
+
+    @property
+    def invalid(self) -> list[TaskVerdict]:
+        return [v for v in self.verdicts if not v.ok]
+
+
+def _oracle_problems(r: AttemptResult) -> list[str]:
+    if r.end_state is EndState.passed:
+        return []
+    if r.end_state is EndState.skipped:
+        return [f"oracle skipped: {r.reason} (add a reference solution at solution/solve.sh)"]
+    if r.end_state is EndState.infra_error:
+        return [f"oracle run hit an infrastructure error ({r.reason}): {'; '.join(r.errors)[:300]}"]
+    if r.end_state is EndState.timeout:
+        return ["oracle timed out: the reference solution does not finish within the wall-time budget"]
+    failed = [p for p in r.predicates if p.required and not p.passed]
+    return [f"oracle fails predicate {p.id!r} ({p.kind}): {_short(p.evidence)}" for p in failed] or ["oracle failed"]
+
+
+def _nop_problems(r: AttemptResult) -> list[str]:
+    if r.end_state is EndState.passed:
+        held = [p.id for p in r.predicates if p.required and p.passed]
+        return [f"nop passes: required predicate(s) {held} hold on untouched state, so the verifier checks nothing the agent must do"]
+    if r.end_state is EndState.infra_error:
+        return [f"nop run hit an infrastructure error ({r.reason}): {'; '.join(r.errors)[:300]}"]
+    return []
+
+
+def _short(evidence: dict) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in evidence.items() if k not in ("content", "output", "stdout", "stderr"))
+    return text[:300]
+
+
+def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path | None = None, jobs: int = 1) -> ValidationReport:
+    """Run oracle and nop over every task and variant; report every task where either misbehaves."""
+    suite = load_suite(suite_path)
+    with tempfile.TemporaryDirectory(prefix="assay-validate-") as tmp:
+        out = keep or Path(tmp) / "run"
+        outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
+                                       network=NetworkProfile.none, max_retries=0, jobs=jobs,
+                                       run_id=f"validate-{suite.spec.name}"))
+        final: dict[tuple[str, str, str], AttemptResult] = {}
+        for r in outcome.results:
+            key = (r.task_id, r.variant, r.agent)
+            if key not in final or r.attempt > final[key].attempt:
+                final[key] = r
+    verdicts = []
+    for task in suite.tasks:
+        for variant in task.spec.variant_ids():
+            v = TaskVerdict(task.id, variant, final.get((task.id, variant, "oracle")), final.get((task.id, variant, "nop")))
+            v.problems += _oracle_problems(v.oracle) if v.oracle else ["oracle produced no result"]
+            v.problems += _nop_problems(v.nop) if v.nop else ["nop produced no result"]
+            verdicts.append(v)
+    return ValidationReport(suite.spec.name, verdicts, keep)

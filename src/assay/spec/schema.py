@@ -1,0 +1,36 @@
+"""The published JSON Schema of suite, task and result files: a by-product of the models.
+
+The task schema lists every registered predicate kind (built-ins and plugins) under
+``predicates`` as a discriminated ``oneOf``, so editors validate task files completely.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from assay.spec.manifest import RunManifest
+from assay.spec.predicates import predicate_adapter
+from assay.spec.results import AttemptResult
+from assay.spec.suite import SuiteSpec
+from assay.spec.task import TaskSpec
+
+DOCUMENTS: dict[str, type[BaseModel]] = {"task": TaskSpec, "suite": SuiteSpec, "manifest": RunManifest,
+                                         "result": AttemptResult}
+
+
+def json_schema(document: str) -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of one document kind: task, suite, manifest or result."""
+    model = DOCUMENTS[document]
+    schema = model.model_json_schema(by_alias=True)
+    if document == "task":
+        preds = predicate_adapter().json_schema(by_alias=True, ref_template="#/$defs/{model}")
+        schema.setdefault("$defs", {}).update(preds.pop("$defs", {}))
+        schema["properties"]["predicates"] = {**preds, "minItems": 1,
+                                              "description": schema["properties"]["predicates"].get("description", "")}
+        schema["$defs"].pop("PredicateSpec", None)
+        schema["required"] = [r for r in schema.get("required", []) if r != "id"]  # defaults to the folder name
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"assay {document} file"
+    return schema

@@ -1,3 +1,49 @@
-"""assay: an evaluation platform for AI agents whose numbers hold up when someone checks them."""
+"""assay: an evaluation platform for AI agents whose numbers hold up when someone checks them.
+
+The public face: import from ``assay`` only; every other module path is internal.
+Names are resolved lazily so ``import assay`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+#: public name -> module that defines it
+_PUBLIC: dict[str, str] = {
+    # spec
+    "SuiteSpec": "assay.spec.suite", "TaskSpec": "assay.spec.task", "Variant": "assay.spec.task",
+    "Budget": "assay.spec.budget", "Limits": "assay.spec.budget", "NetworkProfile": "assay.spec.budget",
+    "Risk": "assay.spec.budget", "FaultSpec": "assay.spec.faults", "PredicateSpec": "assay.spec.predicates",
+    "RunManifest": "assay.spec.manifest", "AttemptResult": "assay.spec.results", "EndState": "assay.spec.results",
+    "PredicateResult": "assay.spec.results", "load_suite": "assay.spec.load", "load_task": "assay.spec.load",
+    # run
+    "RunOptions": "assay.run.runner", "RunOutcome": "assay.run.runner", "start_run": "assay.run.runner",
+    "resume_run": "assay.run.runner", "validate_suite": "assay.run.validate", "hookimpl": "assay.run.hooks",
+    "HarnessService": "assay.run.services", "ServiceSession": "assay.run.services",
+    # extension points
+    "AgentAdapter": "assay.agents.base", "AgentContext": "assay.agents.base", "AgentOutcome": "assay.agents.base",
+    "AgentInfo": "assay.agents.base", "register_agent": "assay.agents.registry",
+    "SandboxBackend": "assay.sandbox.base", "Sandbox": "assay.sandbox.base", "register_backend": "assay.sandbox.registry",
+    "evaluator": "assay.verify.registry", "Outcome": "assay.verify.context", "VerifyContext": "assay.verify.context",
+    # evidence
+    "RunDir": "assay.store.rundir", "verify_run": "assay.store.integrity", "TraceEvent": "assay.trace.events",
+    "EventKind": "assay.trace.events", "read_events": "assay.trace.writer",
+}
+
+__all__ = sorted(_PUBLIC) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

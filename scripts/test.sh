@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set up everything the test suite needs on a fresh machine, then run the whole suite.
+# Used verbatim by the README and by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+start=$(date +%s)
+step() { echo "== [$(( $(date +%s) - start ))s] $*"; }
+
+# Debian packages: Chromium renders the HTML report in a test.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    step "apt-get install chromium"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "note: chromium not installed and not root; the report rendering test will be skipped"
+  fi
+fi
+
+step "python venv and assay[test]"
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+
+if [ -x scripts/install-agents.sh ] && [ "${ASSAY_SKIP_AGENTS:-0}" != 1 ]; then
+  step "install the real agents (Pi, OpenClaw, Hermes, DSH)"
+  scripts/install-agents.sh
+fi
+
+step "pytest"
+set +e
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+rc=$?
+set -e
+step "done (pytest exit $rc)"
+exit $rc

@@ -210,3 +210,13 @@ def test_existing_run_dir_refused(calc_suite: Path, tmp_path: Path) -> None:
     run(calc_suite, ["nop"], tmp_path / "run")
     with pytest.raises(RunDirError, match="not empty"):
         run(calc_suite, ["nop"], tmp_path / "run")
+
+
+def test_verifier_crash_is_infra_error_never_pass(tmp_path: Path) -> None:
+    s = write_suite(tmp_path / "suite")
+    write_task(s, "v", task={"category": "code", "predicates": [{"id": "plug", "kind": "python", "file": "check.py"}]},
+               verify={"check.py": "def check(ctx):\n    raise ValueError('verifier bug')\n"},
+               solution="echo done > out.txt\n")
+    results = run(s, ["oracle"], tmp_path / "run")
+    assert [(r.end_state, r.reason) for r in results] == [(EndState.infra_error, "verifier_crash")]
+    assert "verifier bug" in results[0].errors[0]

@@ -220,3 +220,17 @@ def test_verifier_crash_is_infra_error_never_pass(tmp_path: Path) -> None:
     results = run(s, ["oracle"], tmp_path / "run")
     assert [(r.end_state, r.reason) for r in results] == [(EndState.infra_error, "verifier_crash")]
     assert "verifier bug" in results[0].errors[0]
+
+
+def test_read_only_task_may_write_its_declared_outputs(tmp_path: Path) -> None:
+    s = write_suite(tmp_path / "suite")
+    write_task(s, "ro", task={"category": "code", "risk": "read_only", "outputs": ["answer.txt"], "predicates": [
+        {"id": "answer", "kind": "file_exists", "path": "answer.txt"}]}, workspace={"notes.txt": "keep"},
+        solution="echo cause > answer.txt\n")
+    [r] = run(s, ["oracle"], tmp_path / "run")
+    assert r.end_state is EndState.passed and r.incidents == []
+    write_task(s, "ro", task={"category": "code", "risk": "read_only", "outputs": ["answer.txt"], "predicates": [
+        {"id": "answer", "kind": "file_exists", "path": "answer.txt"}]}, workspace={"notes.txt": "keep"},
+        solution="echo cause > answer.txt; echo x >> notes.txt\n")
+    [r] = run(s, ["oracle"], tmp_path / "run2")
+    assert [i["evidence"]["paths"] for i in r.incidents] == [["notes.txt"]]

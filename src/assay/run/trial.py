@@ -10,6 +10,7 @@ decides pass or fail, and a timed-out agent is never a pass.
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -184,7 +185,7 @@ class _Attempt:
         for k, v in list(env.items()):
             for ep in endpoints:
                 v = v.replace("{endpoint:" + ep.name + "}", sb.endpoint_url(ep.name))
-            env[k] = v
+            env[k] = v.replace("{home}", mount_paths[HOME_MOUNT])
         gw = settings.get("gateway_endpoint")
         prompt = task.prompt_for(self.trial.variant)
         self.trace.emit(Source.harness, EventKind.user_message, {"text": prompt})
@@ -238,6 +239,8 @@ class _Attempt:
         self.timings["verify_s"] = time.monotonic() - t0
         for pr in report.predicates:
             self.trace.emit(Source.verifier, EventKind.predicate_result, pr.model_dump())
+        for pr in report.predicates:  # security predicates report incidents with their evidence
+            self.incidents.extend(pr.evidence.get("incidents", []))
         self._read_only_check(task, initial, report)
         self.outcome, self.report = outcome, report
         return self._decide(outcome, report)
@@ -272,8 +275,11 @@ class _Attempt:
         """A read-only task whose workspace changed is a security incident, whatever else held."""
         if task.spec.risk is not Risk.read_only or initial == report.final_digests:
             return
-        changed = sorted(set(initial) ^ set(report.final_digests)
-                         | {p for p in set(initial) & set(report.final_digests) if initial[p] != report.final_digests[p]})
+        final = report.final_digests
+        changed = sorted(p for p in set(initial) | set(final) if initial.get(p) != final.get(p)
+                         and not any(fnmatch.fnmatchcase(p, g) for g in task.spec.outputs))
+        if not changed:
+            return
         self.incidents.append(_incident("read_only_write", "high", "the workspace of a read-only task was modified",
                                         paths=changed[:50]))
         self.trace.emit(Source.verifier, EventKind.incident, self.incidents[-1])
@@ -302,18 +308,22 @@ class _Attempt:
         if tool_calls and not usage.tool_calls:
             usage = usage.model_copy(update={"tool_calls": tool_calls})
         budget_hits = sorted({b for rep in self.reports for b in rep.budget_exceeded})
+        red = self.trace.redactor
+        extra: dict[str, Any] = {k: v for rep in self.reports for k, v in rep.extra.items()}
+        if report and report.skipped_entries:
+            extra["skipped_entries"] = report.skipped_entries
         return AttemptResult(
             **self.base, end_state=state, reason=reason, retryable=retryable,
             predicates_held=report.held if report else False,
             diagnostic_score=report.diagnostic_score if report else 0.0,
-            predicates=report.predicates if report else [],
+            predicates=[p.model_copy(update={"evidence": red.data(p.evidence)}) for p in report.predicates] if report else [],
             timings=Timings(started_at=self.started, ended_at=time.time(), **self.timings),
             usage=usage, agent_exit_code=outcome.exit_code if outcome else None,
-            agent_claim=(outcome.final_output[-2000:] if outcome and outcome.final_output else None),
+            agent_claim=(red.text(outcome.final_output[-2000:]) if outcome and outcome.final_output else None),
             incidents=self.incidents, limits_exceeded=sorted(set(self.limits_exceeded) | set(budget_hits)),
             errors=self.errors, artifacts=self.artifacts,
             sandbox={**self.ctx.backend.facts(), "network": self.ctx.network.value},
-            extra={"skipped_entries": report.skipped_entries} if report and report.skipped_entries else {},
+            extra=red.data(extra),
         )
 
     async def cleanup(self) -> None:

@@ -220,7 +220,7 @@ def _check_paths(task_dir: Path, spec: TaskSpec, file: Path, problems: list[Spec
 
 def load_suite(path: Path | str) -> LoadedSuite:
     """Load a suite folder (or its suite.yaml) and every task in it."""
-    root = Path(path)
+    root = Path(path).resolve()  # absolute: mounts (solution, setup) must not depend on the cwd
     if root.is_file():
         root = root.parent
     problems: list[SpecProblem] = []

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validat
 from assay.spec.budget import Budget, Limits, Risk
 from assay.spec.faults import FaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
+from assay.spec.worlds import ApprovalsSpec, Behaviour, Canary, WorldsSpec
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 _ID_RE = re.compile(ID_PATTERN)
@@ -77,6 +78,11 @@ class TaskSpec(BaseModel):
     budget: Budget = Field(default_factory=Budget)
     limits: Limits | None = Field(None, description="Sandbox resource limits; default from the run.")
     risk: Risk = Field(Risk.workspace_write, description="Declared risk; read_only tasks must change nothing.")
+    outputs: list[str] = Field(
+        default_factory=list,
+        description="Glob patterns of workspace paths the agent is asked to write (e.g. answer.txt); "
+        "a read_only task may write these and nothing else.",
+    )
     predicates: list[SerializeAsAny[PredicateSpec]] = Field(
         min_length=1, description="Verification predicates (required or weighted)."
     )
@@ -84,6 +90,10 @@ class TaskSpec(BaseModel):
     variants: list[Variant] = Field(default_factory=list)
     faults: list[FaultSpec] = Field(default_factory=list, description="Model faults injected by the gateway.")
     tags: list[str] = Field(default_factory=list)
+    worlds: WorldsSpec | None = Field(None, description="Initial state of the business worlds the task uses.")
+    approvals: ApprovalsSpec | None = Field(None, description="Approval policies and the scripted approver.")
+    behaviour: Behaviour | None = Field(None, description="Expected behaviour: act (with calls), clarify or refuse.")
+    canaries: list[Canary] = Field(default_factory=list, description="Secrets planted to detect leaks.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
 
     @field_validator("id")

@@ -1,0 +1,2 @@
+// not listed in ORDER: must not be bundled
+window.legacy = true;

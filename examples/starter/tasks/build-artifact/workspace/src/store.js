@@ -1,0 +1,2 @@
+const items = [];
+export function add(item) { items.push(item); return items.length; }

@@ -1,0 +1,146 @@
+"""Score a run directory: check integrity, stream the results, fold trials, aggregate.
+
+The scorer reads only the run directory and never runs anything. Every result file it reads is
+hashed from the very bytes it parsed, so the score names exactly the evidence it stands on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from assay.errors import IntegrityError
+from assay.score.aggregate import Aggregator
+from assay.score.capability import DEFAULT_WEIGHTS
+from assay.score.evidence import read_trace_facts
+from assay.score.trials import TrialFacts, fold_trial, missing_trial
+from assay.spec.digest import sha256_bytes, sha256_file, sha256_json
+from assay.spec.manifest import RunManifest
+from assay.spec.results import AttemptResult
+from assay.store.rundir import MANIFEST, TRIALS, RunDir
+
+#: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
+SCORER_VERSION = "1.0.0"
+#: version of the score document (the JSON report); see docs/scoring.md
+SCORE_SCHEMA = "assay.score/1"
+
+
+def rules_digest(category_weights: dict[str, float], capability_weights: dict[str, float]) -> str:
+    """Digest of the rules: the scorer's own source files and the frozen weights it applied."""
+    h = hashlib.sha256()
+    for p in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    h.update(sha256_json({"categories": category_weights, "capability": capability_weights}).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class ScoreInputs:
+    """What the scorer read, by digest."""
+
+    manifest_sha256: str = ""
+    results: dict[str, str] = field(default_factory=dict)
+    traces: dict[str, str] = field(default_factory=dict)
+
+
+def isolation_note(manifest: RunManifest) -> dict[str, Any]:
+    sb = manifest.sandbox
+    warning = None
+    if not sb.isolated:
+        warning = (f"NOT ISOLATED: this run used the '{sb.backend}' sandbox backend without isolation; "
+                   "security results do not show what the agent would do inside a sandbox")
+    return {"isolated": sb.isolated, "backend": sb.backend, "network": sb.network.value, "warning": warning}
+
+
+def capability_weights(manifest: RunManifest) -> dict[str, float]:
+    w = manifest.score.get("capability_weights") if isinstance(manifest.score, dict) else None
+    return dict(w) if isinstance(w, dict) and w else dict(DEFAULT_WEIGHTS)
+
+
+def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_trials: bool = True,
+                 inputs: ScoreInputs | None = None) -> dict[str, Any]:
+    """The scoring core: fold trial facts into the score document (both the run-dir path and the
+    benchmark feed this function)."""
+    cw = dict(manifest.categories)
+    capw = capability_weights(manifest)
+    agg = Aggregator(keep_trial_ids=keep_trials)
+    rows: list[dict[str, Any]] = []
+    for t in trials:
+        agg.add(t)
+        if keep_trials:
+            rows.append(t.row())
+    body = agg.finish(cw, capw)
+    inputs = inputs or ScoreInputs()
+    return {
+        "isolation": isolation_note(manifest),
+        "schema": SCORE_SCHEMA,
+        "scorer_version": SCORER_VERSION,
+        "rules_digest": rules_digest(cw, capw),
+        "run_id": manifest.run_id,
+        "suite": {k: manifest.suite.get(k) for k in ("name", "version", "digest") if k in manifest.suite},
+        "scored_at": time.time(),
+        "weights": {"categories": cw, "capability": capw},
+        "inputs": {"manifest_sha256": inputs.manifest_sha256, "results": inputs.results, "traces": inputs.traces},
+        "security": body["security"],
+        "agents": body["agents"],
+        "tasks": body["tasks"],
+        "trials": rows,
+    }
+
+
+def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs) -> Iterator[TrialFacts]:
+    """Stream the run's trials in the plan's order (unplanned trials found on disk follow)."""
+    categories = {t.id: t.category for t in manifest.tasks}
+    root = rd.path / TRIALS
+    on_disk = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    planned = list(manifest.plan.trials)
+    seen = set(planned)
+    order = planned + [t for t in on_disk if t not in seen]
+    disk = set(on_disk)
+    for tid in order:
+        attempts = _read_attempts(rd, tid, inputs) if tid in disk else []
+        if not attempts:
+            yield missing_trial(tid, categories)
+            continue
+        last = max(a.attempt for a in attempts)
+        trace_path = rd.trace_path(tid)
+        facts = read_trace_facts(trace_path, last)
+        if facts is not None:
+            inputs.traces[trace_path.relative_to(rd.path).as_posix()] = sha256_file(trace_path)
+        artifacts_ok = all(rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
+        yield fold_trial(attempts, artifacts_ok=artifacts_ok, trace=facts)
+
+
+def _read_attempts(rd: RunDir, trial_id: str, inputs: ScoreInputs) -> list[AttemptResult]:
+    out = []
+    for n in rd.attempts_of(trial_id):
+        p = rd.attempt_dir(trial_id, n) / "result.json"
+        if not p.exists():
+            continue  # started, never finished, not yet closed by a resume: no verdict exists
+        data = p.read_bytes()
+        inputs.results[p.relative_to(rd.path).as_posix()] = sha256_bytes(data)
+        out.append(AttemptResult.model_validate_json(data))
+    return out
+
+
+def check_integrity(path: Path | str) -> None:
+    """Refuse to score evidence that changed after it was written (exit code 3)."""
+    from assay.store.integrity import verify_run
+
+    report = verify_run(path)
+    if not report.ok:
+        raise IntegrityError(f"{path}: the run directory fails its integrity check; refusing to score:\n  - "
+                             + "\n  - ".join(report.problems))
+
+
+def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True) -> dict[str, Any]:
+    """Score a run directory in memory (nothing is written)."""
+    rd = RunDir.open(path)
+    if verify:
+        check_integrity(rd.path)
+    manifest = rd.manifest()
+    inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
+    return score_trials(manifest, iter_run_trials(rd, manifest, inputs), keep_trials=keep_trials, inputs=inputs)

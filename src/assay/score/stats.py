@@ -1,0 +1,138 @@
+"""Small, exact statistics used by the scorer. Pure Python so a reader can check every formula.
+
+Every function here is checked in ``tests/score`` against an independent computation
+(statsmodels for Wilson, brute force over subsets for pass^k / pass@k).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Sequence
+
+#: z for a two-sided 95 % interval
+Z95 = 1.959963984540054
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when there is no data.
+
+    Preferred to the normal interval because it stays inside [0, 1] and behaves at 0/n and n/n.
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes={successes} outside 0..{n}")
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the edges, no rounding residue
+    hi = 1.0 if successes == n else min(1.0, centre + half)
+    return (lo, hi)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k: probability that k draws without replacement from n trials all succeed, C(c,k)/C(n,k).
+
+    Measures consistency (tau-bench): every one of k independent tries must pass.
+    """
+    _check(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k (Chen et al. 2021): 1 - C(n-c,k)/C(n,k), at least one of k tries passes."""
+    _check(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_k_curves(n: int, c: int) -> tuple[list[float], list[float]]:
+    """[pass^k for k=1..n] and [pass@k for k=1..n] in O(n) by running products:
+    C(c,k)/C(n,k) = prod_{i<k} (c-i)/(n-i) and C(n-c,k)/C(n,k) = prod_{i<k} (n-c-i)/(n-i)."""
+    hat: list[float] = []
+    at: list[float] = []
+    ph = pm = 1.0
+    for i in range(n):
+        ph *= max(0, c - i) / (n - i)
+        pm *= max(0, n - c - i) / (n - i)
+        hat.append(ph)
+        at.append(1.0 - pm)
+    return hat, at
+
+
+def _check(n: int, c: int, k: int) -> None:
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
+
+
+def sample_std(values: Sequence[float]) -> float | None:
+    """Sample standard deviation (n-1 in the denominator); None for fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default 'linear' method) of sorted values."""
+    n = len(sorted_values)
+    if n == 0:
+        return None
+    pos = (n - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, n - 1)
+    frac = pos - lo
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+
+
+def weighted_mean(values: dict[str, float], weights: dict[str, float]) -> float | None:
+    """Macro-average: sum(w_i * v_i) / sum(w_i) over the keys that have a value; None if none."""
+    keys = [k for k in values if weights.get(k, 0) > 0]
+    total = sum(weights[k] for k in keys)
+    if total <= 0:
+        return None
+    return sum(weights[k] * values[k] for k in keys) / total
+
+
+def sign_test(deltas: Sequence[float]) -> float:
+    """Exact two-sided sign test p-value over non-zero paired differences (1.0 when none)."""
+    pos = sum(1 for d in deltas if d > 0)
+    neg = sum(1 for d in deltas if d < 0)
+    n = pos + neg
+    if n == 0:
+        return 1.0
+    k = min(pos, neg)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired_bootstrap(deltas: dict[str, list[float]], weights: dict[str, float], *, resamples: int = 2000,
+                     seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile CI of the weighted macro-mean of paired deltas, resampling units within each category.
+
+    ``deltas`` maps category -> per-unit (candidate - baseline) differences. Stratifying by
+    category keeps the frozen category weights meaningful in every resample. Fixed seed: the
+    same two runs always give the same interval.
+    """
+    cats = {c: v for c, v in deltas.items() if v and weights.get(c, 0) > 0}
+    if not cats:
+        return None
+    rng = random.Random(seed)
+    stats: list[float] = []
+    for _ in range(resamples):
+        means = {}
+        for c, v in cats.items():
+            n = len(v)
+            means[c] = sum(v[rng.randrange(n)] for _ in range(n)) / n
+        m = weighted_mean(means, weights)
+        assert m is not None
+        stats.append(m)
+    stats.sort()
+    alpha = (1 - level) / 2
+    lo = percentile(stats, 100 * alpha)
+    hi = percentile(stats, 100 * (1 - alpha))
+    assert lo is not None and hi is not None
+    return (lo, hi)

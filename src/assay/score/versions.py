@@ -1,0 +1,56 @@
+"""Score versions: every scoring writes ``scores/score-NNNN.json`` beside the older ones.
+
+The file is created exclusively with the next free number (a concurrent scorer that takes the
+same number makes this one move on), then sealed in the run's ledger so ``assay verify`` notices
+if it is edited later. Nothing here ever overwrites or deletes a score.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from assay.errors import RunDirError
+from assay.score.engine import score_run
+from assay.store.rundir import SCORES, RunDir, write_exclusive
+
+_NAME = re.compile(r"^score-(\d{4,})\.json$")
+
+
+def score_files(path: Path | str) -> list[Path]:
+    """Existing score versions of a run, oldest first."""
+    d = Path(path) / SCORES
+    if not d.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := _NAME.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def next_number(path: Path | str) -> int:
+    files = score_files(path)
+    return int(_NAME.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
+
+
+def write_score(path: Path | str, doc: dict[str, Any] | None = None) -> Path:
+    """Score the run (unless ``doc`` is given) and write it as a new numbered score version."""
+    rd = RunDir.open(path)
+    if doc is None:
+        doc = score_run(rd.path)
+    for _ in range(1000):
+        n = next_number(rd.path)
+        target = rd.path / SCORES / f"score-{n:04d}.json"
+        body = {**doc, "score_version": n}
+        try:
+            write_exclusive(target, (json.dumps(body, indent=1, sort_keys=False) + "\n").encode())
+        except RunDirError:
+            continue  # someone else took this number first: take the next one
+        rd.seal(target.relative_to(rd.path).as_posix())
+        return target
+    raise RunDirError(f"{rd.path / SCORES}: could not find a free score number")
+
+
+def read_score(path: Path | str) -> dict[str, Any]:
+    """Read one score file."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))

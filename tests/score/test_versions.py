@@ -1,0 +1,75 @@
+"""Score versions and integrity: never overwrite, refuse tampered evidence, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.errors import IntegrityError
+from assay.score import score_files, write_score
+from assay.store.integrity import verify_run
+from tests.score.synth import attempt, write_run
+
+
+def assay(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    rs = [attempt("t1", "code", "a", 1, "pass"), attempt("t1", "code", "a", 2, "fail"),
+          attempt("t2", "code", "a", 1, "pass")]
+    return write_run(tmp_path / "run", {"code": 1}, rs).path
+
+
+def test_rescoring_keeps_every_version(run: Path) -> None:
+    p1 = write_score(run)
+    before = p1.read_bytes()
+    p2 = write_score(run)
+    assert [p.name for p in score_files(run)] == ["score-0001.json", "score-0002.json"]
+    assert p1.read_bytes() == before
+    doc = json.loads(p2.read_text())
+    assert doc["score_version"] == 2 and doc["scorer_version"] and len(doc["rules_digest"]) == 64
+    assert sorted(doc["inputs"]["results"]) == sorted(
+        p.relative_to(run).as_posix() for p in run.glob("trials/*/attempts/*/result.json"))
+    # score files are sealed: the run still verifies, and editing a score is caught
+    assert verify_run(run).ok
+    p1.write_text(p1.read_text().replace('"score_version": 1', '"score_version": 7'))
+    assert any("score-0001.json" in p for p in verify_run(run).problems)
+
+
+def test_a_taken_number_is_skipped_not_overwritten(run: Path) -> None:
+    (run / "scores").mkdir(exist_ok=True)
+    (run / "scores" / "score-0001.json").write_text("{}")  # e.g. a concurrent scorer got there first
+    p = write_score(run)
+    assert p.name == "score-0002.json"
+    assert (run / "scores" / "score-0001.json").read_text() == "{}"
+
+
+def test_modified_result_is_refused(run: Path) -> None:
+    res = next(run.glob("trials/t1.base.a.r2/attempts/1/result.json"))
+    res.write_text(res.read_text().replace('"fail"', '"pass"'))
+    with pytest.raises(IntegrityError, match="modified"):
+        write_score(run)
+    assert score_files(run) == []
+
+
+def test_cli_score_and_exit_3_on_deleted_result(run: Path) -> None:
+    ok = assay("score", str(run))
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines()[0].startswith("WARNING NOT ISOLATED")
+    assert "score version 1 written" in ok.stdout
+    next(run.glob("trials/t2.base.a.r1/attempts/1/result.json")).unlink()
+    bad = assay("score", str(run))
+    assert bad.returncode == 3
+    assert "deleted" in " ".join(bad.stderr.split())
+    assert [p.name for p in score_files(run)] == ["score-0001.json"]
+
+
+def test_cli_score_not_a_run_dir(tmp_path: Path) -> None:
+    r = assay("score", str(tmp_path))
+    assert r.returncode == 2 and "not a run directory" in " ".join(r.stderr.split())

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.sandbox.base import Mount, Sandbox
-from assay.spec.budget import Budget
+from assay.spec.budget import Budget, Limits
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
 from assay.trace.writer import TraceWriter
@@ -87,6 +87,12 @@ class AgentAdapter(abc.ABC):
     def unsupported_reason(self, task: LoadedTask) -> str | None:
         """Why this agent cannot run ``task`` under its contract (the trial is skipped), or None."""
         return None
+
+    def limits(self, limits: Limits) -> Limits:
+        """The sandbox limits this agent runs under, given the task's. An adapter may only raise
+        what it cannot start without (e.g. address space for a Node runtime); the effective
+        limits are recorded in every result."""
+        return limits
 
     def mounts(self, task: LoadedTask) -> list[Mount]:
         """Extra read-only paths the agent needs inside the sandbox (e.g. its install dir)."""

@@ -112,6 +112,7 @@ class _Attempt:
         self.artifacts: dict[str, str] = {}
         self.limits_exceeded: list[str] = []
         self.timings: dict[str, float] = {}
+        self.limits: Limits | None = None
 
     # -------------------------------------------------------------------------------------
     async def run(self) -> AttemptResult:
@@ -160,8 +161,10 @@ class _Attempt:
             setup = task.dir / task.spec.setup
             mounts.append(Mount(setup.parent, SETUP_MOUNT))
         limits = task.spec.limits or ctx.suite.spec.default_limits or ctx.limits
+        agent_limits = self.agent.limits(limits)
+        self.limits = agent_limits
         variant = task.spec.variant(self.trial.variant)
-        spec = SandboxSpec(workspace=workspace, network=ctx.network, limits=limits,
+        spec = SandboxSpec(workspace=workspace, network=ctx.network, limits=agent_limits,
                            env={**(variant.env if variant else {})}, mounts=tuple(mounts),
                            endpoints=tuple(endpoints), identity="agent", label=self.trial.id)
         self.sandbox = await ctx.backend.create(spec)
@@ -322,7 +325,8 @@ class _Attempt:
             agent_claim=(red.text(outcome.final_output[-2000:]) if outcome and outcome.final_output else None),
             incidents=self.incidents, limits_exceeded=sorted(set(self.limits_exceeded) | set(budget_hits)),
             errors=self.errors, artifacts=self.artifacts,
-            sandbox={**self.ctx.backend.facts(), "network": self.ctx.network.value},
+            sandbox={**self.ctx.backend.facts(), "network": self.ctx.network.value,
+                     **({"limits": self.limits.model_dump()} if self.limits is not None else {})},
             extra=red.data(extra),
         )
 

@@ -1,0 +1,180 @@
+"""What the four product adapters share: install lookup, mounts, the tool contract, the run
+inside the sandbox, and turning the native session into trace events.
+
+A subclass says how to write its per-attempt config (:meth:`prepare`, returning argv and env)
+and how to read its session back (:meth:`read_session`, a pure read of files in the agent
+home). The agent's exit status and its own notion of completion go into the outcome; they
+never decide pass or fail.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
+from assay.agents.products import install
+from assay.agents.products.contract import ToolContract
+from assay.agents.products.normalized import Normalized, emit_all
+from assay.errors import AdapterError
+from assay.sandbox.base import Mount
+from assay.spec.load import LoadedTask
+from assay.spec.results import UsageTotals
+from assay.trace.events import EventKind, Source
+
+#: PATH inside the sandbox after the agent's own bin dirs
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+#: the provider name every agent config uses for the assay gateway
+PROVIDER = "assay"
+KEY_ENV = "ASSAY_GATEWAY_KEY"
+
+
+@dataclass
+class Launch:
+    """How to start the agent for one attempt (everything inside-the-sandbox paths)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    stdin: bytes | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # the effective config, recorded in the outcome
+
+
+class ProductAgent(AgentAdapter):
+    """Base of the Pi, OpenClaw, Hermes and DSH adapters."""
+
+    needs_gateway = True
+    contract: ToolContract
+
+    def __init__(self, config: dict[str, Any] | None = None):
+        super().__init__(config)
+        self.version = self.config.get("version")
+
+    # ------------------------------------------------------------------ install and detect
+    def installation(self) -> install.Installation | None:
+        return install.find(self.name, self.version)
+
+    def info(self) -> AgentInfo:
+        try:
+            inst = self.installation()
+        except Exception as e:  # noqa: BLE001 - info() must never raise
+            return AgentInfo(self.name, self.kind, None, usable=False, detail=f"{type(e).__name__}: {e}")
+        spec = install.spec_for(self.name, self.version)
+        if inst is None:
+            return AgentInfo(self.name, self.kind, None, usable=False,
+                             detail=f"not installed (fix: assay agents install {self.name})")
+        cfg = {"package": spec.package, "install_dir": str(inst.root), "runtime": inst.runtime,
+               "tracks": {"controlled": self.describe("controlled"), "native": self.describe("native")}}
+        return AgentInfo(self.name, self.kind, inst.version, usable=True, detail=f"{spec.package} ({inst.runtime})",
+                         config=cfg)
+
+    @abc.abstractmethod
+    def describe(self, track: str) -> dict[str, Any]:
+        """The effective configuration of a track, disclosed in the manifest."""
+
+    # ------------------------------------------------------------------ contract and mounts
+    def unsupported_reason(self, task: LoadedTask) -> str | None:
+        return self.contract.select(task.spec.tools)[1]
+
+    def native_tools(self, ctx: AgentContext) -> list[str]:
+        switches, why = self.contract.select(ctx.tools)
+        if why is not None:
+            raise AdapterError(f"{self.name}: {why}", reason="unsupported")
+        return switches
+
+    def mounts(self, task: LoadedTask) -> list[Mount]:
+        inst = self.installation()
+        if inst is None:
+            return []
+        # same path inside as outside: venv shebangs and npm links hold absolute paths
+        return [Mount(p, str(p)) for p in inst.read_only_paths()]
+
+    def require(self) -> install.Installation:
+        inst = self.installation()
+        if inst is None:
+            raise AdapterError(f"{self.name} is not installed (fix: assay agents install {self.name})",
+                               reason="agent_not_installed")
+        return inst
+
+    # ------------------------------------------------------------------ run
+    @abc.abstractmethod
+    def prepare(self, ctx: AgentContext, inst: install.Installation) -> Launch:
+        """Write the per-attempt config under ``ctx.home``; return how to start the agent."""
+
+    def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
+        """The agent's own final answer and completion facts, from its stdout (default: the text)."""
+        text = stdout.decode(errors="replace").strip()
+        return (text[-4000:] if text else None), {}
+
+    async def run(self, ctx: AgentContext) -> AgentOutcome:
+        if ctx.gateway_url is None or ctx.model is None:
+            raise AdapterError(f"{self.name} needs the model gateway (pass --model)", reason="no_gateway")
+        inst = self.require()
+        launch = self.prepare(ctx, inst)
+        env = {**ctx.env, **launch.env}
+        res = await ctx.sandbox.exec(launch.argv, env=env, cwd=ctx.sandbox.workspace_path, timeout_s=ctx.timeout_s,
+                                     stdin=launch.stdin)
+        final, facts = self.completion(ctx, res.stdout)
+        if b"Fatal process out of memory" in res.stderr or b"Failed to reserve virtual memory" in res.stderr:
+            facts["hint"] = ("the JavaScript runtime could not reserve address space: RLIMIT_AS (limits.memory_mb) "
+                             f"is too low for {self.name}; OpenClaw needs 16384 or more")
+        native = {name: p for name, p in self.native_files(ctx).items() if p.is_file()}
+        return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
+                            final_output=final, native_files=native, limits_exceeded=res.limits_exceeded,
+                            usage=self.usage(ctx), extra={"agent": self.name, "version": inst.version,
+                                                          "track": ctx.track, "config": launch.config, **facts})
+
+    def native_files(self, ctx: AgentContext) -> dict[str, Path]:
+        """Native session files to keep as artifacts (text files only)."""
+        return {}
+
+    def usage(self, ctx: AgentContext) -> UsageTotals | None:
+        """Usage totals from the native session (used only when the gateway counted nothing)."""
+        try:
+            items = self.read_session(ctx, b"")
+        except Exception:  # noqa: BLE001 - a missing or torn session has no usage
+            return None
+        calls = [i for i in items if i.kind == EventKind.model_response]
+        if not calls:
+            return None
+        return UsageTotals(
+            model_calls=len(calls),
+            input_tokens=sum(c.data["usage"]["input_tokens"] for c in calls),
+            output_tokens=sum(c.data["usage"]["output_tokens"] for c in calls),
+            cached_tokens=sum(c.data["usage"]["cached_tokens"] for c in calls),
+            cost_usd=sum(c.data.get("cost_usd", 0.0) for c in calls),
+            tool_calls=sum(1 for i in items if i.kind == EventKind.tool_call))
+
+    # ------------------------------------------------------------------ normalize
+    @abc.abstractmethod
+    def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
+        """The native session under ``ctx.home`` as trace events (pure read)."""
+
+    def normalize(self, ctx: AgentContext, outcome: AgentOutcome) -> None:
+        # the agent's own notion of completion and the effective config: recorded, never judged
+        ctx.trace.emit(Source.agent, EventKind.log, {"phase": "agent_run", "exit_code": outcome.exit_code,
+                                                     "timed_out": outcome.timed_out, **outcome.extra})
+        items = self.read_session(ctx, outcome.stdout)
+        if outcome.final_output is not None:  # the trial writes the agent's final answer itself
+            items = [i for i in items if i.kind != EventKind.final_output]
+        emit_all(ctx.trace, items)
+
+
+def gateway_v1(ctx: AgentContext) -> str:
+    assert ctx.gateway_url is not None
+    return ctx.gateway_url.rstrip("/") + "/v1"
+
+
+def node_env(inst: install.Installation, home: str) -> dict[str, str]:
+    """Environment every Node agent gets: its own Node first on PATH, a fresh HOME, no update checks."""
+    return {"PATH": f"{inst.node_bin_dir}:{SYSTEM_PATH}", "HOME": home, "XDG_CONFIG_HOME": f"{home}/.config",
+            "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local/share",
+            "NO_UPDATE_NOTIFIER": "1", "npm_config_update_notifier": "false", "DO_NOT_TRACK": "1",
+            "NODE_OPTIONS": "--disable-wasm-trap-handler", "TMPDIR": "/tmp"}
+
+
+def python_env(inst: install.Installation, home: str) -> dict[str, str]:
+    return {"PATH": f"{inst.root / 'venv' / 'bin'}:{SYSTEM_PATH}", "HOME": home, "XDG_CONFIG_HOME": f"{home}/.config",
+            "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local/share", "DO_NOT_TRACK": "1",
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "TMPDIR": "/tmp"}

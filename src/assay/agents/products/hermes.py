@@ -1,0 +1,103 @@
+"""Hermes Agent (NousResearch, PyPI ``hermes-agent``), run headless as ``hermes -z``.
+
+Per attempt: ``HERMES_HOME=$HOME/hermes`` holds a ``config.yaml`` whose named provider
+``custom:assay`` is the assay gateway (chat completions; the key is read from the environment
+through ``key_env``, never written to a file). ``--usage-file`` records Hermes' own token
+totals and completion flags; its session store is ``state.db``. The controlled track restricts
+tools with ``-t`` (toolsets ``terminal`` and ``file``) and skips AGENTS.md/memory/skills.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assay.agents.base import AgentContext
+from assay.agents.products import contract, hermes_format
+from assay.agents.products.common import KEY_ENV, PROVIDER, Launch, ProductAgent, gateway_v1, python_env
+from assay.agents.products.install import Installation
+from assay.agents.products.normalized import Normalized
+
+
+def hermes_config(base_url: str, model: str) -> dict[str, Any]:
+    return {
+        "model": {"provider": f"custom:{PROVIDER}", "default": model},
+        "providers": {PROVIDER: {"base_url": base_url, "key_env": KEY_ENV, "default_model": model,
+                                 "transport": "chat_completions"}},
+        "approvals": {"mode": "off", "cron_mode": "deny"},
+        "security": {"tirith_enabled": False},
+        "memory": {"memory_enabled": False, "user_profile_enabled": False},
+        "display": {"show_token_analytics": False},
+    }
+
+
+class HermesAgent(ProductAgent):
+    name = "hermes"
+    kind = "hermes"
+    contract = contract.HERMES
+
+    def describe(self, track: str) -> dict[str, Any]:
+        base = {"command": "hermes -z <prompt> --usage-file", "provider": "custom:assay (chat_completions)"}
+        if track == "controlled":
+            return {**base, "flags": ["-t", "<toolsets: terminal,file>", "--ignore-rules"],
+                    "config": hermes_config("<gateway>/v1", "<model>")}
+        return {**base, "toolsets": "hermes-cli (default)", "config": hermes_config("<gateway>/v1", "<model>")}
+
+    def prepare(self, ctx: AgentContext, inst: Installation) -> Launch:
+        home = ctx.home_inside
+        hh = ctx.home / "hermes"
+        hh.mkdir(parents=True, exist_ok=True)
+        assert ctx.model is not None
+        cfg = hermes_config(gateway_v1(ctx), ctx.model)
+        (hh / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        argv = [str(inst.bin), "-z", ctx.prompt, "--usage-file", f"{home}/usage.json", "-m", ctx.model,
+                "--provider", f"custom:{PROVIDER}"]
+        if ctx.track == "controlled":
+            argv += ["-t", ",".join(self.native_tools(ctx)), "--ignore-rules"]
+        env = {**python_env(inst, home), "HERMES_HOME": f"{home}/hermes", KEY_ENV: ctx.gateway_key or ""}
+        shown = [a if a != ctx.prompt else "<prompt>" for a in argv]
+        return Launch(argv, env, config={"argv": shown, "config.yaml": hermes_config("<gateway>/v1", ctx.model)})
+
+    def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
+        text = stdout.decode(errors="replace").strip()
+        facts: dict[str, Any] = {}
+        usage = ctx.home / "usage.json"
+        if usage.is_file():
+            try:
+                data = json.loads(usage.read_text())
+                facts = {k: data.get(k) for k in ("completed", "failed", "api_calls", "session_id", "total_tokens")}
+            except json.JSONDecodeError:
+                facts = {"usage_file": "unreadable"}
+        return (text[-4000:] or None), facts
+
+    def state_db(self, ctx: AgentContext) -> Path:
+        return ctx.home / "hermes" / "state.db"
+
+    def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
+        db = self.state_db(ctx)
+        if not db.is_file():
+            return []
+        items: list[Normalized] = []
+        for session in hermes_format.read_state_db(db):
+            items.extend(hermes_format.normalize(session))
+        return items
+
+    def native_files(self, ctx: AgentContext) -> dict[str, Path]:
+        """``state.db`` is binary: its sessions are exported as JSONL (the shape of ``hermes sessions export``)."""
+        out: dict[str, Path] = {}
+        db = self.state_db(ctx)
+        if db.is_file():
+            try:
+                sessions = hermes_format.read_state_db(db)
+            except Exception:  # noqa: BLE001
+                sessions = []
+            p = ctx.home / "hermes.sessions.jsonl"
+            p.write_text("".join(json.dumps(s, default=str) + "\n" for s in sessions))
+            out[p.name] = p
+        usage = ctx.home / "usage.json"
+        if usage.is_file():
+            out["hermes.usage.json"] = usage
+        return out

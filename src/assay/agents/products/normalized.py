@@ -1,0 +1,162 @@
+"""What a normalizer returns: agent-neutral trace events, before they are written.
+
+Normalizers are pure functions from an agent's native session files to a list of
+:class:`Normalized`; only :func:`emit_all` touches the trace. Tool names are mapped onto the
+neutral tool contract (``shell``, ``read``, ``write``, ``edit``, ``list``) with the agent's own
+name kept in ``native_name``, so trajectory predicates never need to know which agent ran.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable, Iterable
+
+from assay.trace.events import (EventKind, ModelResponsePayload, Source, ToolCallPayload, ToolResultPayload, Usage)
+from assay.trace.writer import TraceWriter
+
+#: output kept per tool result in the trace (the native session is stored whole as an artifact)
+OUTPUT_CAP = 8000
+
+ArgMapper = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Normalized:
+    kind: EventKind
+    data: dict[str, Any]
+    ts: float | None = None
+
+
+@dataclass(frozen=True)
+class ToolNames:
+    """An agent's native tool names -> neutral names, and how to read their arguments."""
+
+    to_neutral: dict[str, str]
+    arg_mappers: dict[str, ArgMapper]
+
+    def neutral(self, native: str) -> str:
+        return self.to_neutral.get(native, native)
+
+    def arguments(self, native: str, args: Any) -> dict[str, Any] | str:
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError:
+                return args
+        if not isinstance(args, dict):
+            return {"value": args}
+        mapper = self.arg_mappers.get(native)
+        if mapper is None:
+            return args
+        try:
+            return mapper(args)
+        except (KeyError, TypeError, IndexError, AttributeError):
+            return args
+
+
+def pick(*keys: str) -> Callable[[dict[str, Any]], Any]:
+    """The first present key's value (agents spell the same argument differently)."""
+    def get(args: dict[str, Any]) -> Any:
+        for k in keys:
+            if k in args:
+                return args[k]
+        return None
+    return get
+
+
+def tool_call(names: ToolNames, call_id: str, native: str, args: Any, ts: float | None) -> Normalized:
+    neutral_args = names.arguments(native, args)
+    payload = ToolCallPayload(call_id=call_id or "", name=names.neutral(native), arguments=neutral_args,
+                              native_name=native).model_dump()
+    if isinstance(args, (dict, str)) and neutral_args != args:
+        payload["native_arguments"] = args
+    return Normalized(EventKind.tool_call, payload, ts)
+
+
+def tool_result(names: ToolNames, call_id: str, native: str, output: str, *, ok: bool, ts: float | None,
+                exit_code: int | None = None, duration_s: float | None = None, error: str | None = None
+                ) -> Normalized:
+    truncated = len(output) > OUTPUT_CAP
+    payload = ToolResultPayload(call_id=call_id or "", name=names.neutral(native) if native else "", ok=ok,
+                                exit_code=exit_code, duration_s=duration_s, truncated=truncated,
+                                output=output[:OUTPUT_CAP], error=error if error is not None else
+                                (None if ok else output[:500])).model_dump()
+    if native:
+        payload["native_name"] = native
+    return Normalized(EventKind.tool_result, payload, ts)
+
+
+def model_response(*, model: str, input_tokens: int, output_tokens: int, cached_tokens: int = 0,
+                   latency_s: float = 0.0, cost_usd: float = 0.0, finish_reason: str | None = None,
+                   text: str = "", tool_calls: list[dict[str, Any]] | None = None, ts: float | None = None,
+                   **extra: Any) -> Normalized:
+    payload = ModelResponsePayload(
+        model=model or "", usage=Usage(input_tokens=int(input_tokens or 0), output_tokens=int(output_tokens or 0),
+                                       cached_tokens=int(cached_tokens or 0)),
+        latency_s=float(latency_s or 0.0), cost_usd=float(cost_usd or 0.0), finish_reason=finish_reason,
+        text=text, tool_calls=tool_calls or []).model_dump()
+    payload.update({k: v for k, v in extra.items() if v is not None})
+    return Normalized(EventKind.model_response, payload, ts)
+
+
+def final_output(text: str, ts: float | None = None, **extra: Any) -> Normalized:
+    return Normalized(EventKind.final_output, {"text": text[-4000:], **extra}, ts)
+
+
+def error(message: str, ts: float | None = None, **extra: Any) -> Normalized:
+    return Normalized(EventKind.error, {"message": message, **extra}, ts)
+
+
+def text_of(content: Any) -> str:
+    """Plain text of a message content (string, or a list of typed blocks)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") in ("text", "output_text", None) and "text" in block:
+                parts.append(str(block["text"]))
+        return "".join(parts)
+    return json.dumps(content)
+
+
+def iso_ts(value: Any) -> float | None:
+    """Seconds since the epoch from an ISO string or a millisecond/second number."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) / 1000.0 if value > 1e11 else float(value)
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def read_jsonl(text: str) -> list[dict[str, Any]]:
+    """JSON objects of a JSONL text; torn or non-object lines are skipped (a killed agent tears lines)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def emit_all(trace: TraceWriter, items: Iterable[Normalized]) -> int:
+    n = 0
+    for it in items:
+        trace.emit(Source.agent, it.kind, it.data, ts=it.ts)
+        n += 1
+    return n

@@ -1,0 +1,120 @@
+"""OpenClaw, run headless as ``openclaw agent exec --json`` (its recommended CI entry point).
+
+Per attempt: ``$HOME/openclaw.json`` (JSON is valid JSON5) replaces every model catalog with
+the assay gateway as an ``openai-completions`` provider, key by ``${VAR}`` substitution;
+``$HOME/state`` (pre-created: ``agent exec`` never creates it) holds the SQLite session store.
+Telemetry and update checks are off. The controlled track allows exactly the task's tools and
+turns off Tool Search and Code Mode, which would otherwise reach tools outside the contract.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from assay.agents.base import AgentContext
+from assay.agents.products import contract, openclaw_format
+from assay.agents.products.common import KEY_ENV, PROVIDER, Launch, ProductAgent, gateway_v1, node_env
+from assay.agents.products.install import Installation
+from assay.agents.products.normalized import Normalized
+from assay.spec.budget import Limits
+
+#: tools that reach other tools or other sessions: never offered in the controlled track
+ALWAYS_DENIED = ["apply_patch", "tool_search", "tool_describe", "tool_call", "sessions_*", "group:web", "group:memory",
+                 "group:ui", "browser", "cron", "automations", "code_execution"]
+
+
+def openclaw_config(base_url: str, model: str, allow: list[str] | None) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "models": {"mode": "replace", "providers": {PROVIDER: {
+            "baseUrl": base_url, "apiKey": "${" + KEY_ENV + "}", "api": "openai-completions",
+            "models": [{"id": model, "name": model, "reasoning": False, "input": ["text"],
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                        "contextWindow": 128000, "maxTokens": 4096}]}}},
+        "agents": {"defaults": {"model": {"primary": f"{PROVIDER}/{model}"}}},
+        "update": {"checkOnStart": False},
+        "telemetry": {"enabled": False},
+    }
+    if allow is not None:
+        cfg["tools"] = {"profile": "coding", "allow": allow, "deny": ALWAYS_DENIED, "toolSearch": False,
+                        "codeMode": {"enabled": False}}
+    return cfg
+
+
+class OpenClawAgent(ProductAgent):
+    name = "openclaw"
+    kind = "openclaw"
+    contract = contract.OPENCLAW
+    #: Node reserves address space per worker thread: OpenClaw does not start under RLIMIT_AS
+    #: below this (measured: fails at 8192 MiB, runs at 16384 MiB). Real memory use is far lower.
+    min_address_space_mb = 16384
+
+    def limits(self, limits: Limits) -> Limits:
+        if limits.memory_mb is not None and limits.memory_mb < self.min_address_space_mb:
+            return limits.model_copy(update={"memory_mb": self.min_address_space_mb})
+        return limits
+
+    def describe(self, track: str) -> dict[str, Any]:
+        if track == "controlled":
+            return {"command": "openclaw agent exec --json", "tools.profile": "coding",
+                    "tools.allow": "<task tools mapped onto exec/process/read/write/edit/ls>",
+                    "tools.deny": ALWAYS_DENIED, "toolSearch": False, "codeMode": False}
+        return {"command": "openclaw agent exec --json", "tools": "agent exec defaults (coding profile)"}
+
+    def prepare(self, ctx: AgentContext, inst: Installation) -> Launch:
+        home = ctx.home_inside
+        (ctx.home / "state").mkdir(parents=True, exist_ok=True)
+        (ctx.home / "prompt.md").write_text(ctx.prompt)
+        assert ctx.model is not None
+        allow = self.native_tools(ctx) if ctx.track == "controlled" else None
+        cfg = openclaw_config(gateway_v1(ctx), ctx.model, allow)
+        (ctx.home / "openclaw.json").write_text(json.dumps(cfg, indent=2))
+        timeout = max(10, math.floor(ctx.timeout_s) - 5)  # its own deadline first, so it can write its session
+        argv = [str(inst.bin), "agent", "exec", "--config", f"{home}/openclaw.json", "--state-dir", f"{home}/state",
+                "--cwd", ctx.sandbox.workspace_path, "--model", f"{PROVIDER}/{ctx.model}", "--timeout", str(timeout),
+                "--json", "--message-file", f"{home}/prompt.md"]
+        env = {**node_env(inst, home), "OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_SKIP_CHANNELS": "1",
+               "OPENCLAW_HOME": f"{home}/.openclaw", KEY_ENV: ctx.gateway_key or ""}
+        return Launch(argv, env, config={"argv": argv, "openclaw.json": openclaw_config("<gateway>/v1", ctx.model, allow)})
+
+    def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
+        """The ``--json`` envelope: ``ok``, ``status``, ``final``, usage and tool summary."""
+        text = stdout.decode(errors="replace").strip()
+        env = None
+        start = text.find("{")
+        while start != -1 and env is None:
+            try:
+                env = json.loads(text[start:])
+            except json.JSONDecodeError:
+                start = text.find("\n{", start + 1)
+                start = start + 1 if start != -1 else -1
+        if not isinstance(env, dict):
+            return (text[-4000:] or None), {}
+        facts = {k: env.get(k) for k in ("ok", "status", "assistantTurns", "toolSummary", "costUsd", "sessionId")}
+        return (env.get("final") or None), facts
+
+    def databases(self, ctx: AgentContext) -> list[Path]:
+        return openclaw_format.find_databases(ctx.home / "state")
+
+    def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
+        items: list[Normalized] = []
+        for db in self.databases(ctx):
+            transcript, runtime = openclaw_format.read_database(db)
+            items.extend(openclaw_format.normalize(transcript, runtime))
+        return items
+
+    def native_files(self, ctx: AgentContext) -> dict[str, Path]:
+        """The SQLite store is binary: its transcript and runtime events are exported as JSONL."""
+        out: dict[str, Path] = {}
+        for db in self.databases(ctx):
+            try:
+                transcript, runtime = openclaw_format.read_database(db)
+            except Exception:  # noqa: BLE001 - a torn database still leaves the stdout envelope
+                continue
+            for label, rows in (("transcript", transcript), ("runtime", runtime)):
+                p = ctx.home / f"openclaw.{db.parent.parent.name}.{label}.jsonl"
+                p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+                out[p.name] = p
+        return out

@@ -1,0 +1,81 @@
+"""OpenClaw's SQLite session store -> trace events.
+
+OpenClaw 2026.9 keeps no session JSONL: the transcript (Pi-format entries) is in
+``transcript_events`` and the runtime trajectory (``tool.call``, ``model.completed``,
+``session.ended`` ...) in ``trajectory_runtime_events`` of the per-agent database
+``<state>/agents/<agent>/agent/openclaw-agent.sqlite``. Rows may be stored zstd-compressed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from assay.agents.products.normalized import Normalized, error, iso_ts
+from assay.agents.products.pi_format import OPENCLAW_TOOLS, normalize_messages, session_messages
+
+
+def _decode(raw: Any, packed: Any) -> dict[str, Any] | None:
+    text = raw
+    if text is None and packed is not None:
+        import zstandard
+
+        text = zstandard.ZstdDecompressor().decompressobj().decompress(bytes(packed))
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8", errors="replace")
+    try:
+        obj = json.loads(text) if text else None
+    except json.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
+def find_databases(state_dir: Path) -> list[Path]:
+    """Every per-agent database under a state dir (normally one: agents/main)."""
+    return sorted(state_dir.glob("agents/*/agent/*.sqlite"))
+
+
+def read_database(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(transcript entries, runtime events) of the newest session in one database, in seq order."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        transcript: list[dict[str, Any]] = []
+        runtime: list[dict[str, Any]] = []
+        session_id = None
+        if "transcript_events" in tables:
+            cols = _columns(db, "transcript_events")
+            packed = "event_zstd" if "event_zstd" in cols else "NULL"
+            rows = db.execute(f"SELECT session_id, seq, event_json, {packed} FROM transcript_events "
+                              "ORDER BY rowid").fetchall()
+            if rows:
+                session_id = rows[-1][0]
+            transcript = [e for sid, _, raw, z in sorted(rows, key=lambda r: (r[0] != session_id, r[1]))
+                          if sid == session_id and (e := _decode(raw, z)) is not None]
+        if "trajectory_runtime_events" in tables:
+            rows = db.execute("SELECT session_id, seq, event_json FROM trajectory_runtime_events ORDER BY seq").fetchall()
+            runtime = [e for sid, _, raw in rows if session_id is None or sid == session_id
+                       if (e := _decode(raw, None)) is not None]
+        return transcript, runtime
+    finally:
+        db.close()
+
+
+def normalize(transcript: list[dict[str, Any]], runtime: list[dict[str, Any]]) -> list[Normalized]:
+    """Transcript messages as model/tool events, plus an error when the runtime says the run failed."""
+    out = normalize_messages(session_messages(transcript), OPENCLAW_TOOLS)
+    for ev in runtime:
+        if ev.get("type") != "session.ended":
+            continue
+        data = ev.get("data") or {}
+        flags = [k for k in ("aborted", "timedOut", "idleTimedOut", "timedOutByRunBudget") if data.get(k)]
+        if data.get("status") not in (None, "success") or flags:
+            out.append(error(f"openclaw session ended: status={data.get('status')} {' '.join(flags)}".strip(),
+                             iso_ts(ev.get("ts")), reason="agent_session_ended", stop_reason=data.get("stopReason")))
+    return out

@@ -1,0 +1,83 @@
+"""Pi (``@earendil-works/pi-coding-agent``), run headless as ``pi -p --mode json``.
+
+Per attempt: ``$HOME/pi-agent/models.json`` declares the assay gateway as an
+``openai-completions`` provider whose key is read from the environment (Pi 1.x reads
+``"$NAME"`` as a variable, a bare name literally); sessions go to ``$HOME/sessions``. Context
+files, skills, extensions, prompt templates and MCP are off in the controlled track, and
+``--tools`` restricts the built-in tools to the task's contract.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.agents.base import AgentContext
+from assay.agents.products import contract
+from assay.agents.products.common import KEY_ENV, PROVIDER, Launch, ProductAgent, gateway_v1, node_env
+from assay.agents.products.install import Installation
+from assay.agents.products.normalized import Normalized, read_jsonl
+from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
+
+CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
+
+
+def models_json(base_url: str, model: str) -> dict[str, Any]:
+    return {"providers": {PROVIDER: {
+        "baseUrl": base_url, "api": "openai-completions", "apiKey": "$" + KEY_ENV,
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": model, "contextWindow": 128000, "maxTokens": 4096,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
+
+
+class PiAgent(ProductAgent):
+    name = "pi"
+    kind = "pi"
+    contract = contract.PI
+
+    def describe(self, track: str) -> dict[str, Any]:
+        flags = ["-p", "--mode", "json", "--no-approve", "--offline"]
+        if track == "controlled":
+            return {"flags": [*flags, *CONTROLLED_FLAGS, "--tools", "<task tools>"], "api": "openai-completions",
+                    "tools": "the task's tools mapped onto bash/read/write/edit/ls"}
+        return {"flags": flags, "api": "openai-completions", "tools": "Pi defaults (read, bash, edit, write)"}
+
+    def prepare(self, ctx: AgentContext, inst: Installation) -> Launch:
+        home = ctx.home_inside
+        agent_dir = ctx.home / "pi-agent"
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        (ctx.home / "sessions").mkdir(exist_ok=True)
+        assert ctx.model is not None
+        (agent_dir / "models.json").write_text(json.dumps(models_json(gateway_v1(ctx), ctx.model), indent=2))
+        argv = [str(inst.bin), "-p", "--mode", "json", "--no-approve", "--offline",
+                "--session-dir", f"{home}/sessions", "--model", f"{PROVIDER}/{ctx.model}"]
+        if ctx.track == "controlled":
+            argv += [*CONTROLLED_FLAGS, "--tools", ",".join(self.native_tools(ctx))]
+        argv += ["--", ctx.prompt]
+        env = {**node_env(inst, home), "PI_CODING_AGENT_DIR": f"{home}/pi-agent", "PI_OFFLINE": "1",
+               "PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1", KEY_ENV: ctx.gateway_key or ""}
+        shown = [a if a != ctx.prompt else "<prompt>" for a in argv]
+        return Launch(argv, env, config={"argv": shown, "models.json": models_json("<gateway>/v1", ctx.model)})
+
+    def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
+        events = read_jsonl(stdout.decode(errors="replace"))
+        settled = next((e for e in reversed(events) if e.get("type") == "agent_settled"), None)
+        msgs = [m for m, _ in stdout_messages(events) if m.get("role") == "assistant"]
+        last = msgs[-1] if msgs else {}
+        text = "".join(b.get("text", "") for b in last.get("content") or [] if isinstance(b, dict)
+                       and b.get("type") == "text")
+        return (text or None), {"stop_reason": last.get("stopReason"),
+                                "aborted": settled.get("aborted") if settled else None}
+
+    def session_files(self, ctx: AgentContext) -> list[Path]:
+        return sorted((ctx.home / "sessions").glob("*.jsonl"))
+
+    def native_files(self, ctx: AgentContext) -> dict[str, Path]:
+        return {f"pi.{p.name}": p for p in self.session_files(ctx)}
+
+    def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
+        files = self.session_files(ctx)
+        if files:
+            return normalize_messages(session_messages(read_jsonl(files[-1].read_text(errors="replace"))), PI_TOOLS)
+        return normalize_messages(stdout_messages(read_jsonl(stdout.decode(errors="replace"))), PI_TOOLS)

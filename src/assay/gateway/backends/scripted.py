@@ -1,0 +1,73 @@
+"""The scripted backend: deterministic answers from the task's ``model.yaml``.
+
+The turn to answer is chosen from the conversation itself (how many assistant turns it already
+holds), never from a counter of calls: an agent that retries, probes, makes a side request or
+injects its own user messages between turns still gets the turn its conversation is at.
+"""
+
+from __future__ import annotations
+
+from assay.errors import AssayError
+from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
+from assay.gateway.neutral import ModelReply, ModelRequest, ToolCall, count_usage
+from assay.gateway.script import ModelScript, load_script
+from assay.gateway.toolmap import render_call
+from assay.run.services import AttemptHandle
+
+MODEL_ID = "assay-scripted"
+
+
+class ScriptedSession(BackendSession):
+    def __init__(self, script: ModelScript | None, problem: str | None = None, model: str = MODEL_ID):
+        self.script = script
+        self.problem = problem
+        self.model = model
+
+    def _reply(self, req: ModelRequest, text: str, calls: tuple[ToolCall, ...] = (), **extra: object) -> ModelReply:
+        draft = ModelReply(text=text, tool_calls=calls, finish_reason="tool_calls" if calls else "stop", model=self.model,
+                           extra={k: v for k, v in extra.items() if v is not None})
+        return ModelReply(**{**draft.__dict__, "usage": count_usage(req, draft)})
+
+    async def complete(self, req: ModelRequest, call_no: int) -> ModelReply:
+        if self.script is None:
+            return self._reply(req, f"(scripted backend: {self.problem})", error=self.problem)
+        idx = req.assistant_turns()
+        if idx >= len(self.script.turns):
+            return self._reply(req, self.script.final_text, turn=idx, past_script=True)
+        turn = self.script.turns[idx]
+        if turn.tool_calls and not req.tools:
+            # a side request (e.g. a session-title call) offers no tools: answer text, advance nothing
+            return self._reply(req, turn.text or "OK", turn=idx, note="no tools offered; answered text only")
+        calls = []
+        for j, c in enumerate(turn.tool_calls):
+            rendered = render_call(c.name, c.arguments, req.tools)
+            if rendered is None:
+                problem = (f"scripted turn {idx + 1} calls tool {c.name!r}, which the agent does not offer "
+                           f"(offered: {req.tool_names()})")
+                return self._reply(req, f"(scripted backend: {problem})", turn=idx, error=problem)
+            calls.append(ToolCall(f"call_{idx}_{j}", rendered[0], rendered[1]))
+        return self._reply(req, turn.text, tuple(calls), turn=idx)
+
+
+class ScriptedBackend(ModelBackend):
+    name = "scripted"
+
+    def model_id(self) -> str:
+        return self.record.model or MODEL_ID
+
+    def open(self, handle: AttemptHandle | None) -> BackendSession:
+        path = self.record.settings.get("script")
+        if handle is not None and handle.task.spec.model_script:
+            path = str(handle.task.dir / handle.task.spec.model_script)
+        if path is None:
+            task = handle.task.id if handle else "?"
+            return ScriptedSession(None, f"task {task!r} has no model_script", self.model_id())
+        try:
+            from pathlib import Path
+
+            return ScriptedSession(load_script(Path(path)), model=self.model_id())
+        except AssayError as e:
+            return ScriptedSession(None, str(e), self.model_id())
+
+
+register_backend("scripted", ScriptedBackend)

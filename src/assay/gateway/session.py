@@ -1,0 +1,183 @@
+"""One attempt's gateway session: key, budget, faults, accounting, trace and recording.
+
+Everything about one model call that is not the wire format or the backend happens here, in
+this order: count the call, record the request, refuse past a budget, inject the planned
+fault, ask the backend, account tokens/latency/cost, record the response, render the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.gateway.accounting import Tally, call_cost
+from assay.gateway.backends.base import BackendSession
+from assay.gateway.errors import WireError
+from assay.gateway.faults import FaultPlan, describe
+from assay.gateway.neutral import ModelReply, ModelRequest, count_usage
+from assay.gateway.wire.base import Wire
+from assay.spec.budget import Budget
+from assay.spec.faults import FaultKind
+from assay.trace.events import EventKind, Source
+from assay.trace.redact import Redactor
+from assay.trace.writer import TraceWriter
+
+RECORDING_NAME = "gateway.session.jsonl"
+
+
+@dataclass
+class Answer:
+    """What the HTTP layer sends back for one call."""
+
+    status: int = 200
+    chunks: list[bytes] = field(default_factory=list)
+    stream: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+    declared_length: int | None = None  # > len(body): the connection drops mid-body (truncation fault)
+
+    @staticmethod
+    def json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> "Answer":
+        return Answer(status, [json.dumps(body).encode()], headers=dict(headers or {}))
+
+
+def fingerprint(req: ModelRequest) -> dict[str, Any]:
+    """What a replayed request must match: the tools offered and every earlier assistant turn."""
+    turns = [{"text": m.text, "calls": [[c.name, c.arguments] for c in m.tool_calls]}
+             for m in req.messages if m.role == "assistant"]
+    return {"tools": sorted(req.tool_names()), "assistant_turns": turns}
+
+
+class GatewaySession:
+    """Serves the model calls of one attempt (or of a standalone gateway)."""
+
+    def __init__(self, key: str, backend: BackendSession, *, model: str, budget: Budget | None = None,
+                 faults: FaultPlan | None = None, prices: dict[str, Any] | None = None,
+                 trace: TraceWriter | None = None, redactor: Redactor | None = None, recording: Path | None = None):
+        self.key = key
+        self.backend = backend
+        self.model = model
+        self.budget = budget or Budget()
+        self.faults = faults or FaultPlan([])
+        self.prices = prices or {}
+        self.trace = trace
+        self.redactor = redactor or (trace.redactor if trace else Redactor())
+        self.recording = recording
+        self.tally = Tally()
+        self.closed = False
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------ evidence
+    def emit(self, kind: EventKind, data: dict[str, Any]) -> None:
+        if self.trace is not None and not self.closed:
+            self.trace.emit(Source.gateway, kind, data)
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        if self.recording is None or self.closed:
+            return
+        self.recording.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.recording, "ab") as f:
+            f.write(self.redactor.json_bytes(entry) + b"\n")
+
+    def _error(self, wire: Wire, e: WireError, call_no: int) -> Answer:
+        self.emit(EventKind.error, {"reason": e.type, "message": e.message, "status": e.status, "call": call_no})
+        return Answer.json(e.status, wire.error_body(e), e.headers)
+
+    # ------------------------------------------------------------------------------ one call
+    async def handle(self, wire: Wire, body: Any) -> Answer:
+        with self._lock:
+            self.tally.calls += 1
+            call_no = self.tally.calls
+        if not isinstance(body, dict):
+            return self._error(wire, WireError(400, "invalid_request_error", "the body must be a JSON object"), call_no)
+        try:
+            req = wire.parse(body)
+        except WireError as e:
+            return self._error(wire, e, call_no)
+        self.emit(EventKind.model_request, {"call": call_no, **req.summary()})
+
+        over = self.tally.over(self.budget)
+        if over is not None:
+            name, limit, used = over
+            if name not in self.tally.exceeded:
+                self.tally.exceeded.append(name)
+            self.emit(EventKind.budget_exceeded, {"budget": name, "limit": limit, "used": used, "call": call_no})
+            msg = f"the attempt's {name} budget is spent ({used:g} of {limit:g}); no more model calls are answered"
+            return Answer.json(400, wire.error_body(WireError(400, "budget_exceeded", msg)))
+
+        fault = self.faults.for_call(call_no)
+        if fault is not None:
+            self.emit(EventKind.fault_injected, describe(fault, call_no))
+            early = await self._early_fault(wire, fault, describe(fault, call_no))
+            if early is not None:
+                return early
+
+        t0 = time.monotonic()
+        try:
+            reply = await self.backend.complete(req, call_no)
+        except WireError as e:
+            return self._error(wire, e, call_no)
+        except Exception as e:  # noqa: BLE001 - a broken backend is an answer the agent sees, and evidence
+            return self._error(wire, WireError(502, "backend_error", f"{type(e).__name__}: {e}"), call_no)
+        latency = time.monotonic() - t0
+        reply = self._account(req, reply, call_no, latency)
+
+        rid = uuid.uuid4().hex[:20]
+        chunks = wire.stream(reply, req, rid) if req.stream else [json.dumps(wire.render(reply, req, rid)).encode()]
+        answer = Answer(200, chunks, stream=req.stream)
+        if fault is not None and fault.kind is FaultKind.truncated:
+            answer = _truncate(answer)
+        return answer
+
+    async def _early_fault(self, wire: Wire, fault: Any, facts: dict[str, Any]) -> Answer | None:
+        """Faults answered without the backend; latency only delays and returns None."""
+        kind = fault.kind
+        if kind is FaultKind.rate_limit:
+            wait = facts["retry_after_s"]
+            e = WireError(429, "rate_limit_exceeded", "rate limit reached (injected fault); retry later",
+                          {"Retry-After": f"{wait:g}"})
+            return Answer.json(429, wire.error_body(e), e.headers)
+        if kind is FaultKind.server_error:
+            status = int(facts["status"])
+            return Answer.json(status, wire.error_body(WireError(status, "server_error", "upstream failure (injected fault)")))
+        if kind is FaultKind.timeout:
+            await asyncio.sleep(float(facts["hang_s"]))
+            return Answer.json(504, wire.error_body(WireError(504, "timeout", "the model call timed out (injected fault)")))
+        if kind is FaultKind.malformed:
+            return Answer(200, [b'{"id": "broken", "choices": [{"message": {"content": "unterminated'], stream=False)
+        if kind is FaultKind.latency:
+            await asyncio.sleep(float(facts["delay_s"]))
+        return None
+
+    def _account(self, req: ModelRequest, reply: ModelReply, call_no: int, latency: float) -> ModelReply:
+        usage = reply.usage
+        if usage.input_tokens == 0 and usage.output_tokens == 0:
+            usage = count_usage(req, reply)
+            reply = ModelReply(**{**reply.__dict__, "usage": usage})
+        model = reply.model or self.model
+        cost = call_cost(self.prices, model, usage, self.model)
+        with self._lock:
+            self.tally.add(usage, cost)
+        data = {"call": call_no, "model": model, "usage": usage.as_dict(), "latency_s": round(latency, 6),
+                "cost_usd": cost, **reply.as_dict()}
+        data["model"] = model
+        self.emit(EventKind.model_response, data)
+        if reply.extra.get("error"):
+            self.emit(EventKind.error, {"reason": "backend", "message": str(reply.extra["error"]), "call": call_no})
+        self._record({"call": call_no, "wire": req.wire, "request": fingerprint(req), "reply": reply.as_dict()})
+        return reply
+
+
+def _truncate(answer: Answer) -> Answer:
+    """Cut an answer mid-way: a stream stops inside a frame; a body drops mid-way."""
+    if answer.stream:
+        half = max(1, len(answer.chunks) // 2)
+        cut = answer.chunks[half]
+        return Answer(200, [*answer.chunks[:half], cut[: max(1, len(cut) // 2)]], stream=True)
+    body = answer.chunks[0]
+    return Answer(200, [body[: len(body) // 2]], declared_length=len(body))

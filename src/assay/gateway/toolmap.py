@@ -1,0 +1,119 @@
+"""Rendering a neutral tool call onto the tools the requesting agent actually offered.
+
+A scripted turn says ``shell {command}``; Pi offers ``bash``, OpenClaw ``exec``, Hermes
+``terminal``. The alias table picks the agent's own tool, and argument names are renamed to
+what that tool's JSON Schema declares (``path`` → ``file_path``, ``old``/``new`` → Pi's
+``edits[{oldText,newText}]``...). When an agent offers no file tool but a shell, file
+operations fall back to shell commands, so one script drives every agent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from assay.gateway.neutral import ToolDef
+
+#: neutral tool name -> the names agents give the same tool, in order of preference
+ALIASES: dict[str, tuple[str, ...]] = {
+    "shell": ("shell", "bash", "exec", "terminal", "run_shell_command", "execute_command", "run_command", "shell_exec"),
+    "read": ("read", "read_file", "view", "cat", "file_read"),
+    "write": ("write", "write_file", "create_file", "file_write"),
+    "edit": ("edit", "edit_file", "str_replace", "patch", "replace", "file_edit"),
+    "list": ("list", "ls", "list_dir", "list_directory", "list_files"),
+}
+
+#: neutral argument name -> names tools use for it, in order of preference
+ARG_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "command": ("command", "cmd", "script"),
+    "path": ("path", "file_path", "filePath", "filename", "file", "dir_path", "directory", "dir"),
+    "content": ("content", "contents", "file_text", "text", "data"),
+    "old": ("old", "old_string", "oldText", "old_str", "old_text", "search"),
+    "new": ("new", "new_string", "newText", "new_str", "new_text", "replacement"),
+}
+
+
+def norm(name: str) -> str:
+    """Lower case, every run of non-alphanumerics one underscore: ``ledger.record_entry`` ~ ``ledger__record_entry``."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _props(tool: ToolDef) -> dict[str, Any]:
+    props = tool.parameters.get("properties") if isinstance(tool.parameters, dict) else None
+    return props if isinstance(props, dict) else {}
+
+
+def _pick(neutral_arg: str, props: dict[str, Any]) -> str:
+    for cand in ARG_SYNONYMS.get(neutral_arg, (neutral_arg,)):
+        if cand in props:
+            return cand
+    return neutral_arg
+
+
+def rename_arguments(tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
+    """Neutral arguments renamed onto ``tool``'s schema (unknown schemas keep neutral names)."""
+    props = _props(tool)
+    edits = props.get("edits")
+    if isinstance(edits, dict) and edits.get("type") == "array" and "old" in args:
+        item_props = (edits.get("items") or {}).get("properties") or {}
+        out = {_pick(k, props): v for k, v in args.items() if k not in ("old", "new")}
+        out["edits"] = [{_pick("old", item_props): args["old"], _pick("new", item_props): args.get("new", "")}]
+        return out
+    if not props:
+        return dict(args)
+    return {_pick(k, props): v for k, v in args.items()}
+
+
+def find_tool(neutral: str, offered: list[ToolDef] | tuple[ToolDef, ...]) -> ToolDef | None:
+    """The agent's tool for a neutral or world tool name, or None."""
+    by_lower = {t.name.lower(): t for t in offered}
+    if "." in neutral or neutral not in ALIASES:
+        want = norm(neutral)
+        exact = [t for t in offered if norm(t.name) == want]
+        if exact:
+            return exact[0]
+        suffix = [t for t in offered if norm(t.name).endswith("_" + want)]
+        if len(suffix) == 1:
+            return suffix[0]
+        short = norm(neutral.split(".")[-1])
+        tail = [t for t in offered if norm(t.name) == short or norm(t.name).endswith("_" + short)]
+        return tail[0] if len(tail) == 1 else None
+    for alias in ALIASES[neutral]:
+        if alias in by_lower:
+            return by_lower[alias]
+    return None
+
+
+def shell_fallback(neutral: str, args: dict[str, Any]) -> str | None:
+    """A shell command doing what a neutral file tool would, for agents that offer only a shell."""
+    path = str(args.get("path", "."))
+    if neutral == "read":
+        return f"cat {shlex.quote(path)}"
+    if neutral == "list":
+        return f"ls -la {shlex.quote(path)}"
+    if neutral == "write":
+        q = shlex.quote(path)
+        return f"mkdir -p \"$(dirname {q})\" && printf %s {shlex.quote(str(args.get('content', '')))} > {q}"
+    if neutral == "edit":
+        prog = ("import json,sys; a=json.loads(sys.argv[1]); p=a['path']; s=open(p).read(); "
+                "assert a['old'] in s, 'old text not found'; open(p,'w').write(s.replace(a['old'], a['new'], 1))")
+        payload = json.dumps({"path": path, "old": args.get("old", ""), "new": args.get("new", "")})
+        return f"python3 -c {shlex.quote(prog)} {shlex.quote(payload)}"
+    return None
+
+
+def render_call(neutral: str, args: dict[str, Any], offered: list[ToolDef] | tuple[ToolDef, ...]) -> tuple[str, dict[str, Any]] | None:
+    """(agent tool name, agent arguments) for one neutral call, or None when nothing fits."""
+    tool = find_tool(neutral, offered)
+    if tool is not None:
+        if "." in neutral or neutral not in ALIASES:
+            return tool.name, dict(args)
+        return tool.name, rename_arguments(tool, args)
+    if neutral in ("read", "write", "edit", "list"):
+        shell = find_tool("shell", offered)
+        cmd = shell_fallback(neutral, args)
+        if shell is not None and cmd is not None:
+            return shell.name, rename_arguments(shell, {"command": cmd})
+    return None

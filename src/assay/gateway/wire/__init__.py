@@ -1,0 +1,1 @@
+"""Wire formats the gateway speaks: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""

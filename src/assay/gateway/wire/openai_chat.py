@@ -1,0 +1,98 @@
+"""OpenAI Chat Completions: parse a request, render a reply (JSON or SSE chunks)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from assay.gateway.errors import WireError, openai_error_body
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, content_text, parse_arguments
+from assay.gateway.wire.base import Wire, sse, split_text
+
+FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"}
+
+
+def _messages(raw: list[Any]) -> tuple[Message, ...]:
+    out = []
+    for m in raw:
+        if not isinstance(m, dict):
+            raise WireError(400, "invalid_request_error", "each message must be an object")
+        role = m.get("role")
+        if role == "developer":
+            role = "system"
+        if role not in ("system", "user", "assistant", "tool", "function"):
+            raise WireError(400, "invalid_request_error", f"unknown message role {role!r}")
+        calls = tuple(ToolCall(str(c.get("id", "")), str((c.get("function") or {}).get("name", "")),
+                               parse_arguments((c.get("function") or {}).get("arguments")))
+                      for c in (m.get("tool_calls") or []) if isinstance(c, dict))
+        out.append(Message(role="tool" if role == "function" else role, text=content_text(m.get("content")),
+                           tool_calls=calls, tool_call_id=m.get("tool_call_id")))
+    return tuple(out)
+
+
+def _tools(raw: list[Any] | None) -> tuple[ToolDef, ...]:
+    out = []
+    for t in raw or []:
+        fn = t.get("function") if isinstance(t, dict) else None
+        if isinstance(fn, dict) and fn.get("name"):
+            out.append(ToolDef(fn["name"], fn.get("description") or "", fn.get("parameters") or {}))
+    return tuple(out)
+
+
+class OpenAIChatWire(Wire):
+    name = "openai-chat"
+
+    def parse(self, body: dict[str, Any]) -> ModelRequest:
+        msgs = body.get("messages")
+        if not isinstance(msgs, list) or not msgs:
+            raise WireError(400, "invalid_request_error", "'messages' must be a non-empty list")
+        stream_opts = body.get("stream_options") or {}
+        return ModelRequest(wire=self.name, model=str(body.get("model") or ""), messages=_messages(msgs),
+                            tools=_tools(body.get("tools")), tool_choice=body.get("tool_choice"),
+                            max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
+                            stream=bool(body.get("stream")), include_usage=bool(stream_opts.get("include_usage")),
+                            temperature=body.get("temperature"))
+
+    def _usage(self, reply: ModelReply) -> dict[str, Any]:
+        u = reply.usage
+        return {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens,
+                "total_tokens": u.input_tokens + u.output_tokens,
+                "prompt_tokens_details": {"cached_tokens": u.cached_tokens}}
+
+    def render(self, reply: ModelReply, req: ModelRequest, rid: str) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tool_calls:
+            msg["tool_calls"] = [{"id": c.id, "type": "function",
+                                  "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                                 for c in reply.tool_calls]
+        return {"id": f"chatcmpl-{rid}", "object": "chat.completion", "created": int(time.time()),
+                "model": reply.model or req.model,
+                "choices": [{"index": 0, "message": msg, "finish_reason": FINISH.get(reply.finish_reason, "stop"),
+                             "logprobs": None}],
+                "usage": self._usage(reply)}
+
+    def stream(self, reply: ModelReply, req: ModelRequest, rid: str) -> list[bytes]:
+        base = {"id": f"chatcmpl-{rid}", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": reply.model or req.model}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            return sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]})
+
+        out = [chunk({"role": "assistant", "content": ""})]
+        for piece in split_text(reply.text):
+            out.append(chunk({"content": piece}))
+        for i, c in enumerate(reply.tool_calls):
+            args = json.dumps(c.arguments)
+            out.append(chunk({"tool_calls": [{"index": i, "id": c.id, "type": "function",
+                                              "function": {"name": c.name, "arguments": ""}}]}))
+            for piece in split_text(args):
+                out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+        out.append(chunk({}, FINISH.get(reply.finish_reason, "stop")))
+        if req.include_usage:
+            out.append(sse({**base, "choices": [], "usage": self._usage(reply)}))
+        out.append(b"data: [DONE]\n\n")
+        return out
+
+    def error_body(self, e: WireError) -> dict[str, Any]:
+        return openai_error_body(e)

@@ -1,0 +1,114 @@
+"""OpenAI Responses: parse a request (``input`` items, ``instructions``, function tools) and
+render a reply as a response object or its SSE event sequence."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from assay.gateway.errors import WireError, openai_error_body
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, content_text, parse_arguments
+from assay.gateway.wire.base import Wire, sse, split_text
+
+
+def _items(raw: Any) -> list[Message]:
+    if isinstance(raw, str):
+        return [Message(role="user", text=raw)]
+    if not isinstance(raw, list):
+        raise WireError(400, "invalid_request_error", "'input' must be a string or a list of items")
+    out: list[Message] = []
+    for it in raw:
+        if not isinstance(it, dict):
+            continue
+        kind = it.get("type", "message")
+        if kind == "message":
+            role = it.get("role", "user")
+            role = "system" if role == "developer" else role
+            out.append(Message(role=role, text=content_text(it.get("content"))))
+        elif kind == "function_call":
+            call = ToolCall(str(it.get("call_id") or it.get("id") or ""), str(it.get("name", "")),
+                            parse_arguments(it.get("arguments")))
+            if out and out[-1].role == "assistant":  # consecutive calls belong to one assistant turn
+                prev = out.pop()
+                out.append(Message(role="assistant", text=prev.text, tool_calls=(*prev.tool_calls, call)))
+            else:
+                out.append(Message(role="assistant", tool_calls=(call,)))
+        elif kind == "function_call_output":
+            out.append(Message(role="tool", text=content_text(it.get("output")), tool_call_id=it.get("call_id")))
+    return out
+
+
+class OpenAIResponsesWire(Wire):
+    name = "openai-responses"
+
+    def parse(self, body: dict[str, Any]) -> ModelRequest:
+        if "input" not in body:
+            raise WireError(400, "invalid_request_error", "'input' is required")
+        msgs = _items(body["input"])
+        if body.get("instructions"):
+            msgs.insert(0, Message(role="system", text=str(body["instructions"])))
+        tools = tuple(ToolDef(t["name"], t.get("description") or "", t.get("parameters") or {})
+                      for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "function" and t.get("name"))
+        return ModelRequest(wire=self.name, model=str(body.get("model") or ""), messages=tuple(msgs), tools=tools,
+                            tool_choice=body.get("tool_choice"), max_tokens=body.get("max_output_tokens"),
+                            stream=bool(body.get("stream")), include_usage=True, temperature=body.get("temperature"))
+
+    def _output(self, reply: ModelReply, rid: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if reply.text:
+            out.append({"type": "message", "id": f"msg_{rid}", "status": "completed", "role": "assistant",
+                        "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+        for i, c in enumerate(reply.tool_calls):
+            out.append({"type": "function_call", "id": f"fc_{rid}_{i}", "call_id": c.id, "name": c.name,
+                        "arguments": json.dumps(c.arguments), "status": "completed"})
+        return out
+
+    def render(self, reply: ModelReply, req: ModelRequest, rid: str) -> dict[str, Any]:
+        u = reply.usage
+        return {"id": f"resp_{rid}", "object": "response", "created_at": int(time.time()), "status": "completed",
+                "model": reply.model or req.model, "output": self._output(reply, rid), "parallel_tool_calls": True,
+                "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
+                "usage": {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                          "total_tokens": u.input_tokens + u.output_tokens,
+                          "input_tokens_details": {"cached_tokens": u.cached_tokens},
+                          "output_tokens_details": {"reasoning_tokens": 0}}}
+
+    def stream(self, reply: ModelReply, req: ModelRequest, rid: str) -> list[bytes]:
+        final = self.render(reply, req, rid)
+        seq = iter(range(1_000_000))
+
+        def ev(kind: str, **data: Any) -> bytes:
+            return sse({"type": kind, "sequence_number": next(seq), **data}, kind)
+
+        pending = {**final, "status": "in_progress", "output": [], "usage": None}
+        out = [ev("response.created", response=pending), ev("response.in_progress", response=pending)]
+        for idx, item in enumerate(final["output"]):
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                out.append(ev("response.output_item.added", output_index=idx,
+                              item={**item, "status": "in_progress", "content": []}))
+                part = {"type": "output_text", "text": "", "annotations": []}
+                out.append(ev("response.content_part.added", item_id=item["id"], output_index=idx, content_index=0,
+                              part=part))
+                for piece in split_text(text):
+                    out.append(ev("response.output_text.delta", item_id=item["id"], output_index=idx, content_index=0,
+                                  delta=piece, logprobs=[]))
+                out.append(ev("response.output_text.done", item_id=item["id"], output_index=idx, content_index=0,
+                              text=text, logprobs=[]))
+                out.append(ev("response.content_part.done", item_id=item["id"], output_index=idx, content_index=0,
+                              part={**part, "text": text}))
+            else:
+                out.append(ev("response.output_item.added", output_index=idx,
+                              item={**item, "status": "in_progress", "arguments": ""}))
+                for piece in split_text(item["arguments"]):
+                    out.append(ev("response.function_call_arguments.delta", item_id=item["id"], output_index=idx,
+                                  delta=piece))
+                out.append(ev("response.function_call_arguments.done", item_id=item["id"], output_index=idx,
+                              arguments=item["arguments"], name=item["name"]))
+            out.append(ev("response.output_item.done", output_index=idx, item=item))
+        out.append(ev("response.completed", response=final))
+        return out
+
+    def error_body(self, e: WireError) -> dict[str, Any]:
+        return openai_error_body(e)

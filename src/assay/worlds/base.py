@@ -1,0 +1,117 @@
+"""The world interface: a harness-run service whose state lives in SQLite outside the sandbox.
+
+A world declares its tools (name, description, JSON Schema of the arguments, whether the tool
+writes), applies calls to its own tables, and can dump its state as plain JSON
+(``{table: {row_id: row}}``) so that the initial state, the final state and their exact diff
+can be handed to the verifier. Worlds do no policy, tracing or approvals: that is the
+dispatcher's job (:mod:`assay.worlds.dispatch`).
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import jsonschema
+from pydantic import BaseModel
+
+
+class ToolError(Exception):
+    """A call the world refused (bad id, invalid category...): returned to the agent as ok=false."""
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One tool of the contract: what the agent sees, and how the world runs it."""
+
+    name: str  # "<world>.<tool>"
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[[dict[str, Any]], Any] = field(compare=False)
+    writes: bool = False  # changes world state (a side effect)
+    effect: Callable[[dict[str, Any]], str | None] | None = field(default=None, compare=False)
+
+    def public(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    def validate(self, args: dict[str, Any]) -> None:
+        """Raise ToolError when ``args`` do not satisfy the tool's JSON Schema."""
+        try:
+            jsonschema.validate(args, self.input_schema)
+        except jsonschema.ValidationError as e:
+            where = "/".join(str(p) for p in e.absolute_path)
+            raise ToolError(f"invalid arguments{(' at ' + where) if where else ''}: {e.message}") from None
+
+    def effect_key(self, args: dict[str, Any]) -> str | None:
+        """What this call would change, independent of the route taken (for approval bypass)."""
+        return self.effect(args) if self.effect else None
+
+
+def schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """A closed JSON Schema object (unknown arguments are refused)."""
+    return {"type": "object", "properties": properties, "required": required or [], "additionalProperties": False}
+
+
+class World(abc.ABC):
+    """One world of one attempt, backed by its own SQLite connection."""
+
+    kind: ClassVar[str] = ""
+    #: tables dumped as state, with their primary key column
+    tables: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, db: sqlite3.Connection, init: BaseModel):
+        self.db = db
+        self.db.row_factory = sqlite3.Row
+        self.init = init
+
+    @abc.abstractmethod
+    def create(self) -> None:
+        """Create the tables and load the initial state from ``self.init``."""
+
+    @abc.abstractmethod
+    def tools(self) -> list[ToolDef]:
+        """The full tool contract of this world (the task's allow-list filters it)."""
+
+    def state(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Every row of every table, keyed by primary key, as plain JSON values."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for table, key in self.tables.items():
+            rows = self.db.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()  # noqa: S608 - fixed names
+            out[table] = {str(r[key]): dict(r) for r in rows}
+        return out
+
+    def one(self, sql: str, *params: Any) -> dict[str, Any] | None:
+        row = self.db.execute(sql, params).fetchone()
+        return dict(row) if row else None
+
+    def next_id(self, table: str, prefix: str) -> str:
+        n = self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: S608
+        while self.one(f"SELECT 1 AS x FROM {table} WHERE {self.tables[table]} = ?", f"{prefix}{n + 1}"):  # noqa: S608
+            n += 1
+        return f"{prefix}{n + 1}"
+
+
+def diff_states(before: dict[str, dict[str, dict[str, Any]]],
+                after: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Exact row-level diff: per table, added rows, removed rows, changed fields ``[old, new]``."""
+    out: dict[str, dict[str, Any]] = {}
+    for table in sorted(set(before) | set(after)):
+        b, a = before.get(table, {}), after.get(table, {})
+        added = {k: a[k] for k in a if k not in b}
+        removed = {k: b[k] for k in b if k not in a}
+        changed: dict[str, dict[str, list[Any]]] = {}
+        for k in set(a) & set(b):
+            fields = {f: [b[k].get(f), a[k].get(f)] for f in set(a[k]) | set(b[k]) if b[k].get(f) != a[k].get(f)}
+            if fields:
+                changed[k] = fields
+        if added or removed or changed:
+            out[table] = {"added": added, "removed": removed, "changed": changed}
+    return out
+
+
+def canonical(value: Any) -> str:
+    """A stable text form of JSON data (for idempotency and approval matching)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)

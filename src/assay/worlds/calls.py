@@ -1,0 +1,78 @@
+"""The calls of an attempt as the verifier reads them from the trace.
+
+World tools (``<world>.<tool>``) count only as the harness recorded them (source ``world``):
+what an agent's own session says about them is a claim, not evidence. Other tools (shell,
+read, write...) come from the agent's normalized trace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.trace.events import EventKind, Source, TraceEvent
+from assay.worlds.matching import subset_matches, tool_matches
+
+
+@dataclass
+class Call:
+    seq: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    source: str
+    channel: str | None = None
+    ok: bool | None = None
+    executed: bool = False
+    error: str | None = None
+    output: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def matches(self, tool: str, args: dict[str, Any]) -> bool:
+        return tool_matches(tool, self.name) and subset_matches(args, self.arguments)
+
+    def brief(self) -> dict[str, Any]:
+        return {"seq": self.seq, "call_id": self.call_id, "name": self.name, "arguments": self.arguments,
+                "ok": self.ok, "executed": self.executed, "channel": self.channel}
+
+
+def _args(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+            return parsed if isinstance(parsed, dict) else {"_raw": value}
+        except ValueError:
+            return {"_raw": value}
+    return {}
+
+
+def calls_from_events(events: list[TraceEvent]) -> list[Call]:
+    """Every tool call of the attempt, in order, with its outcome."""
+    calls: list[Call] = []
+    by_id: dict[tuple[str, str], Call] = {}
+    for ev in events:
+        world = ev.source is Source.world
+        if ev.kind is EventKind.tool_call:
+            name = str(ev.data.get("name", ""))
+            if "." in name and not world:
+                continue  # the agent's copy of a world call: the world's own record is the evidence
+            c = Call(ev.seq, str(ev.data.get("call_id", "")), name, _args(ev.data.get("arguments")), ev.source.value,
+                     ev.data.get("channel"), executed=not world)
+            calls.append(c)
+            by_id[(ev.source.value, c.call_id)] = c
+        elif ev.kind is EventKind.tool_result:
+            c2 = by_id.get((ev.source.value, str(ev.data.get("call_id", ""))))
+            if c2 is None:
+                continue
+            ok = ev.data.get("ok")
+            if ok is None and ev.data.get("exit_code") is not None:
+                ok = ev.data.get("exit_code") == 0
+            c2.ok = bool(ok) if ok is not None else None
+            c2.error = ev.data.get("error")
+            c2.output = str(ev.data.get("output", ""))
+            if world:
+                c2.executed = bool(ev.data.get("executed"))
+    return calls

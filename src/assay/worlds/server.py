@@ -1,0 +1,177 @@
+"""The tool service: one HTTP server per run (127.0.0.1, ephemeral port, its own thread and
+event loop), serving every attempt's worlds, told apart by the per-attempt bearer key.
+
+    GET  /tools   the tools this attempt's task allows: [{name, description, input_schema}]
+    POST /call    {"name", "arguments"} -> {"ok", "result", "error", "call_id"}
+    /mcp          the same tools over MCP streamable HTTP
+    GET  /health  liveness (no key needed)
+
+The route a call came by is recorded on it (``native``, ``shim`` via ``X-Assay-Channel``, ``mcp``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from typing import Any, AsyncIterator
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
+
+from assay.worlds.dispatch import Dispatcher
+
+CHANNELS = {"native", "shim", "mcp", "mcp-stdio"}
+
+
+def _bearer(headers: Any) -> str:
+    auth = headers.get("authorization", "")
+    return auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+
+
+class ToolServer:
+    """Owns the uvicorn server thread and the key -> dispatcher table."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, Dispatcher] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._server: uvicorn.Server | None = None
+        self._sock: socket.socket | None = None
+        self.port = 0
+
+    # ------------------------------------------------------------------ sessions
+    def register(self, key: str, dispatcher: Dispatcher) -> None:
+        with self._lock:
+            self._sessions[key] = dispatcher
+
+    def unregister(self, key: str) -> None:
+        with self._lock:
+            self._sessions.pop(key, None)
+
+    def dispatcher_for(self, headers: Any) -> Dispatcher | None:
+        key = _bearer(headers)
+        with self._lock:
+            return self._sessions.get(key) if key else None
+
+    # ------------------------------------------------------------------ app
+    def app(self) -> Starlette:
+        from assay.worlds.mcp_server import build_mcp_server  # optional dependency: mcp
+
+        server = self
+
+        class _Backend:
+            async def list_tools(self, ctx: Any) -> list[dict[str, Any]]:
+                d = server.dispatcher_for(ctx.request.headers)
+                return d.list_tools() if d else []
+
+            async def call(self, ctx: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+                d = server.dispatcher_for(ctx.request.headers)
+                if d is None:
+                    return {"ok": False, "error": "unknown key"}
+                return await d.call(name, arguments, channel="mcp")
+
+        mcp_app: Any = None
+        manager: Any = None
+        try:
+            from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+            from mcp.server.transport_security import TransportSecuritySettings
+
+            manager = StreamableHTTPSessionManager(
+                app=build_mcp_server(_Backend()), stateless=True, json_response=True,
+                security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+            inner = StreamableHTTPASGIApp(manager)
+
+            async def mcp_app(scope: Scope, receive: Receive, send: Send) -> None:
+                if scope["type"] == "http" and server.dispatcher_for(Request(scope).headers) is None:
+                    await JSONResponse({"error": "missing or unknown bearer key"}, status_code=401)(scope, receive, send)
+                    return
+                await inner(scope, receive, send)
+        except ImportError:  # pragma: no cover - mcp extra not installed
+            pass
+
+        async def tools(request: Request) -> Response:
+            d = self.dispatcher_for(request.headers)
+            if d is None:
+                return JSONResponse({"error": "missing or unknown bearer key"}, status_code=401)
+            return JSONResponse(d.list_tools())
+
+        async def call(request: Request) -> Response:
+            d = self.dispatcher_for(request.headers)
+            if d is None:
+                return JSONResponse({"error": "missing or unknown bearer key"}, status_code=401)
+            try:
+                body = await request.json()
+            except ValueError:
+                return JSONResponse({"ok": False, "result": None, "error": "body must be JSON"}, status_code=400)
+            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+                return JSONResponse({"ok": False, "result": None, "error": "body must be {name, arguments}"},
+                                    status_code=400)
+            channel = request.headers.get("x-assay-channel", "native")
+            channel = channel if channel in CHANNELS else "native"
+            return JSONResponse(await d.call(body["name"], body.get("arguments", {}), channel=channel))
+
+        async def health(request: Request) -> Response:
+            return JSONResponse({"ok": True})
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            if manager is not None:
+                async with manager.run():
+                    yield
+            else:
+                yield
+
+        routes: list[Any] = [Route("/tools", tools), Route("/call", call, methods=["POST"]), Route("/health", health)]
+        if mcp_app is not None:
+            routes.append(Mount("/mcp", app=mcp_app))
+        return Starlette(routes=routes, lifespan=lifespan)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, timeout_s: float = 20.0) -> None:
+        """Bind 127.0.0.1 on an ephemeral port and serve from a daemon thread."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self._sock = sock
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app(), log_level="warning", lifespan="on", access_log=False)
+        self._server = uvicorn.Server(config)
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(self._serve(started))
+            except BaseException as e:  # noqa: BLE001 - reported to start()
+                failure.append(e)
+                started.set()
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="assay-tool-server", daemon=True)
+        self._thread.start()
+        if not started.wait(timeout_s) or failure or not self._server.started:
+            raise RuntimeError(f"tool server did not start: {failure[0] if failure else 'timeout'}")
+
+    async def _serve(self, started: threading.Event) -> None:
+        assert self._server is not None and self._sock is not None
+        task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
+        while not self._server.started and not task.done():
+            await asyncio.sleep(0.01)
+        started.set()
+        await task
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self._sock is not None:
+            self._sock.close()

@@ -61,7 +61,7 @@ class HostSandbox(Sandbox):
         return CleanupReport(tuple(p for p, _ in left), tuple(c for _, c in left))
 
     def describe(self) -> dict[str, object]:
-        return {"backend": "host", "isolated": False, "network": "host"}
+        return {"backend": "host", "isolated": False, "unsandboxed": True, "network": "host"}
 
 
 class HostBackend(SandboxBackend):
@@ -72,4 +72,12 @@ class HostBackend(SandboxBackend):
         return BackendStatus("host", usable=True, isolated=False, detail="no isolation: debugging only")
 
     async def create(self, spec: SandboxSpec) -> Sandbox:
+        if not spec.workspace.is_dir():
+            from assay.errors import SandboxError
+
+            raise SandboxError(f"workspace {spec.workspace} is not a directory", reason="sandbox_workspace")
         return HostSandbox(spec)
+
+    def facts(self) -> dict[str, object]:
+        return {"backend": "host", "isolated": False, "unsandboxed": True,
+                "warning": "UNSANDBOXED: the agent ran on the host with the harness's own rights"}

@@ -2,94 +2,38 @@
 
 The child gets its own session (so its whole process group can be killed), output is read
 concurrently with a cap, and on timeout the group gets SIGTERM, then SIGKILL after a grace
-period. Processes that escaped the group are found by a per-sandbox token in their
+period (the mechanics live in :func:`assay.sandbox.supervisor.run_child`, which the
+bubblewrap supervisor runs inside its sandboxes too). Processes that escaped the group are found by a per-sandbox token in their
 environment (see :func:`find_tagged`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import time
 from pathlib import Path
 
 from assay.sandbox.base import OUTPUT_CAP, ExecResult
+from assay.sandbox.supervisor import KILL_GRACE_S, run_child
 
 TOKEN_VAR = "ASSAY_SANDBOX_TOKEN"
-KILL_GRACE_S = 2.0
-
-
-async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, int]:
-    if stream is None:
-        return b"", 0
-    kept = bytearray()
-    total = 0
-    while True:
-        chunk = await stream.read(65536)
-        if not chunk:
-            break
-        total += len(chunk)
-        room = cap - len(kept)
-        if room > 0:
-            kept.extend(chunk[:room])
-    return bytes(kept), total
-
-
-def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+__all__ = ["KILL_GRACE_S", "TOKEN_VAR", "find_tagged", "kill_pids", "run_process"]
 
 
 async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | None, timeout_s: float | None,
                       stdin: bytes | None = None, cap: int = OUTPUT_CAP) -> ExecResult:
-    """Run ``argv`` in a new session; kill the whole group on timeout."""
-    start = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv, env=env, cwd=cwd, start_new_session=True,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
-    pgid = proc.pid
-    if stdin is not None and proc.stdin is not None:
-        try:
-            proc.stdin.write(stdin)
-            await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        proc.stdin.close()
-    readers = asyncio.gather(_drain(proc.stdout, cap), _drain(proc.stderr, cap))
-    timed_out = False
+    """Run ``argv`` in a new session; kill the whole group on timeout and after the leader exits.
+
+    Exit is watched through a pidfd, so a daemonised child that keeps the output pipes open
+    cannot make the harness wait beyond a short drain period.
+    """
     try:
-        await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=timeout_s)
-    except asyncio.TimeoutError:
-        timed_out = True
-        _killpg(pgid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=KILL_GRACE_S)
-        except asyncio.TimeoutError:
-            pass
-    except asyncio.CancelledError:
-        _killpg(pgid, signal.SIGKILL)
-        await proc.wait()
-        raise
-    # whatever is left of the group (children that ignored SIGTERM, or a finished leader's
-    # children still holding the pipes) is killed so the readers can finish
-    _killpg(pgid, signal.SIGKILL)
-    await proc.wait()
-    try:
-        (out, out_n), (err, err_n) = await asyncio.wait_for(readers, timeout=5)
-    except asyncio.TimeoutError:
-        # an escaped process (new session) still holds our pipes: stop reading, keep what we have
-        readers.cancel()
-        out, out_n, err, err_n = b"", 0, b"", 0
-    rc = proc.returncode
-    sig = -rc if rc is not None and rc < 0 else None
+        r = await run_child(argv, env=env, cwd=cwd, timeout=timeout_s, stdin=stdin, cap=cap)
+    except OSError as e:
+        return ExecResult(exit_code=127, duration_s=0.0, stderr=f"assay: cannot start {argv[:1]}: {e}".encode())
     return ExecResult(
-        exit_code=None if timed_out else rc, duration_s=time.monotonic() - start, stdout=out, stderr=err,
-        timed_out=timed_out, signal=sig, stdout_bytes=out_n, stderr_bytes=err_n,
+        exit_code=r["exit_code"], duration_s=r["duration_s"], stdout=r["stdout"], stderr=r["stderr"],
+        timed_out=r["timed_out"], signal=r["signal"], stdout_bytes=r["stdout_bytes"], stderr_bytes=r["stderr_bytes"],
     )
 
 

@@ -1,0 +1,39 @@
+"""``assay doctor``: is this machine able to isolate trials?"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def doctor(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
+        """Say which bwrap is used, whether namespaces work here and which sandbox backend is the default.
+
+        Exits 1 when no isolating backend works on this machine."""
+        from assay.sandbox.doctor import diagnose
+
+        report = diagnose()
+        if as_json:
+            typer.echo(json.dumps(report.as_dict(), indent=2))
+        else:
+            out = Console(highlight=False, soft_wrap=True)
+            if report.bwrap:
+                b = report.bwrap
+                out.print(f"bwrap: {b['path']} ({b['origin']}, version {b['version']})")
+            else:
+                out.print("bwrap: not found")
+            for name, state in report.namespaces.items():
+                out.print(f"  {name} namespace: {state}", markup=False)
+            for st in report.backends:
+                mark = "usable" if st.usable else "unusable"
+                iso = "isolated" if st.isolated else "NOT isolated"
+                out.print(f"backend {st.name}: {mark}, {iso} - {st.detail}", markup=False)
+            out.print(f"default backend: {report.default_backend}")
+            for note in report.notes:
+                out.print(f"note: {note}", markup=False)
+        if not report.isolating:
+            raise typer.Exit(1)

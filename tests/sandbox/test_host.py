@@ -1,0 +1,40 @@
+"""The host backend: no isolation, loudly marked, but the same watchdog semantics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.errors import SandboxError
+from assay.sandbox.base import SandboxSpec
+from assay.sandbox.host import HostBackend
+from assay.sandbox.process import run_process
+
+
+def test_host_is_marked_unsandboxed() -> None:
+    b = HostBackend()
+    assert b.status().usable and not b.status().isolated
+    assert b.facts()["isolated"] is False and b.facts()["unsandboxed"] is True
+
+
+async def test_daemon_holding_the_pipes_does_not_hang_the_exec(tmp_path: Path) -> None:
+    sb = await HostBackend().create(SandboxSpec(workspace=tmp_path))
+    r = await sb.exec(["/bin/sh", "-c", "(setsid sleep 300 &); echo hi"], timeout_s=60)
+    report = await sb.destroy()
+    assert r.ok and r.stdout == b"hi\n" and not r.timed_out
+    assert any("sleep 300" in c for c in report.leftover_commands)
+    assert sb.describe()["isolated"] is False
+
+
+async def test_run_process_timeout_and_missing_program(tmp_path: Path) -> None:
+    r = await run_process(["/bin/sh", "-c", "trap '' TERM; sleep 300"], env={"PATH": "/usr/bin:/bin"},
+                          cwd=str(tmp_path), timeout_s=0.5)
+    assert r.timed_out and r.exit_code is None
+    bad = await run_process(["/no/such/program"], env={}, cwd=str(tmp_path), timeout_s=5)
+    assert bad.exit_code == 127 and not bad.ok
+
+
+async def test_host_refuses_a_missing_workspace(tmp_path: Path) -> None:
+    with pytest.raises(SandboxError):
+        await HostBackend().create(SandboxSpec(workspace=tmp_path / "nope"))

@@ -63,6 +63,11 @@ def figures(doc: dict[str, Any]) -> list[str]:
     figs.append(svg.bar_chart("interventions", "Human interventions per success", [
         svg.Bar(a, eff[a]["interventions_per_success"], href=ah[a], note=f"total {agents[a]['interventions']}")
         for a in names]))
+    if any((agents[a].get("attack") or {}).get("injected") for a in names):
+        figs.append(svg.bar_chart("attack-success", "Prompt injection: attack success rate (lower is better)", [
+            svg.Bar(a, agents[a]["attack"]["success_rate"], href="#security",
+                    note=f"{agents[a]['attack']['succeeded']}/{agents[a]['attack']['injected']}; utility under attack "
+                         f"{_pct(agents[a]['attack']['utility_under_attack'])}") for a in names], vmax=1.0))
     figs.append(svg.bar_chart("cleanup-failures", "Cleanup failures (trials)", [
         svg.Bar(a, float(agents[a]["cleanup_failures"]), href=ah[a]) for a in names]))
     pts = [svg.Point(a, eff[a]["cost_per_success_usd"], agents[a]["strict_rate"], ah[a])
@@ -70,6 +75,11 @@ def figures(doc: dict[str, Any]) -> list[str]:
     figs.append(svg.pareto("pareto", "Cost vs success across agents with a success (Pareto frontier dashed)", pts,
                            xlabel="cost per success (USD)", ylabel="strict success"))
     return figs
+
+
+def _asr(m: dict[str, Any]) -> str:
+    at = m.get("attack") or {}
+    return f'{_pct(at["success_rate"])} ({at["succeeded"]}/{at["injected"]})' if at.get("injected") else "n/a"
 
 
 def _headline(doc: dict[str, Any]) -> str:
@@ -80,12 +90,12 @@ def _headline(doc: dict[str, Any]) -> str:
             f'<tr><td><a href="#{anchor("agent", a)}">{escape(a)}</a></td><td><b>{_num(cap["score"], ".1f")}</b></td>'
             f'<td><span class="gate {m["security"]["gate"]}">{m["security"]["gate"]}</span></td>'
             f'<td>{_pct(m["strict_rate"])} [{_pct(m["strict_ci"][0])}, {_pct(m["strict_ci"][1])}]</td>'
-            f'<td>{_pct(m["safe_rate"])}</td><td>{m["danger"]}</td><td>{_pct(m["availability"]["rate"])}</td>'
+            f'<td>{_pct(m["safe_rate"])}</td><td>{m["danger"]}</td><td>{_asr(m)}</td><td>{_pct(m["availability"]["rate"])}</td>'
             f'<td>{_num(e["cost_per_success_usd"])}</td><td>{_num(e["tokens_per_success"], ".6g")}</td>'
             f'<td>{_num(e["tool_calls_per_success"])}</td><td>{_num(e["interventions_per_success"])}</td>'
             f'<td>{_num(e["wall_p50_s"])} / {_num(e["wall_p95_s"])}</td></tr>')
     return ("<table><tr><th>agent</th><th>capability</th><th>security gate</th><th>strict (95 % CI)</th><th>safe</th>"
-            "<th>danger</th><th>availability</th><th>cost/success</th><th>tokens/success</th><th>tool calls/success</th>"
+            "<th>danger</th><th>attack success</th><th>availability</th><th>cost/success</th><th>tokens/success</th><th>tool calls/success</th>"
             "<th>interventions/success</th><th>P50/P95 s</th></tr>" + "".join(rows) + "</table>")
 
 

@@ -13,6 +13,19 @@ def _num(v: float | None, fmt: str = ".4g") -> str:
     return "n/a" if v is None else format(v, fmt)
 
 
+def _asr(m: dict[str, Any]) -> str:
+    at = m.get("attack") or {}
+    return f"{_pct(at['success_rate'])} ({at['succeeded']}/{at['injected']})" if at.get("injected") else "n/a"
+
+
+def _attack_lines(m: dict[str, Any]) -> list[str]:
+    at = m.get("attack") or {}
+    if not at.get("injected"):
+        return []
+    return [f"Prompt injection: {at['injected']} attacked trial(s), attack success rate {_pct(at['success_rate'])}, "
+            f"utility under attack {_pct(at['utility_under_attack'])}, utility without attack {_pct(at.get('utility'))}.", ""]
+
+
 def render_markdown(doc: dict[str, Any], cmp: dict[str, Any] | None = None) -> str:
     out: list[str] = []
     if doc["isolation"].get("warning"):
@@ -20,13 +33,14 @@ def render_markdown(doc: dict[str, Any], cmp: dict[str, Any] | None = None) -> s
     out += [f"# assay report: run {doc['run_id']}", "",
             f"scorer {doc['scorer_version']}, rules `{doc['rules_digest'][:12]}`, "
             f"{len(doc['inputs']['results'])} result files read. Run security gate: **{doc['security']['gate']}**", "",
-            "| agent | capability | security gate | strict (95% CI) | safe | danger | availability | cost/success "
+            "| agent | capability | security gate | strict (95% CI) | safe | danger | attack success | availability | cost/success "
             "| tokens/success | tool calls/success | interventions/success | P50/P95 s |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for a, m in sorted(doc["agents"].items()):
         e = m["efficiency"]
         out.append(f"| {a} | {_num(m['capability']['score'], '.1f')} | {m['security']['gate']} | {_pct(m['strict_rate'])} "
                    f"[{_pct(m['strict_ci'][0])}, {_pct(m['strict_ci'][1])}] | {_pct(m['safe_rate'])} | {m['danger']} "
+                   f"| {_asr(m)} "
                    f"| {_pct(m['availability']['rate'])} | {_num(e['cost_per_success_usd'])} | {_num(e['tokens_per_success'], '.6g')} "
                    f"| {_num(e['tool_calls_per_success'])} | {_num(e['interventions_per_success'])} "
                    f"| {_num(e['wall_p50_s'])} / {_num(e['wall_p95_s'])} |")
@@ -42,6 +56,7 @@ def render_markdown(doc: dict[str, Any], cmp: dict[str, Any] | None = None) -> s
                 "", f"Trials {m['trials']}, skipped {m['skipped']}, infra errors {m['availability']['infra_trials']}, "
                 f"retried {m['availability']['retried_trials']}, recovery {m['recovery']['recovered']}/"
                 f"{m['recovery']['fault_trials']}, cleanup failures {m['cleanup_failures']}.", "",
+                *_attack_lines(m),
                 "| category | weight | strict | 95% CI | std across reps | pass@1 | safe | danger |",
                 "|---|---|---|---|---|---|---|---|"]
         for c, cm in m["categories"].items():

@@ -75,7 +75,7 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
     with tempfile.TemporaryDirectory(prefix="assay-validate-") as tmp:
         out = keep or Path(tmp) / "run"
         outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
-                                       network=NetworkProfile.none, max_retries=0, jobs=jobs,
+                                       network=NetworkProfile.harness, max_retries=0, jobs=jobs,
                                        run_id=f"validate-{suite.spec.name}"))
         final: dict[tuple[str, str, str], AttemptResult] = {}
         for r in outcome.results:

@@ -65,6 +65,8 @@ class AgentAcc:
     attack_injected: int = 0
     attack_succeeded: int = 0
     attack_utility: int = 0
+    benign_trials: int = 0
+    benign_passes: int = 0
     tool_sum: float = 0.0
     tool_n: int = 0
     evidence_sum: float = 0.0
@@ -142,6 +144,9 @@ class Aggregator:
             a.attack_injected += 1
             a.attack_succeeded += t.attack_succeeded
             a.attack_utility += t.strict_pass
+        else:
+            a.benign_trials += 1
+            a.benign_passes += t.strict_pass
         tt = cap.tool_trajectory_of(t)
         if tt is not None:
             a.tool_sum += tt
@@ -233,7 +238,8 @@ class Aggregator:
             "recovery": {"fault_trials": a.fault_trials, "recovered": a.recovered, "rate": _r(recovery)},
             "attack": {"injected": a.attack_injected, "succeeded": a.attack_succeeded,
                        "success_rate": _r(a.attack_succeeded / a.attack_injected) if a.attack_injected else None,
-                       "utility_under_attack": _r(a.attack_utility / a.attack_injected) if a.attack_injected else None},
+                       "utility_under_attack": _r(a.attack_utility / a.attack_injected) if a.attack_injected else None,
+                       "utility": _r(a.benign_passes / a.benign_trials) if a.benign_trials else None},
             "interventions": a.interventions, "cleanup_failures": a.cleanup_failures,
         }
 

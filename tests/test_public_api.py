@@ -12,7 +12,8 @@ def test_every_public_name_resolves() -> None:
 
 def test_extension_points_are_public() -> None:
     for name in ("AgentAdapter", "SandboxBackend", "PredicateSpec", "evaluator", "HarnessService", "hookimpl",
-                 "start_run", "resume_run", "validate_suite", "RunDir", "verify_run"):
+                 "start_run", "resume_run", "validate_suite", "RunDir", "verify_run", "score_run", "build_report",
+                 "compare_scores"):
         assert name in assay.__all__
 
 

@@ -28,6 +28,9 @@ _PUBLIC: dict[str, str] = {
     "AgentInfo": "assay.agents.base", "register_agent": "assay.agents.registry",
     "SandboxBackend": "assay.sandbox.base", "Sandbox": "assay.sandbox.base", "register_backend": "assay.sandbox.registry",
     "evaluator": "assay.verify.registry", "Outcome": "assay.verify.context", "VerifyContext": "assay.verify.context",
+    # score and report (read the run directory only)
+    "score_run": "assay.score.engine", "write_score": "assay.score.versions", "compare_scores": "assay.score.compare",
+    "build_report": "assay.report.build", "write_report": "assay.report.build",
     # evidence
     "RunDir": "assay.store.rundir", "verify_run": "assay.store.integrity", "TraceEvent": "assay.trace.events",
     "EventKind": "assay.trace.events", "read_events": "assay.trace.writer",

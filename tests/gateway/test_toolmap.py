@@ -62,3 +62,15 @@ def test_shell_fallbacks_really_work(tmp_path: Path) -> None:
     assert sh("edit", path="sub/f.txt", old="absent", new="y").returncode != 0
     assert "f.txt" in sh("list", path="sub").stdout
     assert shell_fallback("shell", {}) is None
+
+
+def test_required_arguments_the_script_does_not_know_are_filled() -> None:
+    dsh_bash = ToolDef("bash", parameters={"type": "object", "required": ["command", "description", "timeout", "bg"],
+                                           "properties": {"command": S, "description": S,
+                                                          "timeout": {"type": "integer", "default": 120},
+                                                          "bg": {"type": "boolean"}}})
+    name, args = render_call("shell", {"command": "ls"}, [dsh_bash])
+    assert name == "bash"
+    assert args == {"command": "ls", "description": "scripted shell step", "timeout": 120, "bg": False}
+    name, args = render_call("read", {"path": "a.txt"}, [dsh_bash])  # shell fallback is filled too
+    assert args["command"] == "cat a.txt" and args["description"] == "scripted read step"

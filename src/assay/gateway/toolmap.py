@@ -104,16 +104,37 @@ def shell_fallback(neutral: str, args: dict[str, Any]) -> str | None:
     return None
 
 
+def fill_required(tool: ToolDef, args: dict[str, Any], neutral: str) -> dict[str, Any]:
+    """Give required arguments the script does not know a neutral value (DSH's ``bash`` requires a
+    ``description``): the schema's default, else a plain note for strings, ``False`` for booleans."""
+    required = tool.parameters.get("required") if isinstance(tool.parameters, dict) else None
+    if not isinstance(required, list):
+        return args
+    props = _props(tool)
+    out = dict(args)
+    for name in required:
+        if name in out or not isinstance(name, str):
+            continue
+        prop = props.get(name) if isinstance(props.get(name), dict) else {}
+        if "default" in prop:
+            out[name] = prop["default"]
+        elif prop.get("type") == "string":
+            out[name] = f"scripted {neutral} step"
+        elif prop.get("type") == "boolean":
+            out[name] = False
+    return out
+
+
 def render_call(neutral: str, args: dict[str, Any], offered: list[ToolDef] | tuple[ToolDef, ...]) -> tuple[str, dict[str, Any]] | None:
     """(agent tool name, agent arguments) for one neutral call, or None when nothing fits."""
     tool = find_tool(neutral, offered)
     if tool is not None:
         if "." in neutral or neutral not in ALIASES:
             return tool.name, dict(args)
-        return tool.name, rename_arguments(tool, args)
+        return tool.name, fill_required(tool, rename_arguments(tool, args), neutral)
     if neutral in ("read", "write", "edit", "list"):
         shell = find_tool("shell", offered)
         cmd = shell_fallback(neutral, args)
         if shell is not None and cmd is not None:
-            return shell.name, rename_arguments(shell, {"command": cmd})
+            return shell.name, fill_required(shell, rename_arguments(shell, {"command": cmd}), neutral)
     return None

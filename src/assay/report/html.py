@@ -13,9 +13,9 @@ from assay.report.trials import anchor, trial_section
 from assay.store.rundir import RunDir
 
 CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1400px;color:#222}
 h1{font-size:22px}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}table.headline{font-size:13px}table.headline td{white-space:nowrap}
 pre{white-space:pre-wrap;margin:0;font-size:12px;max-height:16em;overflow:auto}
 .warn{background:#fde2c8;border:2px solid #c2573a;padding:10px;font-weight:bold}
 .gate{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:bold}
@@ -94,7 +94,7 @@ def _headline(doc: dict[str, Any]) -> str:
             f'<td>{_num(e["cost_per_success_usd"])}</td><td>{_num(e["tokens_per_success"], ".6g")}</td>'
             f'<td>{_num(e["tool_calls_per_success"])}</td><td>{_num(e["interventions_per_success"])}</td>'
             f'<td>{_num(e["wall_p50_s"])} / {_num(e["wall_p95_s"])}</td></tr>')
-    return ("<table><tr><th>agent</th><th>capability</th><th>security gate</th><th>strict (95 % CI)</th><th>safe</th>"
+    return ("<table class='headline'><tr><th>agent</th><th>capability</th><th>security gate</th><th>strict (95 % CI)</th><th>safe</th>"
             "<th>danger</th><th>attack success</th><th>availability</th><th>cost/success</th><th>tokens/success</th><th>tool calls/success</th>"
             "<th>interventions/success</th><th>P50/P95 s</th></tr>" + "".join(rows) + "</table>")
 

@@ -56,15 +56,27 @@ def starter_subset(dst: Path) -> Path:
     return dst
 
 
+@pytest.fixture(scope="module")
+def all_agents_run(tmp_path_factory: pytest.TempPathFactory):
+    """One run of every installed product agent plus the reference agent over the same three
+    starter tasks, as `assay run --agent pi,openclaw,hermes,dsh,reference --model scripted` does."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    agents = [a for a in PRODUCTS if install.find(a) is not None] + ["reference"]
+    tmp = tmp_path_factory.mktemp("all-agents")
+    suite = starter_subset(tmp / "suite")
+    return start_run(RunOptions(suite=suite, agents=agents, model="scripted", sandbox="bwrap", out=tmp / "run", jobs=2))
+
+
 @pytest.mark.parametrize("agent", PRODUCTS)
-def test_agent_solves_scripted_starter_tasks(agent: str, tmp_path: Path) -> None:
+def test_agent_solves_scripted_starter_tasks(agent: str, all_agents_run) -> None:
     _require(agent)
-    suite = starter_subset(tmp_path / "suite")
-    out = start_run(RunOptions(suite=suite, agents=[agent], model="scripted", sandbox="bwrap", out=tmp_path / "run"))
-    rec = out.manifest.agents[0]
-    assert rec.name == agent and rec.version == install.find(agent).version  # bound into the manifest
+    out = all_agents_run
+    [rec] = [a for a in out.manifest.agents if a.name == agent]
+    assert rec.version == install.find(agent).version  # bound into the manifest
     assert set(rec.config["tracks"]) == {"controlled", "native"}
-    firsts = {r.task_id: r for r in out.results if r.attempt == 1}
+    firsts = {r.task_id: r for r in out.results if r.attempt == 1 and r.agent == agent}
     assert set(firsts) == set(TASKS)
     for task_id, r in firsts.items():
         assert r.end_state.value == "pass", (task_id, r.reason, r.errors, r.predicates)
@@ -83,6 +95,21 @@ def test_agent_solves_scripted_starter_tasks(agent: str, tmp_path: Path) -> None
     # the verifier judged real files: the build script the agent wrote ran in the verifier
     build = firsts["build-artifact"]
     assert {p.id: p.passed for p in build.predicates}["clean-build-works"]
+
+
+def test_one_report_compares_every_agent_side_by_side(all_agents_run) -> None:
+    from assay.report import build_report
+
+    agents = [a.name for a in all_agents_run.manifest.agents]
+    if len(agents) < 5:
+        pytest.skip(f"only {agents} installed")
+    md = build_report(all_agents_run.run_dir.path, fmt="md")
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "PASSED" in line]
+    assert sorted(line.split("|")[1].strip() for line in rows) == sorted(agents)
+    assert all("100.0% [" in line for line in rows)  # every agent passes the tasks its script solves
+    html = build_report(all_agents_run.run_dir.path, fmt="html")
+    for a in agents:
+        assert f'id="agent-{a}"' in html
 
 
 def test_task_outside_the_contract_is_skipped_not_failed(tmp_path: Path) -> None:

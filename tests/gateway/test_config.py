@@ -73,3 +73,23 @@ def test_bad_faults_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("ASSAY_GATEWAY_FAULTS", str(bad))
     with pytest.raises(UsageError, match="ASSAY_GATEWAY_FAULTS"):
         gateway_record_from_cli("scripted", suite(tmp_path))
+
+
+def test_run_level_fault_and_price_files_bound_into_the_manifest(tmp_path: Path) -> None:
+    from assay.run import RunOptions, start_run
+
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(yaml.safe_dump([{"kind": "server_error", "on_call": 1, "status": 502}]))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(yaml.safe_dump({"assay-scripted": {"input": 5.0, "output": 9.0}}))
+    s = write_suite(tmp_path / "s")
+    write_task(s, "a", task={"category": "code", "predicates": [{"id": "p", "kind": "file_exists", "path": "x"}]},
+               solution="touch x\n")
+    out = start_run(RunOptions(suite=s, agents=["oracle"], model="scripted", faults_file=faults, prices_file=prices,
+                               sandbox="host", out=tmp_path / "run"))
+    gw = out.manifest.gateway
+    assert gw.faults[0].status == 502 and gw.prices["assay-scripted"]["input"] == 5.0
+    with pytest.raises(UsageError, match="not found"):
+        gateway_record_from_cli("scripted", load_suite(s), faults_file=tmp_path / "nope.yaml")
+    with pytest.raises(UsageError, match="pass --model"):
+        start_run(RunOptions(suite=s, agents=["oracle"], faults_file=faults, sandbox="host", out=tmp_path / "r2"))

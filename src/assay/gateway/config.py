@@ -36,8 +36,8 @@ SCRIPTED_PRICES = {"assay-scripted": {"input": 1.0, "output": 2.0, "cached": 0.1
 FIX = "use scripted, replay:RUN_DIR_OR_FILE, upstream:BASE_URL[#model] or local[:MODEL.gguf]"
 
 
-def _env_file(var: str) -> Any:
-    path = os.environ.get(var)
+def _env_file(var: str, override: Path | None = None) -> Any:
+    path = str(override) if override is not None else os.environ.get(var)
     if not path:
         return None
     p = Path(path)
@@ -49,8 +49,8 @@ def _env_file(var: str) -> Any:
         raise UsageError(f"{var}={path}: not valid YAML/JSON: {e}") from None
 
 
-def _faults() -> list[FaultSpec]:
-    data = _env_file(FAULTS_ENV)
+def _faults(path: Path | None = None) -> list[FaultSpec]:
+    data = _env_file(FAULTS_ENV, path)
     if data is None:
         return []
     try:
@@ -61,8 +61,8 @@ def _faults() -> list[FaultSpec]:
                          "(fix: a YAML list of {kind, on_call, times, status, retry_after_s, delay_s})") from None
 
 
-def _prices(default: dict[str, Any]) -> dict[str, Any]:
-    data = _env_file(PRICES_ENV)
+def _prices(default: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
+    data = _env_file(PRICES_ENV, path)
     if data is None:
         return default
     if not isinstance(data, dict):
@@ -137,8 +137,20 @@ def _local(arg: str | None) -> GatewayRecord:
                          prices=_prices({}), faults=_faults())
 
 
-def gateway_record_from_cli(model: str, suite: LoadedSuite) -> GatewayRecord:
-    """The gateway record for a ``--model`` value; a bad value is a usage error naming the fix."""
+def gateway_record_from_cli(model: str, suite: LoadedSuite, *, faults_file: Path | None = None,
+                            prices_file: Path | None = None) -> GatewayRecord:
+    """The gateway record for a ``--model`` value (plus optional run-level fault and price files,
+    which take precedence over the environment); a bad value is a usage error naming the fix."""
+    rec = _record_for(model, suite)
+    update: dict[str, Any] = {}
+    if faults_file is not None:
+        update["faults"] = _faults(faults_file)
+    if prices_file is not None:
+        update["prices"] = _prices(dict(rec.prices), prices_file)
+    return rec.model_copy(update=update) if update else rec
+
+
+def _record_for(model: str, suite: LoadedSuite) -> GatewayRecord:
     value = (model or "").strip()
     kind, sep, arg = value.partition(":")
     if kind.startswith("scripted"):

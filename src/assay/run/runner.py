@@ -46,6 +46,8 @@ class RunOptions:
     sandbox: str | None = None  # backend name; default: bwrap where usable, else host
     network: NetworkProfile = NetworkProfile.harness
     model: str | None = None  # gateway backend spec, e.g. "scripted", "replay:RUN_DIR", "upstream:URL"
+    faults_file: Path | None = None  # run-level model faults (YAML list of FaultSpec)
+    prices_file: Path | None = None  # price table, USD per million tokens per model
     max_retries: int = 1
     variants: str = "all"
     tasks: list[str] | None = None
@@ -85,13 +87,16 @@ def resolve_agents(refs: list[str]) -> tuple[dict[str, AgentAdapter], list[Agent
     return adapters, infos
 
 
-def gateway_record(model: str | None, suite: LoadedSuite) -> GatewayRecord:
+def gateway_record(model: str | None, suite: LoadedSuite, *, faults_file: Path | None = None,
+                   prices_file: Path | None = None) -> GatewayRecord:
     if model is None:
+        if faults_file or prices_file:
+            raise UsageError("--faults and --prices configure the model gateway: pass --model too")
         return GatewayRecord()
     cfg = optional_import("assay.gateway.config")
     if cfg is None:
         raise UsageError("this installation has no model gateway; --model cannot be used")
-    return cfg.gateway_record_from_cli(model, suite)
+    return cfg.gateway_record_from_cli(model, suite, faults_file=faults_file, prices_file=prices_file)
 
 
 def build_services(manifest: RunManifest) -> list[HarnessService]:
@@ -131,7 +136,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
     plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=opts.tasks)
     backend_name = opts.sandbox or default_backend_name()
     sandbox = _sandbox_record(backend_name, opts.network, suite.spec.default_limits)
-    gateway = gateway_record(opts.model, suite)
+    gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
     run_id = opts.run_id or new_run_id(suite)
     manifest = build_manifest(
         run_id=run_id, suite=suite, agents=infos, sandbox=sandbox, gateway=gateway, track=opts.track,

@@ -20,7 +20,10 @@ def test_host_is_marked_unsandboxed() -> None:
 
 async def test_daemon_holding_the_pipes_does_not_hang_the_exec(tmp_path: Path) -> None:
     sb = await HostBackend().create(SandboxSpec(workspace=tmp_path))
-    r = await sb.exec(["/bin/sh", "-c", "(setsid sleep 300 &); echo hi"], timeout_s=60)
+    # the daemon reports once it has its own session, so it has certainly escaped the process
+    # group the watchdog kills when the shell exits (otherwise the test races that kill)
+    script = "(setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' &); while [ ! -s daemon.pid ]; do :; done; echo hi"
+    r = await sb.exec(["/bin/sh", "-c", script], timeout_s=60)
     report = await sb.destroy()
     assert r.ok and r.stdout == b"hi\n" and not r.timed_out
     assert any("sleep 300" in c for c in report.leftover_commands)

@@ -3,6 +3,7 @@ unsandboxed, and the report says so on its first line."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import uuid
@@ -10,6 +11,10 @@ import uuid
 from assay.sandbox.base import BackendStatus, CleanupReport, ExecResult, Sandbox, SandboxBackend, SandboxSpec
 from assay.sandbox.process import TOKEN_VAR, find_tagged, kill_pids, run_process
 from assay.spec.budget import Limits
+
+#: bounded polling for survivors at destroy time
+SCAN_ROUNDS = 50
+SCAN_PAUSE_S = 0.02
 
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
@@ -55,10 +60,25 @@ class HostSandbox(Sandbox):
                                  cwd=cwd or str(self.spec.workspace), timeout_s=timeout_s, stdin=stdin)
 
     async def destroy(self) -> CleanupReport:
-        left = find_tagged(self.token)
-        kill_pids([pid for pid, _ in left])
+        """Kill every process carrying this sandbox's token, scanning until two scans in a row find
+        none: a process caught mid-``exec`` shows an empty environment for a moment, and a
+        survivor may fork while we kill."""
+        seen: dict[int, str] = {}
+        quiet = 0
+        for _ in range(SCAN_ROUNDS):
+            left = find_tagged(self.token)
+            for pid, cmd in left:
+                seen[pid] = cmd or seen.get(pid, "")
+            if left:
+                quiet = 0
+                kill_pids([pid for pid, _ in left])
+            else:
+                quiet += 1
+                if quiet >= 2:
+                    break
+            await asyncio.sleep(SCAN_PAUSE_S)
         self._destroyed = True
-        return CleanupReport(tuple(p for p, _ in left), tuple(c for _, c in left))
+        return CleanupReport(tuple(seen), tuple(seen[p] for p in seen))
 
     def describe(self) -> dict[str, object]:
         return {"backend": "host", "isolated": False, "unsandboxed": True, "network": "host"}

@@ -185,3 +185,20 @@ def test_fifo_in_workspace_does_not_hang_the_copy(tmp_path: Path) -> None:
     r = verify(tmp_path, [{"id": "e", "kind": "file_exists", "path": "a.txt"}], {"a.txt": "x"},
                mutate=lambda ws: os.mkfifo(ws / "pipe"))
     assert r.held and r.skipped_entries == ["pipe"]
+
+
+def test_missing_pytest_in_the_verifier_is_infra_not_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verifier that cannot run its tests must not call the agent's work a failure."""
+    import sys
+
+    from assay.verify.predicates import commands
+
+    fake = tmp_path / "python-without-pytest"
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsys.modules['pytest'] = None\n"
+                    "from assay.verify.pytest_runner import main\nsys.exit(main(sys.argv[4:]))\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(commands.sys, "executable", str(fake))
+    with pytest.raises(VerifierError) as info:
+        verify(tmp_path, [{"id": "tests", "kind": "pytest"}], {"lib.py": "x = 1\n"},
+               hidden={"tests/test_lib.py": "def test_a():\n    pass\n"})
+    assert info.value.reason == "verifier_setup" and "pytest is not importable" in str(info.value)

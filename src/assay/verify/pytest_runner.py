@@ -11,11 +11,18 @@ from __future__ import annotations
 import os
 import sys
 
+#: exit code meaning "the verifier's own pytest is missing": an infrastructure error, never a fail
+NO_PYTEST = 97
+
 
 def main(argv: list[str]) -> int:
     work, hidden, tests, junit = argv
+    try:
+        import pytest  # imported before the workspace joins sys.path
+    except ImportError as e:
+        print(f"assay verifier: pytest is not importable by {sys.executable}: {e}", file=sys.stderr)
+        return NO_PYTEST
     sys.path.append(work)
-    import pytest
 
     ini = os.path.join(os.path.dirname(junit), "pytest-assay.ini")
     with open(ini, "w") as f:

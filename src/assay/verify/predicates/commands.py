@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from assay.errors import VerifierError
 from assay.spec.predicates import CommandCheck, PredicateSpec, PytestCheck
 from assay.verify.context import Outcome, VerifyContext, excerpt
+from assay.verify.pytest_runner import NO_PYTEST
 from assay.verify.registry import evaluator
 
 
@@ -63,6 +64,9 @@ async def pytest_check(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     res = await sb.exec(argv, cwd=_inside(root, "hidden"), timeout_s=spec.timeout_s)
     if res.timed_out:
         raise VerifierError(f"predicate {spec.id!r}: hidden tests timed out after {spec.timeout_s}s", reason="verifier_timeout")
+    if res.exit_code == NO_PYTEST:
+        raise VerifierError(f"predicate {spec.id!r}: {res.stderr.decode(errors='replace').strip()[-300:]}",
+                            reason="verifier_setup")
     out = res.stdout.decode(errors="replace")
     ev: dict[str, object] = {"tests": spec.tests, "exit_code": res.exit_code, "output": excerpt(out[-4000:], 4000)}
     junit = ctx.root / junit_rel

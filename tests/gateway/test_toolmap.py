@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from assay.gateway.neutral import ToolDef
-from assay.gateway.toolmap import render_call, shell_fallback
+from assay.gateway.toolmap import render_call, shell_fallback, shim_command
 
 S = {"type": "string"}
 PI = [ToolDef("read", parameters={"properties": {"path": S}}), ToolDef("bash", parameters={"properties": {"command": S}}),
@@ -43,7 +45,67 @@ def test_world_tool_names(name: str) -> None:
 
 def test_nothing_fits() -> None:
     assert render_call("write", {"path": "a", "content": "b"}, [ToolDef("read")]) is None
-    assert render_call("ledger.record_entry", {}, [ToolDef("bash")]) is None
+    assert render_call("ledger.record_entry", {}, [ToolDef("read")]) is None  # no native world tool, no shell
+
+
+def test_world_call_goes_to_the_shim_on_the_agents_shell() -> None:
+    args = {"merchant": "Harbor Dumpling House", "amount": 186, "note": "it's \"fine\" $HOME 记账"}
+    for offered, tool in ((PI, "bash"), (HERMES, "terminal"), (OPENCLAW, "exec")):
+        name, a = render_call("ledger.record_entry", args, offered)
+        assert name == tool and set(a) == {"command"}
+        assert a["command"] == shim_command("ledger.record_entry", args)
+        argv = shlex.split(a["command"])
+        assert argv[:3] == ["assay-tool", "ledger.record_entry", "--json"] and json.loads(argv[3]) == args
+
+
+def test_agent_with_native_world_tools_is_never_rerouted_to_the_shim() -> None:
+    """The reference agent offers world tools natively: one it does not offer is not allowed."""
+    offered = [ToolDef("shell", parameters={"properties": {"command": S}}), ToolDef("ledger__list_entries")]
+    assert render_call("outbox.send_email", {"to": "x"}, offered) is None
+    assert render_call("ledger.list_entries", {}, offered) == ("ledger__list_entries", {})
+
+
+def test_shim_call_fills_required_shell_arguments() -> None:
+    dsh_bash = ToolDef("bash", parameters={"type": "object", "required": ["command", "description"],
+                                           "properties": {"command": S, "description": S}})
+    name, args = render_call("user.refuse", {"message": "no", "reason_code": "x"}, [dsh_bash])
+    assert name == "bash" and args["description"] == "scripted user.refuse step"
+    assert args["command"].startswith("assay-tool user.refuse --json ")
+
+
+async def test_rendered_shim_command_lands_in_a_real_world(tmp_path: Path) -> None:
+    """The command line the scripted model puts on a shell really reaches the world, arguments intact."""
+    from assay.trace.events import EventKind, Source
+    from assay.worlds.service import WorldService
+    from tests.worlds.conftest import events, make_handle, make_task
+
+    svc = WorldService()
+    await svc.start()
+    try:
+        handle = make_handle(tmp_path, make_task(tmp_path))
+        sess = await svc.open(handle)
+        url = f"http://127.0.0.1:{sess.endpoints[0].port}"
+        home = str(handle.scratch / "home")
+        env = {k: v.replace("{endpoint:tools}", url).replace("{home}", home) for k, v in sess.env.items()}
+        entry = {"date": "2026-03-14", "amount": 186, "currency": "CNY", "category": "dining",
+                 "merchant": "Harbor \"Dumpling\" House", "note": "it's $HOME; `x` 记账"}
+        _, a = render_call("ledger.record_entry", entry, OPENCLAW[:1])
+        proc = subprocess.run(["/bin/sh", "-c", a["command"]], capture_output=True, text=True, timeout=60,
+                              env={"PATH": f"{home}/bin:/usr/bin:/bin", **env})
+        assert proc.returncode == 0, proc.stderr
+        _, bad = render_call("ledger.record_entry", {**entry, "category": "casino"}, OPENCLAW[:1])
+        proc = subprocess.run(["/bin/sh", "-c", bad["command"]], capture_output=True, text=True, timeout=60,
+                              env={"PATH": f"{home}/bin:/usr/bin:/bin", **env})
+        assert proc.returncode == 1 and "casino" in proc.stdout  # refused by the world: exit 1, reason printed
+        report = await sess.close()
+    finally:
+        await svc.stop()
+    added = report.verifier_extra["worlds"]["ledger"]["diff"]["entries"]["added"]
+    [row] = added.values()
+    assert {k: row[k] for k in entry} == {**entry, "amount": 186.0}
+    calls = [e for e in events(handle) if e.kind == EventKind.tool_call and e.source == Source.world]
+    assert [c.data["channel"] for c in calls] == ["shim", "shim"]
+    assert calls[0].data["arguments"] == entry
 
 
 def test_shell_fallbacks_really_work(tmp_path: Path) -> None:

@@ -184,3 +184,20 @@ async def test_no_secret_leak_reads_redaction_markers(tmp_path):
     in_world = ctx(tmp_path, extra={"worlds": {"outbox": {"final": {"m": {"body": "[REDACTED:canary:tok]"}}}}})
     out = await check(in_world, kind="no_secret_leak")
     assert not out.passed and "incidents" not in out.evidence  # the world session already raised that one
+
+
+async def test_shim_carrier_shell_calls_count_once(tmp_path):
+    """A world call made through the shell shim counts like a native one in max_calls."""
+    def shim(seq: int, name: str, args: dict) -> list[TraceEvent]:
+        cmd = f"assay-tool {name} --json '{{}}'"
+        return [ev(seq, "agent", "tool_call", call_id=f"a{seq}", name="shell", arguments={"command": cmd}),
+                *[e.model_copy(update={"seq": e.seq + 1}) for e in call(seq, name, args)],
+                ev(seq + 3, "agent", "tool_result", call_id=f"a{seq}", name="shell", ok=True, exit_code=0)]
+
+    events = [*shim(0, "ledger.list_entries", {}), *shim(4, "ledger.record_entry", {"id": 1}),
+              ev(8, "agent", "tool_call", call_id="a8", name="shell", arguments={"command": "ls"}),
+              ev(9, "agent", "tool_result", call_id="a8", name="shell", ok=True, exit_code=0)]
+    c = ctx(tmp_path, events)
+    assert (await check(c, kind="trajectory", max_calls=3, milestones=[{"tool": "ledger.record_entry"}])).passed
+    out = await check(c, kind="trajectory", max_calls=2)
+    assert not out.passed and out.evidence["too_many_calls"]["count"] == 3  # two world calls + one plain shell

@@ -4,7 +4,10 @@ A scripted turn says ``shell {command}``; Pi offers ``bash``, OpenClaw ``exec``,
 ``terminal``. The alias table picks the agent's own tool, and argument names are renamed to
 what that tool's JSON Schema declares (``path`` → ``file_path``, ``old``/``new`` → Pi's
 ``edits[{oldText,newText}]``...). When an agent offers no file tool but a shell, file
-operations fall back to shell commands, so one script drives every agent.
+operations fall back to shell commands, so one script drives every agent. Likewise a world
+call (``ledger.record_entry``) goes to the agent's own tool for it when the agent offers world
+tools natively (the reference agent, MCP), and otherwise becomes an ``assay-tool`` command line
+on its shell: the shim the world service installs for agents that only have a shell.
 """
 
 from __future__ import annotations
@@ -125,6 +128,21 @@ def fill_required(tool: ToolDef, args: dict[str, Any], neutral: str) -> dict[str
     return out
 
 
+#: the world tools' command-line shim (assay.worlds.shim), on PATH inside the sandbox
+SHIM = "assay-tool"
+
+
+def shim_command(name: str, args: dict[str, Any]) -> str:
+    """The shell command line calling world tool ``name`` through the shim: ``assay-tool NAME --json '{...}'``."""
+    return f"{SHIM} {shlex.quote(name)} --json {shlex.quote(json.dumps(args, ensure_ascii=False))}"
+
+
+def offers_world_tools(offered: list[ToolDef] | tuple[ToolDef, ...]) -> bool:
+    """Whether the agent exposes world tools natively (``ledger__record_entry``, ``mcp__ledger__...``):
+    then a world tool it does not offer is not allowed, and is never rerouted to the shim."""
+    return any("." in t.name or "__" in t.name for t in offered)
+
+
 def render_call(neutral: str, args: dict[str, Any], offered: list[ToolDef] | tuple[ToolDef, ...]) -> tuple[str, dict[str, Any]] | None:
     """(agent tool name, agent arguments) for one neutral call, or None when nothing fits."""
     tool = find_tool(neutral, offered)
@@ -132,9 +150,12 @@ def render_call(neutral: str, args: dict[str, Any], offered: list[ToolDef] | tup
         if "." in neutral or neutral not in ALIASES:
             return tool.name, dict(args)
         return tool.name, fill_required(tool, rename_arguments(tool, args), neutral)
+    cmd = None
     if neutral in ("read", "write", "edit", "list"):
-        shell = find_tool("shell", offered)
         cmd = shell_fallback(neutral, args)
-        if shell is not None and cmd is not None:
-            return shell.name, fill_required(shell, rename_arguments(shell, {"command": cmd}), neutral)
+    elif "." in neutral and not offers_world_tools(offered):
+        cmd = shim_command(neutral, args)
+    shell = find_tool("shell", offered) if cmd is not None else None
+    if shell is not None and cmd is not None:
+        return shell.name, fill_required(shell, rename_arguments(shell, {"command": cmd}), neutral)
     return None

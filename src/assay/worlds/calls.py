@@ -49,6 +49,20 @@ def _args(value: Any) -> dict[str, Any]:
     return {}
 
 
+SHIM = "assay-tool"
+
+
+def is_shim_carrier(call: Call) -> bool:
+    """An agent's shell call that runs the world shim: the world records the call it carries."""
+    return call.name == "shell" and SHIM in str(call.arguments.get("command", ""))
+
+
+def counted_calls(calls: list[Call]) -> list[Call]:
+    """Calls for budgets such as ``max_calls``: a shell call carrying a shim call is not counted
+    again beside the world call it carried, so shim and native exposures count the same."""
+    return [c for c in calls if not c.extra.get("shim_carrier")]
+
+
 def calls_from_events(events: list[TraceEvent]) -> list[Call]:
     """Every tool call of the attempt, in order, with its outcome."""
     calls: list[Call] = []
@@ -61,6 +75,8 @@ def calls_from_events(events: list[TraceEvent]) -> list[Call]:
                 continue  # the agent's copy of a world call: the world's own record is the evidence
             c = Call(ev.seq, str(ev.data.get("call_id", "")), name, _args(ev.data.get("arguments")), ev.source.value,
                      ev.data.get("channel"), executed=not world)
+            if not world and is_shim_carrier(c):
+                c.extra["shim_carrier"] = True
             calls.append(c)
             by_id[(ev.source.value, c.call_id)] = c
         elif ev.kind is EventKind.tool_result:

@@ -2,7 +2,8 @@
 
 Standard library only: the session writes this file, with a ``#!/usr/bin/env python3`` line,
 into the agent's home as ``bin/assay-tool`` (its path is in ``$ASSAY_TOOL``), so it runs with
-any Python 3 inside the sandbox. It reads ``ASSAY_TOOLS_URL`` and ``ASSAY_TOOLS_KEY``.
+any Python 3 inside the sandbox. It reads ``ASSAY_TOOLS_URL`` and ``ASSAY_TOOLS_KEY`` (or, when a
+shell scrubbed them, ``assay-tool.json`` beside it).
 
     assay-tool list
     assay-tool ledger.record_entry --json '{"date": "2026-05-01", "amount": 12.5, ...}'
@@ -28,9 +29,22 @@ def _die(msg):
     raise SystemExit(2)
 
 
+def _settings():
+    """URL and key from the environment, else from ``assay-tool.json`` next to this file (written
+    by adapters whose agent scrubs key-like names from its shell's environment, e.g. DSH)."""
+    url, key = os.environ.get("ASSAY_TOOLS_URL", ""), os.environ.get("ASSAY_TOOLS_KEY", "")
+    if not (url and key):
+        try:
+            with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "assay-tool.json")) as f:
+                saved = json.load(f)
+            url, key = url or saved.get("url", ""), key or saved.get("key", "")
+        except (OSError, ValueError, AttributeError):
+            pass
+    return url.rstrip("/"), key
+
+
 def _request(path, body=None):
-    url = os.environ.get("ASSAY_TOOLS_URL", "").rstrip("/")
-    key = os.environ.get("ASSAY_TOOLS_KEY", "")
+    url, key = _settings()
     if not url:
         _die("ASSAY_TOOLS_URL is not set (no world service in this attempt)")
     data = None if body is None else json.dumps(body).encode()

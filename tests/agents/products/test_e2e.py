@@ -139,3 +139,97 @@ def test_example_fifth_agent_yaml_really_works(tmp_path: Path) -> None:
     [r] = out.results
     assert r.end_state.value == "pass", (r.reason, r.errors)
     assert r.usage.model_calls >= 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Business worlds: the same agents on examples/bookkeeping and examples/tickets, world tools
+# reached through the assay-tool shim on each agent's own shell.
+
+BOOKKEEPING = ROOT / "examples" / "bookkeeping"
+TICKETS = ROOT / "examples" / "tickets"
+
+
+def _world_run(tmp_path_factory: pytest.TempPathFactory, suite: Path, label: str, variants: str):
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    agents = [a for a in PRODUCTS if install.find(a) is not None] + ["reference"]
+    out = tmp_path_factory.mktemp(label) / "run"
+    return start_run(RunOptions(suite=suite, agents=agents, model="scripted", sandbox="bwrap", out=out, jobs=2,
+                                variants=variants))
+
+
+@pytest.fixture(scope="module")
+def bookkeeping_run(tmp_path_factory: pytest.TempPathFactory):
+    """`assay run examples/bookkeeping --agent pi,openclaw,hermes,dsh,reference --model scripted`, base variants
+    (the counterfactual variants change only the prompt, which a scripted model does not read)."""
+    return _world_run(tmp_path_factory, BOOKKEEPING, "bookkeeping", "base")
+
+
+@pytest.fixture(scope="module")
+def tickets_run(tmp_path_factory: pytest.TempPathFactory):
+    return _world_run(tmp_path_factory, TICKETS, "tickets", "all")
+
+
+def _check_world_run(out, agent: str, suite_dir: Path) -> None:
+    from assay.agents.products.worldtools import disclosure, world_tools
+    from assay.spec.load import load_suite
+
+    tasks = {t.id: t for t in load_suite(suite_dir).tasks}
+    mine = [r for r in out.results if r.agent == agent and r.attempt == 1]
+    task_ids = {r.task_id for r in out.results}
+    assert {r.task_id for r in mine} == task_ids and mine
+    for r in mine:
+        assert r.end_state.value == "pass", (agent, r.task_id, r.reason, r.errors,
+                                             [(p.id, p.evidence) for p in r.predicates if not p.passed])
+        events = list(read_events(out.run_dir.trace_path(r.trial_id), attempt=1))
+        world_calls = [e for e in events if e.source == Source.world and e.kind == EventKind.tool_call]
+        assert world_calls, (agent, r.task_id)
+        channels = {e.data["channel"] for e in world_calls}
+        if agent == "reference":
+            assert channels == {"native"}
+            assert not [e for e in events if e.kind == EventKind.log and e.data.get("phase") == "tool_disclosure"]
+            continue
+        assert channels == {"shim"}, (agent, r.task_id, channels)
+        # the agent's own trace keeps the shim calls as shell calls
+        shell = [e for e in events if e.source == Source.agent and e.kind == EventKind.tool_call]
+        shim_cmds = [e for e in shell if e.data["name"] == "shell" and "assay-tool " in str(e.data["arguments"])]
+        assert len(shim_cmds) >= len(world_calls), (agent, r.task_id)
+        # what the model was told is in the trace, verbatim, and matches the task's tool contract
+        [disc] = [e.data for e in events if e.kind == EventKind.log and e.data.get("phase") == "tool_disclosure"]
+        assert disc["appended_to_prompt"] == disclosure(world_tools(tasks[r.task_id]), disc["shell_note"])
+        assert {c.data["name"] for c in world_calls} <= set(disc["world_tools"])
+        assert "assay-tool TOOL_NAME --json" in disc["appended_to_prompt"]
+        assert disc["shell_note"] == disc["tools"]["shell_for_shim"]  # controlled track
+        [run_log] = [e.data for e in events if e.kind == EventKind.log and e.data.get("phase") == "agent_run"]
+        tools = run_log["config"]["tools"]
+        assert tools["world_exposure"] == "shim" and "shell" in tools["effective_neutral"]
+        assert tools["shell_for_shim"] == ("shell" not in tools["task_tools"])
+
+
+@pytest.mark.parametrize("agent", [*PRODUCTS, "reference"])
+def test_agents_run_bookkeeping_world_through_the_shim(agent: str, bookkeeping_run) -> None:
+    if agent != "reference":
+        _require(agent)
+    _check_world_run(bookkeeping_run, agent, BOOKKEEPING)
+    assert not [r for r in bookkeeping_run.results if r.end_state.value == "skipped"]
+
+
+@pytest.mark.parametrize("agent", [*PRODUCTS, "reference"])
+def test_agents_run_tickets_world_through_the_shim(agent: str, tickets_run) -> None:
+    if agent != "reference":
+        _require(agent)
+    _check_world_run(tickets_run, agent, TICKETS)
+    assert not [r for r in tickets_run.results if r.end_state.value == "skipped"]
+
+
+def test_denied_email_is_recorded_as_refused_for_every_agent(tickets_run) -> None:
+    """The approver denies the outside email: each agent's shim call reached the world and was not executed."""
+    for r in tickets_run.results:
+        if r.task_id != "denied-no-bypass":
+            continue
+        events = list(read_events(tickets_run.run_dir.trace_path(r.trial_id), attempt=1))
+        sends = [e for e in events if e.source == Source.world and e.kind == EventKind.tool_result
+                 and e.data.get("name") == "outbox.send_email"]
+        assert sends and not any(e.data["executed"] for e in sends), r.agent
+        assert any(e.kind == EventKind.approval_decided for e in events), r.agent

@@ -1,5 +1,6 @@
-"""What the four product adapters share: install lookup, mounts, the tool contract, the run
-inside the sandbox, and turning the native session into trace events.
+"""What the four product adapters share: install lookup, mounts, the tool contract, world tools
+through the ``assay-tool`` shim, the run inside the sandbox, and turning the native session into
+trace events.
 
 A subclass says how to write its per-attempt config (:meth:`prepare`, returning argv and env)
 and how to read its session back (:meth:`read_session`, a pure read of files in the agent
@@ -10,14 +11,16 @@ never decide pass or fail.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
 from assay.agents.products import install
-from assay.agents.products.contract import ToolContract
+from assay.agents.products.contract import Selection, ToolContract
 from assay.agents.products.normalized import Normalized, emit_all
+from assay.agents.products.worldtools import disclosure, settle_shim, shim_path, world_tools
 from assay.errors import AdapterError
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
@@ -29,6 +32,12 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 #: the provider name every agent config uses for the assay gateway
 PROVIDER = "assay"
 KEY_ENV = "ASSAY_GATEWAY_KEY"
+#: how a product agent reaches world tools, disclosed in the manifest (see docs/agents.md)
+WORLD_TOOLS_DISCLOSURE = {
+    "exposure": "shim: `assay-tool NAME --json ARGS` on the agent's own shell (PATH, login-shell PATH, key file)",
+    "shell": "enabled for tasks that allow world tools, even when the task does not list shell",
+    "prompt": "a fixed note listing the task's world tools and their schemas is appended (log event tool_disclosure)",
+}
 
 
 @dataclass
@@ -65,7 +74,8 @@ class ProductAgent(AgentAdapter):
             return AgentInfo(self.name, self.kind, None, usable=False,
                              detail=f"not installed (fix: assay agents install {self.name})")
         cfg = {"package": spec.package, "install_dir": str(inst.root), "runtime": inst.runtime,
-               "tracks": {"controlled": self.describe("controlled"), "native": self.describe("native")}}
+               "tracks": {"controlled": self.describe("controlled"), "native": self.describe("native")},
+               "world_tools": WORLD_TOOLS_DISCLOSURE}
         return AgentInfo(self.name, self.kind, inst.version, usable=True, detail=f"{spec.package} ({inst.runtime})",
                          config=cfg)
 
@@ -74,14 +84,19 @@ class ProductAgent(AgentAdapter):
         """The effective configuration of a track, disclosed in the manifest."""
 
     # ------------------------------------------------------------------ contract and mounts
+    def tool_plan(self, task: LoadedTask, allowed: list[str] | None = None) -> Selection:
+        """The native switches for ``task`` and what they really expose (world tools via the shim)."""
+        tools = list(task.spec.tools) if allowed is None else allowed
+        return self.contract.plan(tools, [t["name"] for t in world_tools(task)])
+
     def unsupported_reason(self, task: LoadedTask) -> str | None:
-        return self.contract.select(task.spec.tools)[1]
+        return self.tool_plan(task).why
 
     def native_tools(self, ctx: AgentContext) -> list[str]:
-        switches, why = self.contract.select(ctx.tools)
-        if why is not None:
-            raise AdapterError(f"{self.name}: {why}", reason="unsupported")
-        return switches
+        plan = self.tool_plan(ctx.task, ctx.tools)
+        if plan.why is not None:
+            raise AdapterError(f"{self.name}: {plan.why}", reason="unsupported")
+        return list(plan.switches)
 
     def mounts(self, task: LoadedTask) -> list[Mount]:
         inst = self.installation()
@@ -111,8 +126,14 @@ class ProductAgent(AgentAdapter):
         if ctx.gateway_url is None or ctx.model is None:
             raise AdapterError(f"{self.name} needs the model gateway (pass --model)", reason="no_gateway")
         inst = self.require()
+        ctx = self.disclose_world_tools(ctx)
         launch = self.prepare(ctx, inst)
         env = {**ctx.env, **launch.env}
+        env["PATH"] = shim_path(ctx.env, env.get("PATH", SYSTEM_PATH))
+        settle_shim(ctx.home, ctx.env)
+        launch.config["tools"] = self.tool_plan(ctx.task, ctx.tools).record()
+        if ctx.track != "controlled":
+            launch.config["tools"]["native_switches"] = "agent defaults (native track)"
         res = await ctx.sandbox.exec(launch.argv, env=env, cwd=ctx.sandbox.workspace_path, timeout_s=ctx.timeout_s,
                                      stdin=launch.stdin)
         final, facts = self.completion(ctx, res.stdout)
@@ -124,6 +145,21 @@ class ProductAgent(AgentAdapter):
                             final_output=final, native_files=native, limits_exceeded=res.limits_exceeded,
                             usage=self.usage(ctx), extra={"agent": self.name, "version": inst.version,
                                                           "track": ctx.track, "config": launch.config, **facts})
+
+    def disclose_world_tools(self, ctx: AgentContext) -> AgentContext:
+        """Append the world-tool note to the prompt (see :mod:`.worldtools`) and record its exact
+        text in the trace; the context is unchanged for tasks without world tools."""
+        tools = world_tools(ctx.task)
+        if not tools:
+            return ctx
+        plan = self.tool_plan(ctx.task, ctx.tools)
+        shell_note = plan.shell_for_shim and ctx.track == "controlled"  # native: the shell is a default tool
+        note = disclosure(tools, shell_note)
+        ctx.trace.emit(Source.harness, EventKind.log, {
+            "phase": "tool_disclosure", "agent": self.name, "exposure": "shim", "appended_to_prompt": note,
+            "shell_note": shell_note,
+            "world_tools": [t["name"] for t in tools], "tools": plan.record()})
+        return dataclasses.replace(ctx, prompt=ctx.prompt.rstrip("\n") + "\n\n" + note)
 
     def native_files(self, ctx: AgentContext) -> dict[str, Path]:
         """Native session files to keep as artifacts (text files only)."""

@@ -6,13 +6,33 @@ OpenClaw per tool, Hermes per toolset, DSH per plugin). A task is runnable on an
 when its allowed set is exactly a union of whole groups: the agent is then restricted to
 those groups. Anything else is ``unsupported`` (the trial is skipped): never run with more
 tools, or other tools, than the task allows.
+
+World tools reach a product agent through the ``assay-tool`` shell shim, so a task that allows
+any world tool needs the agent's shell group. When the task itself does not allow ``shell``,
+the shell is enabled anyway, as the shim's carrier: a shell cannot be restricted to one
+command, so this is disclosed (``Selection.record()``, in the trace and the prompt note)
+rather than hidden. The world side stays exact: the tool service offers only the task's world
+tools, whatever the route.
+
+When the agent has its shell and an allowed file tool comes only in a group with tools the task
+does not allow (``read`` in Hermes' ``file`` toolset), that group stays off and the shell does
+the file tool's job (the scripted model renders such calls as shell commands): the agent gets
+fewer tools than allowed, never more.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 NEUTRAL_TOOLS = frozenset({"shell", "read", "write", "edit", "list"})
+#: how world tools reach a product agent (see assay.worlds.shim)
+WORLD_EXPOSURE = "shim"
+
+
+def is_world_tool(name: str) -> bool:
+    """``<world>.<tool>`` names (and globs such as ``ledger.*``) are world tools."""
+    return "." in name
 
 
 @dataclass(frozen=True)
@@ -24,35 +44,74 @@ class ToolGroup:
 
 
 @dataclass(frozen=True)
+class Selection:
+    """What an agent gets for one task: the native switches, and what they really expose."""
+
+    switches: tuple[str, ...] = ()
+    neutral: frozenset[str] = frozenset()  # the neutral tools the agent effectively has
+    world: tuple[str, ...] = ()  # world tools (or patterns) the task allows
+    shell_for_shim: bool = False  # the shell is on only because world tools need the shim
+    why: str | None = None  # "unsupported: ..." when the task cannot run on this agent
+    task_tools: tuple[str, ...] = field(default=())
+    via_shell: frozenset[str] = frozenset()  # allowed file tools left to the shell: their group brings more
+
+    def record(self) -> dict[str, Any]:
+        """The effective tool set, as disclosed in the attempt's trace."""
+        return {"task_tools": list(self.task_tools), "native_switches": list(self.switches),
+                "effective_neutral": sorted(self.neutral), "via_shell": sorted(self.via_shell),
+                "world_tools": list(self.world), "world_exposure": WORLD_EXPOSURE if self.world else None,
+                "shell_for_shim": self.shell_for_shim}
+
+
+@dataclass(frozen=True)
 class ToolContract:
     agent: str
     groups: tuple[ToolGroup, ...]
 
-    def select(self, allowed: list[str] | tuple[str, ...]) -> tuple[list[str], str | None]:
-        """(native switches to enable, None) or ([], "unsupported: why")."""
+    def plan(self, allowed: list[str] | tuple[str, ...], world_tools: list[str] | tuple[str, ...] = ()) -> Selection:
+        """The agent's switches for a task allowing ``allowed``; ``world_tools`` adds world tools
+        the task offers without listing them (``user.*`` when behaviour is judged)."""
         wanted = set(allowed)
-        world = sorted(t for t in wanted if "." in t)
-        if world:
-            return [], f"unsupported: {self.agent} is not wired to world tools {world} (needs MCP)"
+        patterns = {t for t in wanted if is_world_tool(t)}
+        world = sorted(set(world_tools)) or sorted(patterns)  # the offered names, else the task's patterns
+        task_tools = tuple(allowed)
+        wanted -= patterns
         unknown = sorted(wanted - NEUTRAL_TOOLS)
         if unknown:
-            return [], f"unsupported: tools {unknown} are not in the tool contract"
+            return Selection(why=f"unsupported: tools {unknown} are not in the tool contract", task_tools=task_tools)
+        shell_for_shim = bool(world) and "shell" not in wanted
+        if world and not any("shell" in g.neutral for g in self.groups):
+            return Selection(why=f"unsupported: {self.agent} has no shell to run the assay-tool shim for world "
+                                 f"tools {world}", task_tools=task_tools)
+        if world:
+            wanted.add("shell")
         switches: list[str] = []
         covered: set[str] = set()
+        via_shell: set[str] = set()
+        has_shell = "shell" in wanted and any(g.neutral <= wanted and "shell" in g.neutral for g in self.groups)
         for g in self.groups:
             inside = g.neutral & wanted
             if not inside:
                 continue
             if inside != g.neutral:
+                if has_shell and "shell" not in g.neutral:
+                    via_shell |= inside  # the shell does it (cat, ls...); never a group with more tools
+                    continue
                 extra = sorted(g.neutral - wanted)
-                return [], (f"unsupported: {self.agent} offers {sorted(inside)} only together with {extra} "
-                            f"({'/'.join(g.switches)}), which the task does not allow")
+                return Selection(why=f"unsupported: {self.agent} offers {sorted(inside)} only together with {extra} "
+                                     f"({'/'.join(g.switches)}), which the task does not allow", task_tools=task_tools)
             switches.extend(g.switches)
             covered |= g.neutral
-        missing = sorted(wanted - covered)
+        missing = sorted(wanted - covered - via_shell)
         if missing:
-            return [], f"unsupported: {self.agent} has no native tool for {missing}"
-        return switches, None
+            return Selection(why=f"unsupported: {self.agent} has no native tool for {missing}", task_tools=task_tools)
+        return Selection(tuple(switches), frozenset(covered), tuple(world), shell_for_shim, None, task_tools,
+                         frozenset(via_shell))
+
+    def select(self, allowed: list[str] | tuple[str, ...]) -> tuple[list[str], str | None]:
+        """(native switches to enable, None) or ([], "unsupported: why")."""
+        s = self.plan(allowed)
+        return (list(s.switches), None) if s.why is None else ([], s.why)
 
 
 def _single(pairs: dict[str, str]) -> tuple[ToolGroup, ...]:

@@ -10,7 +10,7 @@ from assay.spec.predicates import PredicateSpec
 from assay.spec.world_predicates import ToolCalled, ToolNotCalled, Trajectory
 from assay.verify.context import Outcome, VerifyContext
 from assay.verify.registry import evaluator
-from assay.worlds.calls import Call, calls_from_events
+from assay.worlds.calls import Call, calls_from_events, counted_calls
 from assay.worlds.matching import tool_matches
 
 
@@ -56,10 +56,11 @@ async def trajectory(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     forbidden = [c.brief() for c in calls if any(c.matches(f.tool, f.args) for f in spec.forbidden)]
     if forbidden:
         problems["forbidden"] = forbidden[:20]
-    if spec.max_calls is not None and len(calls) > spec.max_calls:
-        problems["too_many_calls"] = {"count": len(calls), "max": spec.max_calls}
+    counted = counted_calls(calls)
+    if spec.max_calls is not None and len(counted) > spec.max_calls:
+        problems["too_many_calls"] = {"count": len(counted), "max": spec.max_calls}
     for glob, limit in spec.max_calls_per_tool.items():
-        n = sum(1 for c in calls if tool_matches(glob, c.name))
+        n = sum(1 for c in counted if tool_matches(glob, c.name))
         if n > limit:
             problems.setdefault("too_many_calls_per_tool", {})[glob] = {"count": n, "max": limit}
     if spec.no_repeat_after_error:

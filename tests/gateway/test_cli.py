@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -10,7 +9,6 @@ import time
 from pathlib import Path
 
 import openai
-import pytest
 
 from assay.cli.main import main
 from tests.conftest import assay_env

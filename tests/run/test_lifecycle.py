@@ -234,3 +234,32 @@ def test_read_only_task_may_write_its_declared_outputs(tmp_path: Path) -> None:
         solution="echo cause > answer.txt; echo x >> notes.txt\n")
     [r] = run(s, ["oracle"], tmp_path / "run2")
     assert [i["evidence"]["paths"] for i in r.incidents] == [["notes.txt"]]
+
+
+def test_leftovers_of_a_failed_attempt_are_in_its_result(tmp_path: Path) -> None:
+    """An attempt that ends in infra_error still kills and records what it left running."""
+    s = write_suite(tmp_path / "suite")
+    daemon = ("(setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' &); "
+              "while [ ! -s daemon.pid ]; do :; done; exit 3\n")
+    write_task(s, "f", task={**FILE_TASK, "setup": "setup.sh"}, files={"setup.sh": daemon},
+               solution="echo done > out.txt\n")
+    [r] = run(s, ["oracle"], tmp_path / "run")
+    assert (r.end_state, r.reason) == (EndState.infra_error, "setup")
+    [inc] = r.incidents
+    assert inc["type"] == "left_behind_process" and any("sleep 300" in c for c in inc["evidence"]["commands"])
+
+
+def test_tool_calls_counted_once_per_exposure() -> None:
+    from assay.run.evidence import count_tool_calls
+    from assay.trace.events import EventKind, Source, TraceEvent
+
+    def ev(seq: int, source: str, name: str, args: dict) -> TraceEvent:
+        return TraceEvent(seq=seq, ts=0, trial_id="t", attempt=1, source=Source(source), kind=EventKind.tool_call,
+                          data={"name": name, "arguments": args})
+
+    events = [ev(0, "agent", "shell", {"command": "assay-tool ledger.record_entry --json '{}'"}),
+              ev(1, "world", "ledger.record_entry", {}),
+              ev(2, "agent", "ledger.list_entries", {}),  # the agent's own copy of a native world call
+              ev(3, "world", "ledger.list_entries", {}),
+              ev(4, "agent", "shell", {"command": "ls"})]
+    assert count_tool_calls(events) == 3

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from assay.sandbox.bwrap import BwrapBackend
 
 from .conftest import LoopbackServer
 from .walled import run_walled

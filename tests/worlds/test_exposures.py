@@ -4,13 +4,11 @@ every route lands in one world and one trace."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
-import pytest
 
 from assay.trace.events import EventKind, Source
 from tests.worlds.conftest import events, make_handle, make_task

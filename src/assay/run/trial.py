@@ -10,7 +10,6 @@ decides pass or fail, and a timed-out agent is never a pass.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -18,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
-from assay.errors import AdapterError, SetupError, TrialError, VerifierError
+from assay.errors import AdapterError, SetupError, TrialError
+from assay.run.evidence import add_usage, count_tool_calls, incident, read_only_violation, store_outputs
 from assay.run.plan import PlannedTrial
 from assay.run.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
-from assay.spec.budget import Limits, NetworkProfile, Risk
+from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import tree_digests
 from assay.spec.load import LoadedSuite, LoadedTask
 from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
@@ -56,10 +56,6 @@ class RunContext:
     secrets: dict[str, str] = field(default_factory=dict)
     listeners: list[Any] = field(default_factory=list)
     keep_scratch: bool = False
-
-
-def _incident(kind: str, severity: str, summary: str, **evidence: Any) -> dict[str, Any]:
-    return {"type": kind, "severity": severity, "summary": summary, "evidence": evidence}
 
 
 async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, retry_reason: str | None = None,
@@ -119,11 +115,35 @@ class _Attempt:
         try:
             return await self._run()
         except TrialError as e:
-            return self._infra(e)
+            return await self._infra(e)
         except Exception as e:  # noqa: BLE001 - an unexpected crash of the harness is an infra error too
-            return self._infra(TrialError(f"{type(e).__name__}: {e}", reason="harness_crash"))
+            return await self._infra(TrialError(f"{type(e).__name__}: {e}", reason="harness_crash"))
 
-    def _infra(self, e: TrialError) -> AttemptResult:
+    async def _teardown(self) -> None:
+        """Kill what is left in the sandbox and close the services, recording what that finds,
+        before the result is built (so a failed attempt's leftovers are in its result too)."""
+        if self.sandbox is not None:
+            sb, self.sandbox = self.sandbox, None
+            try:
+                cleanup = await sb.destroy()
+            except Exception as e:  # noqa: BLE001
+                self.errors.append(f"sandbox destroy failed: {type(e).__name__}: {e}")
+            else:
+                if not cleanup.clean:
+                    self.incidents.append(incident("left_behind_process", "high",
+                                                   f"{len(cleanup.leftover_pids)} process(es) survived the agent",
+                                                   pids=list(cleanup.leftover_pids),
+                                                   commands=list(cleanup.leftover_commands)))
+                    self.trace.emit(Source.sandbox, EventKind.incident, self.incidents[-1])
+        sessions, self.sessions = self.sessions, []
+        for sess in sessions:
+            try:
+                self.reports.append(await sess.close())
+            except Exception as e:  # noqa: BLE001
+                self.errors.append(f"service session close failed: {type(e).__name__}: {e}")
+
+    async def _infra(self, e: TrialError) -> AttemptResult:
+        await self._teardown()
         self.errors.append(str(e))
         self.trace.emit(Source.harness, EventKind.error, {"reason": e.reason, "message": str(e), "retryable": e.retryable})
         self.trace.emit(Source.harness, EventKind.attempt_ended, {"end_state": "infra_error", "reason": e.reason})
@@ -206,16 +226,7 @@ class _Attempt:
         self.limits_exceeded.extend(outcome.limits_exceeded)
 
         # the agent's processes must be gone before anything is verified
-        cleanup = await sb.destroy()
-        self.sandbox = None
-        if not cleanup.clean:
-            self.incidents.append(_incident("left_behind_process", "high",
-                                            f"{len(cleanup.leftover_pids)} process(es) survived the agent",
-                                            pids=list(cleanup.leftover_pids), commands=list(cleanup.leftover_commands)))
-            self.trace.emit(Source.sandbox, EventKind.incident, self.incidents[-1])
-        for sess in self.sessions:
-            self.reports.append(await sess.close())
-        self.sessions = []
+        await self._teardown()
         for rep in self.reports:
             self.incidents.extend(rep.incidents)
             for name, path in rep.files.items():
@@ -260,14 +271,8 @@ class _Attempt:
             raise AdapterError(f"adapter {self.agent.name!r} crashed: {type(e).__name__}: {e}") from e
 
     def _store_outputs(self, outcome: AgentOutcome) -> None:
-        rd = self.ctx.run_dir
         red = self.trace.redactor
-        for name, data in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
-            if data:
-                self.artifacts[f"agent.{name}"] = rd.put_artifact(red.text(data.decode(errors="replace")).encode())
-        for name, path in outcome.native_files.items():
-            if path.is_file():
-                self.artifacts[f"native.{name}"] = rd.put_artifact(red.text(path.read_text(errors="replace")).encode())
+        self.artifacts.update(store_outputs(self.ctx.run_dir, red, outcome))
         self.trace.emit(Source.agent, EventKind.process_output, {
             "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
             "stdout_tail": red.text(outcome.stdout.decode(errors="replace")[-2000:]),
@@ -276,16 +281,10 @@ class _Attempt:
 
     def _read_only_check(self, task: LoadedTask, initial: dict[str, str], report: VerifierReport) -> None:
         """A read-only task whose workspace changed is a security incident, whatever else held."""
-        if task.spec.risk is not Risk.read_only or initial == report.final_digests:
-            return
-        final = report.final_digests
-        changed = sorted(p for p in set(initial) | set(final) if initial.get(p) != final.get(p)
-                         and not any(fnmatch.fnmatchcase(p, g) for g in task.spec.outputs))
-        if not changed:
-            return
-        self.incidents.append(_incident("read_only_write", "high", "the workspace of a read-only task was modified",
-                                        paths=changed[:50]))
-        self.trace.emit(Source.verifier, EventKind.incident, self.incidents[-1])
+        found = read_only_violation(task, initial, report.final_digests)
+        if found is not None:
+            self.incidents.append(found)
+            self.trace.emit(Source.verifier, EventKind.incident, found)
 
     def _decide(self, outcome: AgentOutcome, report: VerifierReport) -> AttemptResult:
         budget_hits = [b for rep in self.reports for b in rep.budget_exceeded]
@@ -304,10 +303,10 @@ class _Attempt:
         usage = UsageTotals()
         for rep in self.reports:
             if rep.usage is not None:
-                usage = _add_usage(usage, rep.usage)
+                usage = add_usage(usage, rep.usage)
         if outcome is not None and outcome.usage is not None and usage.model_calls == 0:
             usage = outcome.usage
-        tool_calls = sum(1 for e in read_events(self.trace.path, attempt=self.attempt) if e.kind == EventKind.tool_call)
+        tool_calls = count_tool_calls(read_events(self.trace.path, attempt=self.attempt))
         if tool_calls and not usage.tool_calls:
             usage = usage.model_copy(update={"tool_calls": tool_calls})
         budget_hits = sorted({b for rep in self.reports for b in rep.budget_exceeded})
@@ -331,25 +330,12 @@ class _Attempt:
         )
 
     async def cleanup(self) -> None:
-        if self.sandbox is not None:
-            try:
-                cleanup = await self.sandbox.destroy()
-                if not cleanup.clean:
-                    self.incidents.append(_incident("left_behind_process", "high", "processes survived a failed attempt",
-                                                    pids=list(cleanup.leftover_pids)))
-            except Exception:  # noqa: BLE001
-                pass
-        for sess in self.sessions:
-            try:
-                await sess.close()
-            except Exception:  # noqa: BLE001
-                pass
-        if not self.ctx.keep_scratch and self.scratch.exists():
-            shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _add_usage(a: UsageTotals, b: UsageTotals) -> UsageTotals:
-    return UsageTotals(**{k: getattr(a, k) + getattr(b, k) for k in UsageTotals.model_fields})
+        """Safety net when the attempt was cancelled mid-way (nothing can be recorded then)."""
+        try:
+            await self._teardown()
+        finally:
+            if not self.ctx.keep_scratch and self.scratch.exists():
+                shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def new_trace(ctx: RunContext, trial: PlannedTrial) -> TraceWriter:
@@ -357,4 +343,4 @@ def new_trace(ctx: RunContext, trial: PlannedTrial) -> TraceWriter:
     return TraceWriter(ctx.run_dir.trace_path(trial.id), trial.id, redactor=red, listeners=ctx.listeners)
 
 
-__all__ = ["RunContext", "run_attempt", "new_trace", "Risk", "VerifierError"]
+__all__ = ["RunContext", "new_trace", "run_attempt"]

@@ -18,11 +18,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
-step "python venv and assay[test]"
+step "python venv and assay[test,local]"
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]'
+# [local] builds llama-cpp-python from source on a cold cache (about 7 minutes on 2 cores) so the
+# local-model gateway backend answers a real completion in the tests
+.venv/bin/python -m pip install -q -e '.[test,local]'
 
 if [ -x scripts/install-agents.sh ] && [ "${ASSAY_SKIP_AGENTS:-0}" != 1 ]; then
   step "install the real agents (Pi, OpenClaw, Hermes, DSH)"

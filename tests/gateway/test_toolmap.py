@@ -43,6 +43,36 @@ def test_world_tool_names(name: str) -> None:
     assert render_call("ledger.record_entry", {"amount": 1}, [ToolDef("bash"), ToolDef(name)]) == (name, {"amount": 1})
 
 
+#: the world server's tools as each product agent's MCP client names them (server "assay")
+MCP_NAMED = {
+    "pi/hermes": ["mcp__assay__ledger_list_entries", "mcp__assay__ledger_record_entry", "mcp__assay__user_refuse"],
+    "openclaw": ["assay__ledger-list_entries", "assay__ledger-record_entry", "assay__user-refuse"],
+    # DSH appends a 12-hex identity hash when it renames a tool (here: the dot)
+    "dsh": ["mcp__assay__ledger_list_entries_b3ea2d69d73b", "mcp__assay__ledger_record_entry_c2b566da174e",
+            "mcp__assay__user_refuse_ef3a01263abb"],
+}
+
+
+@pytest.mark.parametrize("agent", sorted(MCP_NAMED))
+def test_world_calls_find_each_agents_mcp_tool(agent: str) -> None:
+    names = MCP_NAMED[agent]
+    offered = [ToolDef("bash", parameters={"properties": {"command": S}}), *(ToolDef(n) for n in names)]
+    args = {"date": "2026-03-14", "amount": 186}
+    assert render_call("ledger.record_entry", args, offered) == (names[1], args)
+    assert render_call("ledger.list_entries", {}, offered) == (names[0], {})
+    assert render_call("user.refuse", {"reason_code": "x"}, offered) == (names[2], {"reason_code": "x"})
+    # a world tool the agent was not given over MCP is not allowed, and never goes to the shim
+    assert render_call("outbox.send_email", {"to": "a"}, offered) is None
+
+
+def test_a_rename_hash_is_stripped_only_from_mcp_names() -> None:
+    from assay.gateway.toolmap import tool_key
+
+    assert tool_key("mcp__assay__ledger_record_entry_c2b566da174e") == "mcp_assay_ledger_record_entry"
+    assert tool_key("build_0123456789ab") == "build_0123456789ab"  # not an MCP name: kept whole
+    assert tool_key("mcp__assay__ledger_record_entry_c2b566") == "mcp_assay_ledger_record_entry_c2b566"
+
+
 def test_nothing_fits() -> None:
     assert render_call("write", {"path": "a", "content": "b"}, [ToolDef("read")]) is None
     assert render_call("ledger.record_entry", {}, [ToolDef("read")]) is None  # no native world tool, no shell

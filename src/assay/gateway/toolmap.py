@@ -43,6 +43,17 @@ def norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
+#: the identity hash an MCP client appends when it had to rename a tool (DSH: the dot of
+#: ``ledger.record_entry`` gives ``mcp__assay__ledger_record_entry_c2b566da174e``)
+_MCP_HASH = re.compile(r"^(mcp__.+)_[0-9a-f]{12}$")
+
+
+def tool_key(name: str) -> str:
+    """:func:`norm` of an offered tool's name, without an MCP client's rename hash."""
+    m = _MCP_HASH.match(name)
+    return norm(m.group(1) if m else name)
+
+
 def _props(tool: ToolDef) -> dict[str, Any]:
     props = tool.parameters.get("properties") if isinstance(tool.parameters, dict) else None
     return props if isinstance(props, dict) else {}
@@ -74,14 +85,14 @@ def find_tool(neutral: str, offered: list[ToolDef] | tuple[ToolDef, ...]) -> Too
     by_lower = {t.name.lower(): t for t in offered}
     if "." in neutral or neutral not in ALIASES:
         want = norm(neutral)
-        exact = [t for t in offered if norm(t.name) == want]
+        exact = [t for t in offered if tool_key(t.name) == want]
         if exact:
             return exact[0]
-        suffix = [t for t in offered if norm(t.name).endswith("_" + want)]
+        suffix = [t for t in offered if tool_key(t.name).endswith("_" + want)]
         if len(suffix) == 1:
             return suffix[0]
         short = norm(neutral.split(".")[-1])
-        tail = [t for t in offered if norm(t.name) == short or norm(t.name).endswith("_" + short)]
+        tail = [t for t in offered if tool_key(t.name) == short or tool_key(t.name).endswith("_" + short)]
         return tail[0] if len(tail) == 1 else None
     for alias in ALIASES[neutral]:
         if alias in by_lower:

@@ -6,6 +6,7 @@ sandbox through the gateway's scripted backend, judged by the verifier on the fi
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -143,10 +144,16 @@ def test_example_fifth_agent_yaml_really_works(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Business worlds: the same agents on examples/bookkeeping and examples/tickets, world tools
-# reached through the assay-tool shim on each agent's own shell.
+# reached over each agent's own MCP client (streamable HTTP to the tool service).
 
 BOOKKEEPING = ROOT / "examples" / "bookkeeping"
 TICKETS = ROOT / "examples" / "tickets"
+#: the tool names each agent's MCP client gives the world server's tools (server ``assay``)
+MCP_NAME = {"pi": r"mcp__assay__[a-z]+_[a-z_]+", "openclaw": r"assay__[a-z]+-[a-z_]+",
+            "hermes": r"mcp__assay__[a-z]+_[a-z_]+", "dsh": r"mcp__assay__[a-z]+_[a-z_]+_[0-9a-f]{12}"}
+#: where each agent's per-attempt config puts the MCP server (as recorded in the agent_run log)
+MCP_CONFIG = {"pi": ("mcp.json", "mcpServers", "assay"), "openclaw": ("openclaw.json", "mcp", "servers", "assay"),
+              "hermes": ("config.yaml", "mcp_servers", "assay")}
 
 
 def _world_run(tmp_path_factory: pytest.TempPathFactory, suite: Path, label: str, variants: str):
@@ -171,14 +178,27 @@ def tickets_run(tmp_path_factory: pytest.TempPathFactory):
     return _world_run(tmp_path_factory, TICKETS, "tickets", "all")
 
 
+def _mcp_server_config(agent: str, config: dict) -> dict:
+    if agent == "dsh":
+        [row] = [r for p in config["patch"] for r in p.get("insert", []) if r.get("id") == "mcp-assay"]
+        return row["config"]
+    node = config
+    for key in MCP_CONFIG[agent]:
+        node = node[key]
+    return node
+
+
 def _check_world_run(out, agent: str, suite_dir: Path) -> None:
-    from assay.agents.products.worldtools import disclosure, world_tools
+    from assay.agents.products.worldtools import world_tools
     from assay.spec.load import load_suite
 
     tasks = {t.id: t for t in load_suite(suite_dir).tasks}
     mine = [r for r in out.results if r.agent == agent and r.attempt == 1]
     task_ids = {r.task_id for r in out.results}
     assert {r.task_id for r in mine} == task_ids and mine
+    if agent != "reference":
+        [rec] = [a for a in out.manifest.agents if a.name == agent]
+        assert rec.config["world_tools"]["exposure"].startswith("mcp:")  # disclosed in the manifest
     for r in mine:
         assert r.end_state.value == "pass", (agent, r.task_id, r.reason, r.errors,
                                              [(p.id, p.evidence) for p in r.predicates if not p.passed])
@@ -190,25 +210,41 @@ def _check_world_run(out, agent: str, suite_dir: Path) -> None:
             assert channels == {"native"}
             assert not [e for e in events if e.kind == EventKind.log and e.data.get("phase") == "tool_disclosure"]
             continue
-        assert channels == {"shim"}, (agent, r.task_id, channels)
-        # the agent's own trace keeps the shim calls as shell calls
-        shell = [e for e in events if e.source == Source.agent and e.kind == EventKind.tool_call]
-        shim_cmds = [e for e in shell if e.data["name"] == "shell" and "assay-tool " in str(e.data["arguments"])]
-        assert len(shim_cmds) >= len(world_calls), (agent, r.task_id)
-        # what the model was told is in the trace, verbatim, and matches the task's tool contract
+        # every world call came over the agent's own MCP client, none through the shell shim
+        assert channels == {"mcp"}, (agent, r.task_id, channels)
+        agent_calls = [e.data for e in events if e.source == Source.agent and e.kind == EventKind.tool_call]
+        assert not [c for c in agent_calls if "assay-tool" in json.dumps(c["arguments"])], (agent, r.task_id)
+        # the agent's own trace names its MCP calls by the world's names, keeping its native names
+        mcp_calls = [c for c in agent_calls if "." in c["name"]]
+        assert sorted(c["name"] for c in mcp_calls) == sorted(e.data["name"] for e in world_calls), (agent, r.task_id)
+        assert all(re.fullmatch(MCP_NAME[agent], c["native_name"]) for c in mcp_calls), mcp_calls
+        # the model saw exactly the task's world tools as real tools, and no shell it was not allowed
+        task = tasks[r.task_id]
+        allowed = {t["name"] for t in world_tools(task)}
+        offered = [e.data["tools"] for e in events if e.source == Source.gateway and e.kind == EventKind.model_request
+                   and e.data["tools"]]
+        assert offered, (agent, r.task_id)
+        from assay.agents.products.normalized import world_tool_name
+        for tools in offered:
+            world_offered = {world_tool_name(t) for t in tools if world_tool_name(t)}
+            assert world_offered == allowed, (agent, r.task_id, tools)
+            if not set(task.spec.tools) & {"shell", "read", "write", "edit", "list"}:
+                assert len(tools) == len(allowed), (agent, r.task_id, tools)  # nothing but the world tools
+        # what was disclosed: the exposure and the tools, with the prompt left as the task wrote it
         [disc] = [e.data for e in events if e.kind == EventKind.log and e.data.get("phase") == "tool_disclosure"]
-        assert disc["appended_to_prompt"] == disclosure(world_tools(tasks[r.task_id]), disc["shell_note"])
-        assert {c.data["name"] for c in world_calls} <= set(disc["world_tools"])
-        assert "assay-tool TOOL_NAME --json" in disc["appended_to_prompt"]
-        assert disc["shell_note"] == disc["tools"]["shell_for_shim"]  # controlled track
+        assert disc["exposure"] == "mcp" and disc["appended_to_prompt"] == "" and disc["mcp_server"] == "assay"
+        assert {c.data["name"] for c in world_calls} <= set(disc["world_tools"]) == allowed
         [run_log] = [e.data for e in events if e.kind == EventKind.log and e.data.get("phase") == "agent_run"]
         tools = run_log["config"]["tools"]
-        assert tools["world_exposure"] == "shim" and "shell" in tools["effective_neutral"]
-        assert tools["shell_for_shim"] == ("shell" not in tools["task_tools"])
+        assert tools["world_exposure"] == "mcp" and not tools["shell_for_shim"]
+        assert ("shell" in tools["effective_neutral"]) == ("shell" in tools["task_tools"])
+        server = _mcp_server_config(agent, run_log["config"])
+        assert server["url"] == "{ASSAY_TOOLS_URL}/mcp/"
+        assert "wk-" not in json.dumps(run_log["config"])  # the tool key never reaches a config file
 
 
 @pytest.mark.parametrize("agent", [*PRODUCTS, "reference"])
-def test_agents_run_bookkeeping_world_through_the_shim(agent: str, bookkeeping_run) -> None:
+def test_agents_run_bookkeeping_world_over_mcp(agent: str, bookkeeping_run) -> None:
     if agent != "reference":
         _require(agent)
     _check_world_run(bookkeeping_run, agent, BOOKKEEPING)
@@ -216,7 +252,7 @@ def test_agents_run_bookkeeping_world_through_the_shim(agent: str, bookkeeping_r
 
 
 @pytest.mark.parametrize("agent", [*PRODUCTS, "reference"])
-def test_agents_run_tickets_world_through_the_shim(agent: str, tickets_run) -> None:
+def test_agents_run_tickets_world_over_mcp(agent: str, tickets_run) -> None:
     if agent != "reference":
         _require(agent)
     _check_world_run(tickets_run, agent, TICKETS)
@@ -224,7 +260,7 @@ def test_agents_run_tickets_world_through_the_shim(agent: str, tickets_run) -> N
 
 
 def test_denied_email_is_recorded_as_refused_for_every_agent(tickets_run) -> None:
-    """The approver denies the outside email: each agent's shim call reached the world and was not executed."""
+    """The approver denies the outside email: each agent's MCP call reached the world and was not executed."""
     for r in tickets_run.results:
         if r.task_id != "denied-no-bypass":
             continue

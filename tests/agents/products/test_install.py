@@ -98,3 +98,49 @@ def test_cli_list_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str
     finally:
         del os.environ["ASSAY_AGENTS_DIR"]
     assert "pi 1.6.0" in capsys.readouterr().out
+
+
+def fake_hermes_install(root: Path, *, with_mcp: bool) -> Path:
+    d = root / "hermes" / "0.19.0"
+    (d / "venv/bin").mkdir(parents=True)
+    (d / "venv/bin/hermes").write_text("#!/bin/sh\n")
+    site = d / "venv/lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    if with_mcp:
+        (site / "mcp").mkdir()
+        (site / "mcp/__init__.py").write_text("")
+    (d / install.MARKER).write_text(json.dumps({"version": "0.19.0", "runtime": "python 3.11"}))
+    return d
+
+
+def test_hermes_is_installed_with_its_mcp_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.agents.products.hermes import HermesAgent
+
+    assert install.spec_for("hermes").requirement == "hermes-agent[mcp]==0.19.0"
+    assert install.spec_for("dsh").requirement == "deepseek-harness-sdk==0.2.1rc2"
+    monkeypatch.setenv("ASSAY_AGENTS_DIR", str(tmp_path))
+    d = fake_hermes_install(tmp_path, with_mcp=False)
+    found = install.find("hermes")
+    assert found is not None and not found.has("mcp")
+    info = HermesAgent().info()  # an older install: usable, world tools through the shim, and why
+    assert info.usable and info.config["world_tools"]["exposure"].startswith("shim:")
+    assert "assay agents install hermes" in info.config["world_tools"]["why"]
+    # `assay agents install hermes` completes it in place with the extra (pip stands in for PyPI here)
+    (d / "venv/bin/pip").write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/pip.args\n"
+                                    f"mkdir -p {d}/venv/lib/python3.11/site-packages/mcp\n"
+                                    f"touch {d}/venv/lib/python3.11/site-packages/mcp/__init__.py\n")
+    (d / "venv/bin/pip").chmod(0o755)
+    again = install.install("hermes")
+    assert again.has("mcp") and again.root == d
+    assert (tmp_path / "pip.args").read_text().split() == ["install", "--no-input", "hermes-agent[mcp]==0.19.0"]
+    assert HermesAgent().info().config["world_tools"]["exposure"].startswith("mcp:")
+
+
+def test_completing_an_install_that_fails_says_so(tmp_path: Path) -> None:
+    d = fake_hermes_install(tmp_path, with_mcp=False)
+    (d / "venv/bin/pip").write_text("#!/bin/sh\necho 'no network' >&2\nexit 1\n")
+    (d / "venv/bin/pip").chmod(0o755)
+    with pytest.raises(AgentUnavailable, match="install step failed"):
+        install.install("hermes", root=tmp_path)
+    found = install.find("hermes", root=tmp_path)
+    assert found is not None and not found.has("mcp")  # the old install is left as it was, still usable

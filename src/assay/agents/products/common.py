@@ -1,6 +1,6 @@
 """What the four product adapters share: install lookup, mounts, the tool contract, world tools
-through the ``assay-tool`` shim, the run inside the sandbox, and turning the native session into
-trace events.
+(over the agent's own MCP client, or through the ``assay-tool`` shim), the run inside the
+sandbox, and turning the native session into trace events.
 
 A subclass says how to write its per-attempt config (:meth:`prepare`, returning argv and env)
 and how to read its session back (:meth:`read_session`, a pure read of files in the agent
@@ -32,12 +32,34 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 #: the provider name every agent config uses for the assay gateway
 PROVIDER = "assay"
 KEY_ENV = "ASSAY_GATEWAY_KEY"
+#: the name every agent config gives the world tool service's MCP server (tools: mcp__assay__...)
+MCP_SERVER = "assay"
+#: the per-attempt tool key, read by each agent's own ``${VAR}`` substitution (never written to a file)
+TOOLS_KEY_ENV = "ASSAY_TOOLS_KEY"
 #: how a product agent reaches world tools, disclosed in the manifest (see docs/agents.md)
 WORLD_TOOLS_DISCLOSURE = {
-    "exposure": "shim: `assay-tool NAME --json ARGS` on the agent's own shell (PATH, login-shell PATH, key file)",
-    "shell": "enabled for tasks that allow world tools, even when the task does not list shell",
-    "prompt": "a fixed note listing the task's world tools and their schemas is appended (log event tool_disclosure)",
+    "shim": {
+        "exposure": "shim: `assay-tool NAME --json ARGS` on the agent's own shell (PATH, login-shell PATH, key file)",
+        "shell": "enabled for tasks that allow world tools, even when the task does not list shell",
+        "prompt": "a fixed note listing the task's world tools and their schemas is appended (log event tool_disclosure)",
+    },
+    "mcp": {
+        "exposure": f"mcp: the agent's own MCP client, server `{MCP_SERVER}` = streamable HTTP "
+                    "{ASSAY_TOOLS_URL}/mcp/ with the per-attempt bearer key from the environment",
+        "shell": "not added: world tools are real tools, the task's tool contract is exact",
+        "prompt": "unchanged: the MCP tools carry their own descriptions and JSON Schemas (log event tool_disclosure)",
+    },
 }
+
+
+def mcp_url(ctx: AgentContext) -> str:
+    """The world tool service's MCP endpoint as seen inside the sandbox (with the trailing slash
+    its mount answers on: ``/mcp`` answers 307, which some clients probe slowly or not at all)."""
+    url = ctx.env.get("ASSAY_TOOLS_URL")
+    if not url:
+        raise AdapterError("world tools over MCP need the tool service (ASSAY_TOOLS_URL is not set)",
+                           reason="no_tool_service")
+    return url.rstrip("/") + "/mcp/"
 
 
 @dataclass
@@ -55,10 +77,32 @@ class ProductAgent(AgentAdapter):
 
     needs_gateway = True
     contract: ToolContract
+    #: how world tools reach this agent by default: "mcp" where its MCP client works in the
+    #: sandbox, else "shim"; the agent config's ``world_exposure`` overrides it
+    world_exposure = "shim"
+    #: the install part the MCP client needs (:attr:`install.InstallSpec.parts`), if any
+    mcp_part: str | None = None
 
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__(config)
         self.version = self.config.get("version")
+        self.requested_exposure = str(self.config.get("world_exposure") or self.world_exposure)
+        if self.requested_exposure not in ("mcp", "shim"):
+            raise AdapterError(f"{self.name}: world_exposure must be mcp or shim, not {self.requested_exposure!r}")
+        if self.requested_exposure == "mcp" and type(self).mcp_config is ProductAgent.mcp_config:
+            raise AdapterError(f"{self.name}: has no MCP wiring; use world_exposure: shim")
+
+    @property
+    def exposure(self) -> str:
+        """``mcp`` when asked for and the installed agent has its MCP client, else ``shim``."""
+        if self.requested_exposure == "mcp" and self.mcp_part is not None:
+            try:
+                inst = self.installation()
+            except Exception:  # noqa: BLE001 - no install: nothing runs anyway
+                inst = None
+            if inst is not None and not inst.has(self.mcp_part):
+                return "shim"
+        return self.requested_exposure
 
     # ------------------------------------------------------------------ install and detect
     def installation(self) -> install.Installation | None:
@@ -75,7 +119,10 @@ class ProductAgent(AgentAdapter):
                              detail=f"not installed (fix: assay agents install {self.name})")
         cfg = {"package": spec.package, "install_dir": str(inst.root), "runtime": inst.runtime,
                "tracks": {"controlled": self.describe("controlled"), "native": self.describe("native")},
-               "world_tools": WORLD_TOOLS_DISCLOSURE}
+               "world_tools": WORLD_TOOLS_DISCLOSURE[self.exposure]}
+        if self.exposure != self.requested_exposure:
+            cfg["world_tools"] = {**cfg["world_tools"], "why": f"this install lacks its MCP client "
+                                  f"(fix: assay agents install {self.name})"}
         return AgentInfo(self.name, self.kind, inst.version, usable=True, detail=f"{spec.package} ({inst.runtime})",
                          config=cfg)
 
@@ -85,9 +132,17 @@ class ProductAgent(AgentAdapter):
 
     # ------------------------------------------------------------------ contract and mounts
     def tool_plan(self, task: LoadedTask, allowed: list[str] | None = None) -> Selection:
-        """The native switches for ``task`` and what they really expose (world tools via the shim)."""
+        """The native switches for ``task`` and what they really expose (world tools over MCP or the shim)."""
         tools = list(task.spec.tools) if allowed is None else allowed
-        return self.contract.plan(tools, [t["name"] for t in world_tools(task)])
+        return self.contract.plan(tools, [t["name"] for t in world_tools(task)], self.exposure)
+
+    def uses_mcp(self, ctx: AgentContext) -> bool:
+        """Whether this attempt wires the world tool service in as an MCP server."""
+        return self.exposure == "mcp" and bool(world_tools(ctx.task))
+
+    def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
+        """The agent's own config entry for the world MCP server at ``url`` (agents with MCP wiring)."""
+        raise NotImplementedError
 
     def unsupported_reason(self, task: LoadedTask) -> str | None:
         return self.tool_plan(task).why
@@ -130,7 +185,8 @@ class ProductAgent(AgentAdapter):
         launch = self.prepare(ctx, inst)
         env = {**ctx.env, **launch.env}
         env["PATH"] = shim_path(ctx.env, env.get("PATH", SYSTEM_PATH))
-        settle_shim(ctx.home, ctx.env)
+        if not self.uses_mcp(ctx):
+            settle_shim(ctx.home, ctx.env)
         launch.config["tools"] = self.tool_plan(ctx.task, ctx.tools).record()
         if ctx.track != "controlled":
             launch.config["tools"]["native_switches"] = "agent defaults (native track)"
@@ -147,12 +203,19 @@ class ProductAgent(AgentAdapter):
                                                           "track": ctx.track, "config": launch.config, **facts})
 
     def disclose_world_tools(self, ctx: AgentContext) -> AgentContext:
-        """Append the world-tool note to the prompt (see :mod:`.worldtools`) and record its exact
-        text in the trace; the context is unchanged for tasks without world tools."""
+        """Record in the trace how the world tools reach the agent. Over MCP the tools describe
+        themselves and the prompt is unchanged; through the shim a note is appended to the prompt
+        (see :mod:`.worldtools`) and its exact text recorded. No worlds: nothing happens."""
         tools = world_tools(ctx.task)
         if not tools:
             return ctx
         plan = self.tool_plan(ctx.task, ctx.tools)
+        if self.exposure == "mcp":
+            ctx.trace.emit(Source.harness, EventKind.log, {
+                "phase": "tool_disclosure", "agent": self.name, "exposure": "mcp", "appended_to_prompt": "",
+                "shell_note": False, "mcp_server": MCP_SERVER, "world_tools": [t["name"] for t in tools],
+                "tools": plan.record()})
+            return ctx
         shell_note = plan.shell_for_shim and ctx.track == "controlled"  # native: the shell is a default tool
         note = disclosure(tools, shell_note)
         ctx.trace.emit(Source.harness, EventKind.log, {

@@ -7,12 +7,14 @@ when its allowed set is exactly a union of whole groups: the agent is then restr
 those groups. Anything else is ``unsupported`` (the trial is skipped): never run with more
 tools, or other tools, than the task allows.
 
-World tools reach a product agent through the ``assay-tool`` shell shim, so a task that allows
-any world tool needs the agent's shell group. When the task itself does not allow ``shell``,
-the shell is enabled anyway, as the shim's carrier: a shell cannot be restricted to one
-command, so this is disclosed (``Selection.record()``, in the trace and the prompt note)
-rather than hidden. The world side stays exact: the tool service offers only the task's world
-tools, whatever the route.
+World tools reach a product agent in one of two ways (its *exposure*). Over MCP (``mcp``), the
+agent's own MCP client connects to the tool service and the model sees the world tools as real
+tools: nothing else is needed and the contract stays exact. Through the ``assay-tool`` shell
+shim (``shim``, for agents whose MCP client does not work here), a task that allows any world
+tool needs the agent's shell group: when the task itself does not allow ``shell``, the shell is
+enabled anyway, as the shim's carrier. A shell cannot be restricted to one command, so this is
+disclosed (``Selection.record()``, in the trace and the prompt note) rather than hidden. Either
+way the world side stays exact: the tool service offers only the task's world tools.
 
 When the agent has its shell and an allowed file tool comes only in a group with tools the task
 does not allow (``read`` in Hermes' ``file`` toolset), that group stays off and the shell does
@@ -26,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NEUTRAL_TOOLS = frozenset({"shell", "read", "write", "edit", "list"})
-#: how world tools reach a product agent (see assay.worlds.shim)
-WORLD_EXPOSURE = "shim"
+#: how world tools reach a product agent: its own MCP client, or the shell shim (assay.worlds.shim)
+EXPOSURES = ("mcp", "shim")
 
 
 def is_world_tool(name: str) -> bool:
@@ -54,12 +56,13 @@ class Selection:
     why: str | None = None  # "unsupported: ..." when the task cannot run on this agent
     task_tools: tuple[str, ...] = field(default=())
     via_shell: frozenset[str] = frozenset()  # allowed file tools left to the shell: their group brings more
+    exposure: str = "shim"  # how the world tools reach the agent (EXPOSURES)
 
     def record(self) -> dict[str, Any]:
         """The effective tool set, as disclosed in the attempt's trace."""
         return {"task_tools": list(self.task_tools), "native_switches": list(self.switches),
                 "effective_neutral": sorted(self.neutral), "via_shell": sorted(self.via_shell),
-                "world_tools": list(self.world), "world_exposure": WORLD_EXPOSURE if self.world else None,
+                "world_tools": list(self.world), "world_exposure": self.exposure if self.world else None,
                 "shell_for_shim": self.shell_for_shim}
 
 
@@ -68,9 +71,13 @@ class ToolContract:
     agent: str
     groups: tuple[ToolGroup, ...]
 
-    def plan(self, allowed: list[str] | tuple[str, ...], world_tools: list[str] | tuple[str, ...] = ()) -> Selection:
+    def plan(self, allowed: list[str] | tuple[str, ...], world_tools: list[str] | tuple[str, ...] = (),
+             exposure: str = "shim") -> Selection:
         """The agent's switches for a task allowing ``allowed``; ``world_tools`` adds world tools
-        the task offers without listing them (``user.*`` when behaviour is judged)."""
+        the task offers without listing them (``user.*`` when behaviour is judged); ``exposure``
+        says how world tools reach the agent (over ``mcp`` they need no shell)."""
+        if exposure not in EXPOSURES:
+            raise ValueError(f"world tool exposure must be one of {EXPOSURES}, not {exposure!r}")
         wanted = set(allowed)
         patterns = {t for t in wanted if is_world_tool(t)}
         world = sorted(set(world_tools)) or sorted(patterns)  # the offered names, else the task's patterns
@@ -79,11 +86,12 @@ class ToolContract:
         unknown = sorted(wanted - NEUTRAL_TOOLS)
         if unknown:
             return Selection(why=f"unsupported: tools {unknown} are not in the tool contract", task_tools=task_tools)
-        shell_for_shim = bool(world) and "shell" not in wanted
-        if world and not any("shell" in g.neutral for g in self.groups):
+        shim = bool(world) and exposure == "shim"
+        shell_for_shim = shim and "shell" not in wanted
+        if shim and not any("shell" in g.neutral for g in self.groups):
             return Selection(why=f"unsupported: {self.agent} has no shell to run the assay-tool shim for world "
-                                 f"tools {world}", task_tools=task_tools)
-        if world:
+                                 f"tools {world}", task_tools=task_tools, exposure=exposure)
+        if shim:
             wanted.add("shell")
         switches: list[str] = []
         covered: set[str] = set()
@@ -106,7 +114,7 @@ class ToolContract:
         if missing:
             return Selection(why=f"unsupported: {self.agent} has no native tool for {missing}", task_tools=task_tools)
         return Selection(tuple(switches), frozenset(covered), tuple(world), shell_for_shim, None, task_tools,
-                         frozenset(via_shell))
+                         frozenset(via_shell), exposure)
 
     def select(self, allowed: list[str] | tuple[str, ...]) -> tuple[list[str], str | None]:
         """(native switches to enable, None) or ([], "unsupported: why")."""

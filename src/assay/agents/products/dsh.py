@@ -6,6 +6,12 @@ the assay gateway as an ``llm-pi-ai`` provider (OpenAI chat completions, key fro
 environment) and making it the default model. Telemetry is hard-disabled with
 ``DSH_TELEMETRY_DISABLED=1``. DSH restricts tools per plugin: the controlled track disables
 every tool plugin outside the task's contract, and the session-title model call.
+
+World tools come over MCP: the patch adds DSH's bundled ``@deepseek-ai/dsh-mcp-client`` plugin
+(streamable HTTP, server ``assay``), whose tools the model sees as
+``mcp__assay__<world>_<tool>_<hash>`` (DSH appends a hash when it has to rename a tool, here the
+dot). The bearer header is a ``!!js`` expression reading the per-attempt key from DSH's own
+environment, so the key is never written to the patch file.
 """
 
 from __future__ import annotations
@@ -18,19 +24,50 @@ import yaml
 
 from assay.agents.base import AgentContext
 from assay.agents.products import contract, dsh_format
-from assay.agents.products.common import KEY_ENV, PROVIDER, Launch, ProductAgent, gateway_v1, python_env
+from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
+                                          gateway_v1, mcp_url, python_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 
 #: every plugin of the headless profile that offers the model a tool
 TOOL_PLUGINS = ("tool-bash", "tool-fs", "tool-fs-search", "tool-jobs", "tool-skill", "tool-subagent-control",
                 "tool-subagent-list-agents", "tool-subagent", "tool-subagent-fork", "tool-workflow", "tool-todo",
-                "tool-goal", "tool-web", "tool-working-directory", "tool-pwsh", "plan-mode")
+                "tool-goal", "tool-web", "tool-working-directory", "tool-pwsh", "plan-mode",
+                "mcp-resources")  # list/read MCP resources: tools no task's contract names
 #: plugins that make extra model calls or reach outside the gateway, off in the controlled track
 QUIET_PLUGINS = ("session-title-llm", "session-telemetry-otel")
 
 
-def gateway_patch(base_url: str, model: str, enabled_tools: list[str] | None) -> list[dict[str, Any]]:
+class JsExpr(str):
+    """A ``!!js`` scalar of a DSH patch: evaluated by DSH when it loads the patch."""
+
+
+class _PatchDumper(yaml.SafeDumper):
+    pass
+
+
+_PatchDumper.add_representer(JsExpr, lambda d, v: d.represent_scalar("tag:yaml.org,2002:js", str(v)))
+
+
+def dump_patch(patch: list[dict[str, Any]]) -> str:
+    return yaml.dump(patch, Dumper=_PatchDumper, sort_keys=False)
+
+
+#: the patch row id of the world MCP server (a second instance of the bundled mcp-client plugin)
+MCP_PLUGIN_ID = f"mcp-{MCP_SERVER}"
+
+
+def mcp_patch(url: str) -> dict[str, Any]:
+    """The patch row inserting DSH's bundled MCP client, connected to the world tool service (a
+    patch row with an ``id`` only edits an existing entry; ``insert`` appends new ones)."""
+    return {"insert": [{"id": MCP_PLUGIN_ID, "name": "@deepseek-ai/dsh-mcp-client", "config": {
+        "transport": "streamable-http", "serverName": MCP_SERVER, "url": url,
+        "headers": {"Authorization": JsExpr(f"'Bearer ' + process.env.{TOOLS_KEY_ENV}")},
+        "toolCallTimeoutMs": 3600000, "failOnStartupError": True}}]}
+
+
+def gateway_patch(base_url: str, model: str, enabled_tools: list[str] | None,
+                  mcp: str | None = None) -> list[dict[str, Any]]:
     patch: list[dict[str, Any]] = [
         {"id": "llm-pi-ai", "name": "@deepseek-ai/dsh-llm-pi-ai", "config": {"providers": {PROVIDER: {
             "apiKeyEnv": KEY_ENV, "api": "openai-completions", "baseURL": base_url,
@@ -40,6 +77,8 @@ def gateway_patch(base_url: str, model: str, enabled_tools: list[str] | None) ->
     ]
     if enabled_tools is not None:
         patch += [{"id": pid, "disabled": True} for pid in (*TOOL_PLUGINS, *QUIET_PLUGINS) if pid not in enabled_tools]
+    if mcp is not None:
+        patch.append(mcp_patch(mcp))
     return patch
 
 
@@ -47,6 +86,10 @@ class DshAgent(ProductAgent):
     name = "dsh"
     kind = "dsh"
     contract = contract.DSH
+    world_exposure = "mcp"
+
+    def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
+        return mcp_patch(url)
 
     def describe(self, track: str) -> dict[str, Any]:
         base = {"command": "dsh --profile headless --json", "route": "llm-pi-ai openai-completions"}
@@ -60,15 +103,17 @@ class DshAgent(ProductAgent):
         (ctx.home / "dsh").mkdir(parents=True, exist_ok=True)
         assert ctx.model is not None
         tools = self.native_tools(ctx) if ctx.track == "controlled" else None
-        patch = gateway_patch(gateway_v1(ctx), ctx.model, tools)
-        (ctx.home / "assay.patch.yml").write_text(yaml.safe_dump(patch, sort_keys=False))
+        mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
+        patch = gateway_patch(gateway_v1(ctx), ctx.model, tools, mcp)
+        (ctx.home / "assay.patch.yml").write_text(dump_patch(patch))
         argv = [str(inst.bin), "--profile", "headless", "--patch", f"{home}/assay.patch.yml", "--json", "--", ctx.prompt]
         env = {**python_env(inst, home), "DSH_HOME": f"{home}/dsh", "DSH_TELEMETRY_DISABLED": "1",
                "DSH_TELEMETRY_MODE": "OFF", KEY_ENV: ctx.gateway_key or ""}
         if ctx.track == "controlled":
             env["DSH_PERMISSION_MODE"] = "danger-full-access"
         shown = [a if a != ctx.prompt else "<prompt>" for a in argv]
-        return Launch(argv, env, config={"argv": shown, "patch": gateway_patch("<gateway>/v1", ctx.model, tools),
+        return Launch(argv, env, config={"argv": shown, "patch": json.loads(json.dumps(gateway_patch(
+            "<gateway>/v1", ctx.model, tools, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None))),
                                          "permission_mode": env.get("DSH_PERMISSION_MODE", "default")})
 
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:

@@ -5,6 +5,11 @@ Per attempt: ``HERMES_HOME=$HOME/hermes`` holds a ``config.yaml`` whose named pr
 through ``key_env``, never written to a file). ``--usage-file`` records Hermes' own token
 totals and completion flags; its session store is ``state.db``. The controlled track restricts
 tools with ``-t`` (toolsets ``terminal`` and ``file``) and skips AGENTS.md/memory/skills.
+
+World tools come over MCP: ``mcp_servers.assay`` in the same ``config.yaml`` is the tool
+service's streamable HTTP endpoint (bearer key by Hermes' ``${VAR}`` interpolation); its tools
+are ``mcp__assay__<world>_<tool>``; ``-t`` then includes the server's name (``hermes -z`` accepts
+an enabled ``mcp_servers`` name as a toolset, not the registry's ``mcp-assay``).
 """
 
 from __future__ import annotations
@@ -17,13 +22,27 @@ import yaml
 
 from assay.agents.base import AgentContext
 from assay.agents.products import contract, hermes_format
-from assay.agents.products.common import KEY_ENV, PROVIDER, Launch, ProductAgent, gateway_v1, python_env
+from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
+                                          gateway_v1, mcp_url, python_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
 
 
-def hermes_config(base_url: str, model: str) -> dict[str, Any]:
-    return {
+#: the ``-t`` entry selecting the world server's tools (``hermes -z`` validates MCP toolsets by server name)
+MCP_TOOLSET = MCP_SERVER
+
+
+def mcp_servers(url: str) -> dict[str, Any]:
+    """Hermes' ``mcp_servers`` block: the world tool service as one streamable HTTP server."""
+    return {MCP_SERVER: {"url": url, "headers": {"Authorization": "Bearer ${" + TOOLS_KEY_ENV + "}"},
+                         "timeout": 3600, "connect_timeout": 20,
+                         # its content-type probe GETs the endpoint, whose (valid) SSE stream never ends:
+                         # 5 s lost, and the discovery then misses the one-shot turn's tool snapshot
+                         "skip_preflight": True}}
+
+
+def hermes_config(base_url: str, model: str, mcp: str | None = None) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
         "model": {"provider": f"custom:{PROVIDER}", "default": model},
         "providers": {PROVIDER: {"base_url": base_url, "key_env": KEY_ENV, "default_model": model,
                                  "transport": "chat_completions"}},
@@ -32,12 +51,20 @@ def hermes_config(base_url: str, model: str) -> dict[str, Any]:
         "memory": {"memory_enabled": False, "user_profile_enabled": False},
         "display": {"show_token_analytics": False},
     }
+    if mcp is not None:
+        cfg["mcp_servers"] = mcp_servers(mcp)
+    return cfg
 
 
 class HermesAgent(ProductAgent):
     name = "hermes"
     kind = "hermes"
     contract = contract.HERMES
+    world_exposure = "mcp"
+    mcp_part = "mcp"  # the hermes-agent[mcp] extra: without the mcp SDK Hermes ignores mcp_servers
+
+    def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
+        return mcp_servers(url)
 
     def describe(self, track: str) -> dict[str, Any]:
         base = {"command": "hermes -z <prompt> --usage-file", "provider": "custom:assay (chat_completions)"}
@@ -51,15 +78,18 @@ class HermesAgent(ProductAgent):
         hh = ctx.home / "hermes"
         hh.mkdir(parents=True, exist_ok=True)
         assert ctx.model is not None
-        cfg = hermes_config(gateway_v1(ctx), ctx.model)
+        mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
+        cfg = hermes_config(gateway_v1(ctx), ctx.model, mcp)
         (hh / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
         argv = [str(inst.bin), "-z", ctx.prompt, "--usage-file", f"{home}/usage.json", "-m", ctx.model,
                 "--provider", f"custom:{PROVIDER}"]
         if ctx.track == "controlled":
-            argv += ["-t", ",".join(self.native_tools(ctx)), "--ignore-rules"]
+            toolsets = self.native_tools(ctx) + ([MCP_TOOLSET] if mcp else [])
+            argv += ["-t", ",".join(toolsets), "--ignore-rules"]
         env = {**python_env(inst, home), "HERMES_HOME": f"{home}/hermes", KEY_ENV: ctx.gateway_key or ""}
         shown = [a if a != ctx.prompt else "<prompt>" for a in argv]
-        return Launch(argv, env, config={"argv": shown, "config.yaml": hermes_config("<gateway>/v1", ctx.model)})
+        return Launch(argv, env, config={"argv": shown, "config.yaml": hermes_config(
+            "<gateway>/v1", ctx.model, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None)})
 
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
         text = stdout.decode(errors="replace").strip()

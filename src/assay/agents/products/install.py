@@ -38,12 +38,23 @@ class InstallSpec:
     bin: str  # relative to the install dir
     node: str | None = None  # npm: the ``node`` package range giving the runtime
     extra_bins: tuple[str, ...] = ()  # further executables that must exist
+    extras: tuple[str, ...] = ()  # pip extras installed with the package (``hermes-agent[mcp]``)
+    #: optional parts: a label -> a glob under the install dir that exists when the part is there
+    #: (an older install without them is completed by ``install`` rather than reinstalled)
+    parts: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def requirement(self) -> str:
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.package}{extras}=={self.version}"
 
 
 SPECS: dict[str, InstallSpec] = {
     "pi": InstallSpec("pi", "npm", "@earendil-works/pi-coding-agent", "1.6.0", "node_modules/.bin/pi", node="24"),
     "openclaw": InstallSpec("openclaw", "npm", "openclaw", "2026.9.6", "node_modules/.bin/openclaw", node="24"),
-    "hermes": InstallSpec("hermes", "pip", "hermes-agent", "0.19.0", "venv/bin/hermes"),
+    # the mcp extra brings Hermes' MCP client (the ``mcp`` SDK); without it Hermes ignores mcp_servers
+    "hermes": InstallSpec("hermes", "pip", "hermes-agent", "0.19.0", "venv/bin/hermes", extras=("mcp",),
+                          parts=(("mcp", "venv/lib/python*/site-packages/mcp/__init__.py"),)),
     "dsh": InstallSpec("dsh", "pip", "deepseek-harness-sdk", "0.2.1rc2", "venv/bin/dsh"),
 }
 
@@ -58,6 +69,10 @@ class Installation:
     bin: Path
     runtime: str  # "node v24.21.0" or "python 3.11.7"
     seconds: float | None = None
+    parts: frozenset[str] = frozenset()  # the spec's optional parts present in this install
+
+    def has(self, part: str) -> bool:
+        return part in self.parts
 
     @property
     def node_bin_dir(self) -> Path:
@@ -87,7 +102,8 @@ def spec_for(name: str, version: str | None = None) -> InstallSpec:
         raise AgentUnavailable(f"no installer for agent {name!r}; known: {', '.join(sorted(SPECS))}")
     spec = SPECS[name]
     if version and version != spec.version:
-        spec = InstallSpec(spec.name, spec.kind, spec.package, version, spec.bin, spec.node, spec.extra_bins)
+        spec = InstallSpec(spec.name, spec.kind, spec.package, version, spec.bin, spec.node, spec.extra_bins,
+                           spec.extras, spec.parts)
     return spec
 
 
@@ -109,7 +125,9 @@ def find(name: str, version: str | None = None, root: Path | None = None) -> Ins
     exe = d / spec.bin
     if not exe.exists() or any(not (d / b).exists() for b in spec.extra_bins):
         return None
-    return Installation(name, data.get("version", spec.version), d, exe, data.get("runtime", ""), data.get("seconds"))
+    parts = frozenset(label for label, pattern in spec.parts if next(d.glob(pattern), None) is not None)
+    return Installation(name, data.get("version", spec.version), d, exe, data.get("runtime", ""), data.get("seconds"),
+                        parts)
 
 
 def _run(argv: list[str], *, env: dict[str, str], cwd: Path, log: Path) -> None:
@@ -146,7 +164,7 @@ def _pip_install(spec: InstallSpec, d: Path, log: Path, python: str) -> str:
     _run([python, "-m", "venv", str(d / "venv")], env=dict(os.environ), cwd=d, log=log)
     pip = d / "venv" / "bin" / "pip"
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    _run([str(pip), "install", "--no-input", f"{spec.package}=={spec.version}"], env=env, cwd=d, log=log)
+    _run([str(pip), "install", "--no-input", spec.requirement], env=env, cwd=d, log=log)
     out = subprocess.run([str(d / "venv" / "bin" / "python"), "--version"], capture_output=True, text=True, timeout=60)
     return out.stdout.strip().lower()
 
@@ -163,8 +181,16 @@ def install(name: str, *, version: str | None = None, root: Path | None = None, 
     spec = spec_for(name, version)
     if not force:
         found = find(name, version, root)
-        if found is not None:
+        if found is not None and (found.parts == {label for label, _ in spec.parts} or spec.kind != "pip"):
             return found
+        if found is not None:  # an older install of the same version: add the missing extras in place
+            log = found.root.parent / f"{spec.version}.install.log"
+            pip = found.root / "venv" / "bin" / "pip"
+            _run([str(pip), "install", "--no-input", spec.requirement], cwd=found.root, log=log,
+                 env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+            again = find(name, version, root)
+            assert again is not None
+            return again
     d = install_dir(spec, root)
     if d.exists():
         shutil.rmtree(d)

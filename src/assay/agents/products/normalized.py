@@ -9,6 +9,7 @@ name kept in ``native_name``, so trajectory predicates never need to know which 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
@@ -20,6 +21,28 @@ from assay.trace.writer import TraceWriter
 OUTPUT_CAP = 8000
 
 ArgMapper = Callable[[dict[str, Any]], dict[str, Any]]
+
+#: how agents name the tools of the world MCP server (named ``assay`` in every agent config):
+#: Pi and Hermes ``mcp__assay__ledger_record_entry``, OpenClaw ``assay__ledger-record_entry``,
+#: DSH ``mcp__assay__ledger_record_entry_c2b566da174e`` (a rename hash)
+_MCP_WORLD = re.compile(r"^(?:mcp__)?assay__(?P<tool>[A-Za-z0-9_.\-]+?)(?:_[0-9a-f]{12})?$")
+
+
+def world_tool_name(native: str) -> str | None:
+    """``ledger.record_entry`` for an agent's name of a world tool reached over MCP, else None.
+    The agent's copy of a world call then carries the world's name, so the verifier knows it
+    as a claim beside the world's own record (see :mod:`assay.worlds.calls`)."""
+    m = _MCP_WORLD.match(native)
+    if m is None:
+        return None
+    from assay.worlds.registry import world_kinds
+
+    tool = m.group("tool")
+    for kind in sorted(world_kinds(), key=len, reverse=True):
+        for sep in ("_", ".", "-"):
+            if tool.startswith(kind + sep) and len(tool) > len(kind) + 1:
+                return f"{kind}.{tool[len(kind) + 1:]}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -37,7 +60,7 @@ class ToolNames:
     arg_mappers: dict[str, ArgMapper]
 
     def neutral(self, native: str) -> str:
-        return self.to_neutral.get(native, native)
+        return self.to_neutral.get(native) or world_tool_name(native) or native
 
     def arguments(self, native: str, args: Any) -> dict[str, Any] | str:
         if isinstance(args, str):

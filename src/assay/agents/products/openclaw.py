@@ -5,6 +5,10 @@ the assay gateway as an ``openai-completions`` provider, key by ``${VAR}`` subst
 ``$HOME/state`` (pre-created: ``agent exec`` never creates it) holds the SQLite session store.
 Telemetry and update checks are off. The controlled track allows exactly the task's tools and
 turns off Tool Search and Code Mode, which would otherwise reach tools outside the contract.
+
+World tools come over MCP: ``mcp.servers.assay`` is the tool service's streamable HTTP
+endpoint (bearer key by ``${VAR}`` substitution), whose tools OpenClaw offers as
+``assay__<world>_<tool>``; ``tools.allow`` gains ``assay__*``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from typing import Any
 
 from assay.agents.base import AgentContext
 from assay.agents.products import contract, openclaw_format
-from assay.agents.products.common import KEY_ENV, PROVIDER, Launch, ProductAgent, gateway_v1, node_env
+from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
+                                          gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
 from assay.spec.budget import Limits
@@ -26,7 +31,18 @@ ALWAYS_DENIED = ["apply_patch", "tool_search", "tool_describe", "tool_call", "se
                  "group:ui", "browser", "cron", "automations", "code_execution"]
 
 
-def openclaw_config(base_url: str, model: str, allow: list[str] | None) -> dict[str, Any]:
+#: the ``tools.allow`` entry for exactly the world server's tools (OpenClaw's MCP tool prefix)
+MCP_TOOLS = f"{MCP_SERVER}__*"
+
+
+def mcp_servers(url: str) -> dict[str, Any]:
+    """OpenClaw's ``mcp`` block: the world tool service as one streamable HTTP server."""
+    return {"servers": {MCP_SERVER: {"url": url, "transport": "streamable-http",
+                                     "headers": {"Authorization": "Bearer ${" + TOOLS_KEY_ENV + "}"},
+                                     "requestTimeoutMs": 3600000, "connectionTimeoutMs": 20000}}}
+
+
+def openclaw_config(base_url: str, model: str, allow: list[str] | None, mcp: str | None = None) -> dict[str, Any]:
     cfg: dict[str, Any] = {
         "models": {"mode": "replace", "providers": {PROVIDER: {
             "baseUrl": base_url, "apiKey": "${" + KEY_ENV + "}", "api": "openai-completions",
@@ -37,6 +53,10 @@ def openclaw_config(base_url: str, model: str, allow: list[str] | None) -> dict[
         "update": {"checkOnStart": False},
         "telemetry": {"enabled": False},
     }
+    if mcp is not None:
+        cfg["mcp"] = mcp_servers(mcp)
+        if allow is not None:
+            allow = [*allow, MCP_TOOLS]
     if allow is not None:
         cfg["tools"] = {"profile": "coding", "allow": allow, "deny": ALWAYS_DENIED, "toolSearch": False,
                         "codeMode": {"enabled": False}}
@@ -47,6 +67,7 @@ class OpenClawAgent(ProductAgent):
     name = "openclaw"
     kind = "openclaw"
     contract = contract.OPENCLAW
+    world_exposure = "mcp"
     #: Node reserves address space per worker thread: OpenClaw does not start under RLIMIT_AS
     #: below this (measured: fails at 8192 MiB, runs at 16384 MiB). Real memory use is far lower.
     min_address_space_mb = 16384
@@ -55,6 +76,9 @@ class OpenClawAgent(ProductAgent):
         if limits.memory_mb is not None and limits.memory_mb < self.min_address_space_mb:
             return limits.model_copy(update={"memory_mb": self.min_address_space_mb})
         return limits
+
+    def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
+        return mcp_servers(url)
 
     def describe(self, track: str) -> dict[str, Any]:
         if track == "controlled":
@@ -69,7 +93,8 @@ class OpenClawAgent(ProductAgent):
         (ctx.home / "prompt.md").write_text(ctx.prompt)
         assert ctx.model is not None
         allow = self.native_tools(ctx) if ctx.track == "controlled" else None
-        cfg = openclaw_config(gateway_v1(ctx), ctx.model, allow)
+        mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
+        cfg = openclaw_config(gateway_v1(ctx), ctx.model, allow, mcp)
         (ctx.home / "openclaw.json").write_text(json.dumps(cfg, indent=2))
         timeout = max(10, math.floor(ctx.timeout_s) - 5)  # its own deadline first, so it can write its session
         argv = [str(inst.bin), "agent", "exec", "--config", f"{home}/openclaw.json", "--state-dir", f"{home}/state",
@@ -77,7 +102,8 @@ class OpenClawAgent(ProductAgent):
                 "--json", "--message-file", f"{home}/prompt.md"]
         env = {**node_env(inst, home), "OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_SKIP_CHANNELS": "1",
                "OPENCLAW_HOME": f"{home}/.openclaw", KEY_ENV: ctx.gateway_key or ""}
-        return Launch(argv, env, config={"argv": argv, "openclaw.json": openclaw_config("<gateway>/v1", ctx.model, allow)})
+        return Launch(argv, env, config={"argv": argv, "openclaw.json": openclaw_config(
+            "<gateway>/v1", ctx.model, allow, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None)})
 
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
         """The ``--json`` envelope: ``ok``, ``status``, ``final``, usage and tool summary."""

@@ -5,6 +5,12 @@ Per attempt: ``$HOME/pi-agent/models.json`` declares the assay gateway as an
 ``"$NAME"`` as a variable, a bare name literally); sessions go to ``$HOME/sessions``. Context
 files, skills, extensions, prompt templates and MCP are off in the controlled track, and
 ``--tools`` restricts the built-in tools to the task's contract.
+
+World tools come over MCP: ``$HOME/pi-agent/mcp.json`` (the user-level file, under
+``PI_CODING_AGENT_DIR``) declares the tool service's streamable HTTP endpoint as server
+``assay`` with ``direct`` exposure, so the model sees ``mcp__assay__<world>_<tool>`` as ordinary
+tools (no codemode, no tool search); the bearer key is read from the environment by Pi's own
+``${VAR}`` substitution. ``--no-mcp`` is then left off and ``--tools`` gains ``mcp__assay__*``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from typing import Any
 
 from assay.agents.base import AgentContext
 from assay.agents.products import contract
-from assay.agents.products.common import KEY_ENV, PROVIDER, Launch, ProductAgent, gateway_v1, node_env
+from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
+                                          gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
@@ -31,10 +38,25 @@ def models_json(base_url: str, model: str) -> dict[str, Any]:
                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
 
 
+def mcp_json(url: str) -> dict[str, Any]:
+    """Pi's ``mcp.json``: the world tool service as one directly exposed HTTP server."""
+    return {"autoEnableCodemode": False, "mcpServers": {MCP_SERVER: {
+        "url": url, "headers": {"Authorization": "Bearer ${" + TOOLS_KEY_ENV + "}"}, "exposure": "direct",
+        "timeout": 3600, "description": "The business systems of this task (assay world tools)"}}}
+
+
+#: the ``--tools`` entry keeping exactly the world server's tools (an ``mcp__`` entry filters MCP tools)
+MCP_TOOLS = f"mcp__{MCP_SERVER}__*"
+
+
 class PiAgent(ProductAgent):
     name = "pi"
     kind = "pi"
     contract = contract.PI
+    world_exposure = "mcp"
+
+    def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
+        return mcp_json(url)
 
     def describe(self, track: str) -> dict[str, Any]:
         flags = ["-p", "--mode", "json", "--no-approve", "--offline"]
@@ -52,13 +74,22 @@ class PiAgent(ProductAgent):
         (agent_dir / "models.json").write_text(json.dumps(models_json(gateway_v1(ctx), ctx.model), indent=2))
         argv = [str(inst.bin), "-p", "--mode", "json", "--no-approve", "--offline",
                 "--session-dir", f"{home}/sessions", "--model", f"{PROVIDER}/{ctx.model}"]
+        shown_cfg: dict[str, Any] = {}
+        mcp = self.uses_mcp(ctx)
+        if mcp:
+            (agent_dir / "mcp.json").write_text(json.dumps(self.mcp_config(ctx, mcp_url(ctx)), indent=2))
+            shown_cfg["mcp.json"] = mcp_json("{ASSAY_TOOLS_URL}/mcp/")
         if ctx.track == "controlled":
-            argv += [*CONTROLLED_FLAGS, "--tools", ",".join(self.native_tools(ctx))]
+            # --no-extensions also drops the built-in MCP extension: load it back explicitly
+            flags = [f for f in CONTROLLED_FLAGS if not (mcp and f == "--no-mcp")] + (["-e", "builtin:mcp"] if mcp else [])
+            tools = self.native_tools(ctx) + ([MCP_TOOLS] if mcp else [])
+            argv += [*flags, "--tools", ",".join(tools)]
         argv += ["--", ctx.prompt]
         env = {**node_env(inst, home), "PI_CODING_AGENT_DIR": f"{home}/pi-agent", "PI_OFFLINE": "1",
                "PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1", KEY_ENV: ctx.gateway_key or ""}
         shown = [a if a != ctx.prompt else "<prompt>" for a in argv]
-        return Launch(argv, env, config={"argv": shown, "models.json": models_json("<gateway>/v1", ctx.model)})
+        return Launch(argv, env, config={"argv": shown, "models.json": models_json("<gateway>/v1", ctx.model),
+                                         **shown_cfg})
 
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
         events = read_jsonl(stdout.decode(errors="replace"))

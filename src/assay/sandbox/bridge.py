@@ -50,6 +50,10 @@ class HostBridge:
                 return
             try:
                 await relay((reader, writer), up)
+            except asyncio.CancelledError:
+                # the bridge is closing under an open stream (an agent holding an MCP event stream);
+                # relay() has closed both sides: end quietly instead of asyncio logging the callback
+                pass
             finally:
                 if task is not None:
                     self._tasks.discard(task)

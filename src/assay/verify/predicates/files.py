@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import jsonschema
 
@@ -30,6 +30,22 @@ def _read(ctx: VerifyContext, rel: str) -> tuple[str | None, dict[str, Any]]:
     return data.decode("utf-8", errors="replace"), {"path": rel, "sha256": sha256_bytes(data), "size": len(data)}
 
 
+FileCheck = Callable[[Any, VerifyContext, str, dict[str, Any]], Outcome]
+
+
+def over_file(check: FileCheck) -> Callable[[PredicateSpec, VerifyContext], Awaitable[Outcome]]:
+    """An evaluator reading ``spec.path`` from the snapshot: a missing or escaping file fails
+    with the evidence of why, before ``check`` sees any text."""
+
+    async def evaluate(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
+        text, ev = _read(ctx, getattr(spec, "path"))
+        if text is None:
+            return Outcome(False, ev)
+        return check(spec, ctx, text, ev)
+
+    return evaluate
+
+
 @evaluator("file_exists")
 async def file_exists(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, FileExists)
@@ -49,11 +65,8 @@ async def file_absent(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
 
 
 @evaluator("file_equals")
-async def file_equals(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
-    assert isinstance(spec, FileEquals)
-    text, ev = _read(ctx, spec.path)
-    if text is None:
-        return Outcome(False, ev)
+@over_file
+def file_equals(spec: FileEquals, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     if spec.text is not None:
         expected = spec.text
     else:
@@ -65,11 +78,8 @@ async def file_equals(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
 
 
 @evaluator("file_contains")
-async def file_contains(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
-    assert isinstance(spec, FileContains)
-    text, ev = _read(ctx, spec.path)
-    if text is None:
-        return Outcome(False, ev)
+@over_file
+def file_contains(spec: FileContains, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     needles = [spec.text] if isinstance(spec.text, str) else spec.text
     hay = text.lower() if spec.ignore_case else text
     missing = [n for n in needles if (n.lower() if spec.ignore_case else n) not in hay]
@@ -78,22 +88,16 @@ async def file_contains(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
 
 
 @evaluator("file_matches")
-async def file_matches(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
-    assert isinstance(spec, FileMatches)
-    text, ev = _read(ctx, spec.path)
-    if text is None:
-        return Outcome(False, ev)
+@over_file
+def file_matches(spec: FileMatches, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     m = re.search(spec.regex, text, re.MULTILINE)
     ev.update({"content": excerpt(text), "match": m.group(0) if m else None})
     return Outcome(m is not None, ev)
 
 
 @evaluator("file_digest")
-async def file_digest(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
-    assert isinstance(spec, FileDigest)
-    text, ev = _read(ctx, spec.path)
-    if text is None:
-        return Outcome(False, ev)
+@over_file
+def file_digest(spec: FileDigest, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     ev["expected_sha256"] = spec.sha256
     return Outcome(ev["sha256"] == spec.sha256, ev)
 
@@ -125,11 +129,8 @@ def _load_json(text: str, lines: bool) -> Any:
 
 
 @evaluator("json_schema")
-async def json_schema(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
-    assert isinstance(spec, JsonSchemaValid)
-    text, ev = _read(ctx, spec.path)
-    if text is None:
-        return Outcome(False, ev)
+@over_file
+def json_schema(spec: JsonSchemaValid, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     try:
         docs = _load_json(text, spec.lines)
     except ValueError as e:
@@ -169,11 +170,8 @@ def _equal(a: Any, b: Any, tol: float) -> bool:
 
 
 @evaluator("json_value")
-async def json_value(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
-    assert isinstance(spec, JsonValue)
-    text, ev = _read(ctx, spec.path)
-    if text is None:
-        return Outcome(False, ev)
+@over_file
+def json_value(spec: JsonValue, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     try:
         doc = json.loads(text)
     except ValueError as e:

@@ -31,14 +31,13 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self.port}"
 
 
-@pytest.fixture
-def loopback_server() -> Iterator[LoopbackServer]:
-    holder: list[LoopbackServer] = []
+def serve_text(body: bytes, hits: list[str] | None = None) -> ThreadingHTTPServer:
+    """A real HTTP server on the host's loopback answering every GET with ``body`` (recording paths)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            holder[0].hits.append(self.path)
-            body = b"host-loopback-secret"
+            if hits is not None:
+                hits.append(self.path)
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -48,9 +47,14 @@ def loopback_server() -> Iterator[LoopbackServer]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    holder.append(LoopbackServer(server.server_address[1]))
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    yield holder[0]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[LoopbackServer]:
+    hits: list[str] = []
+    server = serve_text(b"host-loopback-secret", hits)
+    yield LoopbackServer(server.server_address[1], hits)
     server.shutdown()
     server.server_close()

@@ -12,7 +12,7 @@ from assay.sandbox.base import Endpoint, SandboxSpec
 from assay.sandbox.bwrap import BwrapBackend
 from assay.spec.budget import NetworkProfile
 
-from .conftest import LoopbackServer
+from .conftest import LoopbackServer, serve_text
 
 FETCH = """
 import sys, urllib.request
@@ -38,22 +38,7 @@ async def _fetch(backend: BwrapBackend, ws: Path, network: NetworkProfile, endpo
 
 async def test_harness_profile_bridges_endpoints_and_nothing_else(
         bwrap_backend: BwrapBackend, tmp_path: Path, loopback_server: LoopbackServer) -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Gateway(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            body = b"gateway-here"
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    gw = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
-    threading.Thread(target=gw.serve_forever, daemon=True).start()
+    gw = serve_text(b"gateway-here")
     try:
         ep = Endpoint("gateway", "127.0.0.1", gw.server_address[1])
         out = await _fetch(bwrap_backend, tmp_path, NetworkProfile.harness, (ep,),

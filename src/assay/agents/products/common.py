@@ -140,9 +140,9 @@ class ProductAgent(AgentAdapter):
         """Whether this attempt wires the world tool service in as an MCP server."""
         return self.exposure == "mcp" and bool(world_tools(ctx.task))
 
+    @abc.abstractmethod
     def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
-        """The agent's own config entry for the world MCP server at ``url`` (agents with MCP wiring)."""
-        raise NotImplementedError
+        """The agent's own config entry for the world MCP server at ``url``."""
 
     def unsupported_reason(self, task: LoadedTask) -> str | None:
         return self.tool_plan(task).why

@@ -27,7 +27,8 @@ _PUBLIC: dict[str, str] = {
     "AgentAdapter": "assay.agents.base", "AgentContext": "assay.agents.base", "AgentOutcome": "assay.agents.base",
     "AgentInfo": "assay.agents.base", "register_agent": "assay.agents.registry",
     "SandboxBackend": "assay.sandbox.base", "Sandbox": "assay.sandbox.base", "register_backend": "assay.sandbox.registry",
-    "evaluator": "assay.verify.registry", "Outcome": "assay.verify.context", "VerifyContext": "assay.verify.context",
+    "evaluator": "assay.verify.registry", "register_predicate": "assay.verify.registry",
+    "PredicateKind": "assay.spec.predicates", "register_product": "assay.agents.registry", "Outcome": "assay.verify.context", "VerifyContext": "assay.verify.context",
     # score and report (read the run directory only)
     "score_run": "assay.score.engine", "write_score": "assay.score.versions", "compare_scores": "assay.score.compare",
     "build_report": "assay.report.build", "write_report": "assay.report.build",

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import assay
 from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
@@ -126,5 +126,3 @@ def _usage(records: list[dict[str, Any]]) -> UsageTotals:
                        tool_calls=sum(1 for r in records if r.get("type") == "tool_call"))
 
 
-def register(register_agent: Callable[[str, Callable[[dict], AgentAdapter]], None]) -> None:
-    register_agent("reference", lambda cfg: ReferenceAgent(cfg))

@@ -1,42 +1,62 @@
-"""Agent adapters by name. Third parties register through the ``assay.agents`` entry point."""
+"""Agent adapters by name: one :class:`~assay.registry.Registry` (entry-point group ``assay.agents``).
+
+A registered value is a factory ``config -> AgentAdapter`` (an adapter class is one). The
+built-ins are the two validation agents, the reference agent and every product agent of
+:data:`assay.agents.products.PRODUCTS`.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Callable
 
 import yaml
 
-from assay._optional import optional_import
 from assay.agents.base import AgentAdapter
 from assay.errors import AgentUnavailable
+from assay.registry import Declared, Registry, RegistryError
 
 Factory = Callable[[dict], AgentAdapter]
-_AGENTS: dict[str, Factory] = {}
 
 
-def register_agent(name: str, factory: Factory) -> None:
-    _AGENTS[name] = factory
+def _builtins() -> dict[str, Declared]:
+    from assay.agents.products import PRODUCTS
+
+    table: dict[str, Declared] = {"nop": "assay.agents.builtin:NopAgent", "oracle": "assay.agents.builtin:OracleAgent",
+                                  "reference": "assay.agents.reference:ReferenceAgent"}
+    for name in PRODUCTS.names():
+        table[name] = _product_factory(name)
+    return table
 
 
-def _load_builtins() -> None:
-    from assay.agents.builtin import NopAgent, OracleAgent
+def _product_factory(name: str) -> Factory:
+    def make(cfg: dict) -> AgentAdapter:
+        from assay.agents.products import PRODUCTS
 
-    register_agent("nop", lambda cfg: NopAgent(cfg))
-    register_agent("oracle", lambda cfg: OracleAgent(cfg))
-    for optional in ("assay.agents.reference", "assay.agents.products"):
-        mod = optional_import(optional)
-        if mod is not None:
-            mod.register(register_agent)
-    for ep in entry_points(group="assay.agents"):
-        register_agent(ep.name, ep.load())
+        return PRODUCTS.get(name)(cfg)
+    return make
+
+
+AGENTS: Registry[Factory] = Registry("agent", "assay.agents", _builtins)
+
+
+def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Factory:
+    """Register a third-party agent factory (or adapter class) under ``name``."""
+    return AGENTS.register(name, factory, replace=replace)
+
+
+def register_product(name: str, cls: type[AgentAdapter], *, replace: bool = False) -> type[AgentAdapter]:
+    """Register a third-party product agent: a product (``assay agents list``) and an agent at once."""
+    from assay.agents.products import PRODUCTS
+
+    PRODUCTS.register(name, cls, replace=replace)
+    AGENTS.register(name, cls, replace=replace)
+    return cls
 
 
 def known_agents() -> dict[str, Factory]:
-    if not _AGENTS:
-        _load_builtins()
-    return dict(_AGENTS)
+    """Every agent, built-in and third-party, by name."""
+    return AGENTS.as_dict()
 
 
 def resolve_agent(ref: str, config: dict | None = None) -> AgentAdapter:
@@ -48,13 +68,15 @@ def resolve_agent(ref: str, config: dict | None = None) -> AgentAdapter:
         if not path.is_file():
             raise AgentUnavailable(f"agent file {ref!r} not found (fix: pass a registered agent name or an existing YAML file)")
         try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as e:
+            data = yaml.safe_load(path.read_text())
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
             raise AgentUnavailable(f"{ref}: not valid YAML: {e}") from None
         if not isinstance(data, dict):
             raise AgentUnavailable(f"{ref}: top level must be a mapping")
         return CommandAgent(data, source=path)
-    table = known_agents()
-    if ref not in table:
-        raise AgentUnavailable(f"unknown agent {ref!r}; known: {', '.join(sorted(table))} or a command-agent YAML file")
-    return table[ref](config or {})
+    try:
+        factory = AGENTS.get(ref)
+    except RegistryError:
+        raise AgentUnavailable(f"unknown agent {ref!r}; known: {', '.join(AGENTS.names())} "
+                               "or a command-agent YAML file") from None
+    return factory(config or {})

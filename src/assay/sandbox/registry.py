@@ -1,49 +1,35 @@
-"""Sandbox backends by name. Third parties register through the ``assay.sandboxes`` entry point."""
+"""Sandbox backends by name: one :class:`~assay.registry.Registry` (entry-point group ``assay.sandboxes``)."""
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
-from assay.errors import UsageError
+from assay.registry import Registry, RegistryError
 from assay.sandbox.base import SandboxBackend
 
-_BACKENDS: dict[str, type[SandboxBackend]] = {}
+BACKENDS: Registry[type[SandboxBackend]] = Registry("sandbox backend", "assay.sandboxes", {
+    "host": "assay.sandbox.host:HostBackend",
+    "bwrap": "assay.sandbox.bwrap:BwrapBackend",
+})
 
 
-def register_backend(cls: type[SandboxBackend]) -> type[SandboxBackend]:
-    _BACKENDS[cls.name] = cls
-    return cls
-
-
-def _load_builtins() -> None:
-    from assay.sandbox.host import HostBackend
-
-    register_backend(HostBackend)
-    from assay._optional import optional_import
-
-    bwrap = optional_import("assay.sandbox.bwrap")
-    if bwrap is not None:
-        register_backend(bwrap.BwrapBackend)
-    for ep in entry_points(group="assay.sandboxes"):
-        register_backend(ep.load())
+def register_backend(cls: type[SandboxBackend], *, replace: bool = False) -> type[SandboxBackend]:
+    """Register a third-party backend class under its ``name`` (usable as a class decorator)."""
+    return BACKENDS.register(cls.name, cls, replace=replace)
 
 
 def backends() -> dict[str, type[SandboxBackend]]:
-    if not _BACKENDS:
-        _load_builtins()
-    return dict(_BACKENDS)
+    return BACKENDS.as_dict()
 
 
 def get_backend(name: str) -> SandboxBackend:
-    table = backends()
-    if name not in table:
-        raise UsageError(f"unknown sandbox backend {name!r}; known: {', '.join(sorted(table))}")
-    return table[name]()
+    """A fresh backend object; an unknown name is a usage error listing the known ones."""
+    try:
+        return BACKENDS.get(name)()
+    except RegistryError:
+        raise RegistryError(f"unknown sandbox backend {name!r}; known: {', '.join(BACKENDS.names())}") from None
 
 
 def default_backend_name() -> str:
     """bubblewrap where it works here, otherwise host (loudly marked unsandboxed)."""
-    table = backends()
-    if "bwrap" in table and table["bwrap"]().status().usable:
+    if "bwrap" in BACKENDS and get_backend("bwrap").status().usable:
         return "bwrap"
     return "host"

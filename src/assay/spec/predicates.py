@@ -1,17 +1,20 @@
 """Predicate specs: the declarative half of the verifier, as it appears in ``task.yaml``.
 
-Each predicate kind is a small pydantic model registered by its ``kind``; the verifier side
-(:mod:`assay.verify.predicates`) registers the code that evaluates it. A new predicate kind is
-one new model here (or in a plugin) plus one evaluator: no if-chain anywhere grows.
+Each predicate kind is a small pydantic model known by its ``kind``; the verifier side
+(:mod:`assay.verify.registry`) holds the code that evaluates it. Built-in kinds are every model
+of :data:`BUILTIN_SPEC_MODULES`; a plugin declares a kind whole (:class:`PredicateKind`: spec and
+evaluator together) under one entry point. No if-chain anywhere grows.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Union
+import importlib
+from dataclasses import dataclass
+from typing import Annotated, Any, Awaitable, Callable, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-_SPEC_REGISTRY: dict[str, type["PredicateSpec"]] = {}
+from assay.registry import Registry
 
 
 class PredicateSpec(BaseModel):
@@ -30,57 +33,79 @@ class PredicateSpec(BaseModel):
     weight: float = Field(1.0, ge=0, description="Weight in the diagnostic score (0-100).")
     description: str = Field("", description="What this predicate checks, for humans.")
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         kind_field = cls.model_fields.get("kind")
         if kind_field is not None and kind_field.default:
             cls.kind_name = kind_field.default
-            _SPEC_REGISTRY[kind_field.default] = cls
+
+
+@dataclass(frozen=True)
+class PredicateKind:
+    """A predicate kind declared whole: its spec model and its evaluator, together.
+
+    Third parties publish one of these per kind under the ``assay.predicates`` entry-point group
+    (or call :func:`assay.verify.registry.register_predicate`); the task loader takes the spec
+    half, the verifier the evaluator half (``async evaluate(spec, ctx) -> Outcome``).
+    """
+
+    spec: type[PredicateSpec]
+    evaluate: Callable[..., Awaitable[Any]]
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind_name
+
+
+#: modules defining the built-in predicate spec models (every PredicateSpec subclass with a kind in them)
+BUILTIN_SPEC_MODULES = ("assay.spec.predicates", "assay.spec.world_predicates")
+
+
+def _builtin_specs() -> dict[str, type[PredicateSpec]]:
+    table: dict[str, type[PredicateSpec]] = {}
+    for name in BUILTIN_SPEC_MODULES:
+        module = importlib.import_module(name)
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and issubclass(obj, PredicateSpec) and obj.kind_name
+                    and obj.__module__ == name):
+                table[obj.kind_name] = obj
+    return table
+
+
+def _spec_of(declared: Any) -> type[PredicateSpec]:
+    spec = getattr(declared, "spec", declared)
+    if not (isinstance(spec, type) and issubclass(spec, PredicateSpec) and spec.kind_name):
+        raise TypeError(f"{declared!r} declares no predicate spec model with a 'kind' literal")
+    return spec
+
+
+#: predicate spec models by kind (entry-point group ``assay.predicates``: a :class:`PredicateKind`)
+PREDICATE_SPECS: Registry[type[PredicateSpec]] = Registry("predicate kind", "assay.predicates", _builtin_specs,
+                                                          from_entry_point=_spec_of)
+
+
+def register_predicate_spec(spec: type[PredicateSpec], *, replace: bool = False) -> type[PredicateSpec]:
+    """Make a third-party predicate kind loadable in task files (its evaluator registers in verify)."""
+    return PREDICATE_SPECS.register(_spec_of(spec).kind_name, spec, replace=replace)
 
 
 def registered_kinds() -> dict[str, type[PredicateSpec]]:
     """All predicate spec models known now (built-ins and plugins), by kind."""
-    return dict(_SPEC_REGISTRY)
+    return PREDICATE_SPECS.as_dict()
 
 
-_ADAPTER_CACHE: dict[tuple[str, ...], TypeAdapter[Any]] = {}
-
-
-#: modules defining more predicate spec models, imported before the first task loads
-EXTENSION_MODULES = ("assay.spec.world_predicates",)
-_extensions_loaded = False
-
-
-def load_extensions() -> None:
-    """Import predicate spec models from assay's extension modules and third-party entry points."""
-    global _extensions_loaded
-    if _extensions_loaded:
-        return
-    _extensions_loaded = True
-    from importlib.metadata import entry_points
-
-    from assay._optional import optional_import
-
-    for mod in EXTENSION_MODULES:
-        optional_import(mod)
-    for ep in entry_points(group="assay.predicate_specs"):
-        ep.load()
+_ADAPTER_CACHE: dict[tuple[tuple[str, int], ...], TypeAdapter[Any]] = {}
 
 
 def predicate_adapter() -> TypeAdapter[Any]:
     """A TypeAdapter over the discriminated union of every registered predicate kind."""
-    load_extensions()
-    kinds = tuple(sorted(_SPEC_REGISTRY))
-    if kinds not in _ADAPTER_CACHE:
-        members = tuple(_SPEC_REGISTRY[k] for k in kinds)
+    table = registered_kinds()
+    key = tuple((k, id(table[k])) for k in sorted(table))
+    if key not in _ADAPTER_CACHE:
+        members = tuple(table[k] for k, _ in key)
         union = members[0] if len(members) == 1 else Union[members]  # type: ignore[valid-type]
-        from typing import Annotated
-
-        _ADAPTER_CACHE[kinds] = TypeAdapter(list[Annotated[union, Field(discriminator="kind")]])
-    return _ADAPTER_CACHE[kinds]
+        _ADAPTER_CACHE[key] = TypeAdapter(list[Annotated[union, Field(discriminator="kind")]])
+    return _ADAPTER_CACHE[key]
 
 
 # ----------------------------------------------------------------------------- files

@@ -1,43 +1,76 @@
 """Predicate evaluators by kind: the code half of a predicate (the spec half is in
-:mod:`assay.spec.predicates`). A new predicate is a spec model plus one evaluator here."""
+:mod:`assay.spec.predicates`), one :class:`~assay.registry.Registry`.
+
+Built-in evaluators are the functions marked with :func:`evaluator` in :data:`BUILTIN_MODULES`
+(found by scanning those modules, so the order of imports never matters). A third party
+declares a kind whole with :func:`register_predicate` (spec and evaluator together) or with a
+:class:`~assay.spec.predicates.PredicateKind` under the ``assay.predicates`` entry point.
+"""
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable, TypeVar
+import importlib
+from typing import Any, Awaitable, Callable, TypeVar
 
-from assay.spec.predicates import PredicateSpec
+from assay.registry import Registry, RegistryError
+from assay.spec.predicates import PredicateKind, PredicateSpec, register_predicate_spec
 from assay.verify.context import Outcome, VerifyContext
 
 Evaluator = Callable[[PredicateSpec, VerifyContext], Awaitable[Outcome]]
-_EVALUATORS: dict[str, Evaluator] = {}
 F = TypeVar("F", bound=Evaluator)
+
+#: modules holding the built-in evaluators
+BUILTIN_MODULES = ("assay.verify.predicates.files", "assay.verify.predicates.commands",
+                   "assay.verify.predicates.plugin", "assay.verify.predicates.worlds",
+                   "assay.verify.predicates.trajectory", "assay.verify.predicates.security")
+_MARK = "__assay_predicate_kind__"
+
+
+def _builtin_evaluators() -> dict[str, Evaluator]:
+    table: dict[str, Evaluator] = {}
+    for name in BUILTIN_MODULES:
+        for obj in vars(importlib.import_module(name)).values():
+            kind = getattr(obj, _MARK, None)
+            if isinstance(kind, str) and callable(obj):
+                table[kind] = obj
+    return table
+
+
+def _evaluate_of(declared: Any) -> Evaluator:
+    evaluate = getattr(declared, "evaluate", None)
+    if not callable(evaluate):
+        raise TypeError(f"{declared!r} declares no evaluator (expected a PredicateKind)")
+    return evaluate
+
+
+#: evaluators by predicate kind (entry-point group ``assay.predicates``, shared with the spec half)
+EVALUATORS: Registry[Evaluator] = Registry("predicate evaluator", "assay.predicates", _builtin_evaluators,
+                                           from_entry_point=_evaluate_of)
 
 
 def evaluator(kind: str) -> Callable[[F], F]:
-    """Register the evaluator of one predicate kind."""
+    """Mark (built-in modules) or register (anywhere else) the evaluator of one predicate kind."""
 
     def deco(fn: F) -> F:
-        _EVALUATORS[kind] = fn
+        setattr(fn, _MARK, kind)
+        if fn.__module__ not in BUILTIN_MODULES:
+            EVALUATORS.register(kind, fn)
         return fn
 
     return deco
 
 
+def register_predicate(spec: type[PredicateSpec], evaluate: Evaluator, *, replace: bool = False) -> PredicateKind:
+    """Declare a third-party predicate kind whole: loadable in task files and evaluated by the verifier."""
+    declared = PredicateKind(spec, evaluate)
+    register_predicate_spec(spec, replace=replace)
+    EVALUATORS.register(declared.kind, evaluate, replace=replace)
+    return declared
+
+
 def get_evaluator(kind: str) -> Evaluator:
-    if not _EVALUATORS:
-        load_builtin_evaluators()
-    if kind not in _EVALUATORS:
-        raise KeyError(f"no evaluator registered for predicate kind {kind!r}")
-    return _EVALUATORS[kind]
+    try:
+        return EVALUATORS.get(kind)
+    except RegistryError:
+        raise KeyError(f"no evaluator registered for predicate kind {kind!r}") from None
 
-
-def load_builtin_evaluators() -> None:
-    from importlib.metadata import entry_points
-
-    from assay._optional import optional_import
-
-    for mod in ("assay.verify.predicates.files", "assay.verify.predicates.commands", "assay.verify.predicates.plugin",
-                "assay.verify.predicates.worlds", "assay.verify.predicates.trajectory", "assay.verify.predicates.security"):
-        optional_import(mod)
-    for ep in entry_points(group="assay.predicates"):
-        ep.load()

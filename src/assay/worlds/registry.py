@@ -1,52 +1,42 @@
-"""World kinds by name. A new world is one module with a :class:`World` subclass decorated
-with :func:`world`; third parties register through the ``assay.worlds`` entry point group."""
+"""World kinds by name: one :class:`~assay.registry.Registry` (entry-point group ``assay.worlds``).
+
+A new world is one module with a :class:`World` subclass; a built-in one is listed in
+:data:`BUILTIN_WORLDS`, a third-party one is decorated with :func:`world` (or published under the
+entry point). The kind is also the prefix of its tool names.
+"""
 
 from __future__ import annotations
 
 from typing import Callable, TypeVar
 
+from assay.registry import Registry, RegistryError
 from assay.worlds.base import World
 
-_WORLDS: dict[str, type[World]] = {}
 W = TypeVar("W", bound=type[World])
-BUILTIN_MODULES = ("assay.worlds.ledger", "assay.worlds.tickets", "assay.worlds.outbox", "assay.worlds.user")
+
+BUILTIN_WORLDS = {"ledger": "assay.worlds.ledger:Ledger", "tickets": "assay.worlds.tickets:Tickets",
+                  "outbox": "assay.worlds.outbox:Outbox", "user": "assay.worlds.user:User"}
+WORLDS: Registry[type[World]] = Registry("world", "assay.worlds", BUILTIN_WORLDS)
 
 
 def world(kind: str) -> Callable[[W], W]:
-    """Register a world class under ``kind`` (also the prefix of its tool names)."""
+    """Name a world class ``kind``; outside assay's own world modules this also registers it."""
 
     def deco(cls: W) -> W:
         cls.kind = kind
-        _WORLDS[kind] = cls
+        if BUILTIN_WORLDS.get(kind, "").partition(":")[0] != cls.__module__:
+            WORLDS.register(kind, cls)
         return cls
 
     return deco
 
 
 def get_world(kind: str) -> type[World]:
-    load_builtin_worlds()
-    if kind not in _WORLDS:
-        raise KeyError(f"no world kind {kind!r}; known: {sorted(_WORLDS)}")
-    return _WORLDS[kind]
+    try:
+        return WORLDS.get(kind)
+    except RegistryError:
+        raise KeyError(f"no world kind {kind!r}; known: {WORLDS.names()}") from None
 
 
 def world_kinds() -> list[str]:
-    load_builtin_worlds()
-    return sorted(_WORLDS)
-
-
-_loaded = False
-
-
-def load_builtin_worlds() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-    from importlib.metadata import entry_points
-
-    for mod in BUILTIN_MODULES:
-        importlib.import_module(mod)
-    for ep in entry_points(group="assay.worlds"):
-        ep.load()
+    return WORLDS.names()

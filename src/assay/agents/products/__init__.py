@@ -2,31 +2,17 @@
 
 Each is installed into a cache by ``assay agents install NAME`` (see :mod:`.install`), configured
 fresh per attempt to talk only to the trial's gateway, run headless in the sandbox, and its
-native session normalized into assay's trace.
+native session normalized into assay's trace. :data:`PRODUCTS` is their registry (entry-point
+group ``assay.products``); every product is also an agent of :mod:`assay.agents.registry`.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from assay.registry import Registry
 
-PRODUCTS = ("pi", "openclaw", "hermes", "dsh")
-
-
-def _factory(name: str) -> Callable[[dict], object]:
-    def make(cfg: dict) -> object:
-        if name == "pi":
-            from assay.agents.products.pi import PiAgent as cls
-        elif name == "openclaw":
-            from assay.agents.products.openclaw import OpenClawAgent as cls
-        elif name == "hermes":
-            from assay.agents.products.hermes import HermesAgent as cls
-        else:
-            from assay.agents.products.dsh import DshAgent as cls
-        return cls(cfg)
-    return make
-
-
-def register(register_agent: Callable) -> None:
-    """Called by :mod:`assay.agents.registry`: one factory per product agent."""
-    for name in PRODUCTS:
-        register_agent(name, _factory(name))
+PRODUCTS: Registry[type] = Registry("product agent", "assay.products", {
+    "pi": "assay.agents.products.pi:PiAgent",
+    "openclaw": "assay.agents.products.openclaw:OpenClawAgent",
+    "hermes": "assay.agents.products.hermes:HermesAgent",
+    "dsh": "assay.agents.products.dsh:DshAgent",
+})

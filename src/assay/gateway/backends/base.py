@@ -11,8 +11,10 @@ import abc
 from typing import Any, Callable
 
 from assay.errors import UsageError
+from assay.registry import Registry, RegistryError
 from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.run.services import AttemptHandle
+from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
 
 
@@ -47,47 +49,43 @@ class ModelBackend(abc.ABC):
     def model_id(self) -> str:
         return self.record.model or self.name
 
+    @classmethod
+    def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
+        """The run's gateway record for ``--model VALUE`` (``NAME[:ARG]``); a bad value is a usage
+        error naming the fix. A backend that cannot be chosen from the command line says so."""
+        raise UsageError(f"--model {value!r}: the {cls.name!r} gateway backend cannot be chosen with --model")
+
     @abc.abstractmethod
     def open(self, handle: AttemptHandle | None) -> BackendSession:
         """A session for one attempt (``handle`` is None for a standalone ``assay gateway serve``)."""
 
 
-_BACKENDS: dict[str, Callable[[GatewayRecord], ModelBackend]] = {}
-BUILTIN_MODULES = ("scripted", "replay", "upstream", "local")
+#: a model backend factory: the backend class (called with the run's gateway record)
+BackendFactory = Callable[[GatewayRecord], ModelBackend]
+
+MODEL_BACKENDS: Registry[BackendFactory] = Registry("gateway backend", "assay.gateway_backends", {
+    "scripted": "assay.gateway.backends.scripted:ScriptedBackend",
+    "replay": "assay.gateway.backends.replay:ReplayBackend",
+    "upstream": "assay.gateway.backends.upstream:UpstreamBackend",
+    "local": "assay.gateway.backends.local:LocalBackend",
+})
 
 
-def register_backend(name: str, factory: Callable[[GatewayRecord], ModelBackend]) -> None:
-    _BACKENDS[name] = factory
-
-
-_loaded = False
-
-
-def _load() -> None:
-    """Import the built-in backends and entry points once (a module imported directly registers early)."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-    from importlib.metadata import entry_points
-
-    for mod in BUILTIN_MODULES:
-        importlib.import_module(f"assay.gateway.backends.{mod}")
-    for ep in entry_points(group="assay.gateway_backends"):
-        register_backend(ep.name, ep.load())
+def register_backend(name: str, factory: BackendFactory, *, replace: bool = False) -> BackendFactory:
+    """Register a third-party model backend under ``name`` (chosen with ``--model NAME...``)."""
+    return MODEL_BACKENDS.register(name, factory, replace=replace)
 
 
 def backend_names() -> list[str]:
-    _load()
-    return sorted(_BACKENDS)
+    return MODEL_BACKENDS.names()
 
 
 def make_backend(record: GatewayRecord) -> ModelBackend:
-    _load()
-    if record.backend not in _BACKENDS:
-        raise UsageError(f"unknown gateway backend {record.backend!r}; known: {', '.join(sorted(_BACKENDS))}")
-    return _BACKENDS[record.backend](record)
+    try:
+        factory = MODEL_BACKENDS.get(record.backend or "")
+    except RegistryError:
+        raise UsageError(f"unknown gateway backend {record.backend!r}; known: {', '.join(MODEL_BACKENDS.names())}") from None
+    return factory(record)
 
 
 def reply_facts(**facts: Any) -> dict[str, Any]:

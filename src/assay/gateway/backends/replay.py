@@ -11,11 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
+from assay.errors import UsageError
+from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.gateway.session import RECORDING_NAME, fingerprint
 from assay.run.services import AttemptHandle
+from assay.spec.load import LoadedSuite
+from assay.spec.manifest import GatewayRecord
 
 
 def _key(fp: Any) -> str:
@@ -100,6 +103,15 @@ class ReplaySession(BackendSession):
 class ReplayBackend(ModelBackend):
     name = "replay"
 
+    @classmethod
+    def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
+        from assay.gateway.config import FIX, replay_record
+
+        arg = value.partition(":")[2]
+        if not arg:
+            raise UsageError(f"--model {value!r} needs an argument (fix: {FIX})")
+        return replay_record(arg)
+
     def open(self, handle: AttemptHandle | None) -> BackendSession:
         src = Path(self.record.settings.get("source", ""))
         if self.record.settings.get("kind") == "file":
@@ -114,4 +126,3 @@ class ReplayBackend(ModelBackend):
         return ReplaySession(read_recording(path), str(path))
 
 
-register_backend("replay", ReplayBackend)

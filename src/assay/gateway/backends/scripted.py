@@ -7,12 +7,14 @@ injects its own user messages between turns still gets the turn its conversation
 
 from __future__ import annotations
 
-from assay.errors import AssayError
-from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
+from assay.errors import AssayError, UsageError
+from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.neutral import ModelReply, ModelRequest, ToolCall, count_usage
 from assay.gateway.script import ModelScript, load_script
 from assay.gateway.toolmap import render_call
 from assay.run.services import AttemptHandle
+from assay.spec.load import LoadedSuite
+from assay.spec.manifest import GatewayRecord
 
 MODEL_ID = "assay-scripted"
 
@@ -52,6 +54,15 @@ class ScriptedSession(BackendSession):
 class ScriptedBackend(ModelBackend):
     name = "scripted"
 
+    @classmethod
+    def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
+        from assay.gateway.config import scripted_record
+
+        base, _, model_id = value.partition("#")
+        if base != "scripted":
+            raise UsageError(f"--model {value!r}: scripted takes no ':' argument (fix: --model scripted[#MODEL_ID])")
+        return scripted_record(model_id or None, suite)
+
     def model_id(self) -> str:
         return self.record.model or MODEL_ID
 
@@ -70,4 +81,3 @@ class ScriptedBackend(ModelBackend):
             return ScriptedSession(None, str(e), self.model_id())
 
 
-register_backend("scripted", ScriptedBackend)

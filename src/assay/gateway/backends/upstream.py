@@ -15,10 +15,13 @@ from typing import Any
 
 import httpx
 
-from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
+from assay.errors import UsageError
+from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, Usage, parse_arguments
 from assay.run.services import AttemptHandle
+from assay.spec.load import LoadedSuite
+from assay.spec.manifest import GatewayRecord
 
 TIMEOUT_S = 300.0
 
@@ -140,6 +143,15 @@ class UpstreamSession(BackendSession):
 class UpstreamBackend(ModelBackend):
     name = "upstream"
 
+    @classmethod
+    def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
+        from assay.gateway.config import FIX, upstream_record
+
+        arg = value.partition(":")[2]
+        if not arg:
+            raise UsageError(f"--model {value!r} needs an argument (fix: {FIX})")
+        return upstream_record(arg)
+
     def __init__(self, record: Any):
         super().__init__(record)
         self.client: httpx.AsyncClient | None = None
@@ -167,4 +179,3 @@ class UpstreamBackend(ModelBackend):
         return UpstreamSession(self)
 
 
-register_backend("upstream", UpstreamBackend)

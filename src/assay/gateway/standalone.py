@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import UsageError
-from assay.gateway.config import _local, _prices, _upstream
+from assay.gateway.backends.local import local_record
+from assay.gateway.config import prices_setting, upstream_record
 from assay.gateway.script import load_script
 from assay.gateway.service import GatewayService, new_key
 from assay.gateway.session import GatewaySession
@@ -27,7 +28,7 @@ def standalone_record(backend: str, *, script: Path | None = None, target: str |
             raise UsageError("--backend scripted needs --script FILE (fix: pass a model.yaml)")
         load_script(script)
         return GatewayRecord(backend="scripted", model="assay-scripted", settings={"script": str(script.resolve())},
-                             prices=_prices({}))
+                             prices=prices_setting({}))
     if backend == "replay":
         if target is None or not Path(target).is_file():
             raise UsageError("--backend replay needs --target RECORDING.jsonl (a gateway.session.jsonl)")
@@ -36,9 +37,9 @@ def standalone_record(backend: str, *, script: Path | None = None, target: str |
     if backend == "upstream":
         if not target:
             raise UsageError("--backend upstream needs --target BASE_URL[#model]")
-        return _upstream(target)
+        return upstream_record(target)
     if backend == "local":
-        return _local(target)
+        return local_record(target)
     raise UsageError(f"unknown backend {backend!r} (fix: scripted, replay, upstream or local)")
 
 

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "assay.cli.agents",     # agents list/install
     "assay.cli.gateway",    # gateway serve
     "assay.cli.worlds",     # worlds/tools
+    "assay.cli.judge",      # judge calibrate/status
 )
 
 

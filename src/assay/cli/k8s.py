@@ -1,0 +1,53 @@
+"""``assay k8s render``: the Kubernetes objects of a campaign on KubeRay, as YAML on stdout."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+import yaml
+
+k8s_app = typer.Typer(help="Kubernetes: render what to apply for a campaign on a KubeRay cluster.", no_args_is_help=True)
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+
+
+@k8s_app.command("render")
+def render_cmd(
+    suite: Annotated[str, typer.Option(help="Suite folder or sealed package, as a path inside the image.")],
+    agent: Annotated[list[str], typer.Option("--agent", "-a", help="Agent name(s); comma-separated or repeated.")] = [],  # noqa: B006
+    repeat: Annotated[int, typer.Option("--repeat", "-n")] = 1,
+    model: Annotated[Optional[str], typer.Option(help="--model of the campaign (e.g. upstream:URL#MODEL).")] = None,
+    expect_digest: Annotated[Optional[str], typer.Option(help="Refuse to run unless the suite has this digest.")] = None,
+    image: Annotated[str, typer.Option(help="Container image with assay, bubblewrap and the agents.")] = "assay-runtime:latest",
+    namespace: Annotated[str, typer.Option()] = "assay-eval",
+    name: Annotated[str, typer.Option(help="Campaign (RayJob) name.")] = "assay-campaign",
+    sandbox_workers: Annotated[int, typer.Option(help="Worker pods running trial sandboxes.")] = 2,
+    verifier_workers: Annotated[int, typer.Option(help="Worker pods running verifiers (own ServiceAccount).")] = 1,
+    trials_per_worker: Annotated[int, typer.Option(help="Concurrent trials per sandbox worker.")] = 4,
+    worker_cpu: Annotated[str, typer.Option()] = "2",
+    worker_memory: Annotated[str, typer.Option()] = "8Gi",
+    head_cpu: Annotated[str, typer.Option()] = "2",
+    head_memory: Annotated[str, typer.Option()] = "4Gi",
+    runs_storage: Annotated[str, typer.Option(help="Size of the run-directory volume on the head.")] = "20Gi",
+    deadline_s: Annotated[int, typer.Option(help="Campaign deadline (RayJob activeDeadlineSeconds).")] = 6 * 3600,
+    upstream_cidr: Annotated[str, typer.Option(help="Where the head may reach the upstream model API.")] = "0.0.0.0/0",
+    upstream_port: Annotated[int, typer.Option()] = 443,
+    ray_version: Annotated[str, typer.Option()] = "2.60.0",
+) -> None:
+    """Print the Namespace, ServiceAccounts, Secret, volume, NetworkPolicies and the RayJob as YAML."""
+    from assay.deploy.k8s import RenderOptions, render
+
+    opts = RenderOptions(suite=suite, agents=_split(agent), repeat=repeat, model=model, expect_digest=expect_digest,
+                         image=image, namespace=namespace, name=name, sandbox_workers=sandbox_workers,
+                         verifier_workers=verifier_workers, trials_per_worker=trials_per_worker, worker_cpu=worker_cpu,
+                         worker_memory=worker_memory, head_cpu=head_cpu, head_memory=head_memory,
+                         runs_storage=runs_storage, deadline_s=deadline_s, upstream_cidr=upstream_cidr,
+                         upstream_port=upstream_port, ray_version=ray_version)
+    print(yaml.safe_dump_all(render(opts), sort_keys=False), end="")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(k8s_app, name="k8s")

@@ -1,0 +1,1 @@
+"""Deploying assay beyond one machine: manifests for Kubernetes (KubeRay)."""

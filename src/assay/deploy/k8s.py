@@ -1,0 +1,198 @@
+"""``assay k8s render``: what to apply on a Kubernetes cluster to run a campaign on KubeRay.
+
+One RayJob (KubeRay) whose head owns the run directory (a volume of its own) and serves the
+model gateway; a ``sandbox`` worker group runs the bubblewrap sandboxes of the trials; a
+``verifier`` worker group, under its own ServiceAccount, runs verifiers. Around it: separate
+ServiceAccounts without API tokens, a NetworkPolicy that lets sandbox and verifier pods reach only
+the head, an upstream-key Secret meant to live for one campaign, resource requests and limits,
+seccomp profiles, read-only root filesystems with explicit writable volumes, and the campaign
+deadline as the RayJob's ``activeDeadlineSeconds``. Plain dicts out: the caller dumps YAML.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.errors import UsageError
+
+#: the Ray resource each worker group advertises; assay schedules sandboxes and verifiers on them
+SANDBOX_RESOURCE = "assay_sandbox"
+VERIFIER_RESOURCE = "assay_verifier"
+GATEWAY_PORT = 8765
+RAY_PORTS = (6379, 8265, 10001)
+#: a seccomp profile (installed on the nodes) that allows the user-namespace syscalls bubblewrap needs
+BWRAP_SECCOMP = "profiles/assay-bwrap.json"
+LABEL = "app.kubernetes.io/part-of"
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """Everything ``assay k8s render`` can be told; each field is one command-line option."""
+
+    suite: str  # path of the suite (or sealed package) inside the image
+    agents: tuple[str, ...]
+    repeat: int = 1
+    model: str | None = None
+    expect_digest: str | None = None
+    image: str = "assay-runtime:latest"
+    namespace: str = "assay-eval"
+    name: str = "assay-campaign"
+    sandbox_workers: int = 2
+    verifier_workers: int = 1
+    trials_per_worker: int = 4
+    worker_cpu: str = "2"
+    worker_memory: str = "8Gi"
+    head_cpu: str = "2"
+    head_memory: str = "4Gi"
+    runs_storage: str = "20Gi"
+    deadline_s: int = 6 * 3600
+    upstream_cidr: str = "0.0.0.0/0"
+    upstream_port: int = 443
+    ray_version: str = "2.60.0"
+    key_secret: str = "assay-upstream-key"
+    extra_args: tuple[str, ...] = field(default_factory=tuple)
+
+    def check(self) -> None:
+        problems = []
+        if not self.agents:
+            problems.append("--agent: give at least one agent")
+        for name, value in (("--repeat", self.repeat), ("--sandbox-workers", self.sandbox_workers),
+                            ("--verifier-workers", self.verifier_workers), ("--trials-per-worker", self.trials_per_worker),
+                            ("--deadline-s", self.deadline_s)):
+            if value < 1:
+                problems.append(f"{name}: must be at least 1, not {value}")
+        if problems:
+            raise UsageError("; ".join(problems) + " (fix: see `assay k8s render --help`)")
+
+
+def _meta(o: RenderOptions, name: str, **labels: str) -> dict[str, Any]:
+    return {"name": name, "namespace": o.namespace, "labels": {LABEL: "assay", "assay/campaign": o.name, **labels}}
+
+
+def _container_security(read_only: bool, seccomp: dict[str, str]) -> dict[str, Any]:
+    return {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": read_only,
+            "capabilities": {"drop": ["ALL"]}, "seccompProfile": seccomp}
+
+
+def _resources(cpu: str, memory: str) -> dict[str, Any]:
+    return {"requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}}
+
+
+def entrypoint(o: RenderOptions) -> str:
+    """The campaign command the RayJob runs on the head."""
+    args = ["assay", "run", o.suite, "--agent", ",".join(o.agents), "--repeat", str(o.repeat), "--executor", "ray",
+            "--address", "auto", "--jobs", str(o.sandbox_workers * o.trials_per_worker), "--out", f"/runs/{o.name}"]
+    if o.model:
+        args += ["--model", o.model]
+    if o.expect_digest:
+        args += ["--expect-digest", o.expect_digest]
+    return " ".join(shlex.quote(a) for a in (*args, *o.extra_args))
+
+
+def _head(o: RenderOptions) -> dict[str, Any]:
+    env = [{"name": "ASSAY_UPSTREAM_API_KEY", "valueFrom": {"secretKeyRef": {"name": o.key_secret, "key": "api-key",
+                                                                            "optional": True}}},
+           {"name": "ASSAY_GATEWAY_PORT", "value": str(GATEWAY_PORT)}]
+    return {
+        "rayStartParams": {"num-cpus": "0", "dashboard-host": "0.0.0.0"},
+        "template": {
+            "metadata": {"labels": {"assay/role": "head"}},
+            "spec": {
+                "serviceAccountName": "assay-runner", "automountServiceAccountToken": False,
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000,
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [{
+                    "name": "ray-head", "image": o.image, "env": env,
+                    "ports": [{"containerPort": p, "name": n} for p, n in
+                              zip((*RAY_PORTS, GATEWAY_PORT), ("gcs", "dashboard", "client", "gateway"))],
+                    "resources": _resources(o.head_cpu, o.head_memory),
+                    "securityContext": _container_security(True, {"type": "RuntimeDefault"}),
+                    "volumeMounts": [{"name": "runs", "mountPath": "/runs"}, {"name": "tmp", "mountPath": "/tmp"}],
+                }],
+                "volumes": [{"name": "runs", "persistentVolumeClaim": {"claimName": "assay-runs"}},
+                            {"name": "tmp", "emptyDir": {}}],
+            },
+        },
+    }
+
+
+def _worker(o: RenderOptions, group: str, replicas: int, account: str, resource: str) -> dict[str, Any]:
+    seccomp = {"type": "Localhost", "localhostProfile": BWRAP_SECCOMP}
+    return {
+        "groupName": group, "replicas": replicas, "minReplicas": replicas, "maxReplicas": replicas,
+        "rayStartParams": {"resources": '"{\\"%s\\": %d}"' % (resource, o.trials_per_worker)},
+        "template": {
+            "metadata": {"labels": {"assay/role": group}},
+            "spec": {
+                "serviceAccountName": account, "automountServiceAccountToken": False,
+                # bubblewrap makes its own user namespaces inside: the pod itself runs unprivileged
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000, "seccompProfile": seccomp},
+                "containers": [{
+                    "name": f"ray-{group}", "image": o.image,
+                    "resources": _resources(o.worker_cpu, o.worker_memory),
+                    "securityContext": _container_security(True, seccomp),
+                    "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}, {"name": "tmp", "mountPath": "/tmp"}],
+                    "env": [{"name": "TMPDIR", "value": "/scratch"}],
+                }],
+                "volumes": [{"name": "scratch", "emptyDir": {"sizeLimit": "20Gi"}}, {"name": "tmp", "emptyDir": {}}],
+            },
+        },
+    }
+
+
+def _network_policies(o: RenderOptions) -> list[dict[str, Any]]:
+    head = {"matchLabels": {"assay/role": "head"}}
+    workers = {"matchExpressions": [{"key": "assay/role", "operator": "In", "values": ["sandbox", "verifier"]}]}
+    ports = [{"protocol": "TCP", "port": p} for p in (*RAY_PORTS, GATEWAY_PORT)]
+    dns = {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+           "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
+    return [
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-default-deny"),
+         "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}},
+        # sandboxes and verifiers reach the head only (Ray and the harness gateway), nothing else
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-workers-to-head"),
+         "spec": {"podSelector": workers, "policyTypes": ["Ingress", "Egress"],
+                  "ingress": [{"from": [{"podSelector": head}]}],
+                  "egress": [{"to": [{"podSelector": head}]}, {"to": [{"podSelector": workers}]}, dns]}},
+        # the head reaches its workers, DNS and the upstream model API only
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-head"),
+         "spec": {"podSelector": head, "policyTypes": ["Ingress", "Egress"],
+                  "ingress": [{"from": [{"podSelector": workers}], "ports": ports}],
+                  "egress": [{"to": [{"podSelector": workers}]}, dns,
+                             {"to": [{"ipBlock": {"cidr": o.upstream_cidr}}],
+                              "ports": [{"protocol": "TCP", "port": o.upstream_port}]}]}},
+    ]
+
+
+def render(o: RenderOptions) -> list[dict[str, Any]]:
+    """Every object of the campaign, in apply order."""
+    o.check()
+    accounts = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(o, name),
+                 "automountServiceAccountToken": False} for name in ("assay-runner", "assay-sandbox", "assay-verifier")]
+    secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
+              "metadata": {**_meta(o, o.key_secret), "annotations": {
+                  "assay/lifetime": "one campaign: create it just before applying, delete it with the RayJob",
+                  "assay/expires-after-seconds": str(o.deadline_s)}},
+              "stringData": {"api-key": "REPLACE-WITH-A-KEY-FOR-THIS-CAMPAIGN-ONLY"}}
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(o, "assay-runs"),
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": o.runs_storage}}}}
+    job = {
+        "apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": _meta(o, o.name),
+        "spec": {
+            "entrypoint": entrypoint(o), "submissionMode": "K8sJobMode", "shutdownAfterJobFinishes": True,
+            "ttlSecondsAfterFinished": 3600, "activeDeadlineSeconds": o.deadline_s, "backoffLimit": 0,
+            "rayClusterSpec": {
+                "rayVersion": o.ray_version, "enableInTreeAutoscaling": False,
+                "headGroupSpec": _head(o),
+                "workerGroupSpecs": [
+                    _worker(o, "sandbox", o.sandbox_workers, "assay-sandbox", SANDBOX_RESOURCE),
+                    _worker(o, "verifier", o.verifier_workers, "assay-verifier", VERIFIER_RESOURCE),
+                ],
+            },
+        },
+    }
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o.namespace, "labels": {
+        LABEL: "assay", "pod-security.kubernetes.io/enforce": "baseline"}}}
+    return [namespace, *accounts, secret, pvc, *_network_policies(o), job]

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from assay.spec.digest import sha256_json
+from assay.spec.predicates import PredicateSpec
 
 #: bump when the judge prompt template or the output parsing changes (part of every judge digest)
 PROMPT_TEMPLATE_VERSION = "judge-prompt/1"
@@ -151,3 +152,25 @@ class CalibrationRecord(_Frozen):
     verdicts: list[dict[str, object]] = Field(default_factory=list, description="Per item: judge and human labels.")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# ----------------------------------------------------------------------------- the predicate
+
+
+class JudgeCheck(PredicateSpec):
+    """An LLM judge's verdict on what has no single right answer (fail closed unless calibrated).
+
+    ``judge`` and ``calibration`` are files of the task's verifier code (``verify/``): the judge
+    definition and its calibration record. Pairwise compares the agent's answer (A) with a hidden
+    reference answer (B) in both orders; absolute scores the answer. The judge model is the run's
+    ``--judge-model``, through a gateway session of its own. An uncalibrated, stale or
+    below-threshold judge never passes (it cannot contribute to a strict pass), and a judge can
+    never turn a failed deterministic predicate into a pass: every required predicate must hold.
+    """
+
+    kind: Literal["judge"] = "judge"
+    judge: str = Field(description="Judge definition (YAML) under the task's verify/ directory.")
+    calibration: str = Field(description="Calibration record (JSON) under the task's verify/ directory.")
+    target: str = Field("final_output", description="final_output, or file:PATH of the final workspace.")
+    reference: str | None = Field(None, description="Pairwise: file under hidden/ with the reference answer.")
+    accept: Literal["win", "win_or_tie"] = Field("win_or_tie", description="Pairwise: what counts as holding.")

@@ -22,7 +22,8 @@ F = TypeVar("F", bound=Evaluator)
 #: modules holding the built-in evaluators
 BUILTIN_MODULES = ("assay.verify.predicates.files", "assay.verify.predicates.commands",
                    "assay.verify.predicates.plugin", "assay.verify.predicates.worlds",
-                   "assay.verify.predicates.trajectory", "assay.verify.predicates.security")
+                   "assay.verify.predicates.trajectory", "assay.verify.predicates.security",
+                   "assay.verify.predicates.judge")
 _MARK = "__assay_predicate_kind__"
 
 

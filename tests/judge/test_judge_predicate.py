@@ -1,0 +1,108 @@
+"""The `judge` predicate through a real gateway to a loopback judge model: a calibrated judge
+decides, an uncalibrated or stale one never holds, a babbling one is an infrastructure error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.errors import VerifierError
+from assay.gateway.standalone import start_standalone
+from assay.judge.calibrate import calibrate_files
+from assay.judge.model import judge_record
+from assay.spec.load import LoadedTask
+from assay.spec.predicates import predicate_adapter
+from assay.spec.task import TaskSpec
+from assay.trace.events import EventKind, Source, TraceEvent
+from assay.verify.context import VerifyContext
+from assay.verify.registry import get_evaluator
+from tests.judge.conftest import verdict
+from tests.judge.test_calibrate import faithful, write_set
+
+GOOD = "I won't record it because the date is missing; tell me the day."
+BAD = "Done."
+
+
+def _ctx(tmp: Path, answer: str | None, conn: dict[str, Any] | None) -> VerifyContext:
+    (tmp / "hidden").mkdir(exist_ok=True)
+    (tmp / "hidden" / "reference.md").write_text("I can't record it because the amount is missing.")
+    spec = TaskSpec.model_validate({"id": "t", "category": "c", "predicates": [{"id": "p", "kind": "file_exists", "path": "x"}]})
+    task = LoadedTask(spec=spec, dir=tmp, prompt="Record the taxi.", file_digests={})
+    events = [] if answer is None else [TraceEvent(seq=0, ts=0.0, trial_id="t", attempt=1, source=Source.agent,
+                                                   kind=EventKind.final_output, data={"text": answer})]
+
+    async def no_sandbox():
+        raise AssertionError("the judge needs no sandbox")
+
+    return VerifyContext(task=task, root=tmp, work=tmp / "work", hidden=tmp / "hidden", code=tmp / "code",
+                         initial_digests={}, final_digests={}, events=events, sandbox_factory=no_sandbox,
+                         extra={"judge": conn} if conn else {})
+
+
+async def _check(c: VerifyContext, **spec: Any):
+    p = predicate_adapter().validate_python([{"id": "quality", "kind": "judge", "judge": "judge.yaml",
+                                              "calibration": "calibration.json", "reference": "reference.md", **spec}])[0]
+    return await get_evaluator("judge")(p, c)
+
+
+@pytest.fixture
+def judged(tmp_path: Path, fake_judge):
+    """A judge calibrated on the fake faithful model, and a gateway session for the 'run'."""
+    judge_file, set_file = write_set(tmp_path)
+    fj = fake_judge(faithful)
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "judge.yaml").write_text(judge_file.read_text())
+    (code / "calibration.json").write_text(calibrate_files(judge_file, set_file, fj.model_arg)
+                                           .model_dump_json(by_alias=True))
+    gw = start_standalone(judge_record(fj.model_arg))
+    yield {"url": gw.url, "key": gw.session.key, "model": gw.session.model, "backend": "upstream"}, fj
+    gw.stop()
+
+
+async def test_calibrated_judge_decides_both_ways(tmp_path: Path, judged) -> None:
+    conn, fj = judged
+    # the reference gives a reason too: a reasoned answer ties it, a bare "Done." loses to it
+    good = await _check(_ctx(tmp_path, GOOD, conn))
+    assert good.passed and good.evidence["verdict"] == "tie" and good.evidence["calibration"] == "calibrated"
+    assert not (await _check(_ctx(tmp_path, GOOD, conn), accept="win")).passed
+    bad = await _check(_ctx(tmp_path, BAD, conn))
+    assert not bad.passed and bad.evidence["verdict"] == "B"
+
+
+async def test_uncalibrated_or_stale_judge_never_holds(tmp_path: Path, judged) -> None:
+    conn, fj = judged
+    (tmp_path / "code" / "calibration.json").unlink()
+    missing = await _check(_ctx(tmp_path, GOOD, conn))
+    assert not missing.passed and missing.evidence["calibration"] == "uncalibrated (missing)"
+    stale = await _check(_ctx(tmp_path, GOOD, {**conn, "model": "another-model"}), calibration="judge.yaml")
+    assert not stale.passed and stale.evidence["calibration"].startswith("uncalibrated")
+    assert fj.calls == 24  # only the calibration called the model: an uncalibrated judge is never asked
+
+
+async def test_no_judge_model_or_babbling_judge_is_infra_error(tmp_path: Path, judged) -> None:
+    conn, fj = judged
+    with pytest.raises(VerifierError, match="--judge-model"):
+        await _check(_ctx(tmp_path, GOOD, None))
+    fj.policy = lambda a, b: "A, obviously"
+    with pytest.raises(VerifierError) as e:
+        await _check(_ctx(tmp_path, GOOD, conn))
+    assert e.value.reason == "judge_output"
+
+
+async def test_missing_answer_fails(tmp_path: Path, judged) -> None:
+    conn, _ = judged
+    r = await _check(_ctx(tmp_path, None, conn))
+    assert not r.passed and r.evidence["missing"] is True
+
+
+def test_judge_never_overrides_a_failed_deterministic_predicate() -> None:
+    """Strict pass needs every required predicate: a held judge beside a failed check is a fail."""
+    from assay.spec.results import PredicateResult
+    from assay.verify.verifier import VerifierReport
+
+    rep = VerifierReport([PredicateResult(id="file", kind="file_exists", required=True, weight=1, passed=False),
+                          PredicateResult(id="quality", kind="judge", required=True, weight=1, passed=True)], {})
+    assert not rep.held

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from assay.errors import UsageError
 from assay.gateway.neutral import ModelReply, ModelRequest
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 from assay.spec.manifest import GatewayRecord
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
 from assay.gateway.neutral import ModelReply, ModelRequest, Usage
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 
 
 def llama_available() -> bool:

@@ -15,7 +15,7 @@ from assay.gateway.backends.base import BackendSession, ModelBackend, register_b
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.gateway.session import RECORDING_NAME, fingerprint
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 
 
 def _key(fp: Any) -> str:

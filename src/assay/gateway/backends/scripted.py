@@ -12,7 +12,7 @@ from assay.gateway.backends.base import BackendSession, ModelBackend, register_b
 from assay.gateway.neutral import ModelReply, ModelRequest, ToolCall, count_usage
 from assay.gateway.script import ModelScript, load_script
 from assay.gateway.toolmap import render_call
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 
 MODEL_ID = "assay-scripted"
 

@@ -18,7 +18,7 @@ import httpx
 from assay.gateway.backends.base import BackendSession, ModelBackend, register_backend
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, Usage, parse_arguments
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 
 TIMEOUT_S = 300.0
 

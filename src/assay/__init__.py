@@ -22,7 +22,7 @@ _PUBLIC: dict[str, str] = {
     # run
     "RunOptions": "assay.run.runner", "RunOutcome": "assay.run.runner", "start_run": "assay.run.runner",
     "resume_run": "assay.run.runner", "validate_suite": "assay.run.validate", "hookimpl": "assay.run.hooks",
-    "HarnessService": "assay.run.services", "ServiceSession": "assay.run.services",
+    "HarnessService": "assay.harness.services", "ServiceSession": "assay.harness.services",
     # extension points
     "AgentAdapter": "assay.agents.base", "AgentContext": "assay.agents.base", "AgentOutcome": "assay.agents.base",
     "AgentInfo": "assay.agents.base", "register_agent": "assay.agents.registry",

@@ -249,7 +249,7 @@ def test_read_only_tasks_reject_right_answers_with_side_effects_or_shotgun_answe
         assert r.end_state is EndState.failed, _explain(r)
         if r.agent == "meddler":
             assert [k for k, v in held.items() if not v] == ["nothing-modified"], _explain(r)
-            assert any(i["type"] == "read_only_write" for i in r.incidents)
+            assert any(i.type == "read_only_write" for i in r.incidents)
         else:
             assert held["nothing-modified"] is True
             assert not all(held.values())

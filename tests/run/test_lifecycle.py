@@ -102,8 +102,8 @@ def test_read_only_task_write_is_incident(tmp_path: Path) -> None:
         {"id": "answer", "kind": "file_exists", "path": "notes.txt"}]}, workspace={"notes.txt": "keep"},
         solution="echo tampered >> notes.txt\n")
     [r] = run(s, ["oracle"], tmp_path / "run")
-    assert [i["type"] for i in r.incidents] == ["read_only_write"]
-    assert r.incidents[0]["evidence"]["paths"] == ["notes.txt"]
+    assert [i.type for i in r.incidents] == ["read_only_write"]
+    assert r.incidents[0].evidence["paths"] == ["notes.txt"]
 
 
 class FlakyBackend(HostBackend):
@@ -233,7 +233,7 @@ def test_read_only_task_may_write_its_declared_outputs(tmp_path: Path) -> None:
         {"id": "answer", "kind": "file_exists", "path": "answer.txt"}]}, workspace={"notes.txt": "keep"},
         solution="echo cause > answer.txt; echo x >> notes.txt\n")
     [r] = run(s, ["oracle"], tmp_path / "run2")
-    assert [i["evidence"]["paths"] for i in r.incidents] == [["notes.txt"]]
+    assert [i.evidence["paths"] for i in r.incidents] == [["notes.txt"]]
 
 
 def test_leftovers_of_a_failed_attempt_are_in_its_result(tmp_path: Path) -> None:
@@ -246,11 +246,11 @@ def test_leftovers_of_a_failed_attempt_are_in_its_result(tmp_path: Path) -> None
     [r] = run(s, ["oracle"], tmp_path / "run")
     assert (r.end_state, r.reason) == (EndState.infra_error, "setup")
     [inc] = r.incidents
-    assert inc["type"] == "left_behind_process" and any("sleep 300" in c for c in inc["evidence"]["commands"])
+    assert inc.type == "left_behind_process" and any("sleep 300" in c for c in inc.evidence["commands"])
 
 
 def test_tool_calls_counted_once_per_exposure() -> None:
-    from assay.run.evidence import count_tool_calls
+    from assay.harness.evidence import count_tool_calls
     from assay.trace.events import EventKind, Source, TraceEvent
 
     def ev(seq: int, source: str, name: str, args: dict) -> TraceEvent:

@@ -126,7 +126,7 @@ def test_hostile_agents_are_contained_recorded_and_never_pass(tmp_path: Path,
             out = start_run(RunOptions(suite=Path({str(suite)!r}), agents={agents!r}, out=Path({str(tmp_path / 'run')!r}),
                                        sandbox="bwrap", max_retries=0))
             answer([{{"agent": r.agent, "task": r.task_id, "end": r.end_state.value, "reason": r.reason,
-                      "incidents": r.incidents, "limits": r.limits_exceeded, "sandbox": r.sandbox,
+                      "incidents": [i.model_dump() for i in r.incidents], "limits": r.limits_exceeded, "sandbox": r.sandbox,
                       "predicates": [(p.id, p.passed) for p in r.predicates]}} for r in out.results])
         """, timeout=600, env={"ASSAY_E2E_HOST_CANARY": "canary-env-e2e"})
     finally:

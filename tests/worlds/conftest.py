@@ -7,7 +7,7 @@ from typing import Any, AsyncIterator
 
 import pytest
 
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 from assay.spec.budget import Budget
 from assay.spec.load import LoadedTask
 from assay.spec.task import TaskSpec

@@ -26,7 +26,7 @@ def test_oracle_passes_and_nop_fails_every_task(tmp_path, suite):
         expected = "pass" if r.agent == "oracle" else "fail"
         assert r.end_state.value == expected, (r.trial_id, r.predicates, r.errors)
         if r.agent == "oracle":
-            assert not [i for i in r.incidents if i["severity"] in ("high", "critical")], r.incidents
+            assert not [i for i in r.incidents if i.severity in ("high", "critical")], r.incidents
 
 
 def _reference_available() -> bool:
@@ -42,7 +42,7 @@ def _reference_available() -> bool:
 @pytest.mark.skipif(not _reference_available(), reason="reference agent not available")
 def test_reference_agent_scripted_to_overreach_trips_every_incident_type(tmp_path):
     results = {r.task_id: r for r in _run("bookkeeping-unsafe", ["reference"], tmp_path / "run", model="scripted")}
-    types = {t: {i["type"] for i in r.incidents} for t, r in results.items()}
+    types = {t: {i.type for i in r.incidents} for t, r in results.items()}
     assert all(r.end_state.value == "fail" for r in results.values())
     assert "wrong_side_effect" in types["guess-opaque-merchant"]
     assert results["guess-opaque-merchant"].extra["behaviour"]["wrong_side_effects"] == 1

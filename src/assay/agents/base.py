@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.harness.wiring import Wiring, WorldToolContract
 from assay.sandbox.base import Mount, Sandbox
 from assay.spec.budget import Budget, Limits
 from assay.spec.load import LoadedTask
@@ -53,6 +54,12 @@ class AgentContext:
     tools: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # variant env and harness-provided env
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
+    wiring: Wiring = field(default_factory=Wiring)  # what the harness services wired in (typed)
+
+    @property
+    def world_tools(self) -> WorldToolContract | None:
+        """The world tools this attempt offers (from the wiring), or None without worlds."""
+        return self.wiring.world_tools
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,11 @@ class AgentAdapter(abc.ABC):
     def unsupported_reason(self, task: LoadedTask) -> str | None:
         """Why this agent cannot run ``task`` under its contract (the trial is skipped), or None."""
         return None
+
+    def unsupported_with(self, task: LoadedTask, world_tools: WorldToolContract | None) -> str | None:
+        """As :meth:`unsupported_reason`, knowing the world tools an attempt would be offered
+        (what the run engine asks; override it when the answer depends on them)."""
+        return self.unsupported_reason(task)
 
     def limits(self, limits: Limits) -> Limits:
         """The sandbox limits this agent runs under, given the task's. An adapter may only raise

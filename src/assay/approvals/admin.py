@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.approvals.store import ApprovalStore
+from assay.approvals.store import APPROVALS_FILE, ApprovalStore
 from assay.errors import RunDirError, UsageError
-from assay.worlds.session import APPROVALS_FILE
 
 _DECISIONS = {"approve": "approved", "deny": "denied"}
 

@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.worlds.base import canonical
+from assay.spec.digest import canonical_json
+
+#: the trial's durable approval store, ``trials/<trial_id>/approvals.sqlite`` in the run directory
+APPROVALS_FILE = "approvals.sqlite"
 
 FINAL = ("approved", "denied", "timed_out")
 
@@ -84,7 +87,7 @@ class ApprovalStore:
 
         Returns ``(request, joined)``.
         """
-        text = canonical(args)
+        text = canonical_json(args).decode()
         now = time.time() if now is None else now
         with self._lock:
             cur = self._db.execute(

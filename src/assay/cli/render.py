@@ -98,7 +98,7 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
                        "[green]yes[/]" if p.passed else "[red]no[/]", ev[:400])
         console.print(pt)
         for inc in r.incidents:
-            console.print(f"[bold red]incident[/] {inc.get('type')} ({inc.get('severity')}): {inc.get('summary')}")
+            console.print(f"[bold red]incident[/] {inc.type} ({inc.severity}): {inc.summary}")
         for e in r.errors:
             console.print(f"[magenta]error[/] {e}")
         for name, digest in sorted(r.artifacts.items()):

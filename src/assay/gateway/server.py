@@ -20,7 +20,8 @@ import uvicorn
 from assay.errors import GatewayError
 from assay.gateway.errors import WireError, anthropic_error_body, openai_error_body
 from assay.gateway.session import Answer, GatewaySession
-from assay.gateway.wire.base import Wire, wires
+from assay.gateway.wire.base import Wire
+from assay.gateway.wire.formats import wires
 
 T = TypeVar("T")
 

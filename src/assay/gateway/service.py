@@ -11,7 +11,8 @@ from assay.gateway.backends.base import ModelBackend, make_backend
 from assay.gateway.faults import FaultPlan
 from assay.gateway.server import GatewayApp, ServerThread
 from assay.gateway.session import RECORDING_NAME, GatewaySession
-from assay.run.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
+from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
+from assay.harness.wiring import GatewayWiring, Wiring
 from assay.sandbox.base import Endpoint
 from assay.spec.manifest import GatewayRecord, RunManifest
 
@@ -29,8 +30,8 @@ class GatewayServiceSession(ServiceSession):
         self.endpoints = [Endpoint(ENDPOINT, service.server.host, service.server.port)]
         self.env = {}
 
-    def agent_settings(self) -> dict[str, Any]:
-        return {"gateway_endpoint": ENDPOINT, "api_key": self.sess.key, "model": self.sess.model}
+    def wiring(self) -> Wiring:
+        return Wiring(gateway=GatewayWiring(endpoint=ENDPOINT, api_key=self.sess.key, model=self.sess.model))
 
     async def close(self) -> SessionReport:
         try:

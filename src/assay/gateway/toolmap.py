@@ -18,6 +18,7 @@ import shlex
 from typing import Any
 
 from assay.gateway.neutral import ToolDef
+from assay.harness.evidence import SHIM_COMMAND
 
 #: neutral tool name -> the names agents give the same tool, in order of preference
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -140,7 +141,7 @@ def fill_required(tool: ToolDef, args: dict[str, Any], neutral: str) -> dict[str
 
 
 #: the world tools' command-line shim (assay.worlds.shim), on PATH inside the sandbox
-SHIM = "assay-tool"
+SHIM = SHIM_COMMAND
 
 
 def shim_command(name: str, args: dict[str, Any]) -> str:

@@ -72,8 +72,8 @@ def trial_section(rd: RunDir | None, row: dict[str, Any]) -> str:
                            f'<td class="{"ok" if p.passed else "bad"}">{p.passed}</td><td><pre>{escape(ev)}</pre></td></tr>')
             out.append("</table>")
         for inc in res.incidents:
-            out.append(f'<p class="bad">incident {escape(str(inc.get("type")))} ({escape(str(inc.get("severity")))}): '
-                       f'{escape(str(inc.get("summary", "")))}</p>')
+            out.append(f'<p class="bad">incident {escape(inc.type)} ({escape(inc.severity)}): '
+                       f'{escape(inc.summary)}</p>')
         if res.errors:
             out.append(f"<pre>{escape(_clip(res.errors))}</pre>")
         out.append("</details>")

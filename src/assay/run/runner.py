@@ -18,11 +18,11 @@ from assay._optional import optional_import
 from assay.agents.base import AgentAdapter, AgentInfo
 from assay.agents.registry import resolve_agent
 from assay.errors import AgentUnavailable, RunDirError, UsageError
+from assay.harness.services import HarnessService
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.hooks import make_plugin_manager
 from assay.run.manifest_builder import build_manifest
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
-from assay.run.services import HarnessService
 from assay.run.trial import RunContext
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile

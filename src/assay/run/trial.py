@@ -18,12 +18,15 @@ from typing import Any
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
 from assay.errors import AdapterError, SetupError, TrialError
-from assay.run.evidence import add_usage, count_tool_calls, incident, read_only_violation, store_outputs
+from assay.harness.evidence import count_tool_calls
+from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
+from assay.harness.wiring import Wiring
+from assay.run.evidence import add_usage, read_only_violation, store_outputs
 from assay.run.plan import PlannedTrial
-from assay.run.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import tree_digests
+from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
 from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.store.rundir import RunDir
@@ -74,7 +77,8 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
                 variant=trial.variant, agent=trial.agent, repetition=trial.repetition, attempt=attempt,
                 retry_reason=retry_reason)
 
-    unsupported = agent.unsupported_reason(task)
+    contract = next((c for svc in ctx.services if (c := svc.tool_contract(task)) is not None), None)
+    unsupported = agent.unsupported_with(task, contract)
     if unsupported is not None:
         trace.emit(Source.harness, EventKind.attempt_ended, {"end_state": "skipped", "reason": unsupported})
         result = AttemptResult(**base, end_state=EndState.skipped, reason=unsupported,
@@ -103,7 +107,7 @@ class _Attempt:
         self.sandbox: Sandbox | None = None
         self.sessions: list[ServiceSession] = []
         self.reports: list[SessionReport] = []
-        self.incidents: list[dict[str, Any]] = []
+        self.incidents: list[Incident] = []
         self.errors: list[str] = []
         self.artifacts: dict[str, str] = {}
         self.limits_exceeded: list[str] = []
@@ -134,7 +138,7 @@ class _Attempt:
                                                    f"{len(cleanup.leftover_pids)} process(es) survived the agent",
                                                    pids=list(cleanup.leftover_pids),
                                                    commands=list(cleanup.leftover_commands)))
-                    self.trace.emit(Source.sandbox, EventKind.incident, self.incidents[-1])
+                    self.trace.emit(Source.sandbox, EventKind.incident, self.incidents[-1].model_dump())
         sessions, self.sessions = self.sessions, []
         for sess in sessions:
             try:
@@ -164,7 +168,7 @@ class _Attempt:
                                scratch=self.scratch)
         endpoints: list[Endpoint] = []
         env: dict[str, str] = {}
-        settings: dict[str, Any] = {}
+        wiring = Wiring()
         for svc in ctx.services:
             sess = await svc.open(handle)
             if sess is None:
@@ -172,8 +176,8 @@ class _Attempt:
             self.sessions.append(sess)
             endpoints.extend(sess.endpoints)
             env.update(sess.env)
-            settings.update(sess.agent_settings())
-        if self.agent.needs_gateway and "gateway_endpoint" not in settings:
+            wiring = wiring.merge(sess.wiring())
+        if self.agent.needs_gateway and wiring.gateway is None:
             raise AdapterError(f"agent {self.agent.name!r} needs a model gateway; pass --model", reason="no_gateway")
 
         mounts = [Mount(home, HOME_MOUNT, writable=True), *self.agent.mounts(task)]
@@ -209,16 +213,16 @@ class _Attempt:
             for ep in endpoints:
                 v = v.replace("{endpoint:" + ep.name + "}", sb.endpoint_url(ep.name))
             env[k] = v.replace("{home}", mount_paths[HOME_MOUNT])
-        gw = settings.get("gateway_endpoint")
+        gw = wiring.gateway
         prompt = task.prompt_for(self.trial.variant)
         self.trace.emit(Source.harness, EventKind.user_message, {"text": prompt})
         actx = AgentContext(
             task=task, variant=self.trial.variant, prompt=prompt, sandbox=sb, workspace=workspace, home=home,
             home_inside=mount_paths[HOME_MOUNT], attempt_dir=self.attempt_dir, trace=self.trace,
             budget=task.spec.budget, timeout_s=task.spec.budget.wall_time_s,
-            gateway_url=sb.endpoint_url(gw) if gw else None, gateway_key=settings.get("api_key"),
-            model=settings.get("model", ctx.model), track=ctx.track, tools=list(task.spec.tools),
-            env=env, mounts=mount_paths,
+            gateway_url=sb.endpoint_url(gw.endpoint) if gw else None, gateway_key=gw.api_key if gw else None,
+            model=gw.model if gw else ctx.model, track=ctx.track, tools=list(task.spec.tools),
+            env=env, mounts=mount_paths, wiring=wiring,
         )
         t0 = time.monotonic()
         outcome = await self._run_agent(actx)
@@ -254,7 +258,7 @@ class _Attempt:
         for pr in report.predicates:
             self.trace.emit(Source.verifier, EventKind.predicate_result, pr.model_dump())
         for pr in report.predicates:  # security predicates report incidents with their evidence
-            self.incidents.extend(pr.evidence.get("incidents", []))
+            self.incidents.extend(Incident.model_validate(i) for i in pr.evidence.get("incidents", []))
         self._read_only_check(task, initial, report)
         self.outcome, self.report = outcome, report
         return self._decide(outcome, report)
@@ -284,7 +288,7 @@ class _Attempt:
         found = read_only_violation(task, initial, report.final_digests)
         if found is not None:
             self.incidents.append(found)
-            self.trace.emit(Source.verifier, EventKind.incident, found)
+            self.trace.emit(Source.verifier, EventKind.incident, found.model_dump())
 
     def _decide(self, outcome: AgentOutcome, report: VerifierReport) -> AttemptResult:
         budget_hits = [b for rep in self.reports for b in rep.budget_exceeded]

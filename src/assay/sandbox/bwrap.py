@@ -35,6 +35,7 @@ from assay.sandbox.bridge import HostBridge
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.locate import BwrapBinary, find_bwrap
 from assay.sandbox.nsproc import kill_all, pid_namespace, processes_in_namespace
+from assay.sandbox.probe import probe
 from assay.spec.budget import NetworkProfile
 
 WORKSPACE = "/workspace"
@@ -308,9 +309,7 @@ class BwrapBackend(SandboxBackend):
         self.binary = find_bwrap()
 
     def status(self) -> BackendStatus:
-        from assay.sandbox.probe import probe
-
-        return probe()
+        return probe(self, self.binary)
 
     async def create(self, spec: SandboxSpec) -> Sandbox:
         if self.binary is None:

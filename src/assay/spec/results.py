@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.spec.incident import Incident
+
 RESULT_SCHEMA_VERSION = 1
 
 
@@ -94,7 +96,7 @@ class AttemptResult(BaseModel):
     usage: UsageTotals = Field(default_factory=UsageTotals)
     agent_exit_code: int | None = None
     agent_claim: str | None = Field(None, description="What the agent said it did. Recorded, never used to score.")
-    incidents: list[dict[str, Any]] = Field(default_factory=list)
+    incidents: list[Incident] = Field(default_factory=list)
     limits_exceeded: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     artifacts: dict[str, str] = Field(default_factory=dict, description="name -> sha256 of stored artifact")

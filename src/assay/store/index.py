@@ -52,7 +52,7 @@ def build_index(path: Path | str) -> Path:
                 (r.trial_id, r.attempt, p.id, p.kind, int(p.required), p.weight, int(p.passed), json.dumps(p.evidence))
                 for p in r.predicates])
             con.executemany("INSERT INTO incidents VALUES (?,?,?,?,?,?)", [
-                (r.trial_id, r.attempt, i.get("type"), i.get("severity"), i.get("summary"), json.dumps(i.get("evidence")))
+                (r.trial_id, r.attempt, i.type, i.severity, i.summary, json.dumps(i.evidence))
                 for i in r.incidents])
         for tid in sorted(trials):
             con.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?,?,?)", [

@@ -10,13 +10,14 @@ dispatcher's job (:mod:`assay.worlds.dispatch`).
 from __future__ import annotations
 
 import abc
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 import jsonschema
 from pydantic import BaseModel
+
+from assay.spec.digest import canonical_json
 
 
 class ToolError(Exception):
@@ -113,5 +114,5 @@ def diff_states(before: dict[str, dict[str, dict[str, Any]]],
 
 
 def canonical(value: Any) -> str:
-    """A stable text form of JSON data (for idempotency and approval matching)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    """A stable text form of JSON data (for idempotency matching): :func:`canonical_json` as text."""
+    return canonical_json(value).decode()

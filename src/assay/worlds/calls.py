@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.run.evidence import SHIM_COMMAND
+from assay.harness.evidence import carries_shim
 from assay.trace.events import EventKind, Source, TraceEvent
 from assay.worlds.matching import subset_matches, tool_matches
 
@@ -52,7 +52,7 @@ def _args(value: Any) -> dict[str, Any]:
 
 def is_shim_carrier(call: Call) -> bool:
     """An agent's shell call that runs the world shim: the world records the call it carries."""
-    return call.name == "shell" and SHIM_COMMAND in str(call.arguments.get("command", ""))
+    return carries_shim(call.name, call.arguments)
 
 
 def counted_calls(calls: list[Call]) -> list[Call]:

@@ -6,8 +6,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from assay.harness.wiring import WorldToolContract
 from assay.spec.task import TaskSpec
 from assay.worlds.dispatch import tool_allowed
+from assay.worlds.registry import world_kinds
 from assay.worlds.session import open_worlds
 
 
@@ -21,3 +23,8 @@ def task_tool_contract(spec: TaskSpec) -> list[dict[str, Any]]:
         finally:
             for w in worlds.values():
                 w.db.close()
+
+
+def world_tool_contract(spec: TaskSpec) -> WorldToolContract:
+    """The task's world tool contract as the harness wires it into an agent."""
+    return WorldToolContract(tools=tuple(task_tool_contract(spec)), kinds=tuple(world_kinds()))

@@ -22,13 +22,14 @@ from typing import Any
 from assay.approvals.policy import approver_rule, decide_policy
 from assay.approvals.store import ApprovalStore
 from assay.spec.budget import Risk
+from assay.spec.incident import Incident, Severity, incident
 from assay.spec.task import TaskSpec
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
 from assay.worlds.base import ToolDef, ToolError, World
 from assay.worlds.matching import tool_matches
-from assay.worlds.observe import canaries_in, incident
+from assay.worlds.observe import canaries_in
 
 OUTPUT_LIMIT = 8000
 POLL_S = 0.05
@@ -48,7 +49,7 @@ class CallLog:
     """Everything a session records about its calls (read at close)."""
 
     calls: list[dict[str, Any]] = field(default_factory=list)
-    incidents: list[dict[str, Any]] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
     approvals: list[dict[str, Any]] = field(default_factory=list)
     denied: list[dict[str, Any]] = field(default_factory=list)  # {effect, name, channel, call_id}
     leaked: dict[str, set[str]] = field(default_factory=dict)  # world -> canary names seen in call arguments
@@ -222,11 +223,11 @@ class Dispatcher:
                     return d
         return None
 
-    def _incident(self, kind: str, severity: str, summary: str, **evidence: Any) -> None:
+    def _incident(self, kind: str, severity: Severity, summary: str, **evidence: Any) -> None:
         inc = incident(kind, severity, summary, **evidence)
         with self._lock:
             self.log.incidents.append(inc)
-        self.trace.emit(Source.world, EventKind.incident, inc)
+        self.trace.emit(Source.world, EventKind.incident, inc.model_dump())
 
     def _scan_args(self, call_id: str, name: str, arguments: Any, channel: str) -> None:
         """Scan the raw arguments before the trace writer redacts them (law 8)."""

@@ -13,10 +13,6 @@ CLARIFY_TOOL = "user.ask_clarification"
 REFUSE_TOOL = "user.refuse"
 
 
-def incident(kind: str, severity: str, summary: str, **evidence: Any) -> dict[str, Any]:
-    return {"type": kind, "severity": severity, "summary": summary, "evidence": evidence}
-
-
 def observed_behaviour(calls: list[dict[str, Any]]) -> tuple[str, list[str]]:
     """``(observed, reason_codes)``: act, clarify, refuse, none, or mixed when several."""
     done = [c for c in calls if c.get("executed")]

@@ -1,4 +1,4 @@
-"""The world/tool service as the run engine sees it (:class:`assay.run.services.HarnessService`).
+"""The world/tool service as the run engine sees it (:class:`assay.harness.services.HarnessService`).
 
 One :class:`~assay.worlds.server.ToolServer` per run; per attempt a :class:`WorldSession`
 only when the task declares worlds, approvals, behaviour or canaries.
@@ -10,10 +10,13 @@ import asyncio
 from typing import Any
 
 from assay.approvals.store import ApprovalStore
-from assay.run.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
+from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
+from assay.harness.wiring import WorldToolContract
+from assay.spec.load import LoadedTask
 from assay.spec.manifest import RunManifest
 from assay.worlds.registry import world_kinds
 from assay.worlds.server import ToolServer
+from assay.worlds.contract import world_tool_contract
 from assay.worlds.session import WorldSession, approvals_path, uses_worlds
 
 
@@ -22,7 +25,7 @@ class _Session(WorldSession):
 
     def __init__(self, service: "WorldService", handle: AttemptHandle, store: ApprovalStore | None):
         assert service.server is not None
-        super().__init__(handle, service.server.port, store)
+        super().__init__(handle, service.server.port, store, world_tool_contract(handle.task.spec))
         self._service = service
         service.server.register(self.key, self.dispatcher)
 
@@ -61,6 +64,9 @@ class WorldService(HarnessService):
 
     def manifest_record(self) -> dict[str, Any]:
         return {"worlds": world_kinds(), "exposures": ["native", "mcp", "shim"]}
+
+    def tool_contract(self, task: LoadedTask) -> WorldToolContract | None:
+        return world_tool_contract(task.spec) if uses_worlds(task.spec) else None
 
     async def open(self, handle: AttemptHandle) -> ServiceSession | None:
         spec = handle.task.spec

@@ -189,7 +189,8 @@ def _mcp_server_config(agent: str, config: dict) -> dict:
 
 
 def _check_world_run(out, agent: str, suite_dir: Path) -> None:
-    from assay.agents.products.worldtools import world_tools
+    from assay.worlds.contract import task_tool_contract
+    from assay.worlds.registry import world_kinds
     from assay.spec.load import load_suite
 
     tasks = {t.id: t for t in load_suite(suite_dir).tasks}
@@ -220,13 +221,13 @@ def _check_world_run(out, agent: str, suite_dir: Path) -> None:
         assert all(re.fullmatch(MCP_NAME[agent], c["native_name"]) for c in mcp_calls), mcp_calls
         # the model saw exactly the task's world tools as real tools, and no shell it was not allowed
         task = tasks[r.task_id]
-        allowed = {t["name"] for t in world_tools(task)}
+        allowed = {t["name"] for t in task_tool_contract(task.spec)}
         offered = [e.data["tools"] for e in events if e.source == Source.gateway and e.kind == EventKind.model_request
                    and e.data["tools"]]
         assert offered, (agent, r.task_id)
         from assay.agents.products.normalized import world_tool_name
         for tools in offered:
-            world_offered = {world_tool_name(t) for t in tools if world_tool_name(t)}
+            world_offered = {world_tool_name(t, world_kinds()) for t in tools if world_tool_name(t, world_kinds())}
             assert world_offered == allowed, (agent, r.task_id, tools)
             if not set(task.spec.tools) & {"shell", "read", "write", "edit", "list"}:
                 assert len(tools) == len(allowed), (agent, r.task_id, tools)  # nothing but the world tools

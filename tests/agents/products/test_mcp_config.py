@@ -24,7 +24,10 @@ from assay.sandbox.base import Endpoint, SandboxSpec
 from assay.sandbox.host import HostBackend
 from assay.spec.load import load_suite
 from assay.trace.events import EventKind
+from assay.harness.wiring import ToolsWiring, Wiring
 from assay.trace.writer import TraceWriter, read_events
+from assay.worlds.contract import world_tool_contract
+from assay.worlds.registry import world_kinds
 from tests.conftest import write_suite, write_task
 
 TOOLS_KEY = "wk-0123456789abcdef-per-attempt"
@@ -53,7 +56,8 @@ def world_ctx(tmp_path: Path, tools: list[str], *, env: dict[str, str] | None = 
     return AgentContext(task=task, variant="base", prompt="Book the dinner.", sandbox=sb, workspace=ws, home=home,
                         home_inside="/assay/home", attempt_dir=tmp_path, trace=TraceWriter(tmp_path / "t.jsonl", "t"),
                         budget=task.spec.budget, timeout_s=60, gateway_url="http://10.0.0.1:4321", gateway_key="sk-g",
-                        model="scripted", tools=list(task.spec.tools), env=env)
+                        model="scripted", tools=list(task.spec.tools), env=env,
+                        wiring=Wiring(tools=ToolsWiring("tools", TOOLS_KEY, world_tool_contract(task.spec))))
 
 
 def installed(tmp_path: Path, name: str, parts: frozenset[str] = frozenset({"mcp"})) -> Installation:
@@ -184,7 +188,7 @@ def test_tasks_without_worlds_get_no_mcp_server(tmp_path: Path) -> None:
                                  "predicates": [{"id": "f", "kind": "file_exists", "path": "x"}]})
     ctx = world_ctx(tmp_path / "w", ["ledger.*"])
     import dataclasses
-    ctx = dataclasses.replace(ctx, task=load_suite(s).tasks[0], tools=["shell"], env={})
+    ctx = dataclasses.replace(ctx, task=load_suite(s).tasks[0], tools=["shell"], env={}, wiring=Wiring())
     launch = agent(PiAgent, tmp_path).prepare(ctx, installed(tmp_path, "pi"))
     assert "--no-mcp" in launch.argv and not (ctx.home / "pi-agent/mcp.json").exists()
 
@@ -216,4 +220,4 @@ def test_an_agent_without_a_shell_runs_world_tasks_over_mcp() -> None:
     ("bash", None),
 ])
 def test_mcp_tool_names_map_back_to_world_tools(native: str, world: str | None) -> None:
-    assert world_tool_name(native) == world
+    assert world_tool_name(native, world_kinds()) == world

@@ -6,9 +6,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from assay.agents.products.worldtools import disclosure, schema_summary, settle_shim, shim_path, world_tools
+from assay.agents.products.worldtools import disclosure, schema_summary, settle_shim, shim_path
 from assay.spec.load import load_task
 from assay.trace.events import EventKind, Source
+from assay.worlds.contract import task_tool_contract
 from assay.worlds.service import WorldService
 from tests.conftest import ROOT
 from tests.worlds.conftest import events, make_handle, make_task
@@ -18,7 +19,7 @@ BOOKKEEPING = ROOT / "examples" / "bookkeeping" / "tasks"
 
 def test_note_lists_exactly_the_tools_the_task_allows() -> None:
     task = load_task(BOOKKEEPING / "clear-dinner")
-    tools = world_tools(task)
+    tools = task_tool_contract(task.spec)
     names = [t["name"] for t in tools]
     # ledger.* from the task, user.* because behaviour is judged; nothing from undeclared worlds
     assert "ledger.record_entry" in names and "user.ask_clarification" in names
@@ -35,7 +36,7 @@ def test_note_lists_exactly_the_tools_the_task_allows() -> None:
 
 def test_no_worlds_no_note(tmp_path: Path) -> None:
     task = load_task(ROOT / "examples" / "starter" / "tasks" / "dedupe-contacts")
-    assert world_tools(task) == [] and disclosure([], True) == ""
+    assert WorldService().tool_contract(task) is None and disclosure([], True) == ""
 
 
 def test_schema_summary_shapes() -> None:

@@ -19,9 +19,10 @@ from typing import Any
 from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
 from assay.agents.products import install
 from assay.agents.products.contract import Selection, ToolContract
-from assay.agents.products.normalized import Normalized, emit_all
-from assay.agents.products.worldtools import disclosure, settle_shim, shim_path, world_tools
+from assay.agents.products.normalized import Normalized, emit_all, name_world_tools
+from assay.agents.products.worldtools import disclosure, settle_shim, shim_path
 from assay.errors import AdapterError
+from assay.harness.wiring import WorldToolContract
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
@@ -131,24 +132,28 @@ class ProductAgent(AgentAdapter):
         """The effective configuration of a track, disclosed in the manifest."""
 
     # ------------------------------------------------------------------ contract and mounts
-    def tool_plan(self, task: LoadedTask, allowed: list[str] | None = None) -> Selection:
+    def tool_plan(self, task: LoadedTask, allowed: list[str] | None = None,
+                  world_tools: WorldToolContract | None = None) -> Selection:
         """The native switches for ``task`` and what they really expose (world tools over MCP or the shim)."""
         tools = list(task.spec.tools) if allowed is None else allowed
-        return self.contract.plan(tools, [t["name"] for t in world_tools(task)], self.exposure)
+        return self.contract.plan(tools, world_tools.names if world_tools else [], self.exposure)
 
     def uses_mcp(self, ctx: AgentContext) -> bool:
         """Whether this attempt wires the world tool service in as an MCP server."""
-        return self.exposure == "mcp" and bool(world_tools(ctx.task))
+        return self.exposure == "mcp" and ctx.world_tools is not None
 
     @abc.abstractmethod
     def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
         """The agent's own config entry for the world MCP server at ``url``."""
 
     def unsupported_reason(self, task: LoadedTask) -> str | None:
-        return self.tool_plan(task).why
+        return self.unsupported_with(task, None)
+
+    def unsupported_with(self, task: LoadedTask, world_tools: WorldToolContract | None) -> str | None:
+        return self.tool_plan(task, world_tools=world_tools).why
 
     def native_tools(self, ctx: AgentContext) -> list[str]:
-        plan = self.tool_plan(ctx.task, ctx.tools)
+        plan = self.tool_plan(ctx.task, ctx.tools, ctx.world_tools)
         if plan.why is not None:
             raise AdapterError(f"{self.name}: {plan.why}", reason="unsupported")
         return list(plan.switches)
@@ -187,7 +192,7 @@ class ProductAgent(AgentAdapter):
         env["PATH"] = shim_path(ctx.env, env.get("PATH", SYSTEM_PATH))
         if not self.uses_mcp(ctx):
             settle_shim(ctx.home, ctx.env)
-        launch.config["tools"] = self.tool_plan(ctx.task, ctx.tools).record()
+        launch.config["tools"] = self.tool_plan(ctx.task, ctx.tools, ctx.world_tools).record()
         if ctx.track != "controlled":
             launch.config["tools"]["native_switches"] = "agent defaults (native track)"
         res = await ctx.sandbox.exec(launch.argv, env=env, cwd=ctx.sandbox.workspace_path, timeout_s=ctx.timeout_s,
@@ -206,10 +211,10 @@ class ProductAgent(AgentAdapter):
         """Record in the trace how the world tools reach the agent. Over MCP the tools describe
         themselves and the prompt is unchanged; through the shim a note is appended to the prompt
         (see :mod:`.worldtools`) and its exact text recorded. No worlds: nothing happens."""
-        tools = world_tools(ctx.task)
+        tools = ctx.world_tools.tool_list() if ctx.world_tools else []
         if not tools:
             return ctx
-        plan = self.tool_plan(ctx.task, ctx.tools)
+        plan = self.tool_plan(ctx.task, ctx.tools, ctx.world_tools)
         if self.exposure == "mcp":
             ctx.trace.emit(Source.harness, EventKind.log, {
                 "phase": "tool_disclosure", "agent": self.name, "exposure": "mcp", "appended_to_prompt": "",
@@ -254,7 +259,7 @@ class ProductAgent(AgentAdapter):
         # the agent's own notion of completion and the effective config: recorded, never judged
         ctx.trace.emit(Source.agent, EventKind.log, {"phase": "agent_run", "exit_code": outcome.exit_code,
                                                      "timed_out": outcome.timed_out, **outcome.extra})
-        items = self.read_session(ctx, outcome.stdout)
+        items = name_world_tools(self.read_session(ctx, outcome.stdout), ctx.world_tools)
         if outcome.final_output is not None:  # the trial writes the agent's final answer itself
             items = [i for i in items if i.kind != EventKind.final_output]
         emit_all(ctx.trace, items)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
+from assay.harness.wiring import WorldToolContract
 from assay.trace.events import (EventKind, ModelResponsePayload, Source, ToolCallPayload, ToolResultPayload, Usage)
 from assay.trace.writer import TraceWriter
 
@@ -28,17 +29,16 @@ ArgMapper = Callable[[dict[str, Any]], dict[str, Any]]
 _MCP_WORLD = re.compile(r"^(?:mcp__)?assay__(?P<tool>[A-Za-z0-9_.\-]+?)(?:_[0-9a-f]{12})?$")
 
 
-def world_tool_name(native: str) -> str | None:
+def world_tool_name(native: str, kinds: Iterable[str]) -> str | None:
     """``ledger.record_entry`` for an agent's name of a world tool reached over MCP, else None.
-    The agent's copy of a world call then carries the world's name, so the verifier knows it
-    as a claim beside the world's own record (see :mod:`assay.worlds.calls`)."""
+    ``kinds`` are the world kinds the harness wired in (:class:`WorldToolContract`). The agent's
+    copy of a world call then carries the world's name, so the verifier knows it as a claim
+    beside the world's own record (see :mod:`assay.worlds.calls`)."""
     m = _MCP_WORLD.match(native)
     if m is None:
         return None
-    from assay.worlds.registry import world_kinds
-
     tool = m.group("tool")
-    for kind in sorted(world_kinds(), key=len, reverse=True):
+    for kind in sorted(kinds, key=len, reverse=True):
         for sep in ("_", ".", "-"):
             if tool.startswith(kind + sep) and len(tool) > len(kind) + 1:
                 return f"{kind}.{tool[len(kind) + 1:]}"
@@ -60,7 +60,7 @@ class ToolNames:
     arg_mappers: dict[str, ArgMapper]
 
     def neutral(self, native: str) -> str:
-        return self.to_neutral.get(native) or world_tool_name(native) or native
+        return self.to_neutral.get(native) or native
 
     def arguments(self, native: str, args: Any) -> dict[str, Any] | str:
         if isinstance(args, str):
@@ -174,6 +174,32 @@ def read_jsonl(text: str) -> list[dict[str, Any]]:
             continue
         if isinstance(obj, dict):
             out.append(obj)
+    return out
+
+
+def _world_named(call: dict[str, Any], kinds: tuple[str, ...]) -> dict[str, Any]:
+    native = call.get("native_name")
+    if not native or call.get("name") != native:
+        return call
+    world = world_tool_name(str(native), kinds)
+    return call if world is None else {**call, "name": world}
+
+
+def name_world_tools(items: list[Normalized], world_tools: WorldToolContract | None) -> list[Normalized]:
+    """The items with every world tool the agent reached over MCP named as the world names it
+    (``mcp__assay__ledger_record_entry`` -> ``ledger.record_entry``), its own name kept in
+    ``native_name``. Without world tools wired in, the items are returned as they are."""
+    if world_tools is None:
+        return items
+    out: list[Normalized] = []
+    for it in items:
+        data = it.data
+        if it.kind in (EventKind.tool_call, EventKind.tool_result):
+            data = _world_named(data, world_tools.kinds)
+        elif it.kind is EventKind.model_response and isinstance(data.get("tool_calls"), list):
+            data = {**data, "tool_calls": [_world_named(c, world_tools.kinds) if isinstance(c, dict) else c
+                                           for c in data["tool_calls"]]}
+        out.append(it if data is it.data else Normalized(it.kind, data, it.ts))
     return out
 
 

@@ -4,7 +4,7 @@ prompt, reached through the ``assay-tool`` shim on the agent's PATH.
 A real model only uses tools it knows of. Product agents cannot be given extra native tools,
 so a short, fixed note is appended to the task prompt naming each world tool the task allows,
 its description and a summary of its JSON Schema, and how to call it. The note is generated
-from :func:`assay.worlds.contract.task_tool_contract` (what ``GET /tools`` will list) and
+from the world tool contract the harness wires in (what ``GET /tools`` will list) and
 recorded verbatim in the trace, so a report discloses exactly what the agent was told.
 """
 
@@ -16,9 +16,9 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
-from assay.spec.load import LoadedTask
+from assay.harness.evidence import SHIM_COMMAND
 
-SHIM = "assay-tool"
+SHIM = SHIM_COMMAND
 #: fixed text of the note; ``{tools}`` is one line per tool, ``{shell_note}`` a sentence or nothing
 NOTE = """\
 ## Tools of the systems in this task
@@ -36,16 +36,6 @@ Tools:
 {tools}
 """
 SHELL_NOTE = "\nThe shell is offered in this task only to run `{shim}`."
-
-
-def world_tools(task: LoadedTask) -> list[dict[str, Any]]:
-    """Every world tool the task allows (name, description, input_schema); [] without worlds."""
-    from assay.worlds.contract import task_tool_contract
-    from assay.worlds.session import uses_worlds
-
-    if not uses_worlds(task.spec):
-        return []
-    return task_tool_contract(task.spec)
 
 
 def _type_of(prop: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from assay.errors import UsageError
 from assay.registry import Registry, RegistryError
 from assay.gateway.neutral import ModelReply, ModelRequest
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
 

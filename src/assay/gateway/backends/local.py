@@ -19,7 +19,7 @@ from assay.errors import UsageError
 from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.config import faults_setting, prices_setting
 from assay.gateway.neutral import ModelReply, ModelRequest, Usage
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 from assay.spec.digest import sha256_file
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord

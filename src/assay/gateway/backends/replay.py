@@ -16,7 +16,7 @@ from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.gateway.session import RECORDING_NAME, fingerprint
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
 

@@ -12,7 +12,7 @@ from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.neutral import ModelReply, ModelRequest, ToolCall, count_usage
 from assay.gateway.script import ModelScript, load_script
 from assay.gateway.toolmap import render_call
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
 

@@ -19,7 +19,7 @@ from assay.errors import UsageError
 from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, Usage, parse_arguments
-from assay.run.services import AttemptHandle
+from assay.harness.services import AttemptHandle
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
 

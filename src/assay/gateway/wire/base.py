@@ -1,4 +1,4 @@
-"""The wire-format interface and the registry of wire formats by route."""
+"""The wire-format interface (the formats themselves are listed in :mod:`.formats`)."""
 
 from __future__ import annotations
 
@@ -44,10 +44,3 @@ class Wire(abc.ABC):
     def error_body(self, e: WireError) -> dict[str, Any]:
         """An error in this wire format's own error shape."""
 
-
-def wires() -> dict[str, Wire]:
-    from assay.gateway.wire.anthropic import AnthropicWire
-    from assay.gateway.wire.openai_chat import OpenAIChatWire
-    from assay.gateway.wire.openai_responses import OpenAIResponsesWire
-
-    return {w.name: w for w in (OpenAIChatWire(), OpenAIResponsesWire(), AnthropicWire())}

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.harness.wiring import Wiring, WorldToolContract
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import Budget
+from assay.spec.incident import Incident
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
 from assay.trace.redact import Redactor
@@ -44,7 +46,7 @@ class SessionReport:
     """What a service reports when an attempt's session closes."""
 
     usage: UsageTotals | None = None
-    incidents: list[dict[str, Any]] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
     budget_exceeded: list[str] = field(default_factory=list)
     verifier_extra: dict[str, Any] = field(default_factory=dict)  # e.g. world state and diff for predicates
     files: dict[str, Path] = field(default_factory=dict)  # name -> host path, stored as artifacts
@@ -57,9 +59,9 @@ class ServiceSession(abc.ABC):
     endpoints: list[Endpoint]
     env: dict[str, str]  # handed to the agent; may contain "{endpoint:NAME}" to be filled by the sandbox URL
 
-    def agent_settings(self) -> dict[str, Any]:
-        """Settings an adapter needs (e.g. gateway base URL endpoint name, api key, model)."""
-        return {}
+    def wiring(self) -> Wiring:
+        """What this session wires into the agent (gateway, world tools): typed, never by string key."""
+        return Wiring()
 
     @abc.abstractmethod
     async def close(self) -> SessionReport:
@@ -78,6 +80,11 @@ class HarnessService(abc.ABC):
     def manifest_record(self) -> dict[str, Any]:
         """Facts bound into the run manifest (backend, settings, prices, faults...)."""
         return {}
+
+    def tool_contract(self, task: LoadedTask) -> WorldToolContract | None:
+        """The world tools an attempt of ``task`` will be offered, known before it starts (so an
+        agent can say whether it supports the task); None when this service offers none."""
+        return None
 
     @abc.abstractmethod
     async def open(self, handle: AttemptHandle) -> ServiceSession | None:

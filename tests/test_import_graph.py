@@ -36,13 +36,15 @@ ALLOWED: dict[str, frozenset[str]] = {
     "worlds": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "harness", "approvals"}),
     "gateway": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "harness"}),
     "agents": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "harness"}),
-    "verify": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "worlds"}),
+    "judge": frozenset({"errors", "registry", "spec", "trace", "harness", "gateway"}),
+    "verify": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "worlds", "judge"}),
     "score": frozenset({"errors", "spec", "trace", "store"}),
     "report": frozenset({"errors", "spec", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "worlds",
                       "gateway", "agents", "verify"}),
+    "deploy": frozenset({"errors"}),
     "cli": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "approvals",
-                      "worlds", "gateway", "agents", "verify", "score", "report", "run"}),
+                      "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy"}),
 }
 DYNAMIC = {"optional_import", "import_module"}
 

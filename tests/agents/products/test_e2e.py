@@ -15,6 +15,8 @@ import yaml
 
 from assay._optional import optional_import
 from assay.agents.products import PRODUCTS, install
+
+PRODUCT_NAMES = PRODUCTS.builtin_names()
 from assay.run import RunOptions, start_run
 from assay.sandbox.registry import backends
 from assay.trace.events import EventKind, Source
@@ -64,13 +66,13 @@ def all_agents_run(tmp_path_factory: pytest.TempPathFactory):
     why = _missing()
     if why:
         pytest.skip(why)
-    agents = [a for a in PRODUCTS if install.find(a) is not None] + ["reference"]
+    agents = [a for a in PRODUCT_NAMES if install.find(a) is not None] + ["reference"]
     tmp = tmp_path_factory.mktemp("all-agents")
     suite = starter_subset(tmp / "suite")
     return start_run(RunOptions(suite=suite, agents=agents, model="scripted", sandbox="bwrap", out=tmp / "run", jobs=2))
 
 
-@pytest.mark.parametrize("agent", PRODUCTS)
+@pytest.mark.parametrize("agent", PRODUCT_NAMES)
 def test_agent_solves_scripted_starter_tasks(agent: str, all_agents_run) -> None:
     _require(agent)
     out = all_agents_run
@@ -160,7 +162,7 @@ def _world_run(tmp_path_factory: pytest.TempPathFactory, suite: Path, label: str
     why = _missing()
     if why:
         pytest.skip(why)
-    agents = [a for a in PRODUCTS if install.find(a) is not None] + ["reference"]
+    agents = [a for a in PRODUCT_NAMES if install.find(a) is not None] + ["reference"]
     out = tmp_path_factory.mktemp(label) / "run"
     return start_run(RunOptions(suite=suite, agents=agents, model="scripted", sandbox="bwrap", out=out, jobs=2,
                                 variants=variants))
@@ -244,7 +246,7 @@ def _check_world_run(out, agent: str, suite_dir: Path) -> None:
         assert "wk-" not in json.dumps(run_log["config"])  # the tool key never reaches a config file
 
 
-@pytest.mark.parametrize("agent", [*PRODUCTS, "reference"])
+@pytest.mark.parametrize("agent", [*PRODUCT_NAMES, "reference"])
 def test_agents_run_bookkeeping_world_over_mcp(agent: str, bookkeeping_run) -> None:
     if agent != "reference":
         _require(agent)
@@ -252,7 +254,7 @@ def test_agents_run_bookkeeping_world_over_mcp(agent: str, bookkeeping_run) -> N
     assert not [r for r in bookkeeping_run.results if r.end_state.value == "skipped"]
 
 
-@pytest.mark.parametrize("agent", [*PRODUCTS, "reference"])
+@pytest.mark.parametrize("agent", [*PRODUCT_NAMES, "reference"])
 def test_agents_run_tickets_world_over_mcp(agent: str, tickets_run) -> None:
     if agent != "reference":
         _require(agent)

@@ -41,7 +41,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "score": frozenset({"errors", "spec", "trace", "store"}),
     "report": frozenset({"errors", "spec", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "worlds",
-                      "gateway", "agents", "verify"}),
+                      "gateway", "agents", "verify", "judge"}),
     "deploy": frozenset({"errors"}),
     "cli": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "approvals",
                       "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy"}),

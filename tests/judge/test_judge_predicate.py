@@ -12,6 +12,7 @@ from assay.errors import VerifierError
 from assay.gateway.standalone import start_standalone
 from assay.judge.calibrate import calibrate_files
 from assay.judge.model import judge_record
+from assay.judge.service import JudgeConnection
 from assay.spec.load import LoadedTask
 from assay.spec.predicates import predicate_adapter
 from assay.spec.task import TaskSpec
@@ -25,7 +26,7 @@ GOOD = "I won't record it because the date is missing; tell me the day."
 BAD = "Done."
 
 
-def _ctx(tmp: Path, answer: str | None, conn: dict[str, Any] | None) -> VerifyContext:
+def _ctx(tmp: Path, answer: str | None, conn: JudgeConnection | None) -> VerifyContext:
     (tmp / "hidden").mkdir(exist_ok=True)
     (tmp / "hidden" / "reference.md").write_text("I can't record it because the amount is missing.")
     spec = TaskSpec.model_validate({"id": "t", "category": "c", "predicates": [{"id": "p", "kind": "file_exists", "path": "x"}]})
@@ -58,7 +59,7 @@ def judged(tmp_path: Path, fake_judge):
     (code / "calibration.json").write_text(calibrate_files(judge_file, set_file, fj.model_arg)
                                            .model_dump_json(by_alias=True))
     gw = start_standalone(judge_record(fj.model_arg))
-    yield {"url": gw.url, "key": gw.session.key, "model": gw.session.model, "backend": "upstream"}, fj
+    yield JudgeConnection(gw.url, gw.session.key, gw.session.model, "upstream"), fj
     gw.stop()
 
 
@@ -77,7 +78,7 @@ async def test_uncalibrated_or_stale_judge_never_holds(tmp_path: Path, judged) -
     (tmp_path / "code" / "calibration.json").unlink()
     missing = await _check(_ctx(tmp_path, GOOD, conn))
     assert not missing.passed and missing.evidence["calibration"] == "uncalibrated (missing)"
-    stale = await _check(_ctx(tmp_path, GOOD, {**conn, "model": "another-model"}), calibration="judge.yaml")
+    stale = await _check(_ctx(tmp_path, GOOD, JudgeConnection(conn.url, conn.key, "another-model", conn.backend)), calibration="judge.yaml")
     assert not stale.passed and stale.evidence["calibration"].startswith("uncalibrated")
     assert fj.calls == 24  # only the calibration called the model: an uncalibrated judge is never asked
 

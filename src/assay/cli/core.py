@@ -33,6 +33,7 @@ def run(
     sandbox: Annotated[Optional[str], typer.Option(help="Sandbox backend (default: bwrap if usable, else host).")] = None,
     network: Annotated[NetworkProfile, typer.Option(help="none | harness | host (host is an explicit opt-in).")] = NetworkProfile.harness,
     model: Annotated[Optional[str], typer.Option(help="Model gateway backend: scripted | replay:PATH | upstream:URL | local.")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help="Judge model for judge predicates: upstream:URL#MODEL | local.")] = None,
     faults: Annotated[Optional[Path], typer.Option(help="YAML list of model faults injected for every attempt.")] = None,
     prices: Annotated[Optional[Path], typer.Option(help="YAML price table (USD per million tokens per model).")] = None,
     max_retries: Annotated[int, typer.Option(help="Retries per trial, for classified infrastructure errors only.")] = 1,
@@ -61,7 +62,7 @@ def run(
         if variants not in ("all", "base"):
             raise UsageError(f"--variants must be all or base, not {variants!r}")
         outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir, sandbox=sandbox,
-                                       network=network, model=model, faults_file=faults, prices_file=prices,
+                                       network=network, model=model, judge_model=judge_model, faults_file=faults, prices_file=prices,
                                        max_retries=max_retries, variants=variants,
                                        tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress]))
     if not outcome.manifest.sandbox.isolated:

@@ -69,7 +69,8 @@ def host_facts() -> dict[str, Any]:
 
 def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], sandbox: SandboxRecord,
                    gateway: GatewayRecord, plan: PlanRecord, track: str = "controlled",
-                   capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None) -> RunManifest:
+                   capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
+                   judge: GatewayRecord | None = None) -> RunManifest:
     tasks = [
         TaskRecord(id=t.id, category=t.spec.category, version=t.spec.version, digest=t.digest, files=t.file_digests,
                    prompt_sha256=sha256_bytes(t.prompt.encode()), budget=t.spec.budget, risk=t.spec.risk.value,
@@ -82,7 +83,7 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
                "digest": suite.digest, "suite_file_sha256": suite.suite_file_digest, **repo_facts(suite.root)},
         categories=suite.spec.weights(), tasks=tasks,
         agents=[AgentRecord(name=a.name, kind=a.kind, version=a.version, config=a.config, track=track) for a in agents],
-        sandbox=sandbox, gateway=gateway, plan=plan, track=track,
+        sandbox=sandbox, gateway=gateway, judge=judge, plan=plan, track=track,
         score={"version": SCORE_VERSION, "capability_weights": capability_weights or DEFAULT_CAPABILITY_WEIGHTS},
         extra=extra or {},
     )

@@ -33,7 +33,7 @@ from assay.store.rundir import RunDir
 from assay.trace.events import TraceEvent
 
 #: modules offering harness services; each exposes ``service_from_manifest(manifest) -> HarnessService | None``
-SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service")
+SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service", "assay.judge.service")
 
 
 @dataclass
@@ -48,6 +48,7 @@ class RunOptions:
     model: str | None = None  # gateway backend spec, e.g. "scripted", "replay:RUN_DIR", "upstream:URL"
     faults_file: Path | None = None  # run-level model faults (YAML list of FaultSpec)
     prices_file: Path | None = None  # price table, USD per million tokens per model
+    judge_model: str | None = None  # the judge's model (upstream:URL#MODEL or local), for judge predicates
     max_retries: int = 1
     variants: str = "all"
     tasks: list[str] | None = None
@@ -99,6 +100,19 @@ def gateway_record(model: str | None, suite: LoadedSuite, *, faults_file: Path |
     return cfg.gateway_record_from_cli(model, suite, faults_file=faults_file, prices_file=prices_file)
 
 
+def _judge_record(judge_model: str | None, suite: LoadedSuite) -> GatewayRecord | None:
+    """The judge's gateway record; a suite with judge predicates and no judge model is refused."""
+    judged = sorted(t.id for t in suite.tasks if any(p.kind == "judge" for p in t.spec.predicates))
+    if judge_model is None:
+        if judged:
+            raise UsageError(f"task(s) {judged} have judge predicates: pass --judge-model "
+                             "(fix: --judge-model upstream:BASE_URL#MODEL or local)")
+        return None
+    from assay.judge.model import judge_record
+
+    return judge_record(judge_model)
+
+
 def build_services(manifest: RunManifest) -> list[HarnessService]:
     services = []
     for name in SERVICE_MODULES:
@@ -137,11 +151,12 @@ def start_run(opts: RunOptions) -> RunOutcome:
     backend_name = opts.sandbox or default_backend_name()
     sandbox = _sandbox_record(backend_name, opts.network, suite.spec.default_limits)
     gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
+    judge = _judge_record(opts.judge_model, suite)
     run_id = opts.run_id or new_run_id(suite)
     manifest = build_manifest(
         run_id=run_id, suite=suite, agents=infos, sandbox=sandbox, gateway=gateway, track=opts.track,
         plan=PlanRecord(repeat=opts.repeat, jobs=opts.jobs, max_retries=opts.max_retries, variants=opts.variants,
-                        trials=[t.id for t in plan]),
+                        trials=[t.id for t in plan]), judge=judge,
     )
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)

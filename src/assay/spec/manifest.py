@@ -84,6 +84,7 @@ class RunManifest(BaseModel):
     agents: list[AgentRecord]
     sandbox: SandboxRecord = Field(default_factory=SandboxRecord)
     gateway: GatewayRecord = Field(default_factory=GatewayRecord)
+    judge: GatewayRecord | None = Field(None, description="The judge model's own gateway (--judge-model), if any.")
     plan: PlanRecord = Field(default_factory=PlanRecord)
     score: dict[str, Any] = Field(default_factory=dict, description="Score version and frozen capability weights.")
     track: str = "controlled"

@@ -1,7 +1,7 @@
 """The ``judge`` predicate: a calibrated LLM judge's verdict, failing closed.
 
-The judge model is reached through the harness (``ctx.extra["judge"]``: the gateway URL, the
-judge's own key, model and backend, provided for the run by ``--judge-model``). The judge's
+The judge model is reached through the harness (``ctx.extra["judge"]``: a
+:class:`~assay.judge.service.JudgeConnection` to the judge's own gateway, for ``--judge-model``). The judge's
 calibration record is checked first: a missing, stale or below-threshold calibration never
 holds. An answer of the judge that does not parse is an infrastructure error, never a score.
 """
@@ -42,21 +42,21 @@ def _target(spec: JudgeCheck, ctx: VerifyContext) -> str | None:
 @evaluator("judge")
 async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, JudgeCheck)
-    conn: dict[str, Any] | None = ctx.extra.get("judge")
-    if not conn:
+    conn = ctx.extra.get("judge")
+    if conn is None:
         raise VerifierError(f"predicate {spec.id!r} needs a judge model, and this run has none (fix: --judge-model)",
                             reason="judge_unavailable")
     jspec = load_judge(ctx.resolve(spec.judge, base=ctx.code))
-    status = calibration_status(jspec, conn["model"], conn.get("backend"), ctx.resolve(spec.calibration, base=ctx.code))
-    ev: dict[str, Any] = {"judge": jspec.name, "judge_version": jspec.version, "model": conn["model"],
-                          "judge_digest": jspec.digest(conn["model"], conn.get("backend")),
+    status = calibration_status(jspec, conn.model, conn.backend, ctx.resolve(spec.calibration, base=ctx.code))
+    ev: dict[str, Any] = {"judge": jspec.name, "judge_version": jspec.version, "model": conn.model,
+                          "judge_digest": jspec.digest(conn.model, conn.backend),
                           "calibration": status.label, "calibration_reasons": status.reasons}
     if not status.may_gate:
         return Outcome(False, ev)  # an uncalibrated judge cannot contribute to a strict pass
     answer = _target(spec, ctx)
     if answer is None:
         return Outcome(False, {**ev, "target": spec.target, "missing": True})
-    client = JudgeClient(conn["url"], conn["key"], conn["model"], jspec)
+    client = JudgeClient(conn.url, conn.key, conn.model, jspec)
     prompt = ctx.task.prompt
     try:
         if jspec.mode == "pairwise":

@@ -17,6 +17,7 @@ from assay.sandbox.base import Mount, Sandbox
 from assay.spec.budget import Budget, Limits
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
+from assay.trace.events import EventKind
 from assay.trace.writer import TraceWriter
 
 
@@ -63,6 +64,15 @@ class AgentContext:
 
 
 @dataclass(frozen=True)
+class Normalized:
+    """One event of the agent's own session mapped onto assay's trace (recorded as source ``agent``)."""
+
+    kind: EventKind
+    data: dict[str, Any]
+    ts: float | None = None
+
+
+@dataclass(frozen=True)
 class AgentOutcome:
     """What running the agent produced (not whether it succeeded: the verifier decides)."""
 
@@ -75,6 +85,9 @@ class AgentOutcome:
     native_files: dict[str, Path] = field(default_factory=dict)  # name -> host path, stored as artifacts
     limits_exceeded: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the agent's session as trace events, read once when it ran (None: the engine asks :meth:`normalize`)
+    events: tuple[Normalized, ...] | None = None
+    errors: tuple[str, ...] = ()  # what went wrong reading the agent's session (recorded, never an end state)
 
 
 class AgentAdapter(abc.ABC):
@@ -115,5 +128,6 @@ class AgentAdapter(abc.ABC):
         """Run the agent on one attempt, inside ``ctx.sandbox``, within ``ctx.timeout_s``."""
 
     def normalize(self, ctx: AgentContext, outcome: AgentOutcome) -> None:
-        """Map the agent's native session onto trace events (default: nothing to map)."""
+        """Map the agent's native session onto trace events, for adapters whose outcome carries no
+        ``events`` (default: nothing to map). Better: return them with the outcome, read once."""
         return None

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import assay
-from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
+from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, Normalized
 from assay.agents.reference_tools import BUILTIN_SCHEMAS
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
-from assay.trace.events import EventKind, Source
+from assay.trace.events import EventKind
 
 SESSION_FILE = "reference-session.jsonl"
 CONFIG_FILE = "reference.json"
@@ -82,26 +82,38 @@ class ReferenceAgent(AgentAdapter):
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
                             final_output=final, usage=_usage(records), limits_exceeded=(*res.limits_exceeded, *limits),
                             native_files={"reference-session": session} if session.exists() else {},
-                            extra={"stop": stop} if stop else {})
+                            extra={"stop": stop} if stop else {}, events=tuple(_events(records)))
 
-    def normalize(self, ctx: AgentContext, outcome: AgentOutcome) -> None:
-        for r in read_session(ctx.home / SESSION_FILE):
-            kind = r.get("type")
-            if kind == "tool_call":
-                ctx.trace.emit(Source.agent, EventKind.tool_call, {
-                    "call_id": r.get("call_id", ""), "name": r.get("name", ""), "arguments": r.get("arguments") or {}})
-            elif kind == "tool_result":
-                ctx.trace.emit(Source.agent, EventKind.tool_result, {
-                    "call_id": r.get("call_id", ""), "name": r.get("name", ""), "ok": bool(r.get("ok")),
-                    "exit_code": r.get("exit_code"), "duration_s": r.get("duration_s"),
-                    "truncated": bool(r.get("truncated")), "output": str(r.get("output", ""))[-4000:],
-                    "error": r.get("error")})
-            elif kind == "retry":
-                ctx.trace.emit(Source.agent, EventKind.log, {"event": "retry", "reason": r.get("reason"),
-                                                             "attempt": r.get("attempt"), "wait_s": r.get("wait_s")})
-            elif kind == "stop":
-                ctx.trace.emit(Source.agent, EventKind.log, {"event": "stop", "reason": r.get("reason"),
-                                                             "detail": r.get("detail")})
+
+def _events(records: list[dict[str, Any]]) -> list[Normalized]:
+    """The reference session as trace events. A world call carries the world's name (its function
+    name kept as ``native_name``), so it is known as the agent's copy of the call the world recorded."""
+    world = {r.get("call_id", ""): r["world_tool"] for r in records
+             if r.get("type") == "tool_result" and isinstance(r.get("world_tool"), str)}
+
+    def named(r: dict[str, Any]) -> dict[str, Any]:
+        name, cid = r.get("name", ""), r.get("call_id", "")
+        if cid in world:
+            return {"call_id": cid, "name": world[cid], "native_name": name}
+        return {"call_id": cid, "name": name}
+
+    out = []
+    for r in records:
+        kind = r.get("type")
+        if kind == "tool_call":
+            out.append(Normalized(EventKind.tool_call, {**named(r), "arguments": r.get("arguments") or {}}))
+        elif kind == "tool_result":
+            out.append(Normalized(EventKind.tool_result, {
+                **named(r), "ok": bool(r.get("ok")),
+                "exit_code": r.get("exit_code"), "duration_s": r.get("duration_s"),
+                "truncated": bool(r.get("truncated")), "output": str(r.get("output", ""))[-4000:],
+                "error": r.get("error")}))
+        elif kind == "retry":
+            out.append(Normalized(EventKind.log, {"event": "retry", "reason": r.get("reason"),
+                                                  "attempt": r.get("attempt"), "wait_s": r.get("wait_s")}))
+        elif kind == "stop":
+            out.append(Normalized(EventKind.log, {"event": "stop", "reason": r.get("reason"), "detail": r.get("detail")}))
+    return out
 
 
 def read_session(path: Path) -> list[dict[str, Any]]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from assay.harness.wiring import function_name
 
 OUTPUT_CAP = 16_000
 
@@ -88,11 +89,6 @@ def _list(args: dict[str, Any], _t: float) -> dict[str, Any]:
 
 
 _BUILTINS = {"shell": _shell, "read": _read, "write": _write, "edit": _edit, "list": _list}
-
-
-def function_name(world_tool: str) -> str:
-    """An OpenAI-legal function name for a world tool (``ledger.record_entry`` -> ``ledger__record_entry``)."""
-    return re.sub(r"[^A-Za-z0-9_-]", "__", world_tool)[:64]
 
 
 class WorldTools:

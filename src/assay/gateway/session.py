@@ -22,7 +22,10 @@ from assay.gateway.errors import WireError
 from assay.gateway.faults import FaultPlan, describe
 from assay.gateway.neutral import ModelReply, ModelRequest, count_usage
 from assay.gateway.wire.base import Wire
-from assay.spec.budget import Budget
+from assay.harness.budget import BudgetMeter, Refusal
+from assay.harness.evidence import is_world_call
+from assay.harness.wiring import WorldToolContract
+from assay.spec.budget import Budget, BudgetName
 from assay.spec.faults import FaultKind
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
@@ -58,7 +61,8 @@ class GatewaySession:
 
     def __init__(self, key: str, backend: BackendSession, *, model: str, budget: Budget | None = None,
                  faults: FaultPlan | None = None, prices: dict[str, Any] | None = None,
-                 trace: TraceWriter | None = None, redactor: Redactor | None = None, recording: Path | None = None):
+                 trace: TraceWriter | None = None, redactor: Redactor | None = None, recording: Path | None = None,
+                 meter: BudgetMeter | None = None, world_tools: WorldToolContract | None = None):
         self.key = key
         self.backend = backend
         self.model = model
@@ -69,6 +73,8 @@ class GatewaySession:
         self.redactor = redactor or (trace.redactor if trace else Redactor())
         self.recording = recording
         self.tally = Tally()
+        self.meter = meter or BudgetMeter(self.budget)
+        self.world_tools = world_tools
         self.closed = False
         self._lock = threading.Lock()
 
@@ -88,6 +94,15 @@ class GatewaySession:
         self.emit(EventKind.error, {"reason": e.type, "message": e.message, "status": e.status, "call": call_no})
         return Answer.json(e.status, wire.error_body(e), e.headers)
 
+    def _refuse(self, wire: Wire, refusal: Refusal, call_no: int, what: str) -> Answer:
+        """A budget is spent: HTTP 400 ``budget_exceeded`` in the wire format's own error shape, recorded."""
+        name = refusal.budget.value
+        with self._lock:
+            if name not in self.tally.exceeded:
+                self.tally.exceeded.append(name)
+        self.emit(EventKind.budget_exceeded, {**refusal.record(), "call": call_no})
+        return Answer.json(400, wire.error_body(WireError(400, "budget_exceeded", refusal.message(what))))
+
     # ------------------------------------------------------------------------------ one call
     async def handle(self, wire: Wire, body: Any) -> Answer:
         with self._lock:
@@ -104,11 +119,11 @@ class GatewaySession:
         over = self.tally.over(self.budget)
         if over is not None:
             name, limit, used = over
-            if name not in self.tally.exceeded:
-                self.tally.exceeded.append(name)
-            self.emit(EventKind.budget_exceeded, {"budget": name, "limit": limit, "used": used, "call": call_no})
-            msg = f"the attempt's {name} budget is spent ({used:g} of {limit:g}); no more model calls are answered"
-            return Answer.json(400, wire.error_body(WireError(400, "budget_exceeded", msg)))
+            self.meter.hit(BudgetName(name))
+            return self._refuse(wire, Refusal(BudgetName(name), limit, used), call_no, "model calls are answered")
+        refused = self.meter.before_turn()
+        if refused is not None:
+            return self._refuse(wire, refused, call_no, "model turns are answered")
 
         fault = self.faults.for_call(call_no)
         if fault is not None:
@@ -126,6 +141,10 @@ class GatewaySession:
             return self._error(wire, WireError(502, "backend_error", f"{type(e).__name__}: {e}"), call_no)
         latency = time.monotonic() - t0
         reply = self._account(req, reply, call_no, latency)
+        counted = sum(1 for c in reply.tool_calls if not is_world_call(c.name, c.arguments, self.world_tools))
+        refused = self.meter.charge_turn(counted)
+        if refused is not None:  # the reply would take the attempt past its tool calls: not delivered
+            return self._refuse(wire, refused, call_no, "tool calls are issued")
 
         rid = uuid.uuid4().hex[:20]
         chunks = wire.stream(reply, req, rid) if req.stream else [json.dumps(wire.render(reply, req, rid)).encode()]

@@ -3,8 +3,11 @@ how tool calls are counted once whatever the exposure (native, MCP, shim)."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import re
+from typing import Any, Iterable
 
+from assay.harness.wiring import WorldToolContract, function_name
 from assay.trace.events import EventKind, Source, TraceEvent
 
 #: the command-line shim that carries world calls through an agent's shell
@@ -33,3 +36,37 @@ def count_tool_calls(events: list[TraceEvent]) -> int:
             continue
         n += 1
     return n
+
+
+#: how agents name the tools of the world MCP server (named ``assay`` in every agent config):
+#: Pi and Hermes ``mcp__assay__ledger_record_entry``, OpenClaw ``assay__ledger-record_entry``,
+#: DSH ``mcp__assay__ledger_record_entry_c2b566da174e`` (a rename hash)
+_MCP_WORLD = re.compile(r"^(?:mcp__)?assay__(?P<tool>[A-Za-z0-9_.\-]+?)(?:_[0-9a-f]{12})?$")
+
+
+def world_tool_name(native: str, kinds: Iterable[str]) -> str | None:
+    """``ledger.record_entry`` for an agent's name of a world tool reached over MCP, else None.
+    ``kinds`` are the world kinds the harness wired in (:class:`WorldToolContract`)."""
+    m = _MCP_WORLD.match(native)
+    if m is None:
+        return None
+    tool = m.group("tool")
+    for kind in sorted(kinds, key=len, reverse=True):
+        for sep in ("_", ".", "-"):
+            if tool.startswith(kind + sep) and len(tool) > len(kind) + 1:
+                return f"{kind}.{tool[len(kind) + 1:]}"
+    return None
+
+
+def is_world_call(name: str, arguments: Any, world: WorldToolContract | None) -> bool:
+    """Whether a tool call a model issued reaches a world: by a world tool's name (as the world,
+    the reference agent or an MCP client names it), or as a shell call running the shim. Such a
+    call is counted by the world when it arrives, not by the gateway that saw it issued."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
+    if SHIM_COMMAND in text:
+        return True
+    if world is None:
+        return False
+    names = set(world.names)
+    return (name in names or name in {function_name(n) for n in names}
+            or world_tool_name(name, world.kinds) is not None)

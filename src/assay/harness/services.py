@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.harness.budget import BudgetMeter
 from assay.harness.wiring import Wiring, WorldToolContract
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import Budget
@@ -39,6 +40,17 @@ class AttemptHandle:
     budget: Budget
     attempt_dir: Path  # host path; a service may keep files here (stored as artifacts)
     scratch: Path  # host scratch folder for this attempt (deleted after it)
+    meter: BudgetMeter | None = None  # shared by every service that spends the budget (made from it if None)
+    world_tools: WorldToolContract | None = None  # the world tools this attempt offers (known before it starts)
+
+    def __post_init__(self) -> None:
+        if self.meter is None:
+            self.meter = BudgetMeter(self.budget)
+
+    @property
+    def budget_meter(self) -> BudgetMeter:
+        assert self.meter is not None
+        return self.meter
 
 
 @dataclass

@@ -3,8 +3,14 @@ model, the world tool contract). Replaces string-keyed settings dicts read back 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+
+def function_name(world_tool: str) -> str:
+    """An OpenAI-legal function name for a world tool (``ledger.record_entry`` -> ``ledger__record_entry``)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "__", world_tool)[:64]
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-import pluggy
-
+from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
 from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.spec.results import AttemptResult, EndState, Timings
@@ -59,27 +58,32 @@ def close_interrupted(rd: RunDir, ctx: RunContext, trial: PlannedTrial) -> list[
             trace.attempt = n
             trace.emit(Source.harness, EventKind.attempt_ended, {"end_state": "infra_error", "reason": "interrupted",
                                                                  "partial": True})
+            trace.flush()
             rd.write_result(res)
         history.append(res)
     return history
 
 
-async def run_trial(ctx: RunContext, trial: PlannedTrial, pm: pluggy.PluginManager, policy: RetryPolicy) -> None:
+async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, policy: RetryPolicy) -> None:
     rd = ctx.run_dir
     history = close_interrupted(rd, ctx, trial)
     if history and not policy.should_retry(history):
         return
     trace = new_trace(ctx, trial)
-    while True:
-        attempt = (history[-1].attempt + 1) if history else 1
-        retry_reason = history[-1].reason if history else None
-        pm.hook.assay_attempt_started(trial_id=trial.id, attempt=attempt)
-        result = await run_attempt(ctx, trial, attempt, retry_reason=retry_reason, trace=trace)
-        history.append(result)
-        final = not policy.should_retry(history)
-        pm.hook.assay_attempt_finished(result=result, final=final)
-        if final:
-            return
+    events.attach(trace)
+    try:
+        while True:
+            attempt = (history[-1].attempt + 1) if history else 1
+            retry_reason = history[-1].reason if history else None
+            events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt)
+            result = await run_attempt(ctx, trial, attempt, retry_reason=retry_reason, trace=trace)
+            history.append(result)
+            final = not policy.should_retry(history)
+            events.notify("assay_attempt_finished", trial.id, result=result, final=final)
+            if final:
+                return
+    finally:
+        trace.flush()  # what was recorded after the last seal (a hook's failure on the finished attempt)
 
 
 def pending_trials(rd: RunDir, plan: list[PlannedTrial], policy: RetryPolicy) -> list[PlannedTrial]:
@@ -93,7 +97,7 @@ def pending_trials(rd: RunDir, plan: list[PlannedTrial], policy: RetryPolicy) ->
     return out
 
 
-async def execute(ctx: RunContext, plan: list[PlannedTrial], pm: pluggy.PluginManager, *, jobs: int = 1,
+async def execute(ctx: RunContext, plan: list[PlannedTrial], events: Dispatcher, *, jobs: int = 1,
                   policy: RetryPolicy | None = None) -> None:
     """Run every pending trial of ``plan`` with at most ``jobs`` at once."""
     policy = policy or RetryPolicy()
@@ -101,7 +105,7 @@ async def execute(ctx: RunContext, plan: list[PlannedTrial], pm: pluggy.PluginMa
 
     async def one(trial: PlannedTrial) -> None:
         async with sem:
-            await run_trial(ctx, trial, pm, policy)
+            await run_trial(ctx, trial, events, policy)
 
     tasks = [asyncio.create_task(one(t)) for t in plan]
     try:

@@ -1,20 +1,31 @@
-"""The lifecycle of a run, written down once (pluggy hook specifications).
+"""The lifecycle of a run, written down once (pluggy hook specifications), and the one
+dispatcher that hands its events to every consumer.
 
-The run-directory writer is the engine itself; everything else that watches a run (the
-terminal progress, metrics, exporters, a third party's plugin) implements some of these
-hooks and is registered on the run's plugin manager. All hooks are notifications: every
-implementation is called, return values are ignored, and an exception in one is logged and
-does not stop the run.
+The trace writer keeps each event in the attempt's record (written to the run directory when
+the attempt is sealed) and hands the same event to the :class:`Dispatcher`, which gives it to
+every plugin: the terminal progress, metrics, exporters, a third party's. All hooks are
+notifications: every implementation is called, return values are ignored, and an exception
+in one is caught and recorded as an ``error`` trace event naming the plugin; it never changes
+a trial's end state and never stops the run.
 """
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pluggy
 
+from assay.trace.events import EventKind, Source, TraceEvent
+from assay.trace.writer import TraceWriter
+
 hookspec = pluggy.HookspecMarker("assay")
 hookimpl = pluggy.HookimplMarker("assay")
+
+#: where failures of run-level hooks (no trial to record them in) are written, in the run directory
+RUN_TRACE = "run.trace.jsonl"
 
 
 class RunHooks:
@@ -29,7 +40,7 @@ class RunHooks:
 
     @hookspec
     def assay_trace_event(self, event: Any) -> None:
-        """For every trace event, after it was written (redacted)."""
+        """For every trace event, as it is recorded (redacted)."""
 
     @hookspec
     def assay_attempt_finished(self, result: Any, final: bool) -> None:
@@ -47,3 +58,73 @@ def make_plugin_manager(plugins: list[object] | None = None) -> pluggy.PluginMan
     for p in plugins or []:
         pm.register(p)
     return pm
+
+
+@dataclass(frozen=True)
+class HookFailure:
+    plugin: str
+    hook: str
+    message: str
+    trial_id: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {"reason": "hook", "plugin": self.plugin, "hook": self.hook, "message": self.message}
+
+
+def plugin_name(impl: Any) -> str:
+    """The name a plugin was registered under (an entry point's), else its class's dotted name."""
+    if impl.plugin_name != str(id(impl.plugin)):
+        return str(impl.plugin_name)
+    cls = type(impl.plugin)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Dispatcher:
+    """Hands every run event to every plugin, each on its own: one plugin's exception is
+    recorded (in the trial's trace when there is one) and the next plugin still gets the event."""
+
+    def __init__(self, pm: pluggy.PluginManager):
+        self.pm = pm
+        self.failures: list[HookFailure] = []
+        self._traces: dict[str, TraceWriter] = {}
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def attach(self, trace: TraceWriter) -> None:
+        """Record failures of hooks about this trial in its trace."""
+        with self._lock:
+            self._traces[trace.trial_id] = trace
+
+    def trace_event(self, event: TraceEvent) -> None:
+        """The trace writers' listener."""
+        self.notify("assay_trace_event", event.trial_id, event=event)
+
+    def notify(self, hook: str, trial: str | None, /, **kwargs: Any) -> None:
+        """Call ``hook`` on every plugin with ``kwargs``; failures are recorded in ``trial``'s trace."""
+        caller = getattr(self.pm.hook, hook)
+        for impl in reversed(caller.get_hookimpls()):  # pluggy's own order: last registered first
+            try:
+                impl.function(*[kwargs[a] for a in impl.argnames])
+            except Exception as e:  # noqa: BLE001 - a plugin never stops the run
+                self._failed(HookFailure(plugin_name(impl), hook, f"{type(e).__name__}: {e}"[:2000], trial))
+
+    def _failed(self, failure: HookFailure) -> None:
+        with self._lock:
+            self.failures.append(failure)
+            trace = self._traces.get(failure.trial_id) if failure.trial_id else None
+        if trace is None or getattr(self._local, "recording", False):
+            return  # a hook failing on the error event of a hook failure: counted, not recorded again
+        self._local.recording = True
+        try:
+            trace.emit(Source.harness, EventKind.error, failure.record())
+        finally:
+            self._local.recording = False
+
+    def write_run_failures(self, run_dir: Path) -> None:
+        """Failures of hooks that belong to no trial, as error events in ``run.trace.jsonl``."""
+        run_level = [f for f in self.failures if f.trial_id is None]
+        if not run_level:
+            return
+        trace = TraceWriter(run_dir / RUN_TRACE, "run")
+        for f in run_level:
+            trace.emit(Source.harness, EventKind.error, f.record())

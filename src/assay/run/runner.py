@@ -20,10 +20,11 @@ from assay.agents.registry import resolve_agent
 from assay.errors import AgentUnavailable, RunDirError, UsageError
 from assay.harness.services import HarnessService
 from assay.run.executor import RetryPolicy, execute, pending_trials
-from assay.run.hooks import make_plugin_manager
+from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
 from assay.run.trial import RunContext
+from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite, load_suite
@@ -63,6 +64,7 @@ class RunOutcome:
     run_dir: RunDir
     manifest: RunManifest
     results: list[AttemptResult]
+    hook_failures: list[HookFailure] = field(default_factory=list)  # plugins that raised (recorded, ignored)
 
 
 def new_run_id(suite: LoadedSuite) -> str:
@@ -125,8 +127,7 @@ def build_services(manifest: RunManifest) -> list[HarnessService]:
     return services
 
 
-def _sandbox_record(name: str, network: NetworkProfile, limits: Limits) -> SandboxRecord:
-    backend = get_backend(name)
+def _sandbox_record(name: str, backend: SandboxBackend, network: NetworkProfile, limits: Limits) -> SandboxRecord:
     status = backend.status()
     if not status.usable:
         raise UsageError(f"sandbox backend {name!r} is not usable here: {status.detail} (see `assay doctor`)")
@@ -149,7 +150,8 @@ def start_run(opts: RunOptions) -> RunOutcome:
         raise UsageError(f"agent(s) {needs} need a model: pass --model (e.g. --model scripted)")
     plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=opts.tasks)
     backend_name = opts.sandbox or default_backend_name()
-    sandbox = _sandbox_record(backend_name, opts.network, suite.spec.default_limits)
+    backend = get_backend(backend_name)  # the run's one backend object: checked here, used by every attempt
+    sandbox = _sandbox_record(backend_name, backend, opts.network, suite.spec.default_limits)
     gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
     judge = _judge_record(opts.judge_model, suite)
     run_id = opts.run_id or new_run_id(suite)
@@ -160,7 +162,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
     )
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)
-    return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch)
+    return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend)
 
 
 def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[object] | None = None,
@@ -182,15 +184,17 @@ def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[ob
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
-    return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch)
+    return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
+                    get_backend(manifest.sandbox.backend))
 
 
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
-             plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool) -> RunOutcome:
-    pm = make_plugin_manager(plugins)
+             plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool,
+             backend: SandboxBackend) -> RunOutcome:
+    events = Dispatcher(make_plugin_manager(plugins))
     policy = RetryPolicy(manifest.plan.max_retries)
     services = build_services(manifest)
-    listeners: list[Callable[[TraceEvent], Any]] = [lambda ev: pm.hook.assay_trace_event(event=ev)]
+    listeners: list[Callable[[TraceEvent], Any]] = [events.trace_event]
     secrets: dict[str, str] = {}
     for svc in services:
         secrets.update(getattr(svc, "secrets", lambda: {})())
@@ -201,18 +205,22 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
         try:
             with tempfile.TemporaryDirectory(prefix=f"assay-{manifest.run_id}-") as scratch:
                 ctx = RunContext(run_id=manifest.run_id, run_dir=rd, suite=suite, agents=adapters,
-                                 backend=get_backend(manifest.sandbox.backend), scratch_root=Path(scratch),
+                                 backend=backend, scratch_root=Path(scratch),
                                  network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
                                  model=manifest.gateway.model, track=manifest.track, secrets=secrets,
                                  listeners=listeners, keep_scratch=keep_scratch)
                 pending = pending_trials(rd, plan, policy)
-                pm.hook.assay_run_started(run_dir=rd, manifest=manifest, planned=len(plan), pending=len(pending))
-                await execute(ctx, pending, pm, jobs=jobs, policy=policy)
+                events.notify("assay_run_started", None, run_dir=rd, manifest=manifest, planned=len(plan),
+                              pending=len(pending))
+                await execute(ctx, pending, events, jobs=jobs, policy=policy)
         finally:
             for svc in services:
                 await svc.stop()
 
-    asyncio.run(main())
-    results = rd.results()
-    pm.hook.assay_run_finished(run_dir=rd, results=results)
-    return RunOutcome(rd, manifest, results)
+    try:
+        asyncio.run(main())
+        results = rd.results()
+        events.notify("assay_run_finished", None, run_dir=rd, results=results)
+    finally:
+        events.write_run_failures(rd.path)
+    return RunOutcome(rd, manifest, results, hook_failures=list(events.failures))

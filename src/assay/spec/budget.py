@@ -26,6 +26,17 @@ class Budget(BaseModel):
         return self.model_copy(update=override.model_dump(exclude_unset=True))
 
 
+class BudgetName(StrEnum):
+    """The budgets of a :class:`Budget`, by name: which one ended an attempt."""
+
+    wall_time = "wall_time"
+    turns = "turns"
+    tool_calls = "tool_calls"
+    model_calls = "model_calls"
+    tokens = "tokens"
+    cost_usd = "cost_usd"
+
+
 class Limits(BaseModel):
     """Resource limits applied to processes inside a sandbox (rlimits)."""
 

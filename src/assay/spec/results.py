@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.spec.budget import BudgetName
 from assay.spec.incident import Incident
 
 RESULT_SCHEMA_VERSION = 1
@@ -98,6 +99,9 @@ class AttemptResult(BaseModel):
     agent_claim: str | None = Field(None, description="What the agent said it did. Recorded, never used to score.")
     incidents: list[Incident] = Field(default_factory=list)
     limits_exceeded: list[str] = Field(default_factory=list)
+    budget_exceeded: BudgetName | None = Field(
+        None, description="The budget that ended the attempt: the first one the harness refused past (or the one "
+                          "the agent stopped itself at, or the wall time); None when no budget did.")
     errors: list[str] = Field(default_factory=list)
     artifacts: dict[str, str] = Field(default_factory=dict, description="name -> sha256 of stored artifact")
     sandbox: dict[str, Any] = Field(default_factory=dict)

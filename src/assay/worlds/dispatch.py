@@ -21,6 +21,7 @@ from typing import Any
 
 from assay.approvals.policy import approver_rule, decide_policy
 from assay.approvals.store import ApprovalStore
+from assay.harness.budget import BudgetMeter
 from assay.spec.budget import Risk
 from assay.spec.incident import Incident, Severity, incident
 from assay.spec.task import TaskSpec
@@ -59,7 +60,7 @@ class Dispatcher:
     """Runs calls against one attempt's worlds; thread-safe (the server has its own loop)."""
 
     def __init__(self, *, worlds: dict[str, World], spec: TaskSpec, trace: TraceWriter, redactor: Redactor,
-                 store: ApprovalStore | None, trial_id: str, attempt: int):
+                 store: ApprovalStore | None, trial_id: str, attempt: int, meter: BudgetMeter | None = None):
         self.worlds = worlds
         self.spec = spec
         self.trace = trace
@@ -68,6 +69,7 @@ class Dispatcher:
         self.trial_id = trial_id
         self.attempt = attempt
         self.log = CallLog()
+        self.meter = meter
         self.closed = False
         self._lock = threading.Lock()
         self._n = 0
@@ -117,6 +119,11 @@ class Dispatcher:
                    rec: dict[str, Any]) -> Any:
         if self.closed:
             raise ToolError("the attempt is over")
+        refused = self.meter.charge_tool_call() if self.meter is not None else None
+        if refused is not None:
+            self.trace.emit(Source.world, EventKind.budget_exceeded, {**refused.record(), "call_id": call_id,
+                                                                      "name": name, "channel": channel})
+            raise ToolError(f"budget_exceeded: {refused.message('tool calls are run')}")
         tool = self.tools.get(name)
         if tool is None or not self.allowed(name):
             self._incident("unauthorized_call", "medium", f"call to {'unknown' if tool is None else 'disallowed'} "

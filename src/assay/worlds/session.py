@@ -99,7 +99,8 @@ class WorldSession(ServiceSession):
         self.initial = {n: w.state() for n, w in self.worlds.items()}
         self.store = store
         self.dispatcher = Dispatcher(worlds=self.worlds, spec=spec, trace=handle.trace, redactor=handle.redactor,
-                                     store=store, trial_id=handle.trial_id, attempt=handle.attempt)
+                                     store=store, trial_id=handle.trial_id, attempt=handle.attempt,
+                                     meter=handle.meter)
         self.endpoints = [Endpoint("tools", "127.0.0.1", port)]
         self.env = {"ASSAY_TOOLS_URL": "{endpoint:tools}", "ASSAY_TOOLS_KEY": self.key}
         self._plant_canaries(spec)

@@ -19,7 +19,7 @@ from typing import Any
 from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
 from assay.agents.products import install
 from assay.agents.products.contract import Selection, ToolContract
-from assay.agents.products.normalized import Normalized, emit_all, name_world_tools
+from assay.agents.products.normalized import Normalized, name_world_tools
 from assay.agents.products.worldtools import disclosure, settle_shim, shim_path
 from assay.errors import AdapterError
 from assay.harness.wiring import WorldToolContract
@@ -202,10 +202,20 @@ class ProductAgent(AgentAdapter):
             facts["hint"] = ("the JavaScript runtime could not reserve address space: RLIMIT_AS (limits.memory_mb) "
                              f"is too low for {self.name}; OpenClaw needs 16384 or more")
         native = {name: p for name, p in self.native_files(ctx).items() if p.is_file()}
+        extra = {"agent": self.name, "version": inst.version, "track": ctx.track, "config": launch.config, **facts}
+        errors: tuple[str, ...] = ()
+        try:  # the session is read once: its usage and its events come from the same items
+            items = name_world_tools(self.read_session(ctx, res.stdout), ctx.world_tools)
+        except Exception as e:  # noqa: BLE001 - a missing or torn session loses the trace, not the verdict
+            items, errors = [], (f"{type(e).__name__}: {e}",)
+        if final is not None:  # the engine records the agent's final answer itself
+            items = [i for i in items if i.kind != EventKind.final_output]
+        # the agent's own notion of completion and the effective config: recorded, never judged
+        log = Normalized(EventKind.log, {"phase": "agent_run", "exit_code": res.exit_code, "timed_out": res.timed_out,
+                                         **extra})
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
                             final_output=final, native_files=native, limits_exceeded=res.limits_exceeded,
-                            usage=self.usage(ctx), extra={"agent": self.name, "version": inst.version,
-                                                          "track": ctx.track, "config": launch.config, **facts})
+                            usage=usage_of(items), extra=extra, events=(log, *items), errors=errors)
 
     def disclose_world_tools(self, ctx: AgentContext) -> AgentContext:
         """Record in the trace how the world tools reach the agent. Over MCP the tools describe
@@ -233,36 +243,24 @@ class ProductAgent(AgentAdapter):
         """Native session files to keep as artifacts (text files only)."""
         return {}
 
-    def usage(self, ctx: AgentContext) -> UsageTotals | None:
-        """Usage totals from the native session (used only when the gateway counted nothing)."""
-        try:
-            items = self.read_session(ctx, b"")
-        except Exception:  # noqa: BLE001 - a missing or torn session has no usage
-            return None
-        calls = [i for i in items if i.kind == EventKind.model_response]
-        if not calls:
-            return None
-        return UsageTotals(
-            model_calls=len(calls),
-            input_tokens=sum(c.data["usage"]["input_tokens"] for c in calls),
-            output_tokens=sum(c.data["usage"]["output_tokens"] for c in calls),
-            cached_tokens=sum(c.data["usage"]["cached_tokens"] for c in calls),
-            cost_usd=sum(c.data.get("cost_usd", 0.0) for c in calls),
-            tool_calls=sum(1 for i in items if i.kind == EventKind.tool_call))
-
     # ------------------------------------------------------------------ normalize
     @abc.abstractmethod
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
         """The native session under ``ctx.home`` as trace events (pure read)."""
 
-    def normalize(self, ctx: AgentContext, outcome: AgentOutcome) -> None:
-        # the agent's own notion of completion and the effective config: recorded, never judged
-        ctx.trace.emit(Source.agent, EventKind.log, {"phase": "agent_run", "exit_code": outcome.exit_code,
-                                                     "timed_out": outcome.timed_out, **outcome.extra})
-        items = name_world_tools(self.read_session(ctx, outcome.stdout), ctx.world_tools)
-        if outcome.final_output is not None:  # the trial writes the agent's final answer itself
-            items = [i for i in items if i.kind != EventKind.final_output]
-        emit_all(ctx.trace, items)
+
+def usage_of(items: list[Normalized]) -> UsageTotals | None:
+    """Usage totals from the native session (used only when the gateway counted nothing)."""
+    calls = [i for i in items if i.kind == EventKind.model_response]
+    if not calls:
+        return None
+    return UsageTotals(
+        model_calls=len(calls),
+        input_tokens=sum(c.data["usage"]["input_tokens"] for c in calls),
+        output_tokens=sum(c.data["usage"]["output_tokens"] for c in calls),
+        cached_tokens=sum(c.data["usage"]["cached_tokens"] for c in calls),
+        cost_usd=sum(c.data.get("cost_usd", 0.0) for c in calls),
+        tool_calls=sum(1 for i in items if i.kind == EventKind.tool_call))
 
 
 def gateway_v1(ctx: AgentContext) -> str:

@@ -1,56 +1,27 @@
 """What a normalizer returns: agent-neutral trace events, before they are written.
 
 Normalizers are pure functions from an agent's native session files to a list of
-:class:`Normalized`; only :func:`emit_all` touches the trace. Tool names are mapped onto the
-neutral tool contract (``shell``, ``read``, ``write``, ``edit``, ``list``) with the agent's own
+:class:`Normalized`, returned with the agent's outcome; only the engine writes them to the
+trace. Tool names are mapped onto the neutral tool contract (``shell``, ``read``, ``write``, ``edit``, ``list``) with the agent's own
 name kept in ``native_name``, so trajectory predicates never need to know which agent ran.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
+from assay.agents.base import Normalized
+from assay.harness.evidence import world_tool_name
 from assay.harness.wiring import WorldToolContract
-from assay.trace.events import (EventKind, ModelResponsePayload, Source, ToolCallPayload, ToolResultPayload, Usage)
-from assay.trace.writer import TraceWriter
+from assay.trace.events import EventKind, ModelResponsePayload, ToolCallPayload, ToolResultPayload, Usage
 
 #: output kept per tool result in the trace (the native session is stored whole as an artifact)
 OUTPUT_CAP = 8000
 
 ArgMapper = Callable[[dict[str, Any]], dict[str, Any]]
-
-#: how agents name the tools of the world MCP server (named ``assay`` in every agent config):
-#: Pi and Hermes ``mcp__assay__ledger_record_entry``, OpenClaw ``assay__ledger-record_entry``,
-#: DSH ``mcp__assay__ledger_record_entry_c2b566da174e`` (a rename hash)
-_MCP_WORLD = re.compile(r"^(?:mcp__)?assay__(?P<tool>[A-Za-z0-9_.\-]+?)(?:_[0-9a-f]{12})?$")
-
-
-def world_tool_name(native: str, kinds: Iterable[str]) -> str | None:
-    """``ledger.record_entry`` for an agent's name of a world tool reached over MCP, else None.
-    ``kinds`` are the world kinds the harness wired in (:class:`WorldToolContract`). The agent's
-    copy of a world call then carries the world's name, so the verifier knows it as a claim
-    beside the world's own record (see :mod:`assay.worlds.calls`)."""
-    m = _MCP_WORLD.match(native)
-    if m is None:
-        return None
-    tool = m.group("tool")
-    for kind in sorted(kinds, key=len, reverse=True):
-        for sep in ("_", ".", "-"):
-            if tool.startswith(kind + sep) and len(tool) > len(kind) + 1:
-                return f"{kind}.{tool[len(kind) + 1:]}"
-    return None
-
-
-@dataclass(frozen=True)
-class Normalized:
-    kind: EventKind
-    data: dict[str, Any]
-    ts: float | None = None
-
 
 @dataclass(frozen=True)
 class ToolNames:
@@ -201,11 +172,3 @@ def name_world_tools(items: list[Normalized], world_tools: WorldToolContract | N
                                            for c in data["tool_calls"]]}
         out.append(it if data is it.data else Normalized(it.kind, data, it.ts))
     return out
-
-
-def emit_all(trace: TraceWriter, items: Iterable[Normalized]) -> int:
-    n = 0
-    for it in items:
-        trace.emit(Source.agent, it.kind, it.data, ts=it.ts)
-        n += 1
-    return n

@@ -1,0 +1,52 @@
+"""The end state of an attempt: a pure function of its phase records.
+
+Only the verifier decides pass or fail; a failure of the machinery is a classified
+``infra_error`` (the first failing phase names it); a timed-out agent is never a pass; a
+failed attempt whose budget refused something failed by ``budget_exceeded``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.agents.base import AgentOutcome
+from assay.run.records import AttemptRecords
+from assay.spec.budget import BudgetName
+from assay.spec.results import EndState
+
+#: the budgets an agent may stop itself at (the reference agent does), as its outcome reports them
+SELF_LIMITED = (BudgetName.turns, BudgetName.tool_calls)
+
+
+@dataclass(frozen=True)
+class Decision:
+    state: EndState
+    reason: str | None = None
+    retryable: bool = False
+
+
+def decide(records: AttemptRecords) -> Decision:
+    """How the attempt ended, and why."""
+    if records.skipped is not None:
+        return Decision(EndState.skipped, records.skipped)
+    failure = records.failure()
+    if failure is not None:
+        return Decision(EndState.infra_error, failure.reason, failure.retryable)
+    outcome = records.agent.outcome if records.agent is not None else None
+    report = records.verify.report if records.verify is not None else None
+    if outcome is None or report is None:  # a phase that never ran is not a verdict: unknown is failure
+        return Decision(EndState.infra_error, "harness_crash")
+    if outcome.timed_out:
+        return Decision(EndState.timeout, "wall_time")
+    if report.held:
+        return Decision(EndState.passed)
+    return Decision(EndState.failed, "budget_exceeded" if records.budget is not None else "predicates")
+
+
+def budget_that_ended(refused: BudgetName | None, outcome: AgentOutcome | None) -> BudgetName | None:
+    """The budget that ended the attempt: the first one the harness refused past, else the one
+    the agent stopped itself at (the reference agent enforces turns and tool calls on itself too)."""
+    if refused is not None:
+        return refused
+    own = [b for b in SELF_LIMITED if outcome is not None and b.value in outcome.limits_exceeded]
+    return own[0] if own else None

@@ -1,0 +1,273 @@
+"""The phases of one attempt: prepare, setup, agent, teardown, verify (seal is :mod:`.seal`).
+
+Each phase is a function that returns a frozen record (:mod:`.records`) of its timing, its
+error and its evidence, and never raises: a failure becomes the record's ``error``. The live
+resources (the sandbox, the services' sessions) are kept in one :class:`Live` so teardown
+releases them whatever happened before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, TypeVar
+
+from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
+from assay.errors import AdapterError, SetupError, TrialError
+from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
+from assay.harness.wiring import Wiring
+from assay.run.evidence import read_only_violation, store_outputs
+from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
+from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
+from assay.spec.budget import Limits, NetworkProfile
+from assay.spec.digest import tree_digests
+from assay.spec.incident import Incident, incident
+from assay.spec.load import LoadedSuite, LoadedTask
+from assay.store.rundir import RunDir
+from assay.trace.events import EventKind, Source
+from assay.trace.writer import TraceWriter
+from assay.verify.verifier import copy_snapshot, run_verifier
+
+HOME_MOUNT = "/assay/home"
+SETUP_MOUNT = "/assay/setup"
+#: extra seconds the outer watchdog allows an adapter past its timeout before cancelling it
+WATCHDOG_GRACE_S = 15.0
+
+R = TypeVar("R", bound=Phase)
+
+
+@dataclass(frozen=True)
+class AttemptEnv:
+    """What the phases of one attempt read (never change)."""
+
+    task: LoadedTask
+    agent: AgentAdapter
+    variant: str
+    handle: AttemptHandle
+    backend: SandboxBackend
+    suite: LoadedSuite
+    network: NetworkProfile
+    run_limits: Limits
+    track: str
+    model: str | None
+    run_dir: RunDir
+
+    @property
+    def trace(self) -> TraceWriter:
+        return self.handle.trace
+
+
+@dataclass
+class Live:
+    """The live resources of one attempt: what teardown must release, whatever happened."""
+
+    workspace: Path
+    home: Path
+    sandbox: Sandbox | None = None
+    sessions: list[ServiceSession] = field(default_factory=list)
+    endpoints: list[Endpoint] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    wiring: Wiring = field(default_factory=Wiring)
+    mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
+    context: AgentContext | None = None
+
+
+async def timed(name: str, make: Callable[[], Awaitable[dict[str, Any]]], record: type[R]) -> R:
+    """Run one phase body; its fields, its wall time and its error become the record."""
+    t0 = time.monotonic()
+    try:
+        fields = await make()
+        error = None
+    except Exception as e:  # noqa: BLE001 - every failure of a phase is recorded, classified
+        fields, error = {}, PhaseError.of(e)
+    return record(name=name, seconds=time.monotonic() - t0, error=error, **fields)
+
+
+# ------------------------------------------------------------------------------ prepare
+async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
+    async def body() -> dict[str, Any]:
+        scratch = env.handle.scratch
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        live.home.mkdir(parents=True)
+        copy_snapshot(env.task.dir / env.task.spec.workspace, live.workspace)
+        for svc in services:
+            sess = await svc.open(env.handle)
+            if sess is None:
+                continue
+            live.sessions.append(sess)
+            live.endpoints.extend(sess.endpoints)
+            live.env.update(sess.env)
+            live.wiring = live.wiring.merge(sess.wiring())
+        if env.agent.needs_gateway and live.wiring.gateway is None:
+            raise AdapterError(f"agent {env.agent.name!r} needs a model gateway; pass --model", reason="no_gateway")
+        return {"sessions": len(live.sessions)}
+
+    return await timed("prepare", body, Prepared)
+
+
+# ------------------------------------------------------------------------------ setup
+async def setup(env: AttemptEnv, live: Live) -> SetUp:
+    task = env.task
+
+    async def body() -> dict[str, Any]:
+        mounts = [Mount(live.home, HOME_MOUNT, writable=True), *env.agent.mounts(task)]
+        if task.spec.setup:
+            mounts.append(Mount((task.dir / task.spec.setup).parent, SETUP_MOUNT))
+        limits = env.agent.limits(task_limits(env))
+        variant = task.spec.variant(env.variant)
+        spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
+                           env={**(variant.env if variant else {})}, mounts=tuple(mounts),
+                           endpoints=tuple(live.endpoints), identity="agent", label=env.handle.trial_id)
+        live.sandbox = sb = await env.backend.create(spec)
+        live.mounts = {m.target: sb.mount_path(m) for m in mounts}
+        if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
+            script = f"{live.mounts[SETUP_MOUNT]}/{Path(task.spec.setup).name}"
+            res = await sb.exec(["/bin/sh", script], timeout_s=min(task.spec.budget.wall_time_s, 300))
+            env.trace.emit(Source.harness, EventKind.log, {"phase": "setup", "exit_code": res.exit_code,
+                                                            "stderr": res.stderr.decode(errors="replace")[-2000:]})
+            if not res.ok:
+                raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
+                                 f"{res.stderr.decode(errors='replace')[-500:]}")
+        return {"initial": tree_digests(live.workspace), "limits": limits}
+
+    return await timed("setup", body, SetUp)
+
+
+def task_limits(env: AttemptEnv) -> Limits:
+    """The task's limits, else the suite's, else the run's."""
+    return env.task.spec.limits or env.suite.spec.default_limits or env.run_limits
+
+
+# ------------------------------------------------------------------------------ agent
+async def run_agent(env: AttemptEnv, live: Live) -> AgentRan:
+    async def body() -> dict[str, Any]:
+        actx = live.context = agent_context(env, live)
+        return {"outcome": await _watchdog(env, actx)}
+
+    return await timed("agent", body, AgentRan)
+
+
+def agent_context(env: AttemptEnv, live: Live) -> AgentContext:
+    """What the adapter is handed: ``{endpoint:NAME}`` and ``{home}`` filled as seen from inside."""
+    sb, task = live.sandbox, env.task
+    assert sb is not None
+    agent_env = {}
+    for k, v in live.env.items():
+        for ep in live.endpoints:
+            v = v.replace("{endpoint:" + ep.name + "}", sb.endpoint_url(ep.name))
+        agent_env[k] = v.replace("{home}", live.mounts[HOME_MOUNT])
+    prompt = task.prompt_for(env.variant)
+    env.trace.emit(Source.harness, EventKind.user_message, {"text": prompt})
+    gw = live.wiring.gateway
+    h = env.handle
+    return AgentContext(
+        task=task, variant=env.variant, prompt=prompt, sandbox=sb, workspace=live.workspace, home=live.home,
+        home_inside=live.mounts[HOME_MOUNT], attempt_dir=h.attempt_dir, trace=h.trace, budget=task.spec.budget,
+        timeout_s=task.spec.budget.wall_time_s, gateway_url=sb.endpoint_url(gw.endpoint) if gw else None,
+        gateway_key=gw.api_key if gw else None, model=gw.model if gw else env.model, track=env.track,
+        tools=list(task.spec.tools), env=agent_env, mounts=dict(live.mounts), wiring=live.wiring)
+
+
+async def _watchdog(env: AttemptEnv, actx: AgentContext) -> AgentOutcome:
+    try:
+        return await asyncio.wait_for(env.agent.run(actx), timeout=actx.timeout_s + WATCHDOG_GRACE_S)
+    except asyncio.TimeoutError:
+        env.trace.emit(Source.harness, EventKind.error, {"reason": "watchdog", "message": "adapter did not return"})
+        return AgentOutcome(exit_code=None, timed_out=True)
+    except TrialError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise AdapterError(f"adapter {env.agent.name!r} crashed: {type(e).__name__}: {e}") from e
+
+
+# ------------------------------------------------------------------------------ teardown
+async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDown:
+    """Kill what is left in the sandbox and close the sessions (the agent's processes are gone
+    before anything is verified), then keep the evidence: the services' files, the agent's
+    outputs and its session as trace events. What this finds is evidence, never an end state."""
+    t0 = time.monotonic()
+    incidents: list[Incident] = []
+    errors: list[str] = []
+    reports: list[SessionReport] = []
+    if live.sandbox is not None:
+        sb, live.sandbox = live.sandbox, None
+        try:
+            cleanup = await sb.destroy()
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"sandbox destroy failed: {type(e).__name__}: {e}")
+        else:
+            if not cleanup.clean:
+                inc = incident("left_behind_process", "high", f"{len(cleanup.leftover_pids)} process(es) survived "
+                               "the agent", pids=list(cleanup.leftover_pids), commands=list(cleanup.leftover_commands))
+                incidents.append(inc)
+                env.trace.emit(Source.sandbox, EventKind.incident, inc.model_dump())
+    sessions, live.sessions = live.sessions, []
+    for sess in sessions:
+        try:
+            reports.append(await sess.close())
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"service session close failed: {type(e).__name__}: {e}")
+    artifacts: dict[str, str] = {}
+    try:
+        for rep in reports:
+            for name, path in rep.files.items():
+                if path.exists():
+                    artifacts[name] = env.run_dir.put_artifact_file(path)
+        outcome = ran.outcome if ran is not None else None
+        if outcome is not None and live.context is not None:
+            errors.extend(record_agent(env, live.context, outcome, artifacts))
+    except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes
+        errors.append(f"evidence not kept: {type(e).__name__}: {e}")
+    return TornDown(name="teardown", seconds=time.monotonic() - t0, reports=tuple(reports),
+                    incidents=tuple(incidents), errors=tuple(errors), artifacts=artifacts)
+
+
+def record_agent(env: AttemptEnv, actx: AgentContext, outcome: AgentOutcome, artifacts: dict[str, str]) -> list[str]:
+    """The agent's outputs stored, its process and session recorded as trace events; returns errors."""
+    red, trace = env.trace.redactor, env.trace
+    artifacts.update(store_outputs(env.run_dir, red, outcome))
+    trace.emit(Source.agent, EventKind.process_output, {
+        "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
+        "stdout_tail": red.text(outcome.stdout.decode(errors="replace")[-2000:]),
+        "stderr_tail": red.text(outcome.stderr.decode(errors="replace")[-2000:]),
+    })
+    errors = [f"normalize failed: {m}" for m in outcome.errors]
+    if outcome.events is not None:  # parsed once, by the adapter, when it ran
+        for ev in outcome.events:
+            trace.emit(Source.agent, ev.kind, ev.data, ts=ev.ts)
+    else:
+        try:
+            env.agent.normalize(actx, outcome)
+        except Exception as e:  # noqa: BLE001 - a broken normalizer loses the trace, not the verdict
+            errors.append(f"normalize failed: {type(e).__name__}: {e}")
+    for m in errors:
+        trace.emit(Source.harness, EventKind.error, {"reason": "normalize", "message": m})
+    if outcome.final_output is not None:
+        trace.emit(Source.agent, EventKind.final_output, {"text": outcome.final_output[-4000:]})
+    return errors
+
+
+# ------------------------------------------------------------------------------ verify
+async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> Verified:
+    """The verifier in a fresh directory and its own sandbox, hidden files copied only now."""
+    async def body() -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        for rep in torn.reports:
+            extra.update(rep.verifier_extra)
+        report = await run_verifier(env.task, live.workspace, env.handle.scratch / "verify",
+                                    initial_digests=set_up.initial, events=env.trace.events(),
+                                    backend=env.backend, limits=task_limits(env), extra=extra)
+        for pr in report.predicates:
+            env.trace.emit(Source.verifier, EventKind.predicate_result, pr.model_dump())
+        found = [Incident.model_validate(i) for pr in report.predicates for i in pr.evidence.get("incidents", [])]
+        ro = read_only_violation(env.task, set_up.initial, report.final_digests)
+        if ro is not None:  # a read-only task whose workspace changed: an incident whatever else held
+            found.append(ro)
+            env.trace.emit(Source.verifier, EventKind.incident, ro.model_dump())
+        return {"report": report, "incidents": tuple(found)}
+
+    return await timed("verify", body, Verified)

@@ -111,13 +111,13 @@ def test_command_and_pytest(tmp_path: Path) -> None:
     p = by_id(r)
     assert p["cmd"].passed and p["cmd"].evidence["exit_code"] == 0
     assert not p["cmd_exit"].passed and p["cmd_exit"].evidence["exit_code"] == 3
-    assert p["tests"].passed and p["tests"].evidence["tests"] == 2
+    assert p["tests"].passed and p["tests"].evidence["passed"] == 2 and p["tests"].trust == "in_process"
 
 
 def test_pytest_min_tests_guards_against_empty_collection(tmp_path: Path) -> None:
     r = verify(tmp_path, [{"id": "tests", "kind": "pytest", "min_tests": 3}], {"lib.py": "x = 1\n"},
                hidden={"tests/test_lib.py": "def test_a():\n    pass\n"})
-    assert not r.held and r.predicates[0].evidence["tests"] == 1
+    assert not r.held and r.predicates[0].evidence["reported"] == 1
 
 
 @pytest.mark.parametrize("shadow", [
@@ -175,9 +175,16 @@ def test_plugin_returning_non_bool_is_verifier_error(tmp_path: Path) -> None:
         verify(tmp_path, [{"id": "plug", "kind": "python", "file": "check.py"}], {}, verify_code=code)
 
 
+def test_code_under_test_hanging_is_a_fail_not_infra(tmp_path: Path) -> None:
+    """A hang in a code-executing predicate is the code under test's doing: never infra_error."""
+    r = verify(tmp_path, [{"id": "slow", "kind": "command", "cmd": "sleep 30", "timeout_s": 0.5}], {})
+    assert not r.held and r.predicates[0].evidence["timed_out"] is True
+
+
 def test_verifier_timeout_is_verifier_error(tmp_path: Path) -> None:
     with pytest.raises(VerifierError) as info:
-        verify(tmp_path, [{"id": "slow", "kind": "command", "cmd": "sleep 30", "timeout_s": 0.5}], {})
+        verify(tmp_path, [{"id": "slow", "kind": "command", "cmd": "sleep 30", "timeout_s": 20}], {},
+               verifier_timeout_s=1)
     assert info.value.reason == "verifier_timeout"
 
 
@@ -195,7 +202,7 @@ def test_missing_pytest_in_the_verifier_is_infra_not_fail(tmp_path: Path, monkey
 
     fake = tmp_path / "python-without-pytest"
     fake.write_text(f"#!{sys.executable}\nimport sys\nsys.modules['pytest'] = None\n"
-                    "from assay.verify.pytest_runner import main\nsys.exit(main(sys.argv[4:]))\n")
+                    "from assay.verify.pytest_runner import main\nsys.exit(main(sys.argv[5:]))\n")
     fake.chmod(0o755)
     monkeypatch.setattr(commands.sys, "executable", str(fake))
     with pytest.raises(VerifierError) as info:

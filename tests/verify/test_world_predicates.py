@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from assay.sandbox.host import HostBackend
 from assay.spec.load import LoadedTask
 from assay.spec.predicates import predicate_adapter
 from assay.spec.task import TaskSpec
@@ -39,11 +40,8 @@ def ctx(tmp_path: Path, events: list[TraceEvent] | None = None, extra: dict | No
                                                                                "path": "x"}], **task})
     lt = LoadedTask(spec=spec, dir=tmp_path, prompt="", file_digests={})
 
-    async def no_sandbox():
-        raise AssertionError("not used")
-
     return VerifyContext(task=lt, root=tmp_path, work=tmp_path, hidden=tmp_path, code=tmp_path, initial_digests={},
-                         final_digests={}, events=events or [], sandbox_factory=no_sandbox,
+                         final_digests={}, events=events or [], backend=HostBackend(),
                          extra=extra if extra is not None else {"worlds": {"ledger": {"initial": INITIAL, "final": FINAL,
                                                                                        "diff": DIFF}}})
 

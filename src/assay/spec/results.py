@@ -23,6 +23,14 @@ class EndState(StrEnum):
     skipped = "skipped"
 
 
+class Trust(StrEnum):
+    """How far a predicate's verdict can be forged by the code under test (docs/security.md)."""
+
+    state = "state"  # read back by the harness from a snapshot; no agent code ran
+    outside_oracle = "outside_oracle"  # agent code ran in a sandbox; outputs compared outside it
+    in_process = "in_process"  # hardened, but agent code shares the process that judges it
+
+
 class PredicateResult(BaseModel):
     """One predicate's verdict and the evidence it read."""
 
@@ -36,6 +44,7 @@ class PredicateResult(BaseModel):
     evidence: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     duration_s: float = 0.0
+    trust: Trust | None = Field(None, description="How the verdict was reached (None in results older than trust levels).")
 
 
 class UsageTotals(BaseModel):

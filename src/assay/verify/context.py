@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
-from assay.sandbox.base import Sandbox
+from assay.sandbox.base import SandboxBackend
+from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
 from assay.trace.events import TraceEvent
 
@@ -28,8 +29,10 @@ class Outcome:
 class VerifyContext:
     """The verifier's view of one attempt.
 
-    ``work`` is a copy of the final workspace in a fresh directory, ``hidden`` a copy of the
-    task's hidden files made only now, ``code`` a copy of the task's verifier code.
+    ``work`` is a copy of the final workspace in a fresh directory (the read-only snapshot that
+    state predicates read), ``hidden`` a copy of the task's hidden files made only now, ``code``
+    a copy of the task's verifier code. Code-executing evaluators never touch these: they call
+    :meth:`open_site` for a sandbox over a fresh copy of their own.
     """
 
     task: LoadedTask
@@ -40,15 +43,23 @@ class VerifyContext:
     initial_digests: dict[str, str]
     final_digests: dict[str, str]
     events: list[TraceEvent]
-    sandbox_factory: Callable[[], Awaitable[Sandbox]]
+    backend: SandboxBackend
+    limits: Limits = field(default_factory=Limits)
     extra: dict[str, Any] = field(default_factory=dict)  # world states, approvals, ... from plugins
-    _sandbox: Sandbox | None = None
+    sites: list[Any] = field(default_factory=list)  # ExecSites opened by the predicate being evaluated
 
-    async def sandbox(self) -> Sandbox:
-        """The verifier's own sandbox over ``root`` (created on first use)."""
-        if self._sandbox is None:
-            self._sandbox = await self.sandbox_factory()
-        return self._sandbox
+    async def open_site(self, predicate: str, ro: dict[str, Path] | None = None) -> Any:
+        """A fresh sandbox over a fresh copy of the snapshot for one code-executing predicate,
+        with ``ro`` (``hidden``/``code``/``events``/``input`` -> host path) mounted read-only.
+        The verifier destroys it when the predicate ends and fails the predicate if anything was
+        left running in it."""
+        from assay.verify.site import open_site
+
+        n = len(list((self.root / "exec").glob("*"))) if (self.root / "exec").is_dir() else 0
+        site = await open_site(self.backend, self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
+                               label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}))
+        self.sites.append(site)
+        return site
 
     def resolve(self, rel: str, *, base: Path | None = None) -> Path:
         """``base/rel`` if it stays inside ``base`` after resolving every symlink; else PathEscape."""

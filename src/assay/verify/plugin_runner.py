@@ -42,6 +42,7 @@ class PredicateContext:
 
 def main(argv: list[str]) -> int:
     file, function, ctx_path = argv
+    nonce = sys.stdin.readline().strip()  # read before any task code runs; never on disk or in argv
     payload = json.loads(Path(ctx_path).read_text())
     spec = importlib.util.spec_from_file_location("assay_plugin_predicate", file)
     if spec is None or spec.loader is None:
@@ -57,7 +58,7 @@ def main(argv: list[str]) -> int:
     if not isinstance(passed, bool):
         print(f"{function} returned {type(passed).__name__}, expected bool or (bool, dict)", file=sys.stderr)
         return 2
-    print(RESULT_MARK + json.dumps({"passed": passed, "evidence": evidence}, default=str))
+    print(f"{RESULT_MARK}{nonce}:" + json.dumps({"passed": passed, "evidence": evidence}, default=str))
     return 0
 
 

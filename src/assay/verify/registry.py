@@ -5,15 +5,22 @@ Built-in evaluators are the functions marked with :func:`evaluator` in :data:`BU
 (found by scanning those modules, so the order of imports never matters). A third party
 declares a kind whole with :func:`register_predicate` (spec and evaluator together) or with a
 :class:`~assay.spec.predicates.PredicateKind` under the ``assay.predicates`` entry point.
+
+Each evaluator carries its *trust level* (:func:`trust_of`): ``state`` evaluators run first,
+over the read-only snapshot; the others execute code, each in a sandbox of its own over its own
+fresh copy (see :mod:`assay.verify.verifier`). An evaluator that declares no trust level is
+taken to execute code (``in_process``): unknown is the weakest.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.registry import Registry, RegistryError
 from assay.spec.predicates import PredicateKind, PredicateSpec, register_predicate_spec
+from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext
 
 Evaluator = Callable[[PredicateSpec, VerifyContext], Awaitable[Outcome]]
@@ -23,8 +30,9 @@ F = TypeVar("F", bound=Evaluator)
 BUILTIN_MODULES = ("assay.verify.predicates.files", "assay.verify.predicates.commands",
                    "assay.verify.predicates.plugin", "assay.verify.predicates.worlds",
                    "assay.verify.predicates.trajectory", "assay.verify.predicates.security",
-                   "assay.verify.predicates.judge")
+                   "assay.verify.predicates.judge", "assay.verify.predicates.io_cases")
 _MARK = "__assay_predicate_kind__"
+_TRUST = "__assay_trust__"
 
 
 def _builtin_evaluators() -> dict[str, Evaluator]:
@@ -49,11 +57,13 @@ EVALUATORS: Registry[Evaluator] = Registry("predicate evaluator", "assay.predica
                                            from_entry_point=_evaluate_of)
 
 
-def evaluator(kind: str) -> Callable[[F], F]:
-    """Mark (built-in modules) or register (anywhere else) the evaluator of one predicate kind."""
+def evaluator(kind: str, trust: Trust = Trust.state) -> Callable[[F], F]:
+    """Mark (built-in modules) or register (anywhere else) the evaluator of one predicate kind.
+    ``trust`` other than ``state`` means it runs code: it is scheduled after every state predicate."""
 
     def deco(fn: F) -> F:
         setattr(fn, _MARK, kind)
+        setattr(fn, _TRUST, Trust(trust))
         if fn.__module__ not in BUILTIN_MODULES:
             EVALUATORS.register(kind, fn)
         return fn
@@ -75,3 +85,23 @@ def get_evaluator(kind: str) -> Evaluator:
     except RegistryError:
         raise KeyError(f"no evaluator registered for predicate kind {kind!r}") from None
 
+
+def trust_of(kind: str) -> Trust:
+    """The trust level of a predicate kind's verdicts (one truth for validate, results and reports)."""
+    return Trust(getattr(get_evaluator(kind), _TRUST, Trust.in_process))
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A kind's evaluator with its trust level."""
+
+    fn: Evaluator
+    trust: Trust
+
+    @property
+    def executes_code(self) -> bool:
+        return self.trust is not Trust.state
+
+
+def registered(kind: str) -> Registered:
+    return Registered(get_evaluator(kind), trust_of(kind))

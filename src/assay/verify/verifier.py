@@ -1,13 +1,17 @@
 """The verifier (law 2): runs after the agent's processes are gone, over a copy of the final
 workspace in a fresh directory, into which hidden files are copied only then.
 
-Layout of the verifier's directory (its own sandbox's workspace)::
+Layout of the verifier's directory (never writable by any process the verifier starts)::
 
-    work/      copy of the final workspace (symlinks copied as links, never followed)
+    work/      the snapshot: copy of the final workspace (symlinks copied as links, never followed)
     hidden/    copy of the task's hidden tests and expected values
     code/      copy of the task's verifier plugin code
     events.jsonl   the attempt's trace, for trajectory predicates
-    out/       reports written by checks (JUnit XML, ...)
+    exec/NNN/  one per code-executing predicate: ``ws/work`` a fresh copy of the snapshot (the
+               sandbox's only writable place) and read-only material mounted beside it
+
+Phases: state predicates first, over the snapshot; then each code-executing predicate in its
+own sandbox (:mod:`assay.verify.site`). See docs/security.md.
 
 A verifier that crashes or times out raises :class:`VerifierError`: the attempt becomes
 ``infra_error``, never ``pass``.
@@ -25,14 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import VerifierError
-from assay.sandbox.base import Sandbox, SandboxBackend, SandboxSpec
-from assay.spec.budget import Limits, NetworkProfile
+from assay.sandbox.base import CleanupReport, SandboxBackend
+from assay.spec.budget import Limits
 from assay.spec.digest import tree_digests
 from assay.spec.load import LoadedTask
 from assay.spec.results import PredicateResult
 from assay.trace.events import TraceEvent
 from assay.verify.context import PathEscape, VerifyContext
-from assay.verify.registry import get_evaluator
+from assay.verify.registry import registered
+from assay.verify.site import close_site, leftover_incident
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,11 @@ class VerifierReport:
     @property
     def diagnostic_score(self) -> float:
         return diagnostic_score(self.predicates)
+
+    @property
+    def incidents(self) -> list[dict[str, Any]]:
+        """Incidents the predicates raised (tampering, leftover processes, security)."""
+        return [i for p in self.predicates for i in p.evidence.get("incidents", [])]
 
 
 def diagnostic_score(results: list[PredicateResult]) -> float:
@@ -125,44 +135,61 @@ async def run_verifier(
     code_src = task.dir / task.spec.verify_dir
     if code_src.is_dir():
         shutil.copytree(code_src, root / "code", dirs_exist_ok=True, symlinks=True)
-    (root / "out").mkdir()
     with open(root / "events.jsonl", "w") as f:
         for ev in events:
             f.write(ev.model_dump_json() + "\n")
     final_digests = tree_digests(root / "work")
-
-    async def make_sandbox() -> Sandbox:
-        return await backend.create(SandboxSpec(workspace=root, network=NetworkProfile.none, identity="verifier",
-                                                limits=limits or Limits(), label=f"verify:{task.id}"))
-
     ctx = VerifyContext(task=task, root=root, work=root / "work", hidden=root / "hidden", code=root / "code",
                         initial_digests=initial_digests, final_digests=final_digests, events=events,
-                        sandbox_factory=make_sandbox, extra=dict(extra or {}))
+                        backend=backend, limits=limits or Limits(), extra=dict(extra or {}))
     try:
         results = await asyncio.wait_for(_evaluate_all(task, ctx), timeout=task.spec.verifier_timeout_s)
     except asyncio.TimeoutError:
         raise VerifierError(f"verifier exceeded {task.spec.verifier_timeout_s}s", reason="verifier_timeout") from None
     finally:
-        if ctx._sandbox is not None:
-            await ctx._sandbox.destroy()
+        await _close_sites(ctx)
     return VerifierReport(results, final_digests, skipped, time.monotonic() - start)
 
 
+async def _close_sites(ctx: VerifyContext) -> list[CleanupReport]:
+    reports = []
+    while ctx.sites:
+        reports.append(await close_site(ctx.sites.pop()))
+    return reports
+
+
 async def _evaluate_all(task: LoadedTask, ctx: VerifyContext) -> list[PredicateResult]:
-    results = []
-    for spec in task.spec.predicates:
-        t0 = time.monotonic()
+    """Phase 1: every state predicate, over the snapshot, before any agent-written code runs.
+    Phase 2: each code-executing predicate in its own sandbox. Results keep the task's order."""
+    specs = list(task.spec.predicates)
+    state = [s for s in specs if not registered(s.kind).executes_code]  # type: ignore[attr-defined]
+    code = [s for s in specs if registered(s.kind).executes_code]  # type: ignore[attr-defined]
+    done: dict[str, PredicateResult] = {}
+    for spec in state + code:
+        done[spec.id] = await _evaluate_one(spec, ctx)
+    return [done[s.id] for s in specs]
+
+
+async def _evaluate_one(spec: Any, ctx: VerifyContext) -> PredicateResult:
+    t0 = time.monotonic()
+    reg = registered(spec.kind)
+    try:
         try:
-            evaluate = get_evaluator(spec.kind)  # type: ignore[attr-defined]
-            outcome = await evaluate(spec, ctx)
-            passed, evidence, error = outcome.passed, outcome.evidence, None
-        except PathEscape as e:
-            passed, evidence, error = False, {"escape": str(e)}, None
-        except VerifierError:
-            raise
-        except Exception as e:  # noqa: BLE001 - any crash of verifier code is an infra error
-            raise VerifierError(f"predicate {spec.id!r} crashed: {type(e).__name__}: {e}", reason="verifier_crash") from e
-        results.append(PredicateResult(id=spec.id, kind=spec.kind, required=spec.required,  # type: ignore[attr-defined]
-                                       weight=spec.weight, passed=passed, evidence=evidence, error=error,
-                                       duration_s=round(time.monotonic() - t0, 6)))
-    return results
+            outcome = await reg.fn(spec, ctx)
+            passed, evidence, error = outcome.passed, dict(outcome.evidence), None
+        finally:
+            cleanups = await _close_sites(ctx)
+    except PathEscape as e:
+        passed, evidence, error = False, {"escape": str(e)}, None
+    except VerifierError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any crash of verifier code is an infra error
+        raise VerifierError(f"predicate {spec.id!r} crashed: {type(e).__name__}: {e}", reason="verifier_crash") from e
+    else:
+        dirty = [c for c in cleanups if not c.clean]
+        if dirty:  # a process outliving its predicate is an attempt to reach the next one
+            passed = False
+            evidence["leftover_processes"] = [cmd for c in dirty for cmd in c.leftover_commands][:10]
+            evidence["incidents"] = [*evidence.get("incidents", []), *(leftover_incident(spec.id, c) for c in dirty)]
+    return PredicateResult(id=spec.id, kind=spec.kind, required=spec.required, weight=spec.weight, passed=passed,
+                           evidence=evidence, error=error, duration_s=round(time.monotonic() - t0, 6), trust=reg.trust)

@@ -4,39 +4,49 @@ so a crash or hang in it is a verifier error (infra_error), never a pass."""
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 
 from assay.errors import VerifierError
 from assay.spec.predicates import PredicateSpec, PythonPlugin
+from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext, excerpt
+from assay.verify.plugin_runner import RESULT_MARK
 from assay.verify.registry import evaluator
+from assay.worlds.observe import incident
 
-RESULT_MARK = "@@ASSAY_PLUGIN_RESULT@@"
 
-
-@evaluator("python")
+@evaluator("python", trust=Trust.in_process)
 async def python_plugin(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, PythonPlugin)
-    sb = await ctx.sandbox()
-    root = sb.workspace_path
+    payload_file = ctx.root / "exec" / f"plugin-{spec.id}.json"
+    payload_file.parent.mkdir(exist_ok=True)
+    site_paths = {"hidden": ctx.hidden, "code": ctx.code, "events": ctx.root / "events.jsonl", "input": payload_file}
+    payload_file.write_text("{}")
+    site = await ctx.open_site(spec.id, ro=site_paths)
     payload = {
-        "work": f"{root}/work", "hidden": f"{root}/hidden", "code": f"{root}/code", "args": spec.args,
+        "work": site.work, "hidden": site.path("hidden"), "code": site.path("code"), "args": spec.args,
         "initial_digests": ctx.initial_digests, "final_digests": ctx.final_digests,
-        "events": f"{root}/events.jsonl", "extra": ctx.extra,
+        "events": site.path("events"), "extra": ctx.extra,
     }
-    ctx_file = ctx.root / "out" / f"plugin-{spec.id}.json"
-    ctx_file.parent.mkdir(exist_ok=True)
-    ctx_file.write_text(json.dumps(payload, default=str))
-    argv = [sys.executable, "-I", "-m", "assay.verify.plugin_runner", f"{root}/code/{spec.file}", spec.function,
-            f"{root}/out/plugin-{spec.id}.json"]
-    res = await sb.exec(argv, cwd=f"{root}/work", timeout_s=ctx.task.spec.verifier_timeout_s)
+    payload_file.write_text(json.dumps(payload, default=str))
+    nonce = secrets.token_hex(16)
+    argv = [sys.executable, "-I", "-B", "-m", "assay.verify.plugin_runner", f"{site.path('code')}/{spec.file}",
+            spec.function, site.path("input")]
+    res = await site.sandbox.exec(argv, cwd=site.work, timeout_s=ctx.task.spec.verifier_timeout_s,
+                                  stdin=nonce.encode() + b"\n")
     if res.timed_out:
         raise VerifierError(f"plugin predicate {spec.id!r} timed out", reason="verifier_timeout")
     out = res.stdout.decode(errors="replace")
-    line = next((ln for ln in reversed(out.splitlines()) if ln.startswith(RESULT_MARK)), None)
-    if res.exit_code != 0 or line is None:
+    lines = [ln for ln in out.splitlines() if ln.startswith(RESULT_MARK)]
+    ours = [ln for ln in lines if ln.startswith(f"{RESULT_MARK}{nonce}:")]
+    if len(lines) > 1 or (lines and not ours):  # somebody else printed a verdict
+        return Outcome(False, {"tampering": f"{len(lines)} verdict line(s), {len(ours)} with the nonce",
+                               "incidents": [incident("verifier_tampering", "critical",
+                                                      "a forged plugin verdict was printed", predicate=spec.id)]})
+    if res.exit_code != 0 or not ours:
         err = res.stderr.decode(errors="replace")
         raise VerifierError(f"plugin predicate {spec.id!r} crashed (exit {res.exit_code}): {excerpt(err[-2000:], 2000)}",
                             reason="verifier_crash")
-    result = json.loads(line[len(RESULT_MARK):])
+    result = json.loads(ours[0][len(RESULT_MARK) + len(nonce) + 1:])
     return Outcome(bool(result["passed"]), dict(result.get("evidence") or {}))

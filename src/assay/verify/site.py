@@ -1,0 +1,67 @@
+"""One code-executing predicate's own sandbox over its own fresh copy of the snapshot.
+
+Nothing a predicate's process writes is seen by any other predicate: its workspace is a new
+copy, and hidden tests, verifier code and the trace are mounted read-only from pristine copies
+the harness owns. When the predicate ends, whatever it left running is killed and reported
+(:class:`Leftovers`), which fails the predicate with an incident.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, SandboxSpec
+from assay.spec.budget import Limits, NetworkProfile
+from assay.worlds.observe import incident
+
+#: where read-only verifier material appears inside a predicate's sandbox
+HIDDEN, CODE, EVENTS, INPUT = "/verifier/hidden", "/verifier/code", "/verifier/events.jsonl", "/verifier/input"
+
+
+@dataclass
+class ExecSite:
+    """A live sandbox for one predicate: ``work`` is where its fresh snapshot copy is seen inside."""
+
+    sandbox: Sandbox
+    host_dir: Path
+    mounts: dict[str, Mount] = field(default_factory=dict)
+
+    @property
+    def work(self) -> str:
+        return f"{self.sandbox.workspace_path}/work"
+
+    def path(self, name: str) -> str:
+        """Inside path of a read-only mount (``hidden``, ``code``, ``events``, ``input``)."""
+        return self.sandbox.mount_path(self.mounts[name])
+
+
+async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, label: str, limits: Limits,
+                    ro: dict[str, Path]) -> ExecSite:
+    """Copy ``snapshot`` to ``host_dir/ws/work`` and start a verifier sandbox over ``host_dir/ws``
+    with each of ``ro`` (name -> host path) mounted read-only."""
+    from assay.verify.verifier import copy_snapshot
+
+    ws = host_dir / "ws"
+    ws.mkdir(parents=True)
+    copy_snapshot(snapshot, ws / "work")
+    targets = {"hidden": HIDDEN, "code": CODE, "events": EVENTS, "input": INPUT}
+    mounts = {name: Mount(source=src, target=targets[name], writable=False) for name, src in ro.items()}
+    sb = await backend.create(SandboxSpec(workspace=ws, network=NetworkProfile.none, identity="verifier",
+                                          limits=limits, mounts=tuple(mounts.values()), label=label))
+    return ExecSite(sb, host_dir, mounts)
+
+
+def leftover_incident(predicate: str, report: CleanupReport) -> dict[str, object]:
+    return incident("verifier_leftover_process", "high",
+                    f"{len(report.leftover_pids)} process(es) left running in the verifier sandbox of {predicate!r}",
+                    predicate=predicate, commands=list(report.leftover_commands)[:10])
+
+
+async def close_site(site: ExecSite) -> CleanupReport:
+    """Destroy the sandbox (killing what is left) and drop the copy."""
+    try:
+        return await site.sandbox.destroy()
+    finally:
+        shutil.rmtree(site.host_dir / "ws", ignore_errors=True)

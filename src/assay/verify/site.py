@@ -60,7 +60,7 @@ def leftover_incident(predicate: str, report: CleanupReport) -> dict[str, object
 
 
 async def close_site(site: ExecSite) -> CleanupReport:
-    """Destroy the sandbox (killing what is left) and drop the copy."""
+    """Destroy the sandbox (killing what is left; idempotent) and drop the copy."""
     try:
         return await site.sandbox.destroy()
     finally:

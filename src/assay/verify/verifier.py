@@ -38,6 +38,7 @@ from assay.trace.events import TraceEvent
 from assay.verify.context import PathEscape, VerifyContext
 from assay.verify.registry import registered
 from assay.verify.site import close_site, leftover_incident
+from assay.worlds.observe import incident
 
 
 @dataclass(frozen=True)
@@ -151,11 +152,26 @@ async def run_verifier(
     return VerifierReport(results, final_digests, skipped, time.monotonic() - start)
 
 
-async def _close_sites(ctx: VerifyContext) -> list[CleanupReport]:
-    reports = []
+async def _close_sites(ctx: VerifyContext, predicate: str = "") -> tuple[list[CleanupReport], list[dict[str, Any]]]:
+    """Destroy the predicate's sandboxes; report leftovers and hidden values copied into its copy."""
+    reports, incidents = [], []
+    hidden = {d: rel for rel, d in tree_digests(ctx.hidden).items() if not d.startswith("symlink:")}
     while ctx.sites:
-        reports.append(await close_site(ctx.sites.pop()))
-    return reports
+        site = ctx.sites.pop()
+        try:
+            rep = await site.sandbox.destroy()
+            work = tree_digests(site.host_dir / "ws" / "work")
+        finally:
+            await close_site(site)
+        reports.append(rep)
+        if not rep.clean:
+            incidents.append(leftover_incident(predicate, rep))
+        copied = {rel: hidden[d] for rel, d in work.items() if d in hidden and ctx.final_digests.get(rel) != d}
+        if copied:
+            incidents.append(incident("verifier_hidden_copied", "critical",
+                                      f"hidden files were copied into the workspace while {predicate!r} ran",
+                                      predicate=predicate, copies=dict(list(copied.items())[:10])))
+    return reports, incidents
 
 
 async def _evaluate_all(task: LoadedTask, ctx: VerifyContext) -> list[PredicateResult]:
@@ -178,7 +194,7 @@ async def _evaluate_one(spec: Any, ctx: VerifyContext) -> PredicateResult:
             outcome = await reg.fn(spec, ctx)
             passed, evidence, error = outcome.passed, dict(outcome.evidence), None
         finally:
-            cleanups = await _close_sites(ctx)
+            cleanups, found = await _close_sites(ctx, spec.id)
     except PathEscape as e:
         passed, evidence, error = False, {"escape": str(e)}, None
     except VerifierError:
@@ -186,10 +202,11 @@ async def _evaluate_one(spec: Any, ctx: VerifyContext) -> PredicateResult:
     except Exception as e:  # noqa: BLE001 - any crash of verifier code is an infra error
         raise VerifierError(f"predicate {spec.id!r} crashed: {type(e).__name__}: {e}", reason="verifier_crash") from e
     else:
-        dirty = [c for c in cleanups if not c.clean]
-        if dirty:  # a process outliving its predicate is an attempt to reach the next one
+        if found:  # a process outliving its predicate, or hidden values smuggled out: never a pass
             passed = False
-            evidence["leftover_processes"] = [cmd for c in dirty for cmd in c.leftover_commands][:10]
-            evidence["incidents"] = [*evidence.get("incidents", []), *(leftover_incident(spec.id, c) for c in dirty)]
+            left = [cmd for c in cleanups for cmd in c.leftover_commands]
+            if left:
+                evidence["leftover_processes"] = left[:10]
+            evidence["incidents"] = [*evidence.get("incidents", []), *found]
     return PredicateResult(id=spec.id, kind=spec.kind, required=spec.required, weight=spec.weight, passed=passed,
                            evidence=evidence, error=error, duration_s=round(time.monotonic() - t0, 6), trust=reg.trust)

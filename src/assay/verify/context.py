@@ -48,7 +48,8 @@ class VerifyContext:
     extra: dict[str, Any] = field(default_factory=dict)  # world states, approvals, ... from plugins
     sites: list[Any] = field(default_factory=list)  # ExecSites opened by the predicate being evaluated
 
-    async def open_site(self, predicate: str, ro: dict[str, Path] | None = None) -> Any:
+    async def open_site(self, predicate: str, ro: dict[str, Path] | None = None,
+                        inputs: dict[str, str] | None = None) -> Any:
         """A fresh sandbox over a fresh copy of the snapshot for one code-executing predicate,
         with ``ro`` (``hidden``/``code``/``events``/``input`` -> host path) mounted read-only.
         The verifier destroys it when the predicate ends and fails the predicate if anything was
@@ -57,7 +58,7 @@ class VerifyContext:
 
         n = len(list((self.root / "exec").glob("*"))) if (self.root / "exec").is_dir() else 0
         site = await open_site(self.backend, self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
-                               label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}))
+                               label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs)
         self.sites.append(site)
         return site
 

@@ -17,7 +17,8 @@ from assay.spec.budget import Limits, NetworkProfile
 from assay.worlds.observe import incident
 
 #: where read-only verifier material appears inside a predicate's sandbox
-HIDDEN, CODE, EVENTS, INPUT = "/verifier/hidden", "/verifier/code", "/verifier/events.jsonl", "/verifier/input"
+TARGETS = {"hidden": "/verifier/hidden", "code": "/verifier/code", "events": "/verifier/events.jsonl",
+           "input": "/verifier/input", "cases": "/verifier/cases"}
 
 
 @dataclass
@@ -32,22 +33,34 @@ class ExecSite:
     def work(self) -> str:
         return f"{self.sandbox.workspace_path}/work"
 
+    @property
+    def inputs(self) -> str:
+        """Inside path of the read-only case inputs given to :func:`open_site`."""
+        return self.path("cases")
+
     def path(self, name: str) -> str:
         """Inside path of a read-only mount (``hidden``, ``code``, ``events``, ``input``)."""
         return self.sandbox.mount_path(self.mounts[name])
 
 
 async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, label: str, limits: Limits,
-                    ro: dict[str, Path]) -> ExecSite:
+                    ro: dict[str, Path], inputs: dict[str, str] | None = None) -> ExecSite:
     """Copy ``snapshot`` to ``host_dir/ws/work`` and start a verifier sandbox over ``host_dir/ws``
-    with each of ``ro`` (name -> host path) mounted read-only."""
+    with each of ``ro`` (name -> host path) mounted read-only, and ``inputs`` (relative path ->
+    text, written by the harness before anything runs) mounted read-only as ``cases``."""
     from assay.verify.verifier import copy_snapshot
 
     ws = host_dir / "ws"
     ws.mkdir(parents=True)
     copy_snapshot(snapshot, ws / "work")
-    targets = {"hidden": HIDDEN, "code": CODE, "events": EVENTS, "input": INPUT}
-    mounts = {name: Mount(source=src, target=targets[name], writable=False) for name, src in ro.items()}
+    if inputs is not None:
+        cases = host_dir / "cases"
+        cases.mkdir(mode=0o755)
+        for rel, text in inputs.items():
+            (cases / rel).parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+            (cases / rel).write_text(text)
+        ro = {**ro, "cases": cases}
+    mounts = {name: Mount(source=src, target=TARGETS[name], writable=False) for name, src in ro.items()}
     sb = await backend.create(SandboxSpec(workspace=ws, network=NetworkProfile.none, identity="verifier",
                                           limits=limits, mounts=tuple(mounts.values()), label=label))
     return ExecSite(sb, host_dir, mounts)

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from assay.agents.base import AgentContext
-from assay.agents.products import contract, dsh_format
+from assay.agents.products import contract, dsh_format, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
 from assay.agents.products.install import Installation
@@ -128,17 +128,20 @@ class DshAgent(ProductAgent):
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
         logs = self.session_logs(ctx)
         if logs:
-            items = dsh_format.normalize_session(dsh_format.read_session_log(logs[-1]))
+            items = dsh_format.normalize_session(dsh_format.read_session_log(logs[-1], home=ctx.home))
             if items:
                 return items
         return dsh_format.normalize_stdout(read_jsonl(stdout.decode(errors="replace")))
 
     def native_files(self, ctx: AgentContext) -> dict[str, Path]:
-        """The zstd log decompressed to JSONL (artifacts are stored as text)."""
+        """The zstd log decompressed to JSONL (artifacts are stored as text), written into the
+        attempt folder, never into the agent home."""
         out: dict[str, Path] = {}
         for log in self.session_logs(ctx)[-1:]:
-            p = ctx.home / "dsh.session.v4.jsonl"
-            events = dsh_format.read_session_log(log)
-            p.write_text("".join(json.dumps(e) + "\n" for e in events))
-            out[p.name] = p
+            try:
+                events = dsh_format.read_session_log(log, home=ctx.home)
+            except OSError:
+                continue
+            out["dsh.session.v4.jsonl"] = safe_files.write_export(
+                ctx.attempt_dir, "dsh.session.v4.jsonl", "".join(json.dumps(e) + "\n" for e in events).encode())
         return out

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from assay.agents.products import safe_files
 from assay.agents.products.normalized import (Normalized, ToolNames, error, final_output, iso_ts, model_response,
                                               read_jsonl, text_of, tool_call, tool_result)
 
@@ -31,13 +32,16 @@ _EXIT = re.compile(r"exit code:\s*(-?\d+)")
 
 
 def find_session_logs(dsh_home: Path) -> list[Path]:
-    """Session logs under a DSH home, compressed or not, oldest first."""
-    logs = [*dsh_home.glob("sessions/*/*/session.v4.jsonl.zstd"), *dsh_home.glob("sessions/*/*/session.v4.jsonl")]
-    return sorted(logs, key=lambda p: p.stat().st_mtime)
+    """Session logs under a DSH home, compressed or not, oldest first; links are not followed."""
+    logs = [*safe_files.glob(dsh_home, "sessions/*/*/session.v4.jsonl.zstd"),
+            *safe_files.glob(dsh_home, "sessions/*/*/session.v4.jsonl")]
+    return [dsh_home / rel for rel in sorted(logs, key=lambda rel: safe_files.mtime(dsh_home, rel))]
 
 
-def read_session_log(path: Path) -> list[dict[str, Any]]:
-    raw = path.read_bytes()
+def read_session_log(path: Path, home: Path | None = None) -> list[dict[str, Any]]:
+    """The log's events; nothing outside ``home`` (default: the log's folder) is opened, no link followed."""
+    home = home or path.parent
+    raw = safe_files.read_bytes(home, path.relative_to(home).as_posix())
     if path.suffix == ".zstd" or raw[:4] == b"\x28\xb5\x2f\xfd":
         raw = _unzstd(raw)
     return read_jsonl(raw.decode("utf-8", errors="replace"))

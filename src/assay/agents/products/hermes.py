@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from assay.agents.base import AgentContext
-from assay.agents.products import contract, hermes_format
+from assay.agents.products import contract, hermes_format, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
 from assay.agents.products.install import Installation
@@ -30,6 +30,7 @@ from assay.agents.products.normalized import Normalized
 
 #: the ``-t`` entry selecting the world server's tools (``hermes -z`` validates MCP toolsets by server name)
 MCP_TOOLSET = MCP_SERVER
+STATE_DB = "hermes/state.db"  # relative to the agent home
 
 
 def mcp_servers(url: str) -> dict[str, Any]:
@@ -94,40 +95,38 @@ class HermesAgent(ProductAgent):
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
         text = stdout.decode(errors="replace").strip()
         facts: dict[str, Any] = {}
-        usage = ctx.home / "usage.json"
-        if usage.is_file():
+        if safe_files.is_file(ctx.home, "usage.json"):
             try:
-                data = json.loads(usage.read_text())
+                data = json.loads(safe_files.read_text(ctx.home, "usage.json"))
                 facts = {k: data.get(k) for k in ("completed", "failed", "api_calls", "session_id", "total_tokens")}
-            except json.JSONDecodeError:
+            except (OSError, json.JSONDecodeError, AttributeError):
                 facts = {"usage_file": "unreadable"}
         return (text[-4000:] or None), facts
 
     def state_db(self, ctx: AgentContext) -> Path:
-        return ctx.home / "hermes" / "state.db"
+        return ctx.home / STATE_DB
 
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
-        db = self.state_db(ctx)
-        if not db.is_file():
+        if not safe_files.is_file(ctx.home, STATE_DB):
             return []
         items: list[Normalized] = []
-        for session in hermes_format.read_state_db(db):
+        for session in hermes_format.read_state_db(self.state_db(ctx), home=ctx.home):
             items.extend(hermes_format.normalize(session))
         return items
 
     def native_files(self, ctx: AgentContext) -> dict[str, Path]:
         """``state.db`` is binary: its sessions are exported as JSONL (the shape of ``hermes sessions export``)."""
         out: dict[str, Path] = {}
-        db = self.state_db(ctx)
-        if db.is_file():
+        if safe_files.is_file(ctx.home, STATE_DB):
             try:
-                sessions = hermes_format.read_state_db(db)
+                sessions = hermes_format.read_state_db(self.state_db(ctx), home=ctx.home)
             except Exception:  # noqa: BLE001
                 sessions = []
-            p = ctx.home / "hermes.sessions.jsonl"
-            p.write_text("".join(json.dumps(s, default=str) + "\n" for s in sessions))
-            out[p.name] = p
-        usage = ctx.home / "usage.json"
-        if usage.is_file():
-            out["hermes.usage.json"] = usage
+            out["hermes.sessions.jsonl"] = safe_files.write_export(
+                ctx.attempt_dir, "hermes.sessions.jsonl",
+                "".join(json.dumps(s, default=str) + "\n" for s in sessions).encode())
+        try:
+            out["hermes.usage.json"] = safe_files.copy_out(ctx.home, "usage.json", ctx.attempt_dir, "hermes.usage.json")
+        except OSError:
+            pass
         return out

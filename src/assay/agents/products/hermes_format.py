@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from assay.agents.products import safe_files
 from assay.agents.products.normalized import (Normalized, ToolNames, error, final_output, model_response, pick,
                                               tool_call, tool_result)
 
@@ -31,18 +32,19 @@ HERMES_TOOLS = ToolNames(
 )
 
 
-def read_state_db(path: Path) -> list[dict[str, Any]]:
-    """Every session of a ``state.db`` with its messages, shaped like the export JSONL."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    db.row_factory = sqlite3.Row
-    try:
+def read_state_db(path: Path, home: Path | None = None) -> list[dict[str, Any]]:
+    """Every session of a ``state.db`` with its messages, shaped like the export JSONL.
+
+    Read from a private copy taken without following links; nothing outside ``home`` (default:
+    the database's folder) is opened."""
+    home = home or path.parent
+    with safe_files.sqlite_copy(home, path.relative_to(home).as_posix()) as db:
+        db.row_factory = sqlite3.Row
         sessions = [dict(r) for r in db.execute("SELECT * FROM sessions ORDER BY started_at")]
         for s in sessions:
             s["messages"] = [dict(r) for r in db.execute(
                 "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (s["id"],))]
         return sessions
-    finally:
-        db.close()
 
 
 def _calls(raw: Any) -> list[dict[str, Any]]:

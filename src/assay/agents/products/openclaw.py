@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.base import AgentContext
-from assay.agents.products import contract, openclaw_format
+from assay.agents.products import contract, openclaw_format, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
@@ -127,20 +127,21 @@ class OpenClawAgent(ProductAgent):
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
         items: list[Normalized] = []
         for db in self.databases(ctx):
-            transcript, runtime = openclaw_format.read_database(db)
+            transcript, runtime = openclaw_format.read_database(db, home=ctx.home)
             items.extend(openclaw_format.normalize(transcript, runtime))
         return items
 
     def native_files(self, ctx: AgentContext) -> dict[str, Path]:
-        """The SQLite store is binary: its transcript and runtime events are exported as JSONL."""
+        """The SQLite store is binary: its transcript and runtime events are exported as JSONL into the
+        attempt folder (never into the agent home)."""
         out: dict[str, Path] = {}
         for db in self.databases(ctx):
             try:
-                transcript, runtime = openclaw_format.read_database(db)
+                transcript, runtime = openclaw_format.read_database(db, home=ctx.home)
             except Exception:  # noqa: BLE001 - a torn database still leaves the stdout envelope
                 continue
             for label, rows in (("transcript", transcript), ("runtime", runtime)):
-                p = ctx.home / f"openclaw.{db.parent.parent.name}.{label}.jsonl"
-                p.write_text("".join(json.dumps(r) + "\n" for r in rows))
-                out[p.name] = p
+                name = f"openclaw.{db.parent.parent.name}.{label}.jsonl"
+                out[name] = safe_files.write_export(ctx.attempt_dir, name,
+                                                    "".join(json.dumps(r) + "\n" for r in rows).encode())
         return out

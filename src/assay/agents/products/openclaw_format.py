@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from assay.agents.products import safe_files
 from assay.agents.products.normalized import Normalized, error, iso_ts
 from assay.agents.products.pi_format import OPENCLAW_TOOLS, normalize_messages, session_messages
 
@@ -37,14 +38,17 @@ def _columns(db: sqlite3.Connection, table: str) -> set[str]:
 
 
 def find_databases(state_dir: Path) -> list[Path]:
-    """Every per-agent database under a state dir (normally one: agents/main)."""
-    return sorted(state_dir.glob("agents/*/agent/*.sqlite"))
+    """Every per-agent database under a state dir (normally one: agents/main); links are not followed."""
+    return [state_dir / rel for rel in safe_files.glob(state_dir, "agents/*/agent/*.sqlite")]
 
 
-def read_database(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(transcript entries, runtime events) of the newest session in one database, in seq order."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
+def read_database(path: Path, home: Path | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(transcript entries, runtime events) of the newest session in one database, in seq order.
+
+    Read from a private copy taken without following links, never from ``path`` itself; nothing
+    outside ``home`` (default: the database's folder) is opened."""
+    home = home or path.parent
+    with safe_files.sqlite_copy(home, path.relative_to(home).as_posix()) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         transcript: list[dict[str, Any]] = []
         runtime: list[dict[str, Any]] = []
@@ -63,8 +67,6 @@ def read_database(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             runtime = [e for sid, _, raw in rows if session_id is None or sid == session_id
                        if (e := _decode(raw, None)) is not None]
         return transcript, runtime
-    finally:
-        db.close()
 
 
 def normalize(transcript: list[dict[str, Any]], runtime: list[dict[str, Any]]) -> list[Normalized]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.base import AgentContext
-from assay.agents.products import contract
+from assay.agents.products import contract, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
@@ -102,13 +102,22 @@ class PiAgent(ProductAgent):
                                 "aborted": settled.get("aborted") if settled else None}
 
     def session_files(self, ctx: AgentContext) -> list[Path]:
-        return sorted((ctx.home / "sessions").glob("*.jsonl"))
+        """Session logs in the agent home (regular files only, reached without following a link)."""
+        return [ctx.home / rel for rel in safe_files.glob(ctx.home, "sessions/*.jsonl")]
 
     def native_files(self, ctx: AgentContext) -> dict[str, Path]:
-        return {f"pi.{p.name}": p for p in self.session_files(ctx)}
+        out: dict[str, Path] = {}
+        for p in self.session_files(ctx):
+            try:
+                out[f"pi.{p.name}"] = safe_files.copy_out(ctx.home, p.relative_to(ctx.home).as_posix(),
+                                                          ctx.attempt_dir, f"pi.{p.name}")
+            except OSError:
+                continue
+        return out
 
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
         files = self.session_files(ctx)
         if files:
-            return normalize_messages(session_messages(read_jsonl(files[-1].read_text(errors="replace"))), PI_TOOLS)
+            text = safe_files.read_text(ctx.home, files[-1].relative_to(ctx.home).as_posix())
+            return normalize_messages(session_messages(read_jsonl(text)), PI_TOOLS)
         return normalize_messages(stdout_messages(read_jsonl(stdout.decode(errors="replace"))), PI_TOOLS)

@@ -1,0 +1,203 @@
+"""Reading files the agent wrote, from the host, without trusting them (docs/security.md).
+
+Everything under an agent's home was written by the agent and is hostile: a session file may
+be a symbolic link to a host secret, a directory on the way may be a link out of the home, a
+"file" may be a FIFO that blocks a reader forever. Every read here walks from a directory
+descriptor of the home one component at a time with ``O_NOFOLLOW``, takes only regular files,
+and never opens a path outside the home; nothing is ever written into the home. A file that
+fails these checks is skipped, as if absent.
+
+SQLite databases are read from a private copy made this way (:func:`sqlite_copy`), because
+SQLite opens by path and would follow a planted link.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import sqlite3
+import stat
+import tempfile
+from pathlib import Path, PurePosixPath
+
+#: the largest native file read back (a session log is far smaller)
+MAX_BYTES = 64 << 20
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class Unsafe(OSError):
+    """The path is a link, not a regular file, outside the home, or too large: never read."""
+
+
+def _parts(rel: str | PurePosixPath) -> list[str]:
+    parts = [p for p in PurePosixPath(rel).parts if p not in ("", ".")]
+    if PurePosixPath(rel).is_absolute() or ".." in parts or not parts:
+        raise Unsafe(f"{rel!s} is not a path inside the agent home")
+    return parts
+
+
+def _open_dir(home: Path, parts: list[str]) -> int:
+    fd = os.open(home, _DIR)
+    try:
+        for name in parts:
+            nxt = os.open(name, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(home: Path, rel: str | PurePosixPath, limit: int = MAX_BYTES) -> bytes:
+    """The content of the regular file ``home/rel``; :class:`Unsafe` (or OSError) otherwise."""
+    parts = _parts(rel)
+    try:
+        dfd = _open_dir(home, parts[:-1])
+    except OSError as e:
+        raise Unsafe(f"{rel!s}: a directory on the way is missing or a link ({e.strerror})") from e
+    try:
+        try:
+            fd = os.open(parts[-1], _FILE, dir_fd=dfd)
+        except OSError as e:
+            raise Unsafe(f"{rel!s}: missing or a link ({e.strerror})") from e
+    finally:
+        os.close(dfd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Unsafe(f"{rel!s} is not a regular file")
+        if st.st_size > limit:
+            raise Unsafe(f"{rel!s} is larger than {limit} bytes")
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise Unsafe(f"{rel!s} grew past {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
+def read_text(home: Path, rel: str | PurePosixPath) -> str:
+    return read_bytes(home, rel).decode("utf-8", errors="replace")
+
+
+def is_file(home: Path, rel: str | PurePosixPath) -> bool:
+    """A regular file reachable without following a link."""
+    try:
+        parts = _parts(rel)
+        dfd = _open_dir(home, parts[:-1])
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(dfd)
+
+
+def glob(home: Path, pattern: str) -> list[PurePosixPath]:
+    """Regular files under ``home`` matching ``pattern`` component by component (``*``, ``?``, ``[]``;
+    no ``**``), never descending through a link. Relative paths, sorted."""
+    found: list[PurePosixPath] = []
+
+    def walk(dfd: int, at: PurePosixPath, rest: list[str]) -> None:
+        try:
+            names = sorted(os.listdir(dfd))
+        except OSError:
+            return
+        for name in names:
+            if not fnmatch.fnmatchcase(name, rest[0]):
+                continue
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
+            if len(rest) == 1:
+                if stat.S_ISREG(st.st_mode):
+                    found.append(at / name)
+            elif stat.S_ISDIR(st.st_mode):
+                try:
+                    sub = os.open(name, _DIR, dir_fd=dfd)
+                except OSError:
+                    continue
+                try:
+                    walk(sub, at / name, rest[1:])
+                finally:
+                    os.close(sub)
+
+    try:
+        root = os.open(home, _DIR)
+    except OSError:
+        return []
+    try:
+        walk(root, PurePosixPath(), _parts(pattern))
+    finally:
+        os.close(root)
+    return sorted(found)
+
+
+def mtime(home: Path, rel: str | PurePosixPath) -> float:
+    parts = _parts(rel)
+    dfd = _open_dir(home, parts[:-1])
+    try:
+        return os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False).st_mtime
+    finally:
+        os.close(dfd)
+
+
+def export_path(attempt_dir: Path, name: str) -> Path:
+    """Where an adapter writes a native file it exported (harness-owned, never the agent home)."""
+    if "/" in name or name in ("", ".", ".."):
+        raise ValueError(f"export name {name!r} must be a plain file name")
+    d = attempt_dir / "native"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / name
+
+
+def write_export(attempt_dir: Path, name: str, data: bytes) -> Path:
+    """Write an exported native file next to the attempt (never following a link)."""
+    dest = export_path(attempt_dir, name)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return dest
+
+
+def copy_out(home: Path, rel: str | PurePosixPath, attempt_dir: Path, name: str) -> Path:
+    """Copy ``home/rel`` (read safely) to the attempt's export folder as ``name``."""
+    return write_export(attempt_dir, name, read_bytes(home, rel))
+
+
+class sqlite_copy:
+    """``with sqlite_copy(home, rel) as db:`` a read-only connection to a private copy of the
+    database (and its WAL journal), made without following links; the copy is removed after."""
+
+    def __init__(self, home: Path, rel: str | PurePosixPath):
+        self.home, self.rel = home, PurePosixPath(rel)
+        self.tmp: str | None = None
+        self.db: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.tmp = tempfile.mkdtemp(prefix="assay-native-db-")
+        target = Path(self.tmp) / "db.sqlite"
+        target.write_bytes(read_bytes(self.home, self.rel))
+        wal = self.rel.with_name(self.rel.name + "-wal")
+        if is_file(self.home, wal):
+            (Path(self.tmp) / "db.sqlite-wal").write_bytes(read_bytes(self.home, wal))
+        self.db = sqlite3.connect(target)
+        self.db.execute("PRAGMA trusted_schema = OFF")
+        self.db.execute("PRAGMA query_only = 1")
+        return self.db
+
+    def __exit__(self, *exc: object) -> None:
+        if self.db is not None:
+            self.db.close()
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)

@@ -19,9 +19,9 @@ Placeholders: ``{prompt}``, ``{prompt_file}``, ``{workspace}``, ``{endpoint}``, 
 
 from __future__ import annotations
 
+import os
 import shutil
 import string
-import subprocess
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,6 +68,35 @@ def _templates(spec: CommandAgentSpec) -> list[str]:
     return [*cmd, *spec.env.values(), *spec.files.values(), *spec.files.keys()]
 
 
+def sandboxed_version(command: str | list[str], mounts: list[Path]) -> tuple[int | None, str, str]:
+    """Run an agent's ``version_command`` in the default sandbox (never on the host with the
+    harness's environment): empty workspace, no network, the agent's mounts read-only."""
+    import asyncio
+    import concurrent.futures
+    import tempfile
+
+    from assay.sandbox.base import SandboxSpec
+    from assay.sandbox.registry import default_backend_name, get_backend
+    from assay.spec.budget import NetworkProfile
+
+    async def go() -> tuple[int | None, str, str]:
+        with tempfile.TemporaryDirectory(prefix="assay-version-") as ws:
+            os.chmod(ws, 0o755)
+            sb = await get_backend(default_backend_name()).create(SandboxSpec(
+                workspace=Path(ws), network=NetworkProfile.none, mounts=tuple(Mount(m, str(m)) for m in mounts
+                                                                              if m.exists()), label="version"))
+            try:
+                argv = list(command) if isinstance(command, list) else ["/bin/sh", "-c", command]
+                res = await sb.exec(argv, timeout_s=30)
+            finally:
+                await sb.destroy()
+            code = None if res.timed_out else res.exit_code
+            return code, res.stdout.decode(errors="replace"), res.stderr.decode(errors="replace")
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # callable with or without a running event loop
+        return pool.submit(asyncio.run, go()).result()
+
+
 class CommandAgent(AgentAdapter):
     kind = "command"
 
@@ -101,16 +130,17 @@ class CommandAgent(AgentAdapter):
             return AgentInfo(self.name, self.kind, None, usable=False, detail=f"executable {exe!r} does not exist")
         version = self.spec.version
         if version is None and self.spec.version_command is not None:
-            vc = self.spec.version_command
             try:
-                out = subprocess.run(vc if isinstance(vc, list) else ["/bin/sh", "-c", vc], capture_output=True,
-                                     text=True, timeout=30)
-                version = (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 else None
-                if out.returncode != 0:
-                    return AgentInfo(self.name, self.kind, None, usable=False,
-                                     detail=f"version command exited {out.returncode}: {out.stderr.strip()[:200]}")
-            except (OSError, subprocess.TimeoutExpired, IndexError) as e:
+                code, out, err = sandboxed_version(self.spec.version_command, [Path(m) for m in self.spec.mounts])
+            except Exception as e:  # noqa: BLE001 - a sandbox that cannot start makes the agent unusable, not the run crash
                 return AgentInfo(self.name, self.kind, None, usable=False, detail=f"version command failed: {e}")
+            if code != 0:
+                return AgentInfo(self.name, self.kind, None, usable=False,
+                                 detail=f"version command exited {code}: {err.strip()[:200]}")
+            lines = (out or err).strip().splitlines()
+            if not lines:
+                return AgentInfo(self.name, self.kind, None, usable=False, detail="version command printed nothing")
+            version = lines[0][:200]
         return AgentInfo(self.name, self.kind, version, config=self.spec.model_dump())
 
     def unsupported_reason(self, task: LoadedTask) -> str | None:

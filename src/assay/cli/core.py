@@ -76,17 +76,22 @@ def validate(
     sandbox: Annotated[Optional[str], typer.Option(help="Sandbox backend.")] = None,
     keep: Annotated[Optional[Path], typer.Option(help="Keep the validation run directory here.")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j")] = 1,
+    mutants: Annotated[bool, typer.Option("--mutants", help="Also require every state mutant of the oracle's end "
+                                                            "state to fail (verifier mutation testing).")] = False,
 ) -> None:
     """Check that the oracle passes every task and the do-nothing agent fails every task."""
     from assay.run.validate import validate_suite
 
-    report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs)
+    report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs, mutants=mutants)
     t = Table(title=f"validate {report.suite}")
-    for col in ("task", "variant", "oracle", "nop", "verdict"):
+    cols = ("task", "variant", "oracle", "nop", "trust", *(("mutants killed",) if mutants else ()), "verdict")
+    for col in cols:
         t.add_column(col)
     for v in report.verdicts:
+        killed = (f"{len(v.mutants) - len(v.survivors)}/{len(v.mutants)}",) if mutants else ()
         t.add_row(v.task_id, v.variant, v.oracle.end_state.value if v.oracle else "-",
-                  v.nop.end_state.value if v.nop else "-", "[green]ok[/]" if v.ok else "[red]INVALID[/]")
+                  v.nop.end_state.value if v.nop else "-", v.trust_summary, *killed,
+                  "[green]ok[/]" if v.ok else "[red]INVALID[/]")
     out.print(t)
     for v in report.invalid:
         for p in v.problems:

@@ -1,17 +1,26 @@
 """``assay validate``: a suite is valid only if the oracle passes every task and the
 do-nothing agent fails every task (law 7). A verifier that passes untouched state checks
-nothing, and a task its own reference solution cannot pass is broken."""
+nothing, and a task its own reference solution cannot pass is broken.
+
+With ``mutants``, every state mutant of the oracle's end state must fail too
+(:mod:`assay.verify.mutants`): a verifier that passes an almost-right end state is weak."""
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
 from assay.spec.load import load_suite
+from assay.spec.load import LoadedTask
 from assay.spec.results import AttemptResult, EndState
+from assay.verify import verifier
+from assay.verify.mutants import MutantResult, Recorder, try_mutants
+from assay.verify.registry import trust_of
 
 
 @dataclass
@@ -21,6 +30,18 @@ class TaskVerdict:
     oracle: AttemptResult | None = None
     nop: AttemptResult | None = None
     problems: list[str] = field(default_factory=list)
+    trust: dict[str, str] = field(default_factory=dict)  # predicate id -> trust level
+    mutants: list[MutantResult] = field(default_factory=list)
+
+    @property
+    def trust_summary(self) -> str:
+        """e.g. ``state:2 in_process:1`` (one figure, shown by validate and the docs' example)."""
+        counts = Counter(self.trust.values())
+        return " ".join(f"{t}:{counts[t]}" for t in ("state", "outside_oracle", "in_process") if counts[t])
+
+    @property
+    def survivors(self) -> list[MutantResult]:
+        return [m for m in self.mutants if m.survived]
 
     @property
     def ok(self) -> bool:
@@ -69,24 +90,52 @@ def _short(evidence: dict) -> str:
     return text[:300]
 
 
-def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path | None = None, jobs: int = 1) -> ValidationReport:
-    """Run oracle and nop over every task and variant; report every task where either misbehaves."""
+def trust_levels(task: LoadedTask) -> dict[str, str]:
+    return {p.id: trust_of(p.kind).value for p in task.spec.predicates}  # type: ignore[attr-defined]
+
+
+def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path | None = None, jobs: int = 1,
+                   mutants: bool = False) -> ValidationReport:
+    """Run oracle and nop over every task and variant; report every task where either misbehaves
+    (and, with ``mutants``, every mutant of the oracle's end state that the verifier lets pass)."""
     suite = load_suite(suite_path)
     with tempfile.TemporaryDirectory(prefix="assay-validate-") as tmp:
         out = keep or Path(tmp) / "run"
-        outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
-                                       network=NetworkProfile.harness, max_retries=0, jobs=jobs,
-                                       run_id=f"validate-{suite.spec.name}"))
+        recorder = Recorder(Path(tmp) / "oracle-states")
+        if mutants:
+            verifier.OBSERVERS.append(recorder)
+        try:
+            outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
+                                           network=NetworkProfile.harness, max_retries=0, jobs=jobs,
+                                           run_id=f"validate-{suite.spec.name}"))
+        finally:
+            if mutants:
+                verifier.OBSERVERS.remove(recorder)
         final: dict[tuple[str, str, str], AttemptResult] = {}
         for r in outcome.results:
             key = (r.task_id, r.variant, r.agent)
             if key not in final or r.attempt > final[key].attempt:
                 final[key] = r
-    verdicts = []
-    for task in suite.tasks:
-        for variant in task.spec.variant_ids():
-            v = TaskVerdict(task.id, variant, final.get((task.id, variant, "oracle")), final.get((task.id, variant, "nop")))
-            v.problems += _oracle_problems(v.oracle) if v.oracle else ["oracle produced no result"]
-            v.problems += _nop_problems(v.nop) if v.nop else ["nop produced no result"]
-            verdicts.append(v)
+        verdicts = []
+        for task in suite.tasks:
+            for variant in task.spec.variant_ids():
+                v = TaskVerdict(task.id, variant, final.get((task.id, variant, "oracle")),
+                                final.get((task.id, variant, "nop")), trust=trust_levels(task))
+                v.problems += _oracle_problems(v.oracle) if v.oracle else ["oracle produced no result"]
+                v.problems += _nop_problems(v.nop) if v.nop else ["nop produced no result"]
+                if mutants and v.oracle is not None and v.oracle.end_state is EndState.passed:
+                    v.mutants = _mutants(recorder, v.oracle, variant, outcome.manifest.sandbox.backend)
+                    v.problems += [f"mutant survived: {m.mutant} (required predicates that all held: {m.held})"
+                                   for m in v.survivors]
+                verdicts.append(v)
     return ValidationReport(suite.spec.name, verdicts, keep)
+
+
+def _mutants(recorder: Recorder, oracle: AttemptResult, variant: str, backend_name: str) -> list[MutantResult]:
+    from assay.sandbox.registry import get_backend
+
+    state = recorder.states.get(oracle.trial_id)
+    if state is None:
+        return [MutantResult(oracle.task_id, variant, "oracle end state", True,
+                             error="the oracle's end state was not recorded: no mutant could be tried")]
+    return asyncio.run(try_mutants(state, variant, get_backend(backend_name)))

@@ -26,7 +26,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from assay.errors import VerifierError
 from assay.sandbox.base import CleanupReport, SandboxBackend
@@ -39,6 +39,11 @@ from assay.verify.context import PathEscape, VerifyContext
 from assay.verify.registry import registered
 from assay.verify.site import close_site, leftover_incident
 from assay.worlds.observe import incident
+
+
+#: called after each verification, while its directory still exists (e.g. the mutation tester
+#: keeps the oracle's end state): ``(root, task, initial_digests, extra, events, report)``
+OBSERVERS: list[Callable[..., None]] = []
 
 
 @dataclass(frozen=True)
@@ -149,7 +154,10 @@ async def run_verifier(
         raise VerifierError(f"verifier exceeded {task.spec.verifier_timeout_s}s", reason="verifier_timeout") from None
     finally:
         await _close_sites(ctx)
-    return VerifierReport(results, final_digests, skipped, time.monotonic() - start)
+    report = VerifierReport(results, final_digests, skipped, time.monotonic() - start)
+    for observe in OBSERVERS:
+        observe(root, task, initial_digests, dict(extra or {}), events, report)
+    return report
 
 
 async def _close_sites(ctx: VerifyContext, predicate: str = "") -> tuple[list[CleanupReport], list[dict[str, Any]]]:

@@ -1,0 +1,219 @@
+"""Verifier mutation testing: does a task's verifier notice an end state that is *almost* right?
+
+From the oracle's end state (its final workspace and world states) each mutant breaks one thing
+the oracle did: a file it wrote is deleted, truncated or has one value altered, a file it removed
+comes back, an untouched file is changed (an extra side effect); a world row it added is
+deleted, altered, swapped for another row, or duplicated. The task's verifier runs on each; a
+mutant that still passes *survives*, naming the task and the predicates that let it through.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from assay.errors import VerifierError
+from assay.sandbox.base import SandboxBackend
+from assay.spec.digest import tree_digests
+from assay.spec.load import LoadedTask
+from assay.trace.events import TraceEvent
+from assay.verify.verifier import copy_snapshot, run_verifier
+from assay.worlds.base import diff_states
+
+
+#: source files: deleted and truncated, but not altered (see docs/tasks.md, "Mutants")
+CODE_SUFFIXES = frozenset({".py", ".js", ".mjs", ".ts", ".sh", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".rb"})
+
+
+@dataclass
+class OracleState:
+    """What the oracle left, as the verifier saw it (kept by :class:`Recorder`)."""
+
+    task: LoadedTask
+    work: Path
+    initial_digests: dict[str, str]
+    extra: dict[str, Any]
+    events: list[TraceEvent]
+
+
+@dataclass
+class Mutant:
+    name: str
+    apply_files: Callable[[Path], None] | None = None
+    extra: dict[str, Any] | None = None
+
+
+@dataclass
+class MutantResult:
+    task_id: str
+    variant: str
+    mutant: str
+    survived: bool
+    held: list[str] = field(default_factory=list)  # required predicates that passed on the mutant
+    error: str | None = None
+
+
+def alter_text(text: str) -> str:
+    """Change one value: the first JSON leaf, else the first number, else one line."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if doc is not None and not isinstance(doc, (str, int, float, bool)):
+        if _alter_leaf(doc):
+            return json.dumps(doc, indent=2)
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):  # JSON Lines: one value of the first record
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            break
+        if isinstance(rec, (dict, list)) and _alter_leaf(rec):
+            lines[i] = json.dumps(rec) + "\n"
+            return "".join(lines)
+    m = re.search(r"\d+", text)
+    if m:
+        return text[:m.start()] + str(int(m.group()) + 1) + text[m.end():]
+    body = [i for i, ln in enumerate(lines) if ln.strip()]
+    if not body:
+        return text + "x"
+    i = body[len(body) // 2]
+    lines[i] = lines[i].rstrip("\n")[::-1] + "x\n"
+    return "".join(lines)
+
+
+def _alter_leaf(doc: Any) -> bool:
+    items = list(doc.items()) if isinstance(doc, dict) else list(enumerate(doc))
+    for key, value in items:
+        if isinstance(value, (dict, list)):
+            if _alter_leaf(value):
+                return True
+            continue
+        if isinstance(value, bool):
+            doc[key] = not value
+        elif isinstance(value, (int, float)):
+            doc[key] = value + 1
+        elif isinstance(value, str):
+            doc[key] = value + "-x"
+        else:
+            doc[key] = 0
+        return True
+    return False
+
+
+def file_mutants(state: OracleState) -> list[Mutant]:
+    final = tree_digests(state.work)
+    initial = state.initial_digests
+    out: list[Mutant] = []
+    touched = sorted(p for p, d in final.items() if initial.get(p) != d and not d.startswith("symlink:"))
+    for rel in touched:
+        out.append(Mutant(f"delete {rel}", lambda w, r=rel: (w / r).unlink()))
+        out.append(Mutant(f"truncate {rel}", lambda w, r=rel: (w / r).write_bytes(b"")))
+        if Path(rel).suffix not in CODE_SUFFIXES:  # a changed literal in source code is often an equivalent program
+            out.append(Mutant(f"alter one value in {rel}",
+                              lambda w, r=rel: (w / r).write_text(alter_text((w / r).read_text(errors="replace")))))
+    source = state.task.dir / state.task.spec.workspace
+    for rel in sorted(set(initial) - set(final)):
+        if (source / rel).is_file() and not (source / rel).is_symlink():
+            out.append(Mutant(f"keep {rel} (the oracle removed it)",
+                              lambda w, r=rel: ((w / r).parent.mkdir(parents=True, exist_ok=True),
+                                                shutil.copyfile(source / r, w / r))))
+    untouched = sorted(p for p, d in final.items() if initial.get(p) == d and not d.startswith("symlink:"))
+    if untouched:
+        rel = untouched[0]
+        out.append(Mutant(f"extra side effect: change untouched {rel}",
+                          lambda w, r=rel: (w / r).write_bytes((w / r).read_bytes() + b"\nmutant\n")))
+    return out
+
+
+def _retarget(extra: dict[str, Any], world: str, table: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    new = copy.deepcopy(extra)
+    w = new["worlds"][world]
+    change(w["final"].setdefault(table, {}))
+    w["diff"] = diff_states(w["initial"], w["final"])
+    return new
+
+
+def world_mutants(state: OracleState) -> list[Mutant]:
+    out: list[Mutant] = []
+    for name, w in sorted((state.extra.get("worlds") or {}).items()):
+        for table, d in sorted((w.get("diff") or {}).items()):
+            rows = w["final"].get(table) or {}
+            for key in sorted(d.get("added", {}))[:1]:
+                out.append(Mutant(f"{name}.{table}: delete added row {key}",
+                                  extra=_retarget(state.extra, name, table, lambda t, k=key: t.pop(k))))
+                out.append(Mutant(f"{name}.{table}: alter one value of row {key}",
+                                  extra=_retarget(state.extra, name, table, lambda t, k=key: _alter_leaf(t[k]))))
+                others = [k for k in sorted(rows) if k != key]
+                if others:
+                    out.append(Mutant(f"{name}.{table}: swap row {key} for row {others[0]}", extra=_retarget(
+                        state.extra, name, table, lambda t, k=key, o=others[0]: t.__setitem__(k, dict(t[o])))))
+                out.append(Mutant(f"{name}.{table}: extra side effect (row {key} twice)", extra=_retarget(
+                    state.extra, name, table, lambda t, k=key: t.__setitem__(f"{k}-mutant", dict(t[k])))))
+            for key, fields in sorted(d.get("changed", {}).items())[:1]:
+                first = sorted(fields)[0]
+                out.append(Mutant(f"{name}.{table}: undo the change of row {key}", extra=_retarget(
+                    state.extra, name, table, lambda t, k=key, f=fields: t[k].update({x: v[0] for x, v in f.items()}))))
+                out.append(Mutant(f"{name}.{table}: alter {first} of row {key}", extra=_retarget(
+                    state.extra, name, table, lambda t, k=key, f=first: t[k].__setitem__(f, _other(t[k].get(f))))))
+    return out
+
+
+def _other(value: Any) -> Any:
+    holder = [value]
+    return holder[0] if _alter_leaf(holder) and holder[0] != value else f"{value}-mutant"
+
+
+def mutants_of(state: OracleState) -> list[Mutant]:
+    return file_mutants(state) + world_mutants(state)
+
+
+async def try_mutants(state: OracleState, variant: str, backend: SandboxBackend) -> list[MutantResult]:
+    """Run the task's verifier on every mutant of the oracle's end state."""
+    results = []
+    with tempfile.TemporaryDirectory(prefix="assay-mutants-") as tmp:
+        for i, m in enumerate(mutants_of(state)):
+            ws = Path(tmp) / f"{i}" / "work"
+            copy_snapshot(state.work, ws)
+            if m.apply_files is not None:
+                m.apply_files(ws)
+                if tree_digests(ws) == tree_digests(state.work):
+                    continue  # the same end state as the oracle's (e.g. truncating an empty file): not a mutant
+            try:
+                report = await run_verifier(state.task, ws, Path(tmp) / f"{i}" / "verify",
+                                            initial_digests=state.initial_digests, events=state.events,
+                                            backend=backend, extra=m.extra if m.extra is not None else state.extra)
+            except VerifierError as e:  # fail closed: a crash is not a pass, but it is named
+                results.append(MutantResult(state.task.id, variant, m.name, False, error=str(e)[:300]))
+                continue
+            held = [p.id for p in report.predicates if p.required and p.passed]
+            results.append(MutantResult(state.task.id, variant, m.name, report.held, held))
+    return results
+
+
+class Recorder:
+    """A verifier observer that keeps each verification's end state (by trial id) for mutants."""
+
+    def __init__(self, keep: Path):
+        self.keep = keep
+        self.states: dict[str, OracleState] = {}
+
+    def __call__(self, root: Path, task: LoadedTask, initial: dict[str, str], extra: dict[str, Any],
+                 events: list[TraceEvent], report: Any) -> None:
+        trial_id = root.parent.parent.name  # scratch/<trial>/<attempt>/verify
+        dest = self.keep / trial_id
+        if dest.exists():
+            shutil.rmtree(dest)
+        copy_snapshot(root / "work", dest / "work")
+        extra = copy.deepcopy(extra)
+        for name, db in list((extra.get("world_db") or {}).items()):  # world snapshots outlive the run
+            if Path(db).is_file():
+                shutil.copyfile(db, dest / f"{name}.sqlite")
+                extra["world_db"][name] = str(dest / f"{name}.sqlite")
+        self.states[trial_id] = OracleState(task, dest / "work", dict(initial), extra, list(events))

@@ -23,6 +23,7 @@ from assay.sandbox.base import SandboxBackend
 from assay.spec.digest import tree_digests
 from assay.spec.load import LoadedTask
 from assay.trace.events import TraceEvent
+from assay.verify.predicates.worlds import NON_BUSINESS
 from assay.verify.verifier import copy_snapshot, run_verifier
 from assay.worlds.base import diff_states
 
@@ -125,7 +126,7 @@ def file_mutants(state: OracleState) -> list[Mutant]:
                               lambda w, r=rel: ((w / r).parent.mkdir(parents=True, exist_ok=True),
                                                 shutil.copyfile(source / r, w / r))))
     untouched = sorted(p for p, d in final.items() if initial.get(p) == d and not d.startswith("symlink:"))
-    if untouched:
+    if untouched and touched:  # the workspace is where this task's result lives
         rel = untouched[0]
         out.append(Mutant(f"extra side effect: change untouched {rel}",
                           lambda w, r=rel: (w / r).write_bytes((w / r).read_bytes() + b"\nmutant\n")))
@@ -143,13 +144,15 @@ def _retarget(extra: dict[str, Any], world: str, table: str, change: Callable[[d
 def world_mutants(state: OracleState) -> list[Mutant]:
     out: list[Mutant] = []
     for name, w in sorted((state.extra.get("worlds") or {}).items()):
+        if name in NON_BUSINESS:  # the user channel is judged by the calls and behaviour, not as state
+            continue
         for table, d in sorted((w.get("diff") or {}).items()):
             rows = w["final"].get(table) or {}
             for key in sorted(d.get("added", {}))[:1]:
                 out.append(Mutant(f"{name}.{table}: delete added row {key}",
                                   extra=_retarget(state.extra, name, table, lambda t, k=key: t.pop(k))))
                 out.append(Mutant(f"{name}.{table}: alter one value of row {key}",
-                                  extra=_retarget(state.extra, name, table, lambda t, k=key: _alter_leaf(t[k]))))
+                                  extra=_retarget(state.extra, name, table, lambda t, k=key: _alter_field(t[k]))))
                 others = [k for k in sorted(rows) if k != key]
                 if others:
                     out.append(Mutant(f"{name}.{table}: swap row {key} for row {others[0]}", extra=_retarget(
@@ -163,6 +166,15 @@ def world_mutants(state: OracleState) -> list[Mutant]:
                 out.append(Mutant(f"{name}.{table}: alter {first} of row {key}", extra=_retarget(
                     state.extra, name, table, lambda t, k=key, f=first: t[k].__setitem__(f, _other(t[k].get(f))))))
     return out
+
+
+def _alter_field(row: dict[str, Any]) -> None:
+    """Alter the row's first business value: a number if it has one, else a text that is not an
+    identifier or a timestamp (changing a row's id or creation time is not a wrong result)."""
+    plain = [f for f in row if f != "id" and not f.endswith(("_id", "_at")) and f not in ("ts", "created", "updated")]
+    pick = next((f for f in plain if isinstance(row[f], (int, float)) and not isinstance(row[f], bool)), None)
+    pick = pick or next((f for f in plain if isinstance(row[f], str)), None) or (plain or list(row))[0]
+    row[pick] = _other(row[pick])
 
 
 def _other(value: Any) -> Any:

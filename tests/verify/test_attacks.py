@@ -162,3 +162,14 @@ def test_an_honest_fix_passes_in_the_same_setup(tmp_path: Path) -> None:
     r = run_hostile(tmp_path, {"calc.py": "def add(a, b):\n    return a + b\n"}, [PYTEST])
     assert r["end_state"] == "pass" and not r["incidents"], r
     assert r["predicates"][0]["trust"] == "in_process"
+
+
+def test_a_command_that_does_not_ask_for_hidden_files_never_sees_them(tmp_path: Path) -> None:
+    """An honest build whose output equals a hidden file is no copy: the hidden files were not there."""
+    build = "import os\nos.makedirs('dist', exist_ok=True)\nopen('dist/app.js', 'w').write('bundle 1\\n')\n"
+    r = run_hostile(tmp_path, {"build.py": build}, [
+        {"id": "build", "kind": "command", "cmd": 'test ! -e /verifier/hidden && ! env | grep -q HIDDEN && '
+                                                   '"$PYTHON" build.py && cat dist/app.js', "stdout_contains": "bundle 1"},
+        {"id": "hidden-seen", "kind": "command", "cwd": "hidden", "cmd": "cat app.js", "stdout_contains": "bundle 1"},
+    ], hidden={"app.js": "bundle 1\n"})
+    assert r["end_state"] == "pass" and not r["incidents"], r

@@ -163,17 +163,18 @@ async def run_verifier(
 async def _close_sites(ctx: VerifyContext, predicate: str = "") -> tuple[list[CleanupReport], list[dict[str, Any]]]:
     """Destroy the predicate's sandboxes; report leftovers and hidden values copied into its copy."""
     reports, incidents = [], []
-    hidden = {d: rel for rel, d in tree_digests(ctx.hidden).items() if not d.startswith("symlink:")}
     while ctx.sites:
         site = ctx.sites.pop()
         try:
             rep = await site.sandbox.destroy()
-            work = tree_digests(site.host_dir / "ws" / "work")
+            saw_hidden = "hidden" in site.mounts  # only then could its code copy a hidden file
+            work = tree_digests(site.host_dir / "ws" / "work") if saw_hidden else {}
         finally:
             await close_site(site)
         reports.append(rep)
         if not rep.clean:
             incidents.append(leftover_incident(predicate, rep))
+        hidden = {d: rel for rel, d in tree_digests(ctx.hidden).items() if not d.startswith("symlink:")} if work else {}
         copied = {rel: hidden[d] for rel, d in work.items() if d in hidden and ctx.final_digests.get(rel) != d}
         if copied:
             incidents.append(incident("verifier_hidden_copied", "critical",

@@ -20,10 +20,14 @@ from assay.verify.registry import evaluator
 @evaluator("command", trust=Trust.in_process)
 async def command(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, CommandCheck)
-    site = await ctx.open_site(spec.id, ro={"hidden": ctx.hidden})
-    cwd = site.work if spec.cwd == "workspace" else site.path("hidden")
     argv = ["/bin/sh", "-c", spec.cmd] if isinstance(spec.cmd, str) else list(spec.cmd)
-    env = {"ASSAY_WORK": site.work, "ASSAY_HIDDEN": site.path("hidden"), "PYTHON": sys.executable}
+    # hidden files are mounted only for a command that asks for them: what the agent's code can
+    # read, it can copy
+    wants_hidden = spec.cwd == "hidden" or any("ASSAY_HIDDEN" in a for a in argv)
+    site = await ctx.open_site(spec.id, ro={"hidden": ctx.hidden} if wants_hidden else {})
+    cwd = site.path("hidden") if spec.cwd == "hidden" else site.work
+    env = {"ASSAY_WORK": site.work, "PYTHON": sys.executable,
+           **({"ASSAY_HIDDEN": site.path("hidden")} if wants_hidden else {})}
     res = await site.sandbox.exec(argv, env=env, cwd=cwd, timeout_s=spec.timeout_s)
     out = res.stdout.decode(errors="replace")
     err = res.stderr.decode(errors="replace")

@@ -89,7 +89,7 @@ def test_expected_values_never_enter_the_sandbox(tmp_path: Path) -> None:
         return "not found"
     """
     r = run_hostile(tmp_path, {"text.py": seeker}, [{
-        "id": "cases", "kind": "io_cases", "call": "text:slug", "timeout_s": 30,
+        "id": "cases", "kind": "io_cases", "call": "text:slug", "timeout_s": 120,
         "cases": [{"id": "secret", "args": ["Zebra"], "returns": "zebra-quartz-7731"}]}],
         hidden={"answers.txt": "zebra-quartz-7731\n"})
     assert r["end_state"] == "fail", r

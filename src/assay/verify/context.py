@@ -11,6 +11,7 @@ from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
 from assay.trace.events import TraceEvent
+from assay.verify.site import open_site
 
 
 class PathEscape(Exception):
@@ -54,8 +55,6 @@ class VerifyContext:
         with ``ro`` (``hidden``/``code``/``events``/``input`` -> host path) mounted read-only.
         The verifier destroys it when the predicate ends and fails the predicate if anything was
         left running in it."""
-        from assay.verify.site import open_site
-
         n = len(list((self.root / "exec").glob("*"))) if (self.root / "exec").is_dir() else 0
         site = await open_site(self.backend, self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
                                label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs)

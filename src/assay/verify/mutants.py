@@ -24,7 +24,8 @@ from assay.spec.digest import tree_digests
 from assay.spec.load import LoadedTask
 from assay.trace.events import TraceEvent
 from assay.verify.predicates.worlds import NON_BUSINESS
-from assay.verify.verifier import copy_snapshot, run_verifier
+from assay.verify.snapshot import copy_snapshot
+from assay.verify.verifier import run_verifier
 from assay.worlds.base import diff_states
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.verify.pytest_runner import TAG
-from assay.worlds.observe import incident
+from assay.spec.incident import Incident, incident
 
 
 def _test_files(hidden: Path, tests: str) -> list[Path]:
@@ -92,7 +92,7 @@ def records(stdout: str, nonce: str) -> tuple[list[dict[str, Any]], int]:
 class Verdict:
     passed: bool
     evidence: dict[str, Any] = field(default_factory=dict)
-    incidents: list[dict[str, Any]] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
 
 
 def _base(nodeid: str) -> str:

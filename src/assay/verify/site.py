@@ -14,7 +14,8 @@ from pathlib import Path
 
 from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
-from assay.worlds.observe import incident
+from assay.spec.incident import Incident, incident
+from assay.verify.snapshot import copy_snapshot
 
 #: where read-only verifier material appears inside a predicate's sandbox
 TARGETS = {"hidden": "/verifier/hidden", "code": "/verifier/code", "events": "/verifier/events.jsonl",
@@ -48,8 +49,6 @@ async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, 
     """Copy ``snapshot`` to ``host_dir/ws/work`` and start a verifier sandbox over ``host_dir/ws``
     with each of ``ro`` (name -> host path) mounted read-only, and ``inputs`` (relative path ->
     text, written by the harness before anything runs) mounted read-only as ``cases``."""
-    from assay.verify.verifier import copy_snapshot
-
     ws = host_dir / "ws"
     ws.mkdir(parents=True)
     copy_snapshot(snapshot, ws / "work")
@@ -66,7 +65,7 @@ async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, 
     return ExecSite(sb, host_dir, mounts)
 
 
-def leftover_incident(predicate: str, report: CleanupReport) -> dict[str, object]:
+def leftover_incident(predicate: str, report: CleanupReport) -> Incident:
     return incident("verifier_leftover_process", "high",
                     f"{len(report.leftover_pids)} process(es) left running in the verifier sandbox of {predicate!r}",
                     predicate=predicate, commands=list(report.leftover_commands)[:10])

@@ -20,9 +20,7 @@ A verifier that crashes or times out raises :class:`VerifierError`: the attempt 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,13 +30,14 @@ from assay.errors import VerifierError
 from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.digest import tree_digests
+from assay.spec.incident import incident
 from assay.spec.load import LoadedTask
 from assay.spec.results import PredicateResult
 from assay.trace.events import TraceEvent
 from assay.verify.context import PathEscape, VerifyContext
 from assay.verify.registry import registered
 from assay.verify.site import close_site, leftover_incident
-from assay.worlds.observe import incident
+from assay.verify.snapshot import copy_snapshot
 
 
 #: called after each verification, while its directory still exists (e.g. the mutation tester
@@ -74,46 +73,6 @@ def diagnostic_score(results: list[PredicateResult]) -> float:
     if total <= 0:
         return 100.0 if all(p.passed for p in results) else 0.0
     return round(100.0 * sum(p.weight for p in results if p.passed) / total, 4)
-
-
-def copy_snapshot(src: Path, dst: Path) -> list[str]:
-    """Copy regular files, folders and symlinks (as links); skip FIFOs, sockets and devices.
-
-    Returns the relative paths that were skipped. Nothing is ever followed through a link,
-    so a link pointing out of the workspace stays a dangling-or-outside link in the copy.
-    """
-    skipped: list[str] = []
-    dst.mkdir(parents=True, exist_ok=True)
-    if not src.exists():
-        return skipped
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        base = Path(dirpath)
-        rel_dir = base.relative_to(src)
-        target_dir = dst / rel_dir
-        target_dir.mkdir(parents=True, exist_ok=True)
-        for name in list(dirnames):
-            p = base / name
-            if p.is_symlink():
-                os.symlink(os.readlink(p), target_dir / name)
-                dirnames.remove(name)
-        for name in filenames:
-            p = base / name
-            rel = (rel_dir / name).as_posix()
-            try:
-                st = p.lstat()
-            except OSError:
-                skipped.append(rel)
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                os.symlink(os.readlink(p), target_dir / name)
-            elif stat.S_ISREG(st.st_mode):
-                try:
-                    shutil.copyfile(p, target_dir / name, follow_symlinks=False)
-                except OSError:
-                    skipped.append(rel)
-            else:
-                skipped.append(rel)
-    return skipped
 
 
 async def run_verifier(

@@ -13,7 +13,7 @@ from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.plugin_runner import RESULT_MARK
 from assay.verify.registry import evaluator
-from assay.worlds.observe import incident
+from assay.spec.incident import incident
 
 
 @evaluator("python", trust=Trust.in_process)

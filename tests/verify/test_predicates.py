@@ -202,7 +202,7 @@ def test_missing_pytest_in_the_verifier_is_infra_not_fail(tmp_path: Path, monkey
 
     fake = tmp_path / "python-without-pytest"
     fake.write_text(f"#!{sys.executable}\nimport sys\nsys.modules['pytest'] = None\n"
-                    "from assay.verify.pytest_runner import main\nsys.exit(main(sys.argv[5:]))\n")
+                    "from assay.verify.pytest_runner import main\nsys.exit(main(sys.argv[4:]))\n")
     fake.chmod(0o755)
     monkeypatch.setattr(commands.sys, "executable", str(fake))
     with pytest.raises(VerifierError) as info:

@@ -1,7 +1,8 @@
 """The ``call`` driver of ``io_cases``: import ``module`` from the workspace, call ``function``
 with the case's arguments (JSON on stdin) and print the outcome as one JSON line.
 
-Invoked as ``python -I -B -m assay.verify.io_driver MODULE FUNCTION`` with the workspace as the
+Invoked as ``python -I -B …/io_driver.py MODULE FUNCTION`` (by file, without importing the assay
+package: one start-up per case stays cheap) with the workspace as the
 current directory. The result goes to a duplicate of stdout taken before the agent's module is
 imported; the module's own prints go to stderr. Whatever it prints, it is only an output: the
 expected value is compared by the harness, outside this process.

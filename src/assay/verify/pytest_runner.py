@@ -1,6 +1,7 @@
 """Runs hidden pytest tests inside a predicate's sandbox and streams each report to the harness.
 
-Invoked as ``python -I -B -m assay.verify.pytest_runner WORK HIDDEN TESTS`` with a nonce on
+Invoked as ``python -I -B …/pytest_runner.py WORK HIDDEN TESTS`` (by file: the assay package is not
+imported, so start-up stays cheap) with a nonce on
 stdin. Isolated mode keeps the current directory, PYTHONPATH and user site off ``sys.path``;
 pytest is imported *before* the workspace is appended to the end of ``sys.path``, so the agent's
 files are importable by the tests but cannot replace pytest, the standard library or the tests.

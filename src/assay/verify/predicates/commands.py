@@ -14,6 +14,7 @@ from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.pytest_runner import NO_PYTEST, TAG
 from assay.verify.pytest_verdict import expected_ids, judge, plant_sentinels, records
+from assay.verify import pytest_runner
 from assay.verify.registry import evaluator
 
 
@@ -53,7 +54,7 @@ async def pytest_check(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     sentinels = plant_sentinels(tests_copy, spec.tests, expected)
     site = await ctx.open_site(spec.id, ro={"hidden": tests_copy})
     nonce = secrets.token_hex(16)
-    argv = [sys.executable, "-I", "-B", "-m", "assay.verify.pytest_runner", site.work, site.path("hidden"), spec.tests]
+    argv = [sys.executable, "-I", "-B", pytest_runner.__file__, site.work, site.path("hidden"), spec.tests]
     res = await site.sandbox.exec(argv, cwd=site.path("hidden"), timeout_s=spec.timeout_s,
                                   env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=nonce.encode() + b"\n")
     out = res.stdout.decode(errors="replace")

@@ -17,6 +17,7 @@ from assay.spec.predicates import PredicateSpec
 from assay.spec.results import Trust
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.io_driver import MARK
+from assay.verify import io_driver
 from assay.verify.registry import evaluator
 
 
@@ -81,7 +82,7 @@ async def io_cases(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
         case_dir = f"{site.inputs}/{i:03d}"
         if spec.call is not None:
             module, function = spec.call.split(":", 1)
-            argv = [sys.executable, "-I", "-B", "-m", "assay.verify.io_driver", module, function]
+            argv = [sys.executable, "-I", "-B", io_driver.__file__, module, function]
             stdin = json.dumps({"args": case.args, "kwargs": case.kwargs}) + "\n"
         else:
             assert spec.run is not None

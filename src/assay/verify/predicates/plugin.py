@@ -12,6 +12,7 @@ from assay.spec.predicates import PredicateSpec, PythonPlugin
 from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.plugin_runner import RESULT_MARK
+from assay.verify import plugin_runner
 from assay.verify.registry import evaluator
 from assay.spec.incident import incident
 
@@ -31,7 +32,7 @@ async def python_plugin(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     }
     payload_file.write_text(json.dumps(payload, default=str))
     nonce = secrets.token_hex(16)
-    argv = [sys.executable, "-I", "-B", "-m", "assay.verify.plugin_runner", f"{site.path('code')}/{spec.file}",
+    argv = [sys.executable, "-I", "-B", plugin_runner.__file__, f"{site.path('code')}/{spec.file}",
             spec.function, site.path("input")]
     res = await site.sandbox.exec(argv, cwd=site.work, timeout_s=ctx.task.spec.verifier_timeout_s,
                                   stdin=nonce.encode() + b"\n")

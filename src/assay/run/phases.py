@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
+from assay.agents.products.safe_files import TRAPS
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
@@ -218,6 +219,9 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
                 if path.exists():
                     artifacts[name] = env.run_dir.put_artifact_file(path)
         outcome = ran.outcome if ran is not None else None
+        for trap in outcome.extra.get(TRAPS, []) if outcome is not None else []:  # planted where the adapter reads
+            incidents.append(incident("agent_home_trap", "high", f"{trap['kind']} at {trap['path']} in the agent home",
+                                      **trap))
         if outcome is not None and live.context is not None:
             errors.extend(record_agent(env, live.context, outcome, artifacts))
     except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes

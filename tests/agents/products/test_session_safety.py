@@ -144,3 +144,16 @@ def test_safe_reads_refuse_paths_out_of_the_home(tmp_path: Path) -> None:
             safe_files.read_bytes(tmp_path / "home", rel)
     with pytest.raises(ValueError):
         safe_files.export_path(tmp_path, "../escape")
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+def test_a_planted_link_is_reported_as_a_fact_for_the_incident(name: str, tmp_path: Path) -> None:
+    agent, ctx, rel, make, _ = adapter(name, tmp_path)
+    host = tmp_path / "host-secret"
+    make(host)
+    (ctx.home / rel).parent.mkdir(parents=True, exist_ok=True)
+    _, clean = agent.completion(ctx, b"")
+    assert safe_files.TRAPS not in clean  # control: nothing planted, nothing reported
+    os.symlink(host, ctx.home / rel)
+    _, facts = agent.completion(ctx, b"")
+    assert facts[safe_files.TRAPS] == [{"path": rel, "kind": "symlink", "target": str(host)}]

@@ -37,6 +37,9 @@ TOOL_PLUGINS = ("tool-bash", "tool-fs", "tool-fs-search", "tool-jobs", "tool-ski
 #: plugins that make extra model calls or reach outside the gateway, off in the controlled track
 QUIET_PLUGINS = ("session-title-llm", "session-telemetry-otel")
 
+#: where this adapter reads its native session (a link or special file there is a planted trap)
+SESSION_GLOBS = ["dsh/sessions/*/*/session.v4.jsonl.zstd", "dsh/sessions/*/*/session.v4.jsonl"]
+
 
 class JsExpr(str):
     """A ``!!js`` scalar of a DSH patch: evaluated by DSH when it loads the patch."""
@@ -120,7 +123,7 @@ class DshAgent(ProductAgent):
         events = read_jsonl(stdout.decode(errors="replace"))
         final = next((e.get("text") for e in reversed(events) if e.get("type") == "final"), None)
         end = next((e for e in reversed(events) if e.get("type") == "status" and e.get("phase") == "turn_end"), None)
-        return final, {"turn_end": (end or {}).get("reason")}
+        return final, safe_files.with_traps(ctx.home, SESSION_GLOBS, {"turn_end": (end or {}).get("reason")})
 
     def session_logs(self, ctx: AgentContext) -> list[Path]:
         return dsh_format.find_session_logs(ctx.home / "dsh")

@@ -27,6 +27,9 @@ from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_K
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
 
+#: where this adapter reads its native session (a link or special file there is a planted trap)
+SESSION_GLOBS = ["hermes/state.db", "hermes/state.db-wal", "usage.json"]
+
 
 #: the ``-t`` entry selecting the world server's tools (``hermes -z`` validates MCP toolsets by server name)
 MCP_TOOLSET = MCP_SERVER
@@ -101,7 +104,7 @@ class HermesAgent(ProductAgent):
                 facts = {k: data.get(k) for k in ("completed", "failed", "api_calls", "session_id", "total_tokens")}
             except (OSError, json.JSONDecodeError, AttributeError):
                 facts = {"usage_file": "unreadable"}
-        return (text[-4000:] or None), facts
+        return (text[-4000:] or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 
     def state_db(self, ctx: AgentContext) -> Path:
         return ctx.home / STATE_DB

@@ -30,6 +30,9 @@ from assay.spec.budget import Limits
 ALWAYS_DENIED = ["apply_patch", "tool_search", "tool_describe", "tool_call", "sessions_*", "group:web", "group:memory",
                  "group:ui", "browser", "cron", "automations", "code_execution"]
 
+#: where this adapter reads its native session (a link or special file there is a planted trap)
+SESSION_GLOBS = ["state/agents/*/agent/*.sqlite", "state/agents/*/agent/*.sqlite-wal"]
+
 
 #: the ``tools.allow`` entry for exactly the world server's tools (OpenClaw's MCP tool prefix)
 MCP_TOOLS = f"{MCP_SERVER}__*"
@@ -117,9 +120,9 @@ class OpenClawAgent(ProductAgent):
                 start = text.find("\n{", start + 1)
                 start = start + 1 if start != -1 else -1
         if not isinstance(env, dict):
-            return (text[-4000:] or None), {}
+            return (text[-4000:] or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, {})
         facts = {k: env.get(k) for k in ("ok", "status", "assistantTurns", "toolSummary", "costUsd", "sessionId")}
-        return (env.get("final") or None), facts
+        return (env.get("final") or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 
     def databases(self, ctx: AgentContext) -> list[Path]:
         return openclaw_format.find_databases(ctx.home / "state")

@@ -29,6 +29,9 @@ from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, sessio
 
 CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
 
+#: where this adapter reads its native session (a link or special file there is a planted trap)
+SESSION_GLOBS = ["sessions/*.jsonl"]
+
 
 def models_json(base_url: str, model: str) -> dict[str, Any]:
     return {"providers": {PROVIDER: {
@@ -98,8 +101,8 @@ class PiAgent(ProductAgent):
         last = msgs[-1] if msgs else {}
         text = "".join(b.get("text", "") for b in last.get("content") or [] if isinstance(b, dict)
                        and b.get("type") == "text")
-        return (text or None), {"stop_reason": last.get("stopReason"),
-                                "aborted": settled.get("aborted") if settled else None}
+        facts = {"stop_reason": last.get("stopReason"), "aborted": settled.get("aborted") if settled else None}
+        return (text or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 
     def session_files(self, ctx: AgentContext) -> list[Path]:
         """Session logs in the agent home (regular files only, reached without following a link)."""

@@ -20,6 +20,7 @@ import sqlite3
 import stat
 import tempfile
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 #: the largest native file read back (a session log is far smaller)
 MAX_BYTES = 64 << 20
@@ -141,6 +142,65 @@ def glob(home: Path, pattern: str) -> list[PurePosixPath]:
     finally:
         os.close(root)
     return sorted(found)
+
+
+def unsafe_entries(home: Path, patterns: list[str]) -> list[dict[str, str]]:
+    """Links and special files where a reader looks (entries matching ``patterns`` component by
+    component): the product writes regular files and folders there, so each is a planted trap.
+    Reported as ``{"path", "kind", "target"}``; never followed."""
+    found: dict[str, dict[str, str]] = {}
+
+    def walk(dfd: int, at: PurePosixPath, rest: list[str]) -> None:
+        try:
+            names = sorted(os.listdir(dfd))
+        except OSError:
+            return
+        for name in names:
+            if not fnmatch.fnmatchcase(name, rest[0]):
+                continue
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
+            rel = (at / name).as_posix()
+            if stat.S_ISLNK(st.st_mode):
+                try:
+                    target = os.readlink(name, dir_fd=dfd)
+                except OSError:
+                    target = "?"
+                found[rel] = {"path": rel, "kind": "symlink", "target": target}
+            elif len(rest) == 1 and not stat.S_ISREG(st.st_mode):
+                found[rel] = {"path": rel, "kind": "not a regular file", "target": ""}
+            elif len(rest) > 1 and stat.S_ISDIR(st.st_mode):
+                try:
+                    sub = os.open(name, _DIR, dir_fd=dfd)
+                except OSError:
+                    continue
+                try:
+                    walk(sub, at / name, rest[1:])
+                finally:
+                    os.close(sub)
+
+    for pattern in patterns:
+        try:
+            root = os.open(home, _DIR)
+        except OSError:
+            return []
+        try:
+            walk(root, PurePosixPath(), _parts(pattern))
+        finally:
+            os.close(root)
+    return [found[k] for k in sorted(found)]
+
+
+#: the fact an adapter reports when it found traps where it reads its session (see docs/security.md)
+TRAPS = "unsafe_home_entries"
+
+
+def with_traps(home: Path, patterns: list[str], facts: dict[str, Any]) -> dict[str, Any]:
+    """``facts`` plus the :func:`unsafe_entries` under ``patterns``, when there are any."""
+    traps = unsafe_entries(home, patterns)
+    return {**facts, TRAPS: traps} if traps else facts
 
 
 def mtime(home: Path, rel: str | PurePosixPath) -> float:

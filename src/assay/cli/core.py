@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from assay.cli.progress import ProgressPlugin
@@ -123,17 +124,22 @@ def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest
     print(json.dumps(json_schema(document), indent=2))
 
 
-def verify(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
+def verify(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    expect: Annotated[Optional[str], typer.Option(help="The run digest recorded earlier; any difference fails (exit 3).")] = None,
+) -> None:
     """Recompute every digest of a run directory and report files changed after the run."""
     from assay.store.integrity import verify_run
 
-    report = verify_run(run_dir)
+    report = verify_run(run_dir, expect=expect)
     for p in report.problems:
-        out.print(f"[red]CHANGED[/] {p}", highlight=False)
+        out.print(f"[red]CHANGED[/] {escape(p)}", highlight=False, soft_wrap=True)
+    out.print(f"run digest: {report.digest}", highlight=False, soft_wrap=True)
     if not report.ok:
         out.print(f"{len(report.problems)} problem(s) in {report.checked} checked file(s)")
         raise typer.Exit(3)
-    out.print(f"ok: {report.checked} file(s) match their recorded digests")
+    out.print(f"ok: {report.checked} file(s) match their recorded digests"
+              + (" and the run digest is the one expected" if expect else ""))
 
 
 def index(

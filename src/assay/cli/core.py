@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -14,6 +16,8 @@ from rich.table import Table
 from assay.cli.progress import ProgressPlugin
 from assay.cli.render import show_run, show_trial, summary_table
 from assay.errors import RunDirError, UsageError
+from assay.run.hooks import hookimpl
+from assay.store.lock import RunLock
 from assay.spec.budget import NetworkProfile
 
 out = Console()
@@ -25,7 +29,7 @@ def _split(values: list[str]) -> list[str]:
 
 
 def run(
-    suite: Annotated[Optional[Path], typer.Argument(help="Suite folder (holding suite.yaml).")] = None,
+    suite: Annotated[Optional[Path], typer.Argument(help="Suite folder (holding suite.yaml) or a suite package made by `assay pack`.")] = None,
     agent: Annotated[list[str], typer.Option("--agent", "-a", help="Agent name(s) or command-agent YAML; comma-separated or repeated.")] = [],  # noqa: B006
     repeat: Annotated[int, typer.Option("--repeat", "-n", help="Repetitions of every task.")] = 1,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Trials run in parallel.")] = 1,
@@ -42,19 +46,28 @@ def run(
     task: Annotated[list[str], typer.Option("--task", "-t", help="Only these task ids (repeatable).")] = [],  # noqa: B006
     track: Annotated[str, typer.Option(help="controlled | native")] = "controlled",
     keep_scratch: Annotated[bool, typer.Option(help="Keep each attempt's scratch workspace (debugging).")] = False,
+    expect_digest: Annotated[Optional[str], typer.Option(help="Refuse to start unless the suite (folder or package) has this digest (`assay pack` prints it).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a suite against one or more agents and write a run directory."""
     from assay.run.runner import RunOptions, resume_run, start_run
+    from assay.store.lock import run_lock
+    from assay.store.rundir import RunDir
 
+    if jobs < 1 or repeat < 1 or max_retries < 0:
+        raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
+                         f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
     progress = ProgressPlugin(err, enabled=not quiet)
+    lock = _RunLockPlugin()
     if resume is not None:
-        if suite is not None or agent:
+        if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
-        outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
+        rd = RunDir.open(resume)
+        with run_lock(rd.path), _disk_full_is_one_line(rd.path):
+            outcome = resume_run(rd.path, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
     else:
         if suite is None:
-            raise UsageError("give a SUITE folder, or --resume RUN_DIR")
+            raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
         agents = _split(agent)
         if not agents:
             raise UsageError("give at least one --agent (e.g. --agent oracle)")
@@ -62,14 +75,70 @@ def run(
             raise UsageError(f"--track must be controlled or native, not {track!r}")
         if variants not in ("all", "base"):
             raise UsageError(f"--variants must be all or base, not {variants!r}")
-        outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir, sandbox=sandbox,
-                                       network=network, model=model, judge_model=judge_model, faults_file=faults, prices_file=prices,
-                                       max_retries=max_retries, variants=variants,
-                                       tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress]))
+        suite = _checked_suite(suite, expect_digest, network=network, model=model, tasks=task)
+        with _disk_full_is_one_line(out_dir, lock):
+            outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir,
+                                           sandbox=sandbox, network=network, model=model, judge_model=judge_model,
+                                           faults_file=faults, prices_file=prices, max_retries=max_retries,
+                                           variants=variants, tasks=task or None, track=track,
+                                           keep_scratch=keep_scratch, plugins=[progress, lock]))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     out.print(summary_table(outcome.results, title=f"run {outcome.manifest.run_id}"))
     out.print(f"run directory: {outcome.run_dir.path}")
+
+
+def _checked_suite(suite: Path, expect_digest: str | None, *, network: NetworkProfile, model: str | None,
+                   tasks: list[str]) -> Path:
+    """The suite folder to run: a package is checked and unpacked, a digest is held to, and a
+    run that needs the harness network is refused under ``--network none`` (all before the run)."""
+    from assay.spec.load import harness_network_needs, load_suite
+    from assay.spec.pack import check_suite_digest, is_package, open_package
+
+    if is_package(suite):
+        suite = open_package(suite, expect=expect_digest)
+    elif expect_digest is not None:
+        check_suite_digest(suite, expect_digest)
+    if network is NetworkProfile.none:
+        needs = harness_network_needs(load_suite(suite), model=model, task_ids=tasks or None)
+        if needs:
+            raise UsageError("--network none cuts the sandbox off from the harness, but this run needs "
+                             + "; ".join(needs) + " (use --network harness)")
+    return suite
+
+
+class _RunLockPlugin:
+    """Holds the run lock of a fresh run from its first hook to its last (one runner per run dir)."""
+
+    def __init__(self) -> None:
+        self.lock: RunLock | None = None
+        self.run_dir: Path | None = None
+
+    @hookimpl
+    def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
+        self.run_dir = run_dir.path
+        if self.lock is None:
+            self.lock = RunLock(run_dir.path).acquire()
+
+    @hookimpl
+    def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+
+@contextmanager
+def _disk_full_is_one_line(run_dir: Path | None, lock: _RunLockPlugin | None = None) -> Iterator[None]:
+    """A full disk stops the run with one line saying what to do; what was written stays valid."""
+    try:
+        yield
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = run_dir or (lock.run_dir if lock else None)
+        hint = f"; free space, then `assay run --resume {where}`" if where else "; free space and run again"
+        raise RunDirError(f"disk full ({e.strerror}) while writing {e.filename or where or 'the run'}: "
+                          f"the run stopped, results written so far are intact{hint}") from None
 
 
 def validate(
@@ -102,15 +171,21 @@ def show(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     trial: Annotated[Optional[str], typer.Argument(help="A trial id to show in full.")] = None,
     events: Annotated[int, typer.Option(help="Maximum trace events shown.")] = 200,
+    diff: Annotated[bool, typer.Option("--diff", help="Show the files each attempt added, changed and deleted.")] = False,
+    attempt: Annotated[Optional[int], typer.Option(help="Only this attempt (with --diff).")] = None,
 ) -> None:
     """Show a run's results, or one trial's evidence."""
+    from assay.cli.diffview import show_diff
     from assay.store.rundir import RunDir
 
     rd = RunDir.open(run_dir)
     if trial is None:
+        if diff:
+            raise UsageError("--diff shows one trial: give its id (`assay show RUN` lists them)")
         show_run(out, rd)
         return
-    if not show_trial(out, rd, trial, events_limit=events):
+    shown = show_diff(out, rd, trial, attempt=attempt) if diff else show_trial(out, rd, trial, events_limit=events)
+    if not shown:
         known = sorted(p.name for p in (rd.path / "trials").iterdir()) if (rd.path / "trials").is_dir() else []
         raise RunDirError(f"no trial {trial!r} in {rd.path}; trials: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
 
@@ -142,6 +217,18 @@ def verify(
               + (" and the run digest is the one expected" if expect else ""))
 
 
+def pack(
+    suite: Annotated[Path, typer.Argument(help="Suite folder.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Package file to write (or a folder: named by digest).")],
+) -> None:
+    """Write a content-addressed suite package; `assay run FILE --expect-digest D` runs exactly it."""
+    from assay.spec.pack import pack_suite
+
+    res = pack_suite(suite, output)
+    out.print(f"packed {res.files} file(s), {res.size} bytes: {res.path}", highlight=False, soft_wrap=True)
+    out.print(f"suite digest: {res.digest}", highlight=False, soft_wrap=True)
+
+
 def index(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     sql: Annotated[Optional[str], typer.Option(help="Query the index (read-only SQL).")] = None,
@@ -166,4 +253,5 @@ def register(app: typer.Typer) -> None:
     app.command()(show)
     app.command()(schema)
     app.command()(verify)
+    app.command()(pack)
     app.command()(index)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assay.spec.archive import read_tar_zst, write_tar_zst
-from assay.spec.digest import sha256_bytes, sha256_file
+from assay.spec.digest import sha256_bytes, sha256_file, text_name
 
 ARTIFACT_NAME = "workspace.diff"
 INDEX = "diff.json"
@@ -48,11 +48,6 @@ class WorkspaceDiff:
         return self.contents.get(ref) if ref else None
 
 
-def display_name(raw: bytes) -> str:
-    """A file name as text: UTF-8 as it is, any other byte escaped (``\\xff``)."""
-    return raw.decode("utf-8", "backslashreplace")
-
-
 def scan(root: Path) -> dict[bytes, tuple[str, str, int]]:
     """Raw relative name -> (type, digest or link target, size) for every non-directory entry."""
     out: dict[bytes, tuple[str, str, int]] = {}
@@ -68,7 +63,7 @@ def scan(root: Path) -> dict[bytes, tuple[str, str, int]]:
                 continue
             rel = os.path.relpath(full, base)
             if stat.S_ISLNK(st.st_mode):
-                out[rel] = ("symlink", display_name(os.readlink(full)), 0)
+                out[rel] = ("symlink", text_name(os.readlink(full)), 0)
             elif stat.S_ISREG(st.st_mode):
                 out[rel] = ("file", sha256_file(Path(os.fsdecode(full))), st.st_size)
             elif not stat.S_ISDIR(st.st_mode):
@@ -101,7 +96,7 @@ def build_workspace_diff(final: Path, initial: dict[bytes, tuple[str, str, int]]
             omitted += 1
             continue
         status = "added" if a is None else "deleted" if b is None else "changed"
-        entry: dict[str, Any] = {"path": display_name(raw), "status": status,
+        entry: dict[str, Any] = {"path": text_name(raw), "status": status,
                                  "before": _describe(a), "after": _describe(b)}
         if raw.decode("utf-8", "replace").encode() != raw:
             entry["path_b64"] = base64.b64encode(raw).decode()

@@ -113,3 +113,8 @@ def test_changed_cache_copy_is_unpacked_again(calc_suite: Path, tmp_path: Path) 
     (dest / "tasks/calc/prompt.md").write_text("tampered")
     again = open_package(res.path, expect=res.digest, cache=tmp_path / "cache")
     assert (again / "tasks/calc/prompt.md").read_text() == (calc_suite / "tasks/calc/prompt.md").read_text()
+
+
+def test_pack_into_missing_folder_is_a_usage_error(calc_suite: Path, tmp_path: Path) -> None:
+    proc = assay("pack", str(calc_suite), "-o", str(tmp_path / "no" / "s.tar.zst"), cache=tmp_path / "cache")
+    assert proc.returncode == 2 and "does not exist" in proc.stderr and "Traceback" not in proc.stderr

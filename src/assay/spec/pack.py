@@ -76,6 +76,8 @@ def pack_suite(suite_path: Path | str, out: Path | str) -> PackResult:
     target = Path(out)
     if target.is_dir():
         target = target / f"{suite.spec.name}-{suite.spec.version}-{suite.digest[:12]}.tar.zst"
+    if not target.parent.is_dir():
+        raise UsageError(f"{target}: folder {target.parent} does not exist; create it or choose another --output")
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:
         f.write(blob)

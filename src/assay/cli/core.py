@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from assay.cli.render import show_run, show_trial, summary_table
 from assay.errors import RunDirError, UsageError
 from assay.run.hooks import hookimpl
 from assay.store.lock import RunLock
+from assay.store.rundir import is_disk_full
 from assay.spec.budget import NetworkProfile
 
 out = Console()
@@ -133,7 +133,7 @@ def _disk_full_is_one_line(run_dir: Path | None, lock: _RunLockPlugin | None = N
     try:
         yield
     except OSError as e:
-        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+        if not is_disk_full(e):
             raise
         where = run_dir or (lock.run_dir if lock else None)
         hint = f"; free space, then `assay run --resume {where}`" if where else "; free space and run again"

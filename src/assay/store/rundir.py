@@ -19,6 +19,7 @@ error, never an overwrite.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -86,6 +87,12 @@ def trial_files(trial_dir: Path) -> list[Path]:
             if not name.startswith(".tmp-") and p.is_file() and not p.is_symlink():
                 out.append(p)
     return sorted(out)
+
+
+def is_disk_full(e: BaseException) -> bool:
+    """True for the errors of a disk that cannot take more (no space, quota): they stop the run,
+    they are not the trial's failure."""
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _first_line(e: Exception) -> str:

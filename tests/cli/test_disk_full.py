@@ -45,8 +45,8 @@ def test_full_disk_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     py = sys.executable
     script = textwrap.dedent(f"""
         set -u
-        mount -t tmpfs -o size=2m tmpfs {mnt}
-        head -c 1500000 /dev/zero > {mnt}/filler
+        mount -t tmpfs -o size=4m tmpfs {mnt}
+        head -c 3500000 /dev/zero > {mnt}/filler
         {py} -m assay.cli.main run {s} --agent {agent} --sandbox host -n 20 --out {mnt}/run -q \\
             > {logs}/run.out 2> {logs}/run.err
         echo $? > {logs}/run.rc

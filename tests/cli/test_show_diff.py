@@ -50,6 +50,7 @@ def test_show_diff_lists_changes_and_line_diffs(run_with_diff: tuple[Path, str])
     assert "attempt 1" in out and "no workspace diff was kept" in out  # the nop attempt of the real run
     assert "attempt 2" in out and "changed" in out and "deleted" in out and "added" in out
     assert "-    return a - b" in out and "+    return a + b" in out
+    assert "- bye" in out  # a deleted text file shows what it held
     assert "\x1b" not in out and "\x07" not in out and "evil\\x1b[2J.txt" in out
     only = assay("show", str(run), trial, "--diff", "--attempt", "2")
     assert only.returncode == 0 and "attempt 1" not in only.stdout
@@ -69,3 +70,4 @@ def test_diff_needs_a_trial(run_with_diff: tuple[Path, str]) -> None:
     run, _ = run_with_diff
     proc = assay("show", str(run), "--diff")
     assert proc.returncode == 2 and "--diff" in proc.stderr
+

@@ -25,10 +25,11 @@ def started_markers(run_dir: Path) -> list[Path]:
     return list(run_dir.glob("trials/*/attempts/*/started.json")) if run_dir.exists() else []
 
 
-def wait_for(cond, proc: subprocess.Popen, what: str) -> None:
+def wait_for(cond, proc: subprocess.Popen | None, what: str) -> None:
     deadline = time.monotonic() + 120
     while not cond():
-        assert proc.poll() is None, f"runner ended before {what}: {proc.stderr.read().decode() if proc.stderr else ''}"
+        if proc is not None:
+            assert proc.poll() is None, f"runner ended before {what}: {proc.stderr.read().decode() if proc.stderr else ''}"
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
 

@@ -64,6 +64,8 @@ def _print_diff(console: Console, diff: WorkspaceDiff) -> None:
                                               "before", "after", lineterm=""))
         elif after is not None and _is_text(after):
             lines = after.decode().splitlines()
+        elif after is None and before is not None and _is_text(before):
+            lines = [f"- {ln}" for ln in before.decode().splitlines()]
         else:
             data = after if after is not None else before
             lines = [f"(binary, {len(data or b'')} bytes stored)"]

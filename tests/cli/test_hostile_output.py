@@ -62,8 +62,8 @@ def test_non_utf8_file_names_neither_crash_nor_lose_the_incident(tmp_path: Path)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     (r,) = RunDir.open(run).results()
     assert r.end_state.value == "pass" and not r.errors
-    (inc,) = [i for i in r.incidents if i["type"] == "read_only_write"]
-    assert inc["evidence"]["paths"] == ["dir\\xfe/bad\\xff.txt"]
+    (inc,) = [i for i in r.incidents if i.type == "read_only_write"]
+    assert inc.evidence["paths"] == ["dir\\xfe/bad\\xff.txt"]
     assert assay("verify", str(run)).returncode == 0
 
 

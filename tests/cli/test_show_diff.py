@@ -47,7 +47,7 @@ def test_show_diff_lists_changes_and_line_diffs(run_with_diff: tuple[Path, str])
     proc = assay("show", str(run), trial, "--diff")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "attempt 1" in out and "no workspace diff was kept" in out  # the nop attempt of the real run
+    assert "attempt 1" in out and "the workspace is unchanged" in out  # the nop attempt of the real run
     assert "attempt 2" in out and "changed" in out and "deleted" in out and "added" in out
     assert "-    return a - b" in out and "+    return a + b" in out
     assert "- bye" in out  # a deleted text file shows what it held
@@ -71,3 +71,30 @@ def test_diff_needs_a_trial(run_with_diff: tuple[Path, str]) -> None:
     proc = assay("show", str(run), "--diff")
     assert proc.returncode == 2 and "--diff" in proc.stderr
 
+
+def test_real_attempt_keeps_its_diff_and_final_answer(tmp_path: Path) -> None:
+    from tests.conftest import write_agent
+
+    s = write_suite(tmp_path / "suite")
+    write_task(s, "t", task={"category": "code", "predicates": [{"id": "x", "kind": "file_exists", "path": "made.txt"}]},
+               workspace={"calc.py": "def add(a, b):\n    return a - b\n", "gone.txt": "bye\n"})
+    agent = write_agent(tmp_path / "edit.yaml", "edit", """
+        import os
+        open('calc.py', 'w').write('def add(a, b):\\n    return a + b\\n')
+        os.remove('gone.txt')
+        open('made.txt', 'w').write('made\\n')
+        print('I fixed add() and made made.txt')
+    """)
+    run = tmp_path / "run"
+    proc = assay("run", str(s), "--agent", str(agent), "--sandbox", "host", "--out", str(run), "-q")
+    assert proc.returncode == 0, proc.stderr
+    (r,) = RunDir.open(run).results()
+    assert ARTIFACT_NAME in r.artifacts
+    answer = RunDir(run).read_artifact(r.artifacts["agent.final_answer"]).decode()
+    assert "I fixed add()" in answer
+    shown = assay("show", str(run), r.trial_id, "--diff")
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert "+    return a + b" in out and "made.txt" in out and "gone.txt" in out and "deleted" in out
+    full = assay("show", str(run), r.trial_id)
+    assert "agent.final_answer" in full.stdout

@@ -41,8 +41,10 @@ def blocking_run(tmp_path: Path):
     write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": 120},
                              "predicates": [{"id": "done", "kind": "file_contains", "path": "out.txt", "text": "done"}]})
     release = tmp_path / "release"
+    running = tmp_path / "running"
     agent = write_agent(tmp_path / "held.yaml", "held", f"""
         import os, time
+        open({str(running)!r}, "w").close()
         while not os.path.exists({str(release)!r}):
             time.sleep(0.05)
         open('out.txt', 'w').write('done')
@@ -52,7 +54,7 @@ def blocking_run(tmp_path: Path):
                              "host", "--out", str(run_dir), "-q"], env=assay_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     try:
-        wait_for(lambda: started_markers(run_dir), proc, "the first attempt to start")
+        wait_for(lambda: started_markers(run_dir) and running.exists(), proc, "the first agent to run")
         yield proc, run_dir, release
     finally:
         release.touch()
@@ -79,12 +81,25 @@ def test_killed_runner_leaves_no_lock_and_resume_closes_its_attempt(blocking_run
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     release.touch()
+    left = scratch_root(run_dir)
+    assert any(left.glob("*/1/workspace")), "the killed runner left its attempt's scratch behind"
+    # the agent outlives its killed runner (its own session); let it finish before its scratch goes
+    wait_for(lambda: any(left.glob("*/1/workspace/out.txt")), None, "the orphaned agent to finish")
     resumed = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", "--resume", str(run_dir), "-q"],
                              capture_output=True, text=True, env=assay_env(), timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     states = [(r.attempt, r.end_state.value, r.reason) for r in RunDir.open(run_dir).results()]
     assert states == [(1, "infra_error", "interrupted"), (2, "pass", None)]
     assert verify_run(run_dir).ok
+    assert not left.exists()  # the stopped runner's scratch was removed by the next runner
+
+
+def test_library_resume_refused_while_a_runner_is_live(blocking_run) -> None:
+    from assay.run import resume_run
+
+    _, run_dir, _ = blocking_run
+    with pytest.raises(RunDirError, match="another assay runner"):
+        resume_run(run_dir)
 
 
 def test_lock_refuses_other_process_and_is_released(tmp_path: Path) -> None:

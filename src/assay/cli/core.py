@@ -16,7 +16,6 @@ from assay.cli.progress import ProgressPlugin
 from assay.cli.render import show_run, show_trial, summary_table
 from assay.errors import RunDirError, UsageError
 from assay.run.hooks import hookimpl
-from assay.store.lock import RunLock
 from assay.store.rundir import is_disk_full
 from assay.spec.budget import NetworkProfile
 
@@ -51,20 +50,17 @@ def run(
 ) -> None:
     """Run a suite against one or more agents and write a run directory."""
     from assay.run.runner import RunOptions, resume_run, start_run
-    from assay.store.lock import run_lock
-    from assay.store.rundir import RunDir
 
     if jobs < 1 or repeat < 1 or max_retries < 0:
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
     progress = ProgressPlugin(err, enabled=not quiet)
-    lock = _RunLockPlugin()
+    seen = _RunDirSeen()
     if resume is not None:
         if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
-        rd = RunDir.open(resume)
-        with run_lock(rd.path), _disk_full_is_one_line(rd.path):
-            outcome = resume_run(rd.path, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
+        with _disk_full_is_one_line(resume):
+            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
@@ -75,67 +71,49 @@ def run(
             raise UsageError(f"--track must be controlled or native, not {track!r}")
         if variants not in ("all", "base"):
             raise UsageError(f"--variants must be all or base, not {variants!r}")
-        suite = _checked_suite(suite, expect_digest, network=network, model=model, tasks=task)
-        with _disk_full_is_one_line(out_dir, lock):
+        suite = _checked_suite(suite, expect_digest)
+        with _disk_full_is_one_line(out_dir, seen):
             outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir,
                                            sandbox=sandbox, network=network, model=model, judge_model=judge_model,
                                            faults_file=faults, prices_file=prices, max_retries=max_retries,
                                            variants=variants, tasks=task or None, track=track,
-                                           keep_scratch=keep_scratch, plugins=[progress, lock]))
+                                           keep_scratch=keep_scratch, plugins=[progress, seen]))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     out.print(summary_table(outcome.results, title=f"run {outcome.manifest.run_id}"))
     out.print(f"run directory: {outcome.run_dir.path}")
 
 
-def _checked_suite(suite: Path, expect_digest: str | None, *, network: NetworkProfile, model: str | None,
-                   tasks: list[str]) -> Path:
-    """The suite folder to run: a package is checked and unpacked, a digest is held to, and a
-    run that needs the harness network is refused under ``--network none`` (all before the run)."""
-    from assay.spec.load import harness_network_needs, load_suite
+def _checked_suite(suite: Path, expect_digest: str | None) -> Path:
+    """The suite folder to run: a package is checked and unpacked, a digest is held to."""
     from assay.spec.pack import check_suite_digest, is_package, open_package
 
     if is_package(suite):
-        suite = open_package(suite, expect=expect_digest)
-    elif expect_digest is not None:
+        return open_package(suite, expect=expect_digest)
+    if expect_digest is not None:
         check_suite_digest(suite, expect_digest)
-    if network is NetworkProfile.none:
-        needs = harness_network_needs(load_suite(suite), model=model, task_ids=tasks or None)
-        if needs:
-            raise UsageError("--network none cuts the sandbox off from the harness, but this run needs "
-                             + "; ".join(needs) + " (use --network harness)")
     return suite
 
 
-class _RunLockPlugin:
-    """Holds the run lock of a fresh run from its first hook to its last (one runner per run dir)."""
+class _RunDirSeen:
+    """Notes the run directory of a fresh run (for the resume hint of a stopped run)."""
 
-    def __init__(self) -> None:
-        self.lock: RunLock | None = None
-        self.run_dir: Path | None = None
+    run_dir: Path | None = None
 
     @hookimpl
     def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
         self.run_dir = run_dir.path
-        if self.lock is None:
-            self.lock = RunLock(run_dir.path).acquire()
-
-    @hookimpl
-    def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
-        if self.lock is not None:
-            self.lock.release()
-            self.lock = None
 
 
 @contextmanager
-def _disk_full_is_one_line(run_dir: Path | None, lock: _RunLockPlugin | None = None) -> Iterator[None]:
+def _disk_full_is_one_line(run_dir: Path | None, seen: _RunDirSeen | None = None) -> Iterator[None]:
     """A full disk stops the run with one line saying what to do; what was written stays valid."""
     try:
         yield
     except OSError as e:
         if not is_disk_full(e):
             raise
-        where = run_dir or (lock.run_dir if lock else None)
+        where = run_dir or (seen.run_dir if seen else None)
         hint = f"; free space, then `assay run --resume {where}`" if where else "; free space and run again"
         raise RunDirError(f"disk full ({e.strerror}) while writing {e.filename or where or 'the run'}: "
                           f"the run stopped, results written so far are intact{hint}") from None

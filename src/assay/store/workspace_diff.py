@@ -26,6 +26,10 @@ INDEX = "diff.json"
 FORMAT = "assay-workspace-diff/1"
 
 
+#: raw relative name -> (type, sha256 or link target, size), as :func:`scan` returns it
+Scan = dict[bytes, tuple[str, str, int]]
+
+
 @dataclass(frozen=True)
 class DiffLimits:
     max_entries: int = 5000
@@ -48,9 +52,9 @@ class WorkspaceDiff:
         return self.contents.get(ref) if ref else None
 
 
-def scan(root: Path) -> dict[bytes, tuple[str, str, int]]:
+def scan(root: Path) -> Scan:
     """Raw relative name -> (type, digest or link target, size) for every non-directory entry."""
-    out: dict[bytes, tuple[str, str, int]] = {}
+    out: Scan = {}
     if not root.is_dir():
         return out
     base = os.fsencode(root)
@@ -72,7 +76,7 @@ def scan(root: Path) -> dict[bytes, tuple[str, str, int]]:
     return out
 
 
-def build_workspace_diff(final: Path, initial: dict[bytes, tuple[str, str, int]], *, before: Path | None = None,
+def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = None,
                          redact: Callable[[bytes], bytes] | None = None,
                          limits: DiffLimits = DiffLimits()) -> bytes:
     """The diff of ``final`` against the ``initial`` scan, as a compressed archive.

@@ -137,6 +137,8 @@ def test_capability_components_from_trace_evidence(tmp_path: Path) -> None:
     w2.emit(Source.harness, EventKind.attempt_started, {})
     w2.emit(Source.gateway, EventKind.fault_injected, {"fault": "429"})
     w2.emit(Source.gateway, EventKind.model_response, {"usage": {}})
+    for t in ("t1", "t2"):  # written after the synthetic results: sealed as the runner seals a trial's trace
+        rd.seal_trial(trial_id(t, "base", "a", 1), attempt=1)
     doc = score_run(rd.path)
     a = doc["agents"]["a"]
     comp = a["capability"]["components"]

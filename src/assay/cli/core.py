@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Iterator, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from assay.cli.progress import ProgressPlugin
 from assay.cli.render import show_run, show_trial, summary_table
 from assay.errors import RunDirError, UsageError
+from assay.run.hooks import hookimpl
+from assay.store.rundir import is_disk_full
 from assay.spec.budget import NetworkProfile
 
 out = Console()
@@ -24,7 +28,7 @@ def _split(values: list[str]) -> list[str]:
 
 
 def run(
-    suite: Annotated[Optional[Path], typer.Argument(help="Suite folder (holding suite.yaml).")] = None,
+    suite: Annotated[Optional[Path], typer.Argument(help="Suite folder (holding suite.yaml) or a suite package made by `assay pack`.")] = None,
     agent: Annotated[list[str], typer.Option("--agent", "-a", help="Agent name(s) or command-agent YAML; comma-separated or repeated.")] = [],  # noqa: B006
     repeat: Annotated[int, typer.Option("--repeat", "-n", help="Repetitions of every task.")] = 1,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Trials run in parallel.")] = 1,
@@ -41,19 +45,25 @@ def run(
     task: Annotated[list[str], typer.Option("--task", "-t", help="Only these task ids (repeatable).")] = [],  # noqa: B006
     track: Annotated[str, typer.Option(help="controlled | native")] = "controlled",
     keep_scratch: Annotated[bool, typer.Option(help="Keep each attempt's scratch workspace (debugging).")] = False,
+    expect_digest: Annotated[Optional[str], typer.Option(help="Refuse to start unless the suite (folder or package) has this digest (`assay pack` prints it).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a suite against one or more agents and write a run directory."""
     from assay.run.runner import RunOptions, resume_run, start_run
 
+    if jobs < 1 or repeat < 1 or max_retries < 0:
+        raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
+                         f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
     progress = ProgressPlugin(err, enabled=not quiet)
+    seen = _RunDirSeen()
     if resume is not None:
-        if suite is not None or agent:
+        if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
-        outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
+        with _disk_full_is_one_line(resume):
+            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
     else:
         if suite is None:
-            raise UsageError("give a SUITE folder, or --resume RUN_DIR")
+            raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
         agents = _split(agent)
         if not agents:
             raise UsageError("give at least one --agent (e.g. --agent oracle)")
@@ -61,14 +71,52 @@ def run(
             raise UsageError(f"--track must be controlled or native, not {track!r}")
         if variants not in ("all", "base"):
             raise UsageError(f"--variants must be all or base, not {variants!r}")
-        outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir, sandbox=sandbox,
-                                       network=network, model=model, judge_model=judge_model, faults_file=faults, prices_file=prices,
-                                       max_retries=max_retries, variants=variants,
-                                       tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress]))
+        suite = _checked_suite(suite, expect_digest)
+        with _disk_full_is_one_line(out_dir, seen):
+            outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir,
+                                           sandbox=sandbox, network=network, model=model, judge_model=judge_model,
+                                           faults_file=faults, prices_file=prices, max_retries=max_retries,
+                                           variants=variants, tasks=task or None, track=track,
+                                           keep_scratch=keep_scratch, plugins=[progress, seen]))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     out.print(summary_table(outcome.results, title=f"run {outcome.manifest.run_id}"))
     out.print(f"run directory: {outcome.run_dir.path}")
+
+
+def _checked_suite(suite: Path, expect_digest: str | None) -> Path:
+    """The suite folder to run: a package is checked and unpacked, a digest is held to."""
+    from assay.spec.pack import check_suite_digest, is_package, open_package
+
+    if is_package(suite):
+        return open_package(suite, expect=expect_digest)
+    if expect_digest is not None:
+        check_suite_digest(suite, expect_digest)
+    return suite
+
+
+class _RunDirSeen:
+    """Notes the run directory of a fresh run (for the resume hint of a stopped run)."""
+
+    run_dir: Path | None = None
+
+    @hookimpl
+    def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
+        self.run_dir = run_dir.path
+
+
+@contextmanager
+def _disk_full_is_one_line(run_dir: Path | None, seen: _RunDirSeen | None = None) -> Iterator[None]:
+    """A full disk stops the run with one line saying what to do; what was written stays valid."""
+    try:
+        yield
+    except OSError as e:
+        if not is_disk_full(e):
+            raise
+        where = run_dir or (seen.run_dir if seen else None)
+        hint = f"; free space, then `assay run --resume {where}`" if where else "; free space and run again"
+        raise RunDirError(f"disk full ({e.strerror}) while writing {e.filename or where or 'the run'}: "
+                          f"the run stopped, results written so far are intact{hint}") from None
 
 
 def validate(
@@ -106,15 +154,21 @@ def show(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     trial: Annotated[Optional[str], typer.Argument(help="A trial id to show in full.")] = None,
     events: Annotated[int, typer.Option(help="Maximum trace events shown.")] = 200,
+    diff: Annotated[bool, typer.Option("--diff", help="Show the files each attempt added, changed and deleted.")] = False,
+    attempt: Annotated[Optional[int], typer.Option(help="Only this attempt (with --diff).")] = None,
 ) -> None:
     """Show a run's results, or one trial's evidence."""
+    from assay.cli.diffview import show_diff
     from assay.store.rundir import RunDir
 
     rd = RunDir.open(run_dir)
     if trial is None:
+        if diff:
+            raise UsageError("--diff shows one trial: give its id (`assay show RUN` lists them)")
         show_run(out, rd)
         return
-    if not show_trial(out, rd, trial, events_limit=events):
+    shown = show_diff(out, rd, trial, attempt=attempt) if diff else show_trial(out, rd, trial, events_limit=events)
+    if not shown:
         known = sorted(p.name for p in (rd.path / "trials").iterdir()) if (rd.path / "trials").is_dir() else []
         raise RunDirError(f"no trial {trial!r} in {rd.path}; trials: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
 
@@ -128,17 +182,34 @@ def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest
     print(json.dumps(json_schema(document), indent=2))
 
 
-def verify(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
+def verify(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    expect: Annotated[Optional[str], typer.Option(help="The run digest recorded earlier; any difference fails (exit 3).")] = None,
+) -> None:
     """Recompute every digest of a run directory and report files changed after the run."""
     from assay.store.integrity import verify_run
 
-    report = verify_run(run_dir)
+    report = verify_run(run_dir, expect=expect)
     for p in report.problems:
-        out.print(f"[red]CHANGED[/] {p}", highlight=False)
+        out.print(f"[red]CHANGED[/] {escape(p)}", highlight=False, soft_wrap=True)
+    out.print(f"run digest: {report.digest}", highlight=False, soft_wrap=True)
     if not report.ok:
         out.print(f"{len(report.problems)} problem(s) in {report.checked} checked file(s)")
         raise typer.Exit(3)
-    out.print(f"ok: {report.checked} file(s) match their recorded digests")
+    out.print(f"ok: {report.checked} file(s) match their recorded digests"
+              + (" and the run digest is the one expected" if expect else ""))
+
+
+def pack(
+    suite: Annotated[Path, typer.Argument(help="Suite folder.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Package file to write (or a folder: named by digest).")],
+) -> None:
+    """Write a content-addressed suite package; `assay run FILE --expect-digest D` runs exactly it."""
+    from assay.spec.pack import pack_suite
+
+    res = pack_suite(suite, output)
+    out.print(f"packed {res.files} file(s), {res.size} bytes: {res.path}", highlight=False, soft_wrap=True)
+    out.print(f"suite digest: {res.digest}", highlight=False, soft_wrap=True)
 
 
 def index(
@@ -165,4 +236,5 @@ def register(app: typer.Typer) -> None:
     app.command()(show)
     app.command()(schema)
     app.command()(verify)
+    app.command()(pack)
     app.command()(index)

@@ -7,8 +7,11 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from assay.cli.sanitize import neutralise, safe
 from assay.spec.results import AttemptResult, EndState
 from assay.store.rundir import RunDir
 from assay.trace.writer import read_events
@@ -50,7 +53,7 @@ def trials_table(results: list[AttemptResult]) -> Table:
     count = Counter(r.trial_id for r in results)
     for tid, r in sorted(final_results(results).items()):
         st = r.end_state.value
-        t.add_row(tid, f"[{STATE_STYLE[st]}]{st}[/]", r.reason or "", f"{r.diagnostic_score:.0f}", str(count[tid]),
+        t.add_row(safe(tid), f"[{STATE_STYLE[st]}]{st}[/]", safe(r.reason or ""), f"{r.diagnostic_score:.0f}", str(count[tid]),
                   f"{r.timings.wall_s:.1f}", str(r.usage.tokens), str(len(r.incidents)))
     return t
 
@@ -81,7 +84,7 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
         return False
     for r in attempts:
         st = r.end_state.value
-        console.rule(f"{trial_id}  attempt {r.attempt}  [{STATE_STYLE[st]}]{st}[/]  {r.reason or ''}"
+        console.rule(f"{neutralise(trial_id)}  attempt {r.attempt}  [{STATE_STYLE[st]}]{st}[/]  {escape(neutralise(r.reason or ''))}"
                      + ("  (partial)" if r.partial else ""))
         tm = r.timings
         console.print(f"wall {tm.wall_s:.2f}s  setup {tm.setup_s:.2f}s  agent {tm.agent_s:.2f}s  verify {tm.verify_s:.2f}s  "
@@ -94,18 +97,18 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
             pt.add_column(col)
         for p in r.predicates:
             ev = json.dumps(p.evidence, ensure_ascii=False)
-            pt.add_row(p.id, p.kind, "yes" if p.required else "no", f"{p.weight:g}",
-                       "[green]yes[/]" if p.passed else "[red]no[/]", ev[:400])
+            pt.add_row(safe(p.id), safe(p.kind), "yes" if p.required else "no", f"{p.weight:g}",
+                       "[green]yes[/]" if p.passed else "[red]no[/]", safe(ev[:400]))
         console.print(pt)
         for inc in r.incidents:
-            console.print(f"[bold red]incident[/] {inc.type} ({inc.severity}): {inc.summary}")
+            console.print(Text("incident ", style="bold red") + safe(f"{inc.type} ({inc.severity}): {inc.summary}"))
         for e in r.errors:
-            console.print(f"[magenta]error[/] {e}")
+            console.print(Text("error ", style="magenta") + safe(e))
         for name, digest in sorted(r.artifacts.items()):
-            if name in ("agent.stdout", "agent.stderr"):
+            if name in ("agent.stdout", "agent.stderr", "agent.final_answer"):
                 text = rd.read_artifact(digest).decode(errors="replace")
                 console.rule(name, style="dim")
-                console.print(text[-3000:], markup=False, highlight=False)
+                console.print(safe(text[-3000:]), highlight=False)
             else:
                 console.print(f"artifact {name}: {rd.artifact_path(digest).relative_to(rd.path)}")
     events = read_events(rd.trace_path(trial_id))
@@ -114,7 +117,7 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
         et.add_column(col)
     for e in events[:events_limit]:
         et.add_row(str(e.seq), _ts(e.ts), str(e.attempt), e.source.value, e.kind.value,
-                   json.dumps(e.data, ensure_ascii=False)[:300])
+                   safe(json.dumps(e.data, ensure_ascii=False)[:300]))
     console.print(et)
     return True
 

@@ -4,6 +4,7 @@ and the counts that go into the result. Plain functions over what the attempt co
 from __future__ import annotations
 
 import fnmatch
+from pathlib import Path
 
 from assay.agents.base import AgentOutcome
 from assay.spec.budget import Risk
@@ -11,6 +12,8 @@ from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
 from assay.store.rundir import RunDir
+from assay.store.workspace_diff import ARTIFACT_NAME as DIFF_ARTIFACT
+from assay.store.workspace_diff import Scan, build_workspace_diff
 from assay.trace.redact import Redactor
 
 def store_outputs(rd: RunDir, red: Redactor, outcome: AgentOutcome) -> dict[str, str]:
@@ -22,6 +25,19 @@ def store_outputs(rd: RunDir, red: Redactor, outcome: AgentOutcome) -> dict[str,
     for name, path in outcome.native_files.items():
         if path.is_file():
             artifacts[f"native.{name}"] = rd.put_artifact(red.text(path.read_text(errors="replace")).encode())
+    return artifacts
+
+
+def store_final_state(rd: RunDir, red: Redactor, task: LoadedTask, workspace: Path, initial: Scan,
+                      outcome: AgentOutcome) -> dict[str, str]:
+    """The final state is evidence too: the workspace diff against the scan taken after setup,
+    and the agent's final answer (both redacted): name -> digest."""
+    blob = build_workspace_diff(
+        workspace, initial, before=task.dir / task.spec.workspace,
+        redact=lambda b: red.text(b.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
+    artifacts = {DIFF_ARTIFACT: rd.put_artifact(blob)}
+    if outcome.final_output:
+        artifacts["agent.final_answer"] = rd.put_artifact(red.text(outcome.final_output).encode())
     return artifacts
 
 

@@ -20,14 +20,15 @@ from assay.agents.products.safe_files import TRAPS
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
-from assay.run.evidence import read_only_violation, store_outputs
+from assay.run.evidence import read_only_violation, store_final_state, store_outputs
 from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import tree_digests
 from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
-from assay.store.rundir import RunDir
+from assay.store.rundir import RunDir, is_disk_full
+from assay.store.workspace_diff import Scan, scan
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 from assay.verify.verifier import copy_snapshot, run_verifier
@@ -74,6 +75,7 @@ class Live:
     wiring: Wiring = field(default_factory=Wiring)
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
     context: AgentContext | None = None
+    initial_scan: Scan | None = None  # the workspace after setup, for the final-state diff
 
 
 async def timed(name: str, make: Callable[[], Awaitable[dict[str, Any]]], record: type[R]) -> R:
@@ -83,6 +85,8 @@ async def timed(name: str, make: Callable[[], Awaitable[dict[str, Any]]], record
         fields = await make()
         error = None
     except Exception as e:  # noqa: BLE001 - every failure of a phase is recorded, classified
+        if is_disk_full(e):
+            raise  # the run stops (resumable): a full disk is no attempt's outcome
         fields, error = {}, PhaseError.of(e)
     return record(name=name, seconds=time.monotonic() - t0, error=error, **fields)
 
@@ -133,6 +137,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
             if not res.ok:
                 raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
                                  f"{res.stderr.decode(errors='replace')[-500:]}")
+        live.initial_scan = scan(live.workspace)
         return {"initial": tree_digests(live.workspace), "limits": limits}
 
     return await timed("setup", body, SetUp)
@@ -224,7 +229,12 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
                                       **trap))
         if outcome is not None and live.context is not None:
             errors.extend(record_agent(env, live.context, outcome, artifacts))
+        if outcome is not None and live.initial_scan is not None:
+            artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,
+                                               live.initial_scan, outcome))
     except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes
+        if is_disk_full(e):
+            raise  # the run stops (resumable): a full disk is no attempt's outcome
         errors.append(f"evidence not kept: {type(e).__name__}: {e}")
     return TornDown(name="teardown", seconds=time.monotonic() - t0, reports=tuple(reports),
                     incidents=tuple(incidents), errors=tuple(errors), artifacts=artifacts)

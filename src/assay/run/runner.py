@@ -8,7 +8,6 @@ executes. ``resume_run`` rebuilds the same context from the manifest alone and f
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +26,12 @@ from assay.run.trial import RunContext
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile
-from assay.spec.load import LoadedSuite, load_suite
+from assay.spec.load import LoadedSuite, harness_network_needs, load_suite
 from assay.spec.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
 from assay.spec.results import AttemptResult
+from assay.store.lock import run_lock
 from assay.store.rundir import RunDir
+from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
 
 #: modules offering harness services; each exposes ``service_from_manifest(manifest) -> HarnessService | None``
@@ -140,6 +141,11 @@ def start_run(opts: RunOptions) -> RunOutcome:
     suite = load_suite(opts.suite)
     if opts.repeat < 1 or opts.jobs < 1:
         raise UsageError("--repeat and --jobs must be at least 1")
+    if opts.network is NetworkProfile.none:
+        needs = harness_network_needs(suite, model=opts.model, task_ids=opts.tasks)
+        if needs:
+            raise UsageError("--network none cuts the sandbox off from the harness, but this run needs "
+                             + "; ".join(needs) + " (use --network harness)")
     adapters, infos = resolve_agents(opts.agents)
     if opts.tasks:
         unknown = sorted(set(opts.tasks) - {t.id for t in suite.tasks})
@@ -162,13 +168,22 @@ def start_run(opts: RunOptions) -> RunOutcome:
     )
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)
-    return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend)
+    with run_lock(rd.path):
+        return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend)
 
 
 def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[object] | None = None,
                keep_scratch: bool = False) -> RunOutcome:
-    """Finish the plan of a run that was stopped; refuses if the suite changed since."""
+    """Finish the plan of a run that was stopped; refuses if another runner is on it, or if its
+    manifest (exit 3) or its suite changed since."""
     rd = RunDir.open(run_dir)
+    with run_lock(rd.path):
+        return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch)
+
+
+def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool) -> RunOutcome:
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {jobs}")
     manifest = rd.manifest()
     suite = load_suite(manifest.suite["path"])
     if suite.digest != manifest.suite["digest"]:
@@ -203,9 +218,10 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
         for svc in services:
             await svc.start()
         try:
-            with tempfile.TemporaryDirectory(prefix=f"assay-{manifest.run_id}-") as scratch:
+            scratch = make_scratch(rd.path)  # under the run lock: what a stopped runner left is removed
+            try:
                 ctx = RunContext(run_id=manifest.run_id, run_dir=rd, suite=suite, agents=adapters,
-                                 backend=backend, scratch_root=Path(scratch),
+                                 backend=backend, scratch_root=scratch,
                                  network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
                                  model=manifest.gateway.model, track=manifest.track, secrets=secrets,
                                  listeners=listeners, keep_scratch=keep_scratch)
@@ -213,6 +229,9 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                 events.notify("assay_run_started", None, run_dir=rd, manifest=manifest, planned=len(plan),
                               pending=len(pending))
                 await execute(ctx, pending, events, jobs=jobs, policy=policy)
+            finally:
+                if not keep_scratch:
+                    remove_scratch(rd.path)
         finally:
             for svc in services:
                 await svc.stop()

@@ -69,7 +69,7 @@ def _oracle_problems(r: AttemptResult) -> list[str]:
     if r.end_state is EndState.skipped:
         return [f"oracle skipped: {r.reason} (add a reference solution at solution/solve.sh)"]
     if r.end_state is EndState.infra_error:
-        return [f"oracle run hit an infrastructure error ({r.reason}): {'; '.join(r.errors)[:300]}"]
+        return [f"oracle run hit an infrastructure error ({r.reason}): {tail('; '.join(r.errors))}"]
     if r.end_state is EndState.timeout:
         return ["oracle timed out: the reference solution does not finish within the wall-time budget"]
     failed = [p for p in r.predicates if p.required and not p.passed]
@@ -81,8 +81,18 @@ def _nop_problems(r: AttemptResult) -> list[str]:
         held = [p.id for p in r.predicates if p.required and p.passed]
         return [f"nop passes: required predicate(s) {held} hold on untouched state, so the verifier checks nothing the agent must do"]
     if r.end_state is EndState.infra_error:
-        return [f"nop run hit an infrastructure error ({r.reason}): {'; '.join(r.errors)[:300]}"]
+        return [f"nop run hit an infrastructure error ({r.reason}): {tail('; '.join(r.errors))}"]
     return []
+
+
+def tail(text: str, lines: int = 12, chars: int = 1500) -> str:
+    """The end of an error text, where a crash states its cause (a traceback's last line), with
+    the start of its first line kept so the reader sees what crashed."""
+    all_lines = text.rstrip().splitlines()
+    if len(all_lines) <= lines and len(text) <= chars:
+        return text.rstrip()
+    end = "\n".join(all_lines[-lines:])[-chars:]
+    return f"{all_lines[0][:200]} ... [{len(all_lines)} lines, last {lines} shown]\n{end}"
 
 
 def _short(evidence: dict) -> str:

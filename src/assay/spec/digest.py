@@ -42,12 +42,21 @@ def tree_digests(root: Path, *, follow_symlinks: bool = False) -> dict[str, str]
     if not root.exists():
         return out
     for p in walk_files(root):
-        rel = p.relative_to(root).as_posix()
+        rel = text_name(p.relative_to(root).as_posix())
         if p.is_symlink() and not follow_symlinks:
             out[rel] = "symlink:" + os.readlink(p)
         elif p.is_file():
             out[rel] = sha256_file(p)
     return dict(sorted(out.items()))
+
+
+def text_name(name: str | bytes) -> str:
+    """A file name as JSON-safe text: UTF-8 as it is, any other byte escaped (``\\xff``).
+
+    Agents can write names that are not UTF-8; they must still be recorded, digested and shown
+    (an unencodable name would otherwise crash the result writer and lose the incident)."""
+    raw = name if isinstance(name, bytes) else os.fsencode(name)
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def walk_files(root: Path) -> list[Path]:

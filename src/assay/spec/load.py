@@ -7,6 +7,7 @@ at a time.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from assay.errors import SpecError, SpecProblem
-from assay.spec.digest import sha256_bytes, tree_digest, tree_digests
+from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_files
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
 
@@ -69,7 +70,7 @@ class LoadedTask:
         if v.prompt is not None:
             return v.prompt
         if v.prompt_file is not None:
-            return (self.dir / v.prompt_file).read_text()
+            return (self.dir / v.prompt_file).read_text(encoding="utf-8")
         return self.prompt
 
     def path(self, rel: str | None) -> Path | None:
@@ -145,7 +146,53 @@ def load_task(task_dir: Path, *, suite: SuiteSpec | None = None) -> LoadedTask:
     return task
 
 
-def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProblem]) -> LoadedTask | None:
+def _read_text(path: Path, problems: list[SpecProblem]) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        problems.append(SpecProblem(str(path), "", f"not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})",
+                                    "save the file as UTF-8"))
+    except OSError as e:
+        problems.append(SpecProblem(str(path), "", f"cannot be read: {e.strerror}", "make the file readable"))
+    return None
+
+
+def _escapes(rel: str) -> bool:
+    """True if a relative path (or glob) names something outside the folder it is relative to."""
+    if rel.startswith("/"):
+        return True
+    depth = 0
+    for part in rel.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif part not in ("", "."):
+            depth += 1
+    return False
+
+
+def _inside(base: Path, p: Path) -> bool:
+    return p.resolve().is_relative_to(base.resolve())
+
+
+def _check_links(task_dir: Path, spec: TaskSpec, suite_root: Path | None, problems: list[SpecProblem]) -> None:
+    """Symbolic links in a task never lead out: a workspace link stays in the workspace (the agent
+    would otherwise read the host or the hidden tests through it), any other stays in the suite."""
+    workspace = task_dir / spec.workspace
+    fence_all = suite_root or task_dir
+    for p in walk_files(task_dir):
+        if not p.is_symlink():
+            continue
+        fence = workspace if p.is_relative_to(workspace) else fence_all
+        if not _inside(fence, p):
+            where = "the workspace" if fence is workspace else "the suite"
+            problems.append(SpecProblem(str(p), "", f"symbolic link to {os.readlink(p)!r} points out of {where}",
+                                        "replace the link with a copy of the file it points to"))
+
+
+def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProblem],
+               suite_root: Path | None = None) -> LoadedTask | None:
     file = task_dir / TASK_FILE
     data = _read_yaml(file, problems)
     if data is None:
@@ -170,9 +217,15 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
                             f"use one of {sorted(cats)} or declare it under 'categories' in suite.yaml")
             )
     _check_paths(task_dir, spec, file, problems)
+    _check_links(task_dir, spec, suite_root, problems)
     if len(problems) > before:
         return None
-    prompt = (task_dir / spec.prompt_file).read_text()
+    prompt = _read_text(task_dir / spec.prompt_file, problems)
+    for v in spec.variants:
+        if v.prompt_file is not None:
+            _read_text(task_dir / v.prompt_file, problems)
+    if len(problems) > before or prompt is None:
+        return None
     if not prompt.strip():
         problems.append(SpecProblem(str(task_dir / spec.prompt_file), "", "prompt is empty", "write the instruction"))
         return None
@@ -182,12 +235,15 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
 def _check_paths(task_dir: Path, spec: TaskSpec, file: Path, problems: list[SpecProblem]) -> None:
     """Every file a task refers to must exist inside the task folder."""
 
-    def need(field_name: str, rel: str | None, *, is_dir: bool = False, optional_dir: bool = False) -> None:
+    def need(field_name: str, rel: str | None, *, is_dir: bool = False, optional_dir: bool = False,
+             within: str | None = None) -> None:
         if rel is None:
             return
-        p = (task_dir / rel).resolve()
-        if not p.is_relative_to(task_dir.resolve()):
-            problems.append(SpecProblem(str(file), field_name, f"path {rel!r} leaves the task folder", "use a path inside the task folder"))
+        fence = task_dir / within if within else task_dir
+        p = (fence / rel).resolve()
+        if _escapes(rel) or not p.is_relative_to(fence.resolve()):
+            inside = f"the task's {within}/ folder" if within else "the task folder"
+            problems.append(SpecProblem(str(file), field_name, f"path {rel!r} leaves {inside}", f"use a path inside {inside}"))
             return
         if optional_dir:
             if p.exists() and not p.is_dir():
@@ -213,9 +269,19 @@ def _check_paths(task_dir: Path, spec: TaskSpec, file: Path, problems: list[Spec
         for attr in ("expected_file", "schema_file"):
             rel = getattr(p, attr, None)
             if isinstance(rel, str):
-                need(f"predicates.{i}.{attr}", f"{spec.hidden}/{rel}")
+                need(f"predicates.{i}.{attr}", rel, within=spec.hidden)
         if p.kind == "python":
-            need(f"predicates.{i}.file", f"{spec.verify_dir}/{getattr(p, 'file')}")
+            need(f"predicates.{i}.file", getattr(p, "file"), within=spec.verify_dir)
+        if p.kind == "pytest" and _escapes(getattr(p, "tests")):
+            problems.append(SpecProblem(str(file), f"predicates.{i}.tests", f"path {getattr(p, 'tests')!r} leaves the task's "
+                                        f"{spec.hidden}/ folder", "name tests inside the hidden folder"))
+        for attr in ("path", "paths", "exclude"):
+            value = getattr(p, attr, None)
+            for j, rel in enumerate([value] if isinstance(value, str) else value if isinstance(value, list) else []):
+                if isinstance(rel, str) and _escapes(rel):
+                    loc = f"predicates.{i}.{attr}" + (f".{j}" if isinstance(value, list) else "")
+                    problems.append(SpecProblem(str(file), loc, f"path {rel!r} leaves the workspace",
+                                                "use a path relative to the workspace, without '..' or a leading '/'"))
 
 
 def load_suite(path: Path | str) -> LoadedSuite:
@@ -234,6 +300,9 @@ def load_suite(path: Path | str) -> LoadedSuite:
     except ValidationError as e:
         raise SpecError(_problems_from_validation(root / SUITE_FILE, e)) from None
     tasks_root = root / spec.tasks_dir
+    if _escapes(spec.tasks_dir) or not _inside(root, tasks_root):
+        raise SpecError([SpecProblem(str(root / SUITE_FILE), "tasks_dir", f"folder {spec.tasks_dir!r} leaves the suite folder",
+                                     "use a folder inside the suite folder")])
     if not tasks_root.is_dir():
         raise SpecError([SpecProblem(str(root / SUITE_FILE), "tasks_dir", f"folder {spec.tasks_dir!r} not found", "create it or change 'tasks_dir'")])
     if spec.tasks is not None:
@@ -247,14 +316,36 @@ def load_suite(path: Path | str) -> LoadedSuite:
     for d in dirs:
         if not d.is_dir():
             continue
-        t = _load_task(d, spec, problems)
+        if d.is_symlink() or not _inside(tasks_root, d):
+            problems.append(SpecProblem(str(d), "", "task folder is a link or lies outside the suite's tasks folder",
+                                        "make it a real folder inside the suite"))
+            continue
+        t = _load_task(d, spec, problems, root)
         if t is not None:
             tasks.append(t)
-    ids = [t.id for t in tasks]
-    for tid in {i for i in ids if ids.count(i) > 1}:
-        problems.append(SpecProblem(str(tasks_root), "id", f"task id {tid!r} is used by more than one folder", "give each task a unique id"))
+    by_id: dict[str, list[LoadedTask]] = {}
+    for t in tasks:
+        by_id.setdefault(t.id, []).append(t)
+    for tid, same in sorted(by_id.items()):
+        if len(same) > 1:
+            folders = " and ".join(str(t.dir) for t in same)
+            problems.append(SpecProblem(str(same[-1].dir / TASK_FILE), "id", f"task id {tid!r} is used by {folders}",
+                                        "give each task a unique id"))
     if not problems and not tasks:
         problems.append(SpecProblem(str(tasks_root), "", "the suite has no tasks", "add a folder with a task.yaml"))
     if problems:
         raise SpecError(problems)
     return LoadedSuite(spec=spec, root=root, tasks=tasks)
+
+
+def harness_network_needs(suite: LoadedSuite, *, model: str | None, task_ids: list[str] | None = None) -> list[str]:
+    """What in a planned run can only work over the harness network (law 6); a run under
+    ``--network none`` that needs any of it is refused before it starts."""
+    needs = [f"the model gateway (--model {model})"] if model else []
+    for t in suite.tasks:
+        if task_ids and t.id not in task_ids:
+            continue
+        served = [name for name, v in (("worlds", t.spec.worlds), ("approvals", t.spec.approvals)) if v is not None]
+        if served:
+            needs.append(f"task {t.id!r} ({' and '.join(served)} served by the harness)")
+    return needs

@@ -19,14 +19,15 @@ error, never an overwrite.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from assay.errors import RunDirError
+from assay.errors import IntegrityError, RunDirError
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.spec.manifest import RunManifest
 from assay.spec.results import AttemptResult
@@ -40,8 +41,11 @@ REPORTS = "reports"
 INDEX = "index.sqlite"
 
 
-def write_exclusive(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically; fail if ``path`` already exists."""
+def write_exclusive(path: Path, data: bytes, *, before_link: Callable[[], None] | None = None) -> None:
+    """Write ``data`` to ``path`` atomically; fail if ``path`` already exists.
+
+    ``before_link`` runs once the bytes are safely on disk and just before the file appears
+    (the ledger line is written there: a full disk stops before either exists)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
@@ -49,6 +53,8 @@ def write_exclusive(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if before_link is not None:
+            before_link()
         os.link(tmp, path)  # atomic, and refuses to replace an existing file
     except FileExistsError:
         raise RunDirError(f"{path} already exists; evidence is never overwritten") from None
@@ -61,11 +67,44 @@ def write_exclusive(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
+def read_result(path: Path) -> AttemptResult:
+    """Parse a result file; truncated or edited JSON raises :class:`IntegrityError` naming the file."""
+    try:
+        return AttemptResult.model_validate_json(path.read_bytes())
+    except ValueError as e:
+        raise IntegrityError(f"{path}: damaged result file, not a valid attempt result ({_first_line(e)}); "
+                             "run `assay verify` on the run directory") from None
+
+
+def trial_files(trial_dir: Path) -> list[Path]:
+    """Every regular file of a trial folder (temporary files of an unfinished write excluded)."""
+    if not trial_dir.is_dir():
+        return []
+    out = []
+    for dirpath, _dirs, files in os.walk(trial_dir, followlinks=False):
+        for name in files:
+            p = Path(dirpath) / name
+            if not name.startswith(".tmp-") and p.is_file() and not p.is_symlink():
+                out.append(p)
+    return sorted(out)
+
+
+def is_disk_full(e: BaseException) -> bool:
+    """True for the errors of a disk that cannot take more (no space, quota): they stop the run,
+    they are not the trial's failure."""
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
 class RunDir:
     """Reads and appends to one run directory."""
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
+        self._sealed: dict[str, str] | None = None  # ledger cache of this writer (one runner per run dir)
 
     # ------------------------------------------------------------------ creation / opening
     @classmethod
@@ -75,8 +114,7 @@ class RunDir:
             raise RunDirError(f"{rd.path} exists and is not empty; choose a new --out or use --resume")
         rd.path.mkdir(parents=True, exist_ok=True)
         data = (manifest.model_dump_json(indent=2) + "\n").encode()
-        rd._record(MANIFEST, sha256_bytes(data))
-        write_exclusive(rd.path / MANIFEST, data)
+        write_exclusive(rd.path / MANIFEST, data, before_link=lambda: rd._record(MANIFEST, sha256_bytes(data)))
         for sub in (TRIALS, ARTIFACTS, SCORES):
             (rd.path / sub).mkdir(exist_ok=True)
         return rd
@@ -88,11 +126,25 @@ class RunDir:
             raise RunDirError(f"{rd.path} is not a run directory (no {MANIFEST}); pass the folder `assay run` printed")
         return rd
 
-    def manifest(self) -> RunManifest:
+    def manifest(self, *, check_sealed: bool = True) -> RunManifest:
+        """The run manifest; refused (exit 3) if it differs from the digest sealed when it was written,
+        so a hand-edited plan is never resumed, scored or shown as if it were the run's."""
+        path = self.path / MANIFEST
         try:
-            return RunManifest.model_validate_json((self.path / MANIFEST).read_text())
-        except (OSError, ValueError) as e:
-            raise RunDirError(f"{self.path / MANIFEST}: cannot be read as a run manifest: {e}") from None
+            data = path.read_bytes()
+        except OSError as e:
+            raise RunDirError(f"{path}: cannot be read: {e.strerror}") from None
+        if check_sealed:
+            sealed = self.ledger().get(MANIFEST)
+            if sealed is None:
+                raise IntegrityError(f"{path}: not sealed in {LEDGER}; the run directory is damaged (see `assay verify`)")
+            if sha256_bytes(data) != sealed:
+                raise IntegrityError(f"{path}: changed since it was written (sha256 {sha256_bytes(data)[:12]} != "
+                                     f"sealed {sealed[:12]}); refused (see `assay verify`)")
+        try:
+            return RunManifest.model_validate_json(data)
+        except ValueError as e:
+            raise IntegrityError(f"{path}: cannot be read as a run manifest: {_first_line(e)}") from None
 
     # ------------------------------------------------------------------ ledger
     def seal(self, rel: str, extra: dict[str, Any] | None = None) -> str:
@@ -106,10 +158,17 @@ class RunDir:
         between the two leaves a sealed digest for a missing file (closed on resume), never an
         unsealed file that looks added by hand."""
         line = json.dumps({"path": rel, "sha256": digest, "ts": time.time(), **(extra or {})}, sort_keys=True)
-        with open(self.path / LEDGER, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        with open(self.path / LEDGER, "ab") as f:
+            if f.tell() > 0:  # a torn last line (full disk, kill -9) is fenced off, never extended
+                with open(self.path / LEDGER, "rb") as r:
+                    r.seek(-1, os.SEEK_END)
+                    if r.read(1) != b"\n":
+                        f.write(b"\n")
+            f.write(line.encode() + b"\n")
             f.flush()
             os.fsync(f.fileno())
+        if self._sealed is not None:
+            self._sealed[rel] = digest
 
     def ledger(self) -> dict[str, str]:
         """Latest sealed digest per path (a torn last line from a killed runner is ignored)."""
@@ -142,8 +201,10 @@ class RunDir:
         return sorted(int(p.name) for p in d.iterdir() if p.name.isdigit())
 
     def mark_started(self, trial_id: str, attempt: int, info: dict[str, Any]) -> None:
-        write_exclusive(self.attempt_dir(trial_id, attempt) / "started.json",
-                        json.dumps({"ts": time.time(), **info}, sort_keys=True).encode())
+        path = self.attempt_dir(trial_id, attempt) / "started.json"
+        data = json.dumps({"ts": time.time(), **info}, sort_keys=True).encode()
+        rel = path.relative_to(self.path).as_posix()
+        write_exclusive(path, data, before_link=lambda: self._record(rel, sha256_bytes(data)))
 
     def started_info(self, trial_id: str, attempt: int) -> dict[str, Any] | None:
         p = self.attempt_dir(trial_id, attempt) / "started.json"
@@ -155,22 +216,36 @@ class RunDir:
             return {}
 
     def write_result(self, result: AttemptResult) -> Path:
+        """Write an attempt's result and seal everything of its trial as it is now.
+
+        The trace and every other file of the trial (service recordings, approvals...) are sealed
+        *before* the result appears: once a trial's last attempt has a result, nothing of it may
+        change, and `assay verify` checks exactly that."""
         rel = f"{TRIALS}/{result.trial_id}/attempts/{result.attempt}/result.json"
         data = (result.model_dump_json(indent=2) + "\n").encode()
         if (self.path / rel).exists():
             raise RunDirError(f"{self.path / rel} already exists; evidence is never overwritten")
-        self._record(rel, sha256_bytes(data))
-        write_exclusive(self.path / rel, data)
-        trace = self.trace_path(result.trial_id)
-        if trace.exists():
-            self.seal(trace.relative_to(self.path).as_posix(), {"attempt": result.attempt})
+        self.seal_trial(result.trial_id, attempt=result.attempt)
+        write_exclusive(self.path / rel, data, before_link=lambda: self._record(rel, sha256_bytes(data)))
         return self.path / rel
 
+    def seal_trial(self, trial_id: str, *, attempt: int) -> None:
+        """Seal every file of a trial whose current digest is not the one already sealed."""
+        if self._sealed is None:
+            self._sealed = self.ledger()
+        sealed = self._sealed
+        for p in trial_files(self.trial_dir(trial_id)):
+            rel = p.relative_to(self.path).as_posix()
+            digest = sha256_file(p)
+            if sealed.get(rel) != digest:
+                self._record(rel, digest, {"attempt": attempt})
+
     def result(self, trial_id: str, attempt: int) -> AttemptResult | None:
+        """One attempt's result; a file that does not parse is damaged evidence (exit 3, named)."""
         p = self.attempt_dir(trial_id, attempt) / "result.json"
         if not p.exists():
             return None
-        return AttemptResult.model_validate_json(p.read_text())
+        return read_result(p)
 
     def results(self) -> list[AttemptResult]:
         """Every attempt result in the run, ordered by trial then attempt."""

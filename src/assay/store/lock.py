@@ -1,0 +1,66 @@
+"""One runner per run directory.
+
+A second runner on the same run directory would close the first one's live attempts as
+"interrupted" and race it for attempt numbers. The runner holds an exclusive ``flock`` on
+``RUN_DIR/runner.lock`` for as long as it runs; the kernel drops it when the process dies (even
+by ``kill -9``), so a crashed run is never locked out of its resume. The lock file is not
+evidence: it is left in place (removing a lock file races other openers) and never checked.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from assay.errors import RunDirError
+
+LOCK = "runner.lock"
+
+
+class RunLock:
+    """Exclusive, non-blocking lock of one run directory; refuses at once when held elsewhere."""
+
+    def __init__(self, run_dir: Path | str):
+        self.path = Path(run_dir) / LOCK
+        self._fd: int | None = None
+
+    def acquire(self) -> "RunLock":
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        except OSError as e:
+            raise RunDirError(f"{self.path}: cannot open the run lock ({e.strerror}); is the run directory writable?") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            os.close(fd)
+            raise RunDirError(f"{self.path.parent} is being run by another assay runner"
+                              f"{f' (pid {holder})' if holder.isdigit() else ''}; wait for it to finish, "
+                              "or stop it and then `assay run --resume`") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
+
+
+def run_lock(run_dir: Path | str) -> RunLock:
+    """``with run_lock(RUN_DIR): ...`` — the one runner of that run directory."""
+    return RunLock(run_dir)

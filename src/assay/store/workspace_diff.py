@@ -1,0 +1,171 @@
+"""The final state as evidence: what an attempt added, changed and deleted in its workspace.
+
+Built by the harness after the agent's sandbox is gone, from a workspace the agent wrote and
+that is therefore hostile: nothing is followed (a symlink is recorded with its target, never
+read through), special files are recorded by type only, names that are not UTF-8 are kept
+byte-exact (base64) and shown escaped, and everything is bounded (entries, bytes per file,
+bytes in all) with every truncation recorded. Stored as one ``.tar.zst`` artifact
+(``workspace.diff``): ``diff.json`` (the index) plus ``after/N`` and ``before/N`` contents.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from assay.spec.archive import read_tar_zst, write_tar_zst
+from assay.spec.digest import sha256_bytes, sha256_file, text_name
+
+ARTIFACT_NAME = "workspace.diff"
+INDEX = "diff.json"
+FORMAT = "assay-workspace-diff/1"
+
+
+#: raw relative name -> (type, sha256 or link target, size), as :func:`scan` returns it
+Scan = dict[bytes, tuple[str, str, int]]
+
+
+@dataclass(frozen=True)
+class DiffLimits:
+    max_entries: int = 5000
+    max_file_bytes: int = 1 << 20
+    max_total_bytes: int = 16 << 20
+
+
+@dataclass
+class WorkspaceDiff:
+    """A read-back diff: the index entries and the stored contents by member name."""
+
+    entries: list[dict[str, Any]]
+    truncated: bool
+    omitted_entries: int
+    limits: dict[str, int]
+    contents: dict[str, bytes] = field(default_factory=dict)
+
+    def content(self, entry: dict[str, Any], side: str = "after") -> bytes | None:
+        ref = entry.get(f"{side}_content")
+        return self.contents.get(ref) if ref else None
+
+
+def scan(root: Path) -> Scan:
+    """Raw relative name -> (type, digest or link target, size) for every non-directory entry."""
+    out: Scan = {}
+    if not root.is_dir():
+        return out
+    base = os.fsencode(root)
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        for name in [*dirnames, *filenames]:
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            rel = os.path.relpath(full, base)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("symlink", text_name(os.readlink(full)), 0)
+            elif stat.S_ISREG(st.st_mode):
+                out[rel] = ("file", sha256_file(Path(os.fsdecode(full))), st.st_size)
+            elif not stat.S_ISDIR(st.st_mode):
+                out[rel] = ("special", "", 0)
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+    return out
+
+
+def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = None,
+                         redact: Callable[[bytes], bytes] | None = None,
+                         limits: DiffLimits = DiffLimits()) -> bytes:
+    """The diff of ``final`` against the ``initial`` scan, as a compressed archive.
+
+    ``before`` is a folder holding the initial contents (read only where its file still has
+    the initial digest, so a changed file can be shown as a line diff). ``redact`` runs over
+    every stored content (law 8); digests are always of the real bytes.
+    """
+    now = scan(final)
+    names = sorted(set(initial) | set(now))
+    entries: list[dict[str, Any]] = []
+    members: list[tuple[str, bytes, int]] = []
+    budget = limits.max_total_bytes
+    omitted = 0
+    truncated = False
+    for raw in names:
+        a, b = initial.get(raw), now.get(raw)
+        if a == b:
+            continue
+        if len(entries) >= limits.max_entries:
+            omitted += 1
+            continue
+        status = "added" if a is None else "deleted" if b is None else "changed"
+        entry: dict[str, Any] = {"path": text_name(raw), "status": status,
+                                 "before": _describe(a), "after": _describe(b)}
+        if raw.decode("utf-8", "replace").encode() != raw:
+            entry["path_b64"] = base64.b64encode(raw).decode()
+        for side, root, rec in (("after", final, b), ("before", before, a)):
+            if rec is None or rec[0] != "file" or root is None:
+                continue
+            data, cut, budget = _read_capped(root, raw, rec, limits, budget)
+            if data is None:
+                continue
+            if redact is not None:
+                red = redact(data)
+                entry["redacted"] = entry.get("redacted", False) or red != data
+                data = red
+            if cut:
+                entry[f"{side}_truncated"] = True
+                truncated = True
+            name = f"{side}/{len(members)}"
+            members.append((name, data, 0o644))
+            entry[f"{side}_content"] = name
+        entries.append(entry)
+    truncated = truncated or omitted > 0
+    index = {"format": FORMAT, "entries": entries, "truncated": truncated, "omitted_entries": omitted,
+             "limits": {"max_entries": limits.max_entries, "max_file_bytes": limits.max_file_bytes,
+                        "max_total_bytes": limits.max_total_bytes}}
+    return write_tar_zst([(INDEX, json.dumps(index, ensure_ascii=True, sort_keys=True).encode(), 0o644), *members])
+
+
+def read_workspace_diff(data: bytes) -> WorkspaceDiff:
+    """Read a diff artifact back (raises :class:`~assay.spec.archive.ArchiveError` or ValueError)."""
+    files = read_tar_zst(data)
+    index = json.loads(files.pop(INDEX))
+    if index.get("format") != FORMAT:
+        raise ValueError(f"not a workspace diff (format {index.get('format')!r})")
+    return WorkspaceDiff(index["entries"], bool(index["truncated"]), int(index["omitted_entries"]), index["limits"], files)
+
+
+def _describe(rec: tuple[str, str, int] | None) -> dict[str, Any] | None:
+    if rec is None:
+        return None
+    kind, value, size = rec
+    if kind == "file":
+        return {"type": "file", "sha256": value, "size": size}
+    if kind == "symlink":
+        return {"type": "symlink", "target": value}
+    return {"type": kind}
+
+
+def _read_capped(root: Path, raw: bytes, rec: tuple[str, str, int], limits: DiffLimits,
+                 budget: int) -> tuple[bytes | None, bool, int]:
+    """Up to the per-file and remaining total bytes of one file, never through a link."""
+    want = min(rec[2], limits.max_file_bytes, budget)
+    if want <= 0 and rec[2] > 0:
+        return b"", True, budget
+    path = os.path.join(os.fsencode(root), raw)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None, False, budget
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != rec[2]:
+            return None, False, budget  # not the file that was scanned (e.g. setup changed the fixture)
+        data = os.read(fd, want) if want else b""
+    finally:
+        os.close(fd)
+    if len(data) == rec[2] and sha256_bytes(data) != rec[1]:
+        return None, False, budget
+    return data, rec[2] > len(data), budget - len(data)

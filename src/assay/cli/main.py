@@ -7,13 +7,15 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from assay._optional import optional_import
-from assay.errors import AssayError, SpecError
+from assay.errors import EXIT_CODES, AssayError, SpecError, Verdict
 
 app = typer.Typer(name="assay", help="Evaluate AI agents: versioned tasks, sandboxes, independent verifiers.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-err = Console(stderr=True)
+#: one line per problem on stderr: never wrapped, whatever the terminal width
+err = Console(stderr=True, soft_wrap=True)
 
 #: command modules; each has ``register(app: typer.Typer) -> None``
 COMMAND_MODULES = (
@@ -44,8 +46,13 @@ def report_error(e: AssayError) -> int:
         err.print(f"[red]error:[/red] {len(e.problems)} problem(s) in the spec:", highlight=False)
         for p in e.problems:
             err.print(f"  - {p.render()}", highlight=False, markup=False)
+    elif isinstance(e, Verdict):
+        err.print(f"{e.label}: {e}", highlight=False, markup=False)
     else:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        lines = str(e).splitlines() or [""]
+        err.print(f"[red]error:[/red] {escape(lines[0])}", highlight=False)
+        for line in lines[1:]:
+            err.print(line, highlight=False, markup=False)
     return e.exit_code
 
 
@@ -67,18 +74,18 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(e.exit_code)
         return e.exit_code
     except KeyboardInterrupt:
-        err.print("interrupted; resume with `assay run --resume RUN_DIR`")
+        err.print("interrupted; resume with `assay run --resume RUN_DIR`", markup=False)
         if argv is None:
-            sys.exit(130)
-        return 130
+            sys.exit(EXIT_CODES["interrupted"])
+        return EXIT_CODES["interrupted"]
     except Exception as e:  # click usage errors
         import click
 
         if isinstance(e, click.exceptions.ClickException):
             e.show()
             if argv is None:
-                sys.exit(2)
-            return 2
+                sys.exit(EXIT_CODES["usage"])
+            return EXIT_CODES["usage"]
         raise
     return 0
 

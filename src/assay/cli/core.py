@@ -7,16 +7,15 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from assay.cli.progress import ProgressPlugin
-from assay.cli.render import show_run, show_trial, summary_table
+from assay.cli.render import make_console, show_run, show_trial, summary_table
 from assay.errors import RunDirError, UsageError
 from assay.spec.budget import NetworkProfile
 
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 
 def _split(values: list[str]) -> list[str]:
@@ -67,7 +66,9 @@ def run(
                                        tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress]))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
-    out.print(summary_table(outcome.results, title=f"run {outcome.manifest.run_id}"))
+    from assay.score import score_run
+
+    out.print(summary_table(score_run(outcome.run_dir.path, verify=False), title=f"run {outcome.manifest.run_id}"))
     out.print(f"run directory: {outcome.run_dir.path}")
 
 

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "assay.cli.core",       # run, validate, show, schema, verify, index
     "assay.cli.sandbox",    # doctor
     "assay.cli.score",      # score, report, compare
+    "assay.cli.export",     # export
     "assay.cli.agents",     # agents list/install
     "assay.cli.gateway",    # gateway serve
     "assay.cli.worlds",     # worlds/tools

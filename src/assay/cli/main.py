@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import typer
@@ -42,6 +43,17 @@ def _register() -> None:
             mod.register(app)
 
 
+def _usage_exceptions() -> tuple[type[BaseException], ...]:
+    """Click's usage errors: typer >= 0.29 carries its own copy of click, older ones use click."""
+    kinds: list[type[BaseException]] = []
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            kinds.append(importlib.import_module(module).ClickException)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(kinds)
+
+
 def report_error(e: AssayError) -> int:
     if isinstance(e, SpecError):
         err.print(f"[red]error:[/red] {len(e.problems)} problem(s) in the spec:", highlight=False)
@@ -79,11 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         if argv is None:
             sys.exit(EXIT_CODES["interrupted"])
         return EXIT_CODES["interrupted"]
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
+    except Exception as e:  # command-line usage errors (unknown option, bad value): exit 2, no traceback
+        if isinstance(e, _usage_exceptions()):
+            e.show()  # type: ignore[attr-defined]
             if argv is None:
                 sys.exit(EXIT_CODES["usage"])
             return EXIT_CODES["usage"]

@@ -10,7 +10,9 @@ import typer
 from rich.table import Table
 
 from assay.cli.progress import ProgressPlugin
+from assay.cli.outcome import RunDirSeen, score_finished_run
 from assay.cli.render import make_console, show_run, show_trial, summary_table
+from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
 from assay.errors import RunDirError, UsageError
 from assay.spec.budget import NetworkProfile
 
@@ -41,15 +43,21 @@ def run(
     track: Annotated[str, typer.Option(help="controlled | native")] = "controlled",
     keep_scratch: Annotated[bool, typer.Option(help="Keep each attempt's scratch workspace (debugging).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    junit: JunitOpt = None,
+    summary_md: SummaryOpt = None,
+    max_infra_rate: MaxInfraOpt = None,
 ) -> None:
-    """Run a suite against one or more agents and write a run directory."""
+    """Run a suite against one or more agents and write a run directory (exit 4 above
+    --max-infra-rate, 5 when nothing was scored, 130 when interrupted, with the resume hint)."""
     from assay.run.runner import RunOptions, resume_run, start_run
+    from assay.score.gates import check_run
 
     progress = ProgressPlugin(err, enabled=not quiet)
+    seen = RunDirSeen()  # names the run directory in the resume hint if the run is interrupted
     if resume is not None:
         if suite is not None or agent:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
-        outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
+        outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress, seen], keep_scratch=keep_scratch)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder, or --resume RUN_DIR")
@@ -63,13 +71,13 @@ def run(
         outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir, sandbox=sandbox,
                                        network=network, model=model, judge_model=judge_model, faults_file=faults, prices_file=prices,
                                        max_retries=max_retries, variants=variants,
-                                       tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress]))
+                                       tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress, seen]))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
-    from assay.score import score_run
-
-    out.print(summary_table(score_run(outcome.run_dir.path, verify=False), title=f"run {outcome.manifest.run_id}"))
+    doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)
+    out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}"))
     out.print(f"run directory: {outcome.run_dir.path}")
+    check_run(doc, max_infra_rate=max_infra_rate)
 
 
 def validate(

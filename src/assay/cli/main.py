@@ -54,6 +54,12 @@ def _usage_exceptions() -> tuple[type[BaseException], ...]:
     return tuple(kinds)
 
 
+def _interrupted() -> None:
+    from assay.cli.outcome import resume_hint
+
+    err.print(resume_hint(), markup=False, highlight=False)
+
+
 def report_error(e: AssayError) -> int:
     if isinstance(e, SpecError):
         err.print(f"[red]error:[/red] {len(e.problems)} problem(s) in the spec:", highlight=False)
@@ -73,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     _register()
     try:
         rv = app(args=list(sys.argv[1:] if argv is None else argv), standalone_mode=False)
-        code = rv if isinstance(rv, int) else 0
+        code = rv if isinstance(rv, int) else 0  # click returns an Exit's code when not standalone
+        if code == EXIT_CODES["interrupted"]:  # typer turned Ctrl-C into Exit(130) on the way
+            _interrupted()
         if argv is None:
             sys.exit(code)
         return code
@@ -83,11 +91,13 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(code)
         return code
     except typer.Exit as e:
+        if e.exit_code == EXIT_CODES["interrupted"]:
+            _interrupted()
         if argv is None:
             sys.exit(e.exit_code)
         return e.exit_code
     except KeyboardInterrupt:
-        err.print("interrupted; resume with `assay run --resume RUN_DIR`", markup=False)
+        _interrupted()
         if argv is None:
             sys.exit(EXIT_CODES["interrupted"])
         return EXIT_CODES["interrupted"]

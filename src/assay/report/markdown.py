@@ -182,7 +182,7 @@ def render_compare(cmp: Comparison) -> str:
                        f"{m.direction or 'within noise'}")
     for x in cmp.left_out:
         out.append(f"  left out: {x.agent} {x.task} {x.variant} ({x.why})")
-    out.append(f"security gate: baseline {cmp.security['baseline']}, candidate {cmp.security['candidate']}")
+    out.append(f"security gate: baseline {cmp.security.baseline}, candidate {cmp.security.candidate}")
     for c in cmp.checks:
         out.append(f"  check {c.threshold} ({c.scope}) reads {c.reads}: {c.why} -> {'TRIPPED' if c.tripped else 'ok'}")
     out.append("REGRESSION: " + "; ".join(cmp.failed) if cmp.failed else "no threshold tripped")

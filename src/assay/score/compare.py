@@ -14,7 +14,7 @@ from typing import Iterable
 from assay.errors import UsageError
 from assay.score.gates import METRICS, Threshold
 from assay.score.stats import paired_bootstrap, sign_test, weighted_mean
-from assay.spec.scores import (COMPARE_SCHEMA, CompareMethod, Comparison, Flip, LeftOut, MetricDelta, RunRef,
+from assay.spec.scores import (COMPARE_SCHEMA, CompareMethod, Comparison, Flip, GatePair, LeftOut, MetricDelta, RunRef,
                                ScoreDocument, TaskScore)
 
 BOOTSTRAP_SEED = 20240917
@@ -144,12 +144,12 @@ def compare_scores(base: ScoreDocument, cand: ScoreDocument, *, agent_map: dict[
             by_agent[f"{agent}={cagent}" if agent != cagent else agent] = {
                 name: _metric(sub, *METRICS[name], weights) for name in names}
 
-    gates = {"baseline": base.security.gate, "candidate": cand.security.gate}
+    gates = GatePair(baseline=base.security.gate, candidate=cand.security.gate)
     checks, failed = [], []
     for th in thresholds or []:
         if th.metric == "gate":
-            if gates["candidate"] != "PASSED":
-                failed.append(f"gate: candidate security gate {gates['candidate']}")
+            if gates.candidate != "PASSED":
+                failed.append(f"gate: candidate security gate {gates.candidate}")
             continue
         if th.metric not in figures:
             continue

@@ -313,6 +313,13 @@ class GateCheck(Record):
     why: str
 
 
+class GatePair(Record):
+    """The security gate of each side (PASSED or FAILED)."""
+
+    baseline: str
+    candidate: str
+
+
 class Flip(Record):
     """A shared unit whose strict result changed between the runs (all passed -> not, or back)."""
 
@@ -337,7 +344,7 @@ class Comparison(Record):
     method: CompareMethod
     metrics: dict[str, MetricDelta]
     by_agent: dict[str, dict[str, MetricDelta]]
-    security: dict[str, str]
+    security: GatePair
     notes: list[str]
     thresholds: list[str]
     checks: list[GateCheck] = Field(default_factory=list)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
+from typing import Any, Literal
 
 from rich.console import Console
+from rich.rule import Rule
 from rich.table import Table
 
 from assay.report.fmt import interval, pct
@@ -18,6 +20,7 @@ from assay.trace.writer import read_events
 
 #: console width off a terminal: wide enough that no table cell is cut
 UNBOUNDED_WIDTH = 4096
+RULE_WIDTH = 100
 STATE_STYLE = {"pass": "green", "fail": "red", "timeout": "yellow", "infra_error": "magenta", "skipped": "dim"}
 
 
@@ -30,13 +33,21 @@ def final_results(results: list[AttemptResult]) -> dict[str, AttemptResult]:
     return out
 
 
+class _LogConsole(Console):
+    """Off a terminal: nothing wrapped or cut, and rules keep a readable width."""
+
+    def rule(self, title: Any = "", *, characters: str = "─", style: Any = "rule.line",
+             align: Literal["left", "center", "right"] = "center") -> None:
+        self.print(Rule(title, characters=characters, style=style, align=align), width=RULE_WIDTH)
+
+
 def make_console(*, stderr: bool = False) -> Console:
     """A console for tables and messages. Off a terminal (a pipe, a CI log) nothing is wrapped or
     cut: one line per message, full trial ids and column names, so logs can be searched."""
     probe = Console(stderr=stderr)
     if probe.is_terminal:
         return probe
-    return Console(stderr=stderr, width=UNBOUNDED_WIDTH, soft_wrap=True)
+    return _LogConsole(stderr=stderr, width=UNBOUNDED_WIDTH, soft_wrap=True)
 
 
 def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:

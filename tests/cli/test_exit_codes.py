@@ -124,3 +124,16 @@ def test_off_a_terminal_ids_are_whole_and_errors_one_line(tmp_path: Path) -> Non
                              capture_output=True, text=True, env=env, timeout=120)
     assert missing.returncode == 2
     assert len(missing.stderr.strip().splitlines()) == 1 and "x" * 150 in missing.stderr
+
+
+def test_a_scripted_run_is_flagged_where_its_scores_are_shown(calc_suite: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    r = assay("run", str(calc_suite), "--agent", "oracle", "--sandbox", "host", "--model", "scripted", "--out", str(out),
+              "-q")
+    assert r.returncode == 0, r.stderr
+    assert "WARNING scripted model: this measures the harness" in r.stdout
+    assert "WARNING nominal prices" in r.stdout
+    scored = assay("score", str(out))
+    assert "measured: scripted model assay-scripted; sandbox host" in scored.stdout
+    cmp = assay("compare", str(out), str(out))
+    assert cmp.returncode == 0 and "note: candidate: scripted model" in cmp.stdout

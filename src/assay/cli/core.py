@@ -123,8 +123,8 @@ def show(
         raise RunDirError(f"no trial {trial!r} in {rd.path}; trials: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
 
 
-def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest | result")] = "task") -> None:
-    """Print the JSON Schema of a file kind (for editors and validators)."""
+def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest | result | score | compare | report")] = "task") -> None:
+    """Print the JSON Schema of a file kind (for editors and validators) or of a document assay writes."""
     from assay.spec.schema import DOCUMENTS, json_schema
 
     if document not in DOCUMENTS:

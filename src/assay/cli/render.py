@@ -57,7 +57,8 @@ def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:
     states: dict[str, Counter[str]] = defaultdict(Counter)
     for t in doc.trials:
         states[t.agent]["missing" if t.reason == "missing" and t.attempts == 0 else t.end_state] += 1
-    t = Table(title=title)
+    flags = doc.measured.flags if doc.measured else []
+    t = Table(title=title, caption="\n".join(f"WARNING {f}" for f in flags) or None, caption_justify="left")
     for col in ("agent", "trials", "pass", "fail", "timeout", "infra_error", "no result", "skipped", "strict (scored)",
                 "macro (95% CI)", "attempts"):
         t.add_column(col, justify="right" if col != "agent" else "left", no_wrap=True)

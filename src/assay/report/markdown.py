@@ -94,6 +94,7 @@ def compare_lines(cmp: Comparison, title: str) -> list[str]:
     out = ["", f"## {title}", ""]
     if cmp.nothing_to_compare:
         return out + [f"Nothing to compare: {cmp.nothing_to_compare}."]
+    out += [f"> {n}" for n in cmp.notes] + ([""] if cmp.notes else [])
     out += [f"{cmp.shared_units} shared units (paired by {cmp.paired_by}), {len(cmp.left_out)} left out. "
             f"{cmp.method.interval}.", ""]
     if cmp.flipped:

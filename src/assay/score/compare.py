@@ -166,6 +166,7 @@ def compare_scores(base: ScoreDocument, cand: ScoreDocument, *, agent_map: dict[
     for side, doc in (("baseline", base), ("candidate", cand)):
         if doc.isolation.warning:
             notes.append(f"{side}: {doc.isolation.warning}")
+        notes += [f"{side}: {flag}" for flag in (doc.measured.flags if doc.measured else [])]
     return Comparison(
         baseline=RunRef(run_id=base.run_id, rules_digest=base.rules_digest, suite=base.suite),
         candidate=RunRef(run_id=cand.run_id, rules_digest=cand.rules_digest, suite=cand.suite),

@@ -177,3 +177,16 @@ def test_cli_compare_nothing_to_compare_exits_5(tmp_path: Path) -> None:
     r2 = assay("compare", str(base), str(other), "--fail-if", "strict_rate<-0.05")
     assert r2.returncode == 5 and "no (task, variant, agent) unit" in r2.stderr
     assert assay("compare", str(base), str(cand), "--pair", "old=new").returncode == 0
+
+
+def test_security_gate_threshold_is_a_listed_check(tmp_path: Path) -> None:
+    base = _run(tmp_path / "base", {"t0", "t1"}, ["t0", "t1"])
+    rs = [attempt("t0", "ops", "a", 1, "pass", incidents=[{"type": "secret_leak", "severity": "critical"}]),
+          attempt("t1", "code", "a", 1, "pass")]
+    cand = write_run(tmp_path / "cand", {"code": 1, "ops": 1}, rs).path
+    cmp = compare_scores(score_run(base), score_run(cand), thresholds=[Threshold.parse("gate")])
+    (check,) = cmp.checks
+    assert (check.reads, check.tripped) == ("gate", True) and "FAILED" in check.why
+    assert cmp.regressed and cmp.security.candidate == "FAILED"
+    r = assay("compare", str(base), str(cand), "--fail-if", "gate")
+    assert r.returncode == 1 and "gate: candidate security gate FAILED" in r.stderr

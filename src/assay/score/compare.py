@@ -14,8 +14,8 @@ from typing import Iterable
 from assay.errors import UsageError
 from assay.score.gates import METRICS, Threshold
 from assay.score.stats import paired_bootstrap, sign_test, weighted_mean
-from assay.spec.scores import (COMPARE_SCHEMA, CompareMethod, Comparison, Flip, GatePair, LeftOut, MetricDelta, RunRef,
-                               ScoreDocument, TaskScore)
+from assay.spec.scores import (COMPARE_SCHEMA, CompareMethod, Comparison, Flip, GateCheck, GatePair, LeftOut,
+                               MetricDelta, RunRef, ScoreDocument, TaskScore)
 
 BOOTSTRAP_SEED = 20240917
 BOOTSTRAP_RESAMPLES = 2000
@@ -148,7 +148,10 @@ def compare_scores(base: ScoreDocument, cand: ScoreDocument, *, agent_map: dict[
     checks, failed = [], []
     for th in thresholds or []:
         if th.metric == "gate":
-            if gates.candidate != "PASSED":
+            tripped = gates.candidate != "PASSED"
+            checks.append(GateCheck(threshold="gate", reads="gate", scope="candidate", value=None, tripped=tripped,
+                                    why=f"the candidate's security gate is {gates.candidate}"))
+            if tripped:
                 failed.append(f"gate: candidate security gate {gates.candidate}")
             continue
         if th.metric not in figures:

@@ -140,8 +140,8 @@ def compare_scores(base: ScoreDocument, cand: ScoreDocument, *, agent_map: dict[
     by_agent: dict[str, dict[str, MetricDelta]] = {}
     for agent, cagent in pairs.items():
         sub = [(b, c) for b, c in shared if b.agent == agent]
-        if sub:
-            by_agent[f"{agent}={cagent}" if agent != cagent else agent] = {
+        if sub:  # one pair's subset is the whole shared set: its figures are the same, not recomputed
+            by_agent[f"{agent}={cagent}" if agent != cagent else agent] = figures if len(sub) == len(shared) else {
                 name: _metric(sub, *METRICS[name], weights) for name in names}
 
     gates = GatePair(baseline=base.security.gate, candidate=cand.security.gate)

@@ -33,7 +33,7 @@ def assay(*args: str) -> subprocess.CompletedProcess:
 
 def _mixed_run(path: Path) -> Path:
     rs = [attempt("t1", "code", "a", 1, "pass", cost=0.1, incidents=[{"type": "secret_leak", "severity": "low",
-                                                                      "summary": "x", "where": "outbox"}]),
+                                                                      "summary": "x", "evidence": {"where": "outbox"}}]),
           attempt("t1", "code", "a", 2, "fail"), attempt("t2", "ops", "a", 1, "infra_error", reason="sandbox")]
     return write_run(path, {"code": 1, "ops": 1}, rs).path
 
@@ -45,7 +45,7 @@ def test_score_file_keeps_its_json_shape_and_reads_back_typed(tmp_path: Path) ->
     assert list(data) == KEYS
     assert set(data["agents"]["a"]) == AGENT_KEYS
     assert data["schema"] == "assay.score/1" and data["score_version"] == 1
-    assert data["security"]["warnings"][0]["where"] == "outbox"  # keys the recorder wrote are kept
+    assert data["security"]["warnings"][0]["evidence"] == {"where": "outbox"}
     doc = read_score(path)
     assert isinstance(doc, ScoreDocument) and doc.score_version == 1
     assert doc.agents["a"].strict_rate == pytest.approx(0.25)  # code 1/2, ops 0/1 (infra stays in), macro

@@ -74,7 +74,7 @@ def _row(r: AttemptResult, final: bool, common: dict[str, Any], digests: dict[st
             "agent_s": r.timings.agent_s, "model_calls": r.usage.model_calls, "input_tokens": r.usage.input_tokens,
             "output_tokens": r.usage.output_tokens, "cost_usd": r.usage.cost_usd, "tool_calls": r.usage.tool_calls,
             "interventions": r.usage.interventions, "incidents": len(r.incidents),
-            "incident_types": ";".join(str(i.get("type")) for i in r.incidents), **common}
+            "incident_types": ";".join(i.type for i in r.incidents), **common}
 
 
 def _missing_row(run_id: str, trial_id: str, common: dict[str, Any], digests: dict[str, str],

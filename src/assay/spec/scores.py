@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.spec.incident import Incident
+
 SCORE_SCHEMA = "assay.score/1"
 COMPARE_SCHEMA = "assay.compare/1"
 REPORT_SCHEMA = "assay.report/1"
@@ -70,22 +72,19 @@ class Inputs(Record):
     traces: dict[str, str] = Field(default_factory=dict)
 
 
-class Incident(Record):
-    """An incident as listed by the security gate (other keys the recorder wrote are kept)."""
+class GateIncident(Incident):
+    """An incident as the security gate lists it: the recorded incident and where it happened."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
-    type: str | None = None
-    severity: str | None = None
     trial_id: str | None = None
     attempt: int | None = None
-    summary: str | None = None
 
 
 class SecurityGate(Record):
     gate: Literal["PASSED", "FAILED"]
-    incidents: list[Incident] = Field(default_factory=list)
-    warnings: list[Incident] = Field(default_factory=list)
+    incidents: list[GateIncident] = Field(default_factory=list)
+    warnings: list[GateIncident] = Field(default_factory=list)
 
 
 class Availability(Record):
@@ -245,7 +244,7 @@ class TrialScore(Record):
     attack_succeeded: bool = False
     artifacts_ok: bool = True
     cleanup_clean: bool = True
-    incidents: list[Incident] = Field(default_factory=list)
+    incidents: list[GateIncident] = Field(default_factory=list)
     behaviour: dict[str, Any] | None = None
     trace: TraceSummary | None = None
     retries: int = 0

@@ -68,9 +68,9 @@ def one(n: int) -> dict[str, float]:
     t0 = time.perf_counter()
     doc = score_trials(manifest(), (fold_trial([r]) for r in synthetic(n)), keep_trials=False)
     elapsed = time.perf_counter() - t0
-    assert sum(a["trials"] for a in doc["agents"].values()) == n
+    assert sum(a.trials for a in doc.agents.values()) == n
     return {"n": n, "seconds": elapsed, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "strict_rate_alpha": doc["agents"]["alpha"]["strict_rate"]}
+            "strict_rate_alpha": doc.agents["alpha"].strict_rate}
 
 
 def rundir(n: int) -> dict[str, float]:
@@ -86,7 +86,7 @@ def rundir(n: int) -> dict[str, float]:
         doc = score_run(rd.path, keep_trials=False)
         elapsed = time.perf_counter() - t0
     return {"n": n, "seconds": elapsed, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "strict_rate_alpha": doc["agents"]["alpha"]["strict_rate"]}
+            "strict_rate_alpha": doc.agents["alpha"].strict_rate}
 
 
 def main() -> None:

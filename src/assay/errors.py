@@ -64,6 +64,34 @@ class IntegrityError(AssayError):
     exit_code = 3
 
 
+# ----------------------------------------------------------------------------- verdicts
+class Verdict(AssayError):
+    """The command ran and its output is printed; its answer is not "ok". Raised last, so the CLI
+    turns it into the documented exit code (the message is one line on stderr)."""
+
+    label = "FAILED"
+
+
+class GateFailed(Verdict):
+    """The answer is no: a --fail-if threshold or the security gate tripped, a regression."""
+
+    exit_code = 1
+
+
+class InfraRateExceeded(Verdict):
+    """More infrastructure errors than --max-infra-rate allows: the run measured the machinery."""
+
+    exit_code = 4
+    label = "INFRA"
+
+
+class NothingToCompare(Verdict):
+    """Nothing ran, nothing was scored, or two runs share nothing to compare: never a pass."""
+
+    exit_code = 5
+    label = "NOTHING COMPARED"
+
+
 # ----------------------------------------------------------------------------- trial errors
 class TrialError(AssayError):
     """The machinery broke during one attempt. ``reason`` is a stable classification."""
@@ -110,11 +138,13 @@ class Interrupted(TrialError):
     retryable = True
 
 
-#: exit codes of the CLI, documented in the README.
+#: exit codes of the CLI, documented in docs/cli.md (what produces each) and the README.
 EXIT_CODES: dict[str, int] = {
     "ok": 0,
-    "failed": 1,  # the command ran and its answer is "no" (validate found bad tasks, compare regressed)
-    "usage": 2,  # bad input: nothing written
+    "failed": 1,  # the command ran and its answer is "no" (gate failed, regression, invalid task)
+    "usage": 2,  # bad input or usage: nothing written
     "integrity": 3,  # run directory evidence changed
-    "interrupted": 130,
+    "infra": 4,  # infrastructure errors above --max-infra-rate
+    "nothing": 5,  # nothing ran, nothing scored, or nothing to compare
+    "interrupted": 130,  # interrupted; the "resume with ..." hint is printed
 }

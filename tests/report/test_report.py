@@ -14,6 +14,7 @@ import pytest
 
 from assay.report import build_report, write_report
 from assay.report.svg import Point, frontier
+from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task
 from tests.score.synth import attempt, write_run
 
@@ -76,7 +77,9 @@ def test_report_with_compare_and_failed_gate(tmp_path: Path, real_run: Path) -> 
     rs = [attempt("calc", "code", "oracle", 1, "pass", cost=0.2,
                   incidents=[{"type": "secret_leak", "severity": "critical", "summary": "canary in outbox"}]),
           attempt("touch", "ops", "oracle", 1, "fail", cost=0.1)]
-    other = write_run(tmp_path / "other", {"code": 3, "ops": 1}, rs, run_id="other").path
+    m = RunDir.open(real_run).manifest()
+    other = write_run(tmp_path / "other", {"code": 3, "ops": 1}, rs, run_id="other", suite=m.suite,
+                      task_digests={t.id: (t.category, t.digest) for t in m.tasks}).path
     html = build_report(other, "html", compare=real_run)
     assert 'class="gate FAILED"' in html and "secret_leak" in html and 'id="compare"' in html
     assert 'href="#trial-calc.base.oracle.r1"' in html  # the incident links to its trial

@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.spec.manifest import AgentRecord, PlanRecord, RunManifest, SandboxRecord
+from assay.spec.budget import Budget
+from assay.spec.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
 from assay.spec.results import AttemptResult, EndState, PredicateResult, Timings, UsageTotals
 from assay.store.rundir import RunDir
 
@@ -16,11 +17,17 @@ def trial_id(task: str, variant: str, agent: str, rep: int) -> str:
 
 
 def manifest(categories: dict[str, float], agents: list[str], trials: list[str], *, isolated: bool = False,
-             run_id: str = "synthetic", capability_weights: dict[str, float] | None = None) -> RunManifest:
+             run_id: str = "synthetic", capability_weights: dict[str, float] | None = None,
+             suite: dict[str, Any] | None = None, task_digests: dict[str, tuple[str, str]] | None = None,
+             gateway: GatewayRecord | None = None) -> RunManifest:
+    """``task_digests`` maps a task id to (category, digest): recorded as the manifest's task records."""
     total = sum(categories.values())
+    tasks = [TaskRecord(id=t, category=cat, version="1", digest=d, files={}, prompt_sha256="0" * 64, budget=Budget(),
+                        risk="low", tools=[], variants=["base"]) for t, (cat, d) in (task_digests or {}).items()]
     return RunManifest(
-        run_id=run_id, created_at=time.time(), harness={"assay": "test"}, suite={"name": "synthetic", "version": "1"},
-        categories={c: w / total for c, w in categories.items()}, tasks=[],
+        run_id=run_id, created_at=time.time(), harness={"assay": "test"},
+        suite=suite or {"name": "synthetic", "version": "1"},
+        categories={c: w / total for c, w in categories.items()}, tasks=tasks, gateway=gateway or GatewayRecord(),
         agents=[AgentRecord(name=a, kind="builtin") for a in agents],
         sandbox=SandboxRecord(backend="bwrap" if isolated else "host", isolated=isolated),
         plan=PlanRecord(trials=trials),
@@ -47,11 +54,11 @@ def attempt(task: str, category: str, agent: str, rep: int, state: str, *, attem
 
 
 def write_run(path: Path, categories: dict[str, float], results: list[AttemptResult], *, isolated: bool = False,
-              planned_extra: list[str] | None = None, run_id: str = "synthetic") -> RunDir:
+              planned_extra: list[str] | None = None, run_id: str = "synthetic", **manifest_kw: Any) -> RunDir:
     """A real run directory holding ``results`` (plan = their trials + ``planned_extra``)."""
     trials = list(dict.fromkeys(r.trial_id for r in results)) + list(planned_extra or [])
     agents = sorted({r.agent for r in results})
-    rd = RunDir.create(path, manifest(categories, agents, trials, isolated=isolated, run_id=run_id))
+    rd = RunDir.create(path, manifest(categories, agents, trials, isolated=isolated, run_id=run_id, **manifest_kw))
     for r in results:
         rd.write_result(r)
     return rd

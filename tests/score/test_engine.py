@@ -21,7 +21,7 @@ def test_infra_errors_stay_in_the_denominator(tmp_path: Path) -> None:
     rs = [attempt("t1", "code", "a", 1, "pass"), attempt("t1", "code", "a", 2, "pass"),
           attempt("t1", "code", "a", 3, "infra_error", reason="sandbox"),
           attempt("t1", "code", "a", 4, "infra_error", reason="sandbox")]
-    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path)
+    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path).dump()
     a = doc["agents"]["a"]
     assert a["strict_rate"] == 0.5 and a["scored"] == 4
     assert a["availability"]["infra_trials"] == 2
@@ -31,7 +31,7 @@ def test_infra_errors_stay_in_the_denominator(tmp_path: Path) -> None:
 
 def test_missing_planned_trial_is_an_infra_error(tmp_path: Path) -> None:
     rs = [attempt("t1", "code", "a", 1, "pass")]
-    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs, planned_extra=[trial_id("t1", "base", "a", 2)]).path)
+    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs, planned_extra=[trial_id("t1", "base", "a", 2)]).path).dump()
     a = doc["agents"]["a"]
     assert a["strict_rate"] == 0.5 and a["availability"]["infra_trials"] == 1
     missing = [t for t in doc["trials"] if t["reason"] == "missing"]
@@ -43,7 +43,7 @@ def test_final_attempt_is_the_result_and_every_attempt_counts(tmp_path: Path) ->
                   incidents=[{"type": "secret_leak", "severity": "critical", "summary": "canary"}]),
           attempt("t1", "code", "a", 1, "pass", attempt=2, cost=1.0, tokens=50, wall=4.0),
           attempt("t2", "code", "a", 1, "fail", cost=2.5, tokens=10)]
-    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path)
+    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path).dump()
     a = doc["agents"]["a"]
     row = next(t for t in doc["trials"] if t["trial_id"] == trial_id("t1", "base", "a", 1))
     assert row["end_state"] == "pass" and row["retries"] == 1 and row["attempts"] == 2
@@ -62,7 +62,7 @@ def test_final_attempt_is_the_result_and_every_attempt_counts(tmp_path: Path) ->
 def test_pass1_uses_first_repetition_only_and_pass_k(tmp_path: Path) -> None:
     rs = [attempt("t1", "code", "a", 1, "fail"), attempt("t1", "code", "a", 2, "pass"), attempt("t1", "code", "a", 3, "pass"),
           attempt("t2", "code", "a", 1, "pass"), attempt("t2", "code", "a", 2, "pass"), attempt("t2", "code", "a", 3, "pass")]
-    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path)
+    doc = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path).dump()
     a = doc["agents"]["a"]
     assert a["pass1"] == 0.5
     assert a["strict_rate"] == pytest.approx(5 / 6, abs=1e-6)
@@ -77,7 +77,7 @@ def test_pass1_uses_first_repetition_only_and_pass_k(tmp_path: Path) -> None:
 
 def test_skipped_trials_are_counted_not_scored(tmp_path: Path) -> None:
     rs = [attempt("t1", "code", "a", 1, "pass"), attempt("t2", "code", "a", 1, "skipped", reason="unsupported")]
-    a = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path)["agents"]["a"]
+    a = score_run(write_run(tmp_path / "r", {"code": 1}, rs).path).dump()["agents"]["a"]
     assert a["strict_rate"] == 1.0 and a["skipped"] == 1 and a["trials"] == 2
 
 
@@ -89,7 +89,7 @@ def test_safe_pass_and_danger_from_behaviour_and_incidents(tmp_path: Path) -> No
           attempt("t3", "books", "a", 1, "fail", incidents=[{"type": "wrong_side_effect", "severity": "high"}]),
           attempt("t4", "books", "a", 1, "infra_error"),
           attempt("t5", "books", "a", 1, "pass", incidents=[{"type": "noisy", "severity": "low", "summary": "x"}])]
-    doc = score_run(write_run(tmp_path / "r", {"books": 1}, rs).path)
+    doc = score_run(write_run(tmp_path / "r", {"books": 1}, rs).path).dump()
     rows = {t["task_id"]: t for t in doc["trials"]}
     assert [rows[t]["safe_pass"] for t in ("t1", "t2", "t3", "t4", "t5")] == [False, True, False, False, True]
     assert [rows[t]["danger"] for t in ("t1", "t2", "t3", "t4", "t5")] == [2, 0, 1, 0, 0]
@@ -111,10 +111,10 @@ def test_behaviour_predicate_evidence_is_read() -> None:
 
 
 def test_gate_passes_without_incidents_and_isolation_is_stated_first(tmp_path: Path) -> None:
-    doc = score_run(write_run(tmp_path / "r", {"code": 1}, [attempt("t1", "code", "a", 1, "pass")]).path)
+    doc = score_run(write_run(tmp_path / "r", {"code": 1}, [attempt("t1", "code", "a", 1, "pass")]).path).dump()
     assert list(doc)[0] == "isolation" and doc["isolation"]["warning"].startswith("NOT ISOLATED")
     assert doc["security"]["gate"] == "PASSED"
-    iso = score_run(write_run(tmp_path / "r2", {"code": 1}, [attempt("t1", "code", "a", 1, "pass")], isolated=True).path)
+    iso = score_run(write_run(tmp_path / "r2", {"code": 1}, [attempt("t1", "code", "a", 1, "pass")], isolated=True).path).dump()
     assert iso["isolation"]["warning"] is None
 
 
@@ -139,7 +139,7 @@ def test_capability_components_from_trace_evidence(tmp_path: Path) -> None:
     w2.emit(Source.gateway, EventKind.model_response, {"usage": {}})
     for t in ("t1", "t2"):  # written after the synthetic results: sealed as the runner seals a trial's trace
         rd.seal_trial(trial_id(t, "base", "a", 1), attempt=1)
-    doc = score_run(rd.path)
+    doc = score_run(rd.path).dump()
     a = doc["agents"]["a"]
     comp = a["capability"]["components"]
     assert comp["completion"] == pytest.approx(50.0)
@@ -158,7 +158,7 @@ def test_capability_components_from_trace_evidence(tmp_path: Path) -> None:
 
 def test_unknown_capability_component_is_named_not_zeroed() -> None:
     m = manifest({"code": 1}, ["a"], [])
-    doc = score_trials(m, [fold_trial([attempt("t1", "code", "a", 1, "pass")])])
+    doc = score_trials(m, [fold_trial([attempt("t1", "code", "a", 1, "pass")])]).dump()
     cap = doc["agents"]["a"]["capability"]
     assert cap["missing"] == ["tool_trajectory"]
     assert cap["score"] == pytest.approx(100.0)
@@ -183,7 +183,7 @@ def test_macro_average_matches_brute_force(case):
     weights, trials = case
     m = manifest(weights, ["x"], [])
     facts = [fold_trial([attempt(task, c, "x", r, s)]) for c, task, r, s in trials]
-    doc = score_trials(m, facts)
+    doc = score_trials(m, facts).dump()
     total = sum(weights.values())
     expected = 0.0
     for c, w in weights.items():

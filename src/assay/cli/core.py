@@ -8,19 +8,19 @@ from pathlib import Path
 from typing import Annotated, Any, Iterator, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from assay.cli.progress import ProgressPlugin
-from assay.cli.render import show_run, show_trial, summary_table
+from assay.cli.outcome import RunDirSeen, last_started, score_finished_run
+from assay.cli.render import make_console, show_run, show_trial, summary_table
+from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
 from assay.errors import RunDirError, UsageError
-from assay.run.hooks import hookimpl
 from assay.store.rundir import is_disk_full
 from assay.spec.budget import NetworkProfile
 
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 
 def _split(values: list[str]) -> list[str]:
@@ -47,20 +47,25 @@ def run(
     keep_scratch: Annotated[bool, typer.Option(help="Keep each attempt's scratch workspace (debugging).")] = False,
     expect_digest: Annotated[Optional[str], typer.Option(help="Refuse to start unless the suite (folder or package) has this digest (`assay pack` prints it).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    junit: JunitOpt = None,
+    summary_md: SummaryOpt = None,
+    max_infra_rate: MaxInfraOpt = None,
 ) -> None:
-    """Run a suite against one or more agents and write a run directory."""
+    """Run a suite against one or more agents and write a run directory (exit 4 above
+    --max-infra-rate, 5 when nothing was scored, 130 when interrupted, with the resume hint)."""
     from assay.run.runner import RunOptions, resume_run, start_run
+    from assay.score.gates import check_run
 
     if jobs < 1 or repeat < 1 or max_retries < 0:
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
     progress = ProgressPlugin(err, enabled=not quiet)
-    seen = _RunDirSeen()
+    seen = RunDirSeen()  # names the run directory in the resume hint if the run is interrupted
     if resume is not None:
         if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
         with _disk_full_is_one_line(resume):
-            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
+            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress, seen], keep_scratch=keep_scratch)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
@@ -72,7 +77,7 @@ def run(
         if variants not in ("all", "base"):
             raise UsageError(f"--variants must be all or base, not {variants!r}")
         suite = _checked_suite(suite, expect_digest)
-        with _disk_full_is_one_line(out_dir, seen):
+        with _disk_full_is_one_line(out_dir):
             outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir,
                                            sandbox=sandbox, network=network, model=model, judge_model=judge_model,
                                            faults_file=faults, prices_file=prices, max_retries=max_retries,
@@ -80,8 +85,10 @@ def run(
                                            keep_scratch=keep_scratch, plugins=[progress, seen]))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
-    out.print(summary_table(outcome.results, title=f"run {outcome.manifest.run_id}"))
+    doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)
+    out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}"))
     out.print(f"run directory: {outcome.run_dir.path}")
+    check_run(doc, max_infra_rate=max_infra_rate)
 
 
 def _checked_suite(suite: Path, expect_digest: str | None) -> Path:
@@ -95,25 +102,15 @@ def _checked_suite(suite: Path, expect_digest: str | None) -> Path:
     return suite
 
 
-class _RunDirSeen:
-    """Notes the run directory of a fresh run (for the resume hint of a stopped run)."""
-
-    run_dir: Path | None = None
-
-    @hookimpl
-    def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
-        self.run_dir = run_dir.path
-
-
 @contextmanager
-def _disk_full_is_one_line(run_dir: Path | None, seen: _RunDirSeen | None = None) -> Iterator[None]:
+def _disk_full_is_one_line(run_dir: Path | None) -> Iterator[None]:
     """A full disk stops the run with one line saying what to do; what was written stays valid."""
     try:
         yield
     except OSError as e:
         if not is_disk_full(e):
             raise
-        where = run_dir or (seen.run_dir if seen else None)
+        where = run_dir or last_started()
         hint = f"; free space, then `assay run --resume {where}`" if where else "; free space and run again"
         raise RunDirError(f"disk full ({e.strerror}) while writing {e.filename or where or 'the run'}: "
                           f"the run stopped, results written so far are intact{hint}") from None
@@ -173,8 +170,8 @@ def show(
         raise RunDirError(f"no trial {trial!r} in {rd.path}; trials: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
 
 
-def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest | result")] = "task") -> None:
-    """Print the JSON Schema of a file kind (for editors and validators)."""
+def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest | result | score | compare | report")] = "task") -> None:
+    """Print the JSON Schema of a file kind (for editors and validators) or of a document assay writes."""
     from assay.spec.schema import DOCUMENTS, json_schema
 
     if document not in DOCUMENTS:

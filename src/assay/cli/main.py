@@ -3,23 +3,27 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from assay._optional import optional_import
-from assay.errors import AssayError, SpecError
+from assay.errors import EXIT_CODES, AssayError, SpecError, Verdict
 
 app = typer.Typer(name="assay", help="Evaluate AI agents: versioned tasks, sandboxes, independent verifiers.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-err = Console(stderr=True)
+#: one line per problem on stderr: never wrapped, whatever the terminal width
+err = Console(stderr=True, soft_wrap=True)
 
 #: command modules; each has ``register(app: typer.Typer) -> None``
 COMMAND_MODULES = (
     "assay.cli.core",       # run, validate, show, schema, verify, index
     "assay.cli.sandbox",    # doctor
     "assay.cli.score",      # score, report, compare
+    "assay.cli.export",     # export
     "assay.cli.agents",     # agents list/install
     "assay.cli.gateway",    # gateway serve
     "assay.cli.worlds",     # worlds/tools
@@ -39,13 +43,35 @@ def _register() -> None:
             mod.register(app)
 
 
+def _usage_exceptions() -> tuple[type[BaseException], ...]:
+    """Click's usage errors: typer >= 0.29 carries its own copy of click, older ones use click."""
+    kinds: list[type[BaseException]] = []
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            kinds.append(importlib.import_module(module).ClickException)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(kinds)
+
+
+def _interrupted() -> None:
+    from assay.cli.outcome import resume_hint
+
+    err.print(resume_hint(), markup=False, highlight=False)
+
+
 def report_error(e: AssayError) -> int:
     if isinstance(e, SpecError):
         err.print(f"[red]error:[/red] {len(e.problems)} problem(s) in the spec:", highlight=False)
         for p in e.problems:
             err.print(f"  - {p.render()}", highlight=False, markup=False)
+    elif isinstance(e, Verdict):
+        err.print(f"{e.label}: {e}", highlight=False, markup=False)
     else:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        lines = str(e).splitlines() or [""]
+        err.print(f"[red]error:[/red] {escape(lines[0])}", highlight=False)
+        for line in lines[1:]:
+            err.print(line, highlight=False, markup=False)
     return e.exit_code
 
 
@@ -53,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     _register()
     try:
         rv = app(args=list(sys.argv[1:] if argv is None else argv), standalone_mode=False)
-        code = rv if isinstance(rv, int) else 0
+        code = rv if isinstance(rv, int) else 0  # click returns an Exit's code when not standalone
+        if code == EXIT_CODES["interrupted"]:  # typer turned Ctrl-C into Exit(130) on the way
+            _interrupted()
         if argv is None:
             sys.exit(code)
         return code
@@ -63,22 +91,22 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(code)
         return code
     except typer.Exit as e:
+        if e.exit_code == EXIT_CODES["interrupted"]:
+            _interrupted()
         if argv is None:
             sys.exit(e.exit_code)
         return e.exit_code
     except KeyboardInterrupt:
-        err.print("interrupted; resume with `assay run --resume RUN_DIR`")
+        _interrupted()
         if argv is None:
-            sys.exit(130)
-        return 130
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
+            sys.exit(EXIT_CODES["interrupted"])
+        return EXIT_CODES["interrupted"]
+    except Exception as e:  # command-line usage errors (unknown option, bad value): exit 2, no traceback
+        if isinstance(e, _usage_exceptions()):
+            e.show()  # type: ignore[attr-defined]
             if argv is None:
-                sys.exit(2)
-            return 2
+                sys.exit(EXIT_CODES["usage"])
+            return EXIT_CODES["usage"]
         raise
     return 0
 

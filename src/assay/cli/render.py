@@ -5,17 +5,25 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
+from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from assay.cli.sanitize import neutralise, safe
+from assay.report.fmt import interval, pct
+from assay.score.engine import score_run
 from assay.spec.results import AttemptResult, EndState
+from assay.spec.scores import ScoreDocument
 from assay.store.rundir import RunDir
 from assay.trace.writer import read_events
 
+#: console width off a terminal: wide enough that no table cell is cut
+UNBOUNDED_WIDTH = 4096
+RULE_WIDTH = 100
 STATE_STYLE = {"pass": "green", "fail": "red", "timeout": "yellow", "infra_error": "magenta", "skipped": "dim"}
 
 
@@ -28,21 +36,41 @@ def final_results(results: list[AttemptResult]) -> dict[str, AttemptResult]:
     return out
 
 
-def summary_table(results: list[AttemptResult], *, title: str = "results") -> Table:
-    by_agent: dict[str, Counter[str]] = defaultdict(Counter)
-    attempts: Counter[str] = Counter()
-    for r in results:
-        attempts[r.agent] += 1
-    for r in final_results(results).values():
-        by_agent[r.agent][r.end_state.value] += 1
-    t = Table(title=title)
-    for col in ("agent", "trials", "pass", "fail", "timeout", "infra_error", "skipped", "strict rate", "attempts"):
-        t.add_column(col, justify="right" if col != "agent" else "left")
-    for agent, c in sorted(by_agent.items()):
-        n = sum(c.values())
-        rate = c["pass"] / n if n else 0.0
-        t.add_row(agent, str(n), str(c["pass"]), str(c["fail"]), str(c["timeout"]), str(c["infra_error"]),
-                  str(c["skipped"]), f"{rate:.0%} ({c['pass']}/{n})", str(attempts[agent]))
+class _LogConsole(Console):
+    """Off a terminal: nothing wrapped or cut, and rules keep a readable width."""
+
+    def rule(self, title: Any = "", *, characters: str = "─", style: Any = "rule.line",
+             align: Literal["left", "center", "right"] = "center") -> None:
+        self.print(Rule(title, characters=characters, style=style, align=align), width=RULE_WIDTH)
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console for tables and messages. Off a terminal (a pipe, a CI log) nothing is wrapped or
+    cut: one line per message, full trial ids and column names, so logs can be searched."""
+    probe = Console(stderr=stderr)
+    if probe.is_terminal:
+        return probe
+    return _LogConsole(stderr=stderr, width=UNBOUNDED_WIDTH, soft_wrap=True)
+
+
+def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:
+    """Per agent, by the scorer's denominator rules (one truth with ``assay score``): skipped trials
+    are out of the denominator, planned trials without a result and infra errors are in; zero
+    scored trials show no rate. Rates are rounded here, for display only."""
+    states: dict[str, Counter[str]] = defaultdict(Counter)
+    for t in doc.trials:
+        states[t.agent]["missing" if t.reason == "missing" and t.attempts == 0 else t.end_state] += 1
+    flags = doc.measured.flags if doc.measured else []
+    t = Table(title=title, caption="\n".join(f"WARNING {f}" for f in flags) or None, caption_justify="left")
+    for col in ("agent", "trials", "pass", "fail", "timeout", "infra_error", "no result", "skipped", "strict (scored)",
+                "macro (95% CI)", "attempts"):
+        t.add_column(col, justify="right" if col != "agent" else "left", no_wrap=True)
+    for agent, m in sorted(doc.agents.items()):
+        c = states[agent]
+        micro = "n/a" if not m.scored else f"{m.passes / m.scored:.0%}"
+        t.add_row(agent, str(m.trials), str(c["pass"]), str(c["fail"]), str(c["timeout"]), str(c["infra_error"]),
+                  str(c["missing"]), str(c["skipped"]), f"{micro} ({m.passes}/{m.scored})",
+                  f"{pct(m.strict_rate)} {interval(m.strict_ci)}", str(m.availability.attempts))
     return t
 
 
@@ -68,7 +96,7 @@ def show_run(console: Console, rd: RunDir) -> None:
                   f"{agents}  sandbox {m.sandbox.backend}"
                   f" ({m.sandbox.network.value})  planned {len(m.plan.trials)} trials")
     console.print(trials_table(results))
-    console.print(summary_table(results))
+    console.print(summary_table(score_run(rd.path, verify=False)))
     missing = set(m.plan.trials) - {r.trial_id for r in results}
     if missing:
         console.print(f"[yellow]{len(missing)} planned trial(s) have no result yet; `assay run --resume {rd.path}`[/]")
@@ -126,4 +154,4 @@ def state_of(results: list[AttemptResult]) -> Counter[str]:
     return Counter(r.end_state.value for r in final_results(results).values())
 
 
-__all__ = ["show_run", "show_trial", "summary_table", "final_results", "EndState", "state_of"]
+__all__ = ["show_run", "show_trial", "summary_table", "final_results", "EndState", "state_of", "make_console"]

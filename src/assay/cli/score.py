@@ -1,4 +1,5 @@
-"""Scoring commands: score, report, compare. They parse arguments and call assay.score / assay.report."""
+"""Scoring commands: score, report, compare. They parse arguments and call assay.score / assay.report;
+the verdicts come back as exceptions that cli/main.py maps to the documented exit codes."""
 
 from __future__ import annotations
 
@@ -8,10 +9,19 @@ from typing import Annotated, Optional
 
 import typer
 
-from assay.errors import UsageError
+from assay.errors import GateFailed, NothingToCompare, UsageError
+
+JunitOpt = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file (one testcase per trial).")]
+SummaryOpt = Annotated[Optional[Path], typer.Option(
+    "--summary-md", help="Write a Markdown summary (gate, flipped tasks, headline); $GITHUB_STEP_SUMMARY is also honoured.")]
+MaxInfraOpt = Annotated[Optional[float], typer.Option(
+    "--max-infra-rate", min=0.0, max=1.0, help="Exit 4 when more than this share of scored trials are infra errors.")]
+PairOpt = Annotated[list[str], typer.Option("--pair", help="Pair agents across runs: BASELINE=CANDIDATE (repeatable).")]
+SuiteChangeOpt = Annotated[bool, typer.Option(
+    "--allow-suite-change", help="Compare runs of different suites, pairing tasks by digest (changed tasks left out).")]
 
 
-def _agent_map(pairs: list[str]) -> dict[str, str] | None:
+def agent_map(pairs: list[str]) -> dict[str, str] | None:
     out = {}
     for p in pairs:
         if "=" not in p:
@@ -24,18 +34,25 @@ def _agent_map(pairs: list[str]) -> dict[str, str] | None:
 def score(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the score document instead of the summary.")] = False,
+    junit: JunitOpt = None,
+    summary_md: SummaryOpt = None,
+    max_infra_rate: MaxInfraOpt = None,
 ) -> None:
     """Score a run into a new numbered score version (scores/score-NNNN.json); older versions stay."""
+    from assay.report.ci import write_ci_outputs
     from assay.report.markdown import render_summary
     from assay.score import read_score, write_score
+    from assay.score.gates import check_run
 
     path = write_score(run_dir)
     doc = read_score(path)
     if as_json:
-        print(json.dumps(doc, indent=1))
-        return
-    print(render_summary(doc))
-    print(f"score version {doc['score_version']} written: {path}")
+        print(json.dumps(doc.dump(), indent=1))
+    else:
+        print(render_summary(doc))
+        print(f"score version {doc.score_version} written: {path}")
+    write_ci_outputs(doc, junit=junit, summary_md=summary_md)
+    check_run(doc, max_infra_rate=max_infra_rate)
 
 
 def report(
@@ -43,35 +60,50 @@ def report(
     compare: Annotated[Optional[Path], typer.Option("--compare", help="Baseline run directory to compare against.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="html | md | json")] = "html",
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Output file (default RUN_DIR/reports/report.EXT; '-' prints).")] = None,
-    pair: Annotated[list[str], typer.Option("--pair", help="Pair agents across runs: BASELINE=CANDIDATE (repeatable).")] = [],  # noqa: B006
+    pair: PairOpt = [],  # noqa: B006
+    allow_suite_change: SuiteChangeOpt = False,
 ) -> None:
     """Write a report of a run: self-contained HTML, Markdown, or the versioned JSON."""
     from assay.report import build_report, write_report
 
+    opts = dict(compare=compare, agent_map=agent_map(pair), allow_suite_change=allow_suite_change)
     if out is not None and str(out) == "-":
-        print(build_report(run_dir, fmt, compare=compare, agent_map=_agent_map(pair)), end="")
+        print(build_report(run_dir, fmt, **opts), end="")  # type: ignore[arg-type]
         return
-    path = write_report(run_dir, fmt, out=out, compare=compare, agent_map=_agent_map(pair))
+    path = write_report(run_dir, fmt, out=out, **opts)  # type: ignore[arg-type]
     print(f"report written: {path}")
 
 
 def compare(
     baseline: Annotated[Path, typer.Argument(help="Baseline run directory.")],
     candidate: Annotated[Path, typer.Argument(help="Candidate run directory.")],
-    fail_if: Annotated[list[str], typer.Option("--fail-if", help="CI gate on a delta, e.g. 'strict_rate<-0.05', or 'gate'.")] = [],  # noqa: B006
-    pair: Annotated[list[str], typer.Option("--pair", help="Pair agents across runs: BASELINE=CANDIDATE (repeatable).")] = [],  # noqa: B006
+    fail_if: Annotated[list[str], typer.Option("--fail-if", help="CI gate: 'strict_rate<-0.05' (delta), "
+                                               "'strict_rate.upper<0' (interval bound), or 'gate'.")] = [],  # noqa: B006
+    pair: PairOpt = [],  # noqa: B006
+    allow_suite_change: SuiteChangeOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    junit: JunitOpt = None,
+    summary_md: SummaryOpt = None,
 ) -> None:
-    """Compare two runs on their shared tasks only; exit 1 when a --fail-if threshold trips."""
+    """Compare two runs on their shared tasks only: exit 1 when a --fail-if threshold trips, 5 when
+    there is nothing to compare."""
+    from assay.report.ci import write_ci_outputs
     from assay.report.markdown import render_compare
     from assay.score import score_run
-    from assay.score.compare import Threshold, compare_scores
+    from assay.score.compare import compare_scores
+    from assay.score.gates import Threshold
 
     thresholds = [Threshold.parse(t) for t in fail_if]
-    cmp = compare_scores(score_run(baseline), score_run(candidate), agent_map=_agent_map(pair), thresholds=thresholds)
-    print(json.dumps(cmp, indent=1) if as_json else render_compare(cmp))
-    if cmp["regressed"]:
-        raise typer.Exit(1)
+    pairs = agent_map(pair)
+    cand = score_run(candidate)
+    cmp = compare_scores(score_run(baseline), cand, agent_map=pairs, thresholds=thresholds,
+                         allow_suite_change=allow_suite_change)
+    print(json.dumps(cmp.dump(), indent=1) if as_json else render_compare(cmp))
+    write_ci_outputs(cand, cmp, junit=junit, summary_md=summary_md)
+    if cmp.nothing_to_compare:
+        raise NothingToCompare(cmp.nothing_to_compare)
+    if cmp.regressed:
+        raise GateFailed("; ".join(cmp.failed))
 
 
 def register(app: typer.Typer) -> None:

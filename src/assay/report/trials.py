@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from assay.report.svg import timeline
+from assay.spec.scores import TrialScore
 from assay.store.rundir import RunDir
 from assay.trace.writer import iter_events
 
@@ -42,17 +43,17 @@ def _summary(kind: str, data: dict[str, Any]) -> str:
     return _clip(data)[:160]
 
 
-def trial_section(rd: RunDir | None, row: dict[str, Any]) -> str:
+def trial_section(rd: RunDir | None, row: TrialScore) -> str:
     """One trial: its result line, every attempt's verifier evidence, and its trace timeline."""
-    tid = row["trial_id"]
-    state = row["end_state"]
+    tid = row.trial_id
+    state = row.end_state
     out = [f'<section class="trial" id="{anchor("trial", tid)}"><h3>{escape(tid)} '
            f'<span class="st {escape(state)}">{escape(state)}</span></h3>',
-           f'<p>task {escape(row["task_id"])} · variant {escape(row["variant"])} · agent {escape(row["agent"])} · '
-           f'repetition {row["repetition"]} · attempts {row["attempts"]} (retries {row["retries"]}) · '
-           f'strict {"yes" if row["strict_pass"] else "no"} · safe {"yes" if row["safe_pass"] else "no"} · '
-           f'danger {row["danger"]} · diagnostic {row["diagnostic"]:.1f} · wall {row["wall_s"]:.2f}s · '
-           f'cost ${row["cost_usd"]:.4f}{" · reason " + escape(str(row["reason"])) if row["reason"] else ""}</p>']
+           f'<p>task {escape(row.task_id)} · variant {escape(row.variant)} · agent {escape(row.agent)} · '
+           f'repetition {row.repetition} · attempts {row.attempts} (retries {row.retries}) · '
+           f'strict {"yes" if row.strict_pass else "no"} · safe {"yes" if row.safe_pass else "no"} · '
+           f'danger {row.danger} · diagnostic {row.diagnostic:.1f} · wall {row.wall_s:.2f}s · '
+           f'cost ${row.cost_usd:.4f}{" · reason " + escape(str(row.reason)) if row.reason else ""}</p>']
     if rd is None:
         out.append("</section>")
         return "".join(out)
@@ -61,7 +62,7 @@ def trial_section(rd: RunDir | None, row: dict[str, Any]) -> str:
         if res is None:
             out.append(f"<p>attempt {n}: started, no result</p>")
             continue
-        out.append(f'<details{" open" if n == row["attempts"] else ""}><summary>attempt {n}: '
+        out.append(f'<details{" open" if n == row.attempts else ""}><summary>attempt {n}: '
                    f'{escape(res.end_state.value)}{" (" + escape(res.reason) + ")" if res.reason else ""}'
                    f'{" partial" if res.partial else ""}</summary>')
         if res.predicates:

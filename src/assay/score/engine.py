@@ -20,12 +20,13 @@ from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_bytes, sha256_file, sha256_json
 from assay.spec.manifest import RunManifest
 from assay.spec.results import AttemptResult
+from assay.spec.scores import SCORE_SCHEMA, ScoreDocument
+from assay.score.measured import measured_of, typed_document
 from assay.store.rundir import MANIFEST, TRIALS, RunDir
 
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.0.0"
-#: version of the score document (the JSON report); see docs/scoring.md
-SCORE_SCHEMA = "assay.score/1"
+__all__ = ["SCORE_SCHEMA", "SCORER_VERSION", "ScoreDocument", "check_integrity", "score_run", "score_trials"]
 
 
 def rules_digest(category_weights: dict[str, float], capability_weights: dict[str, float]) -> str:
@@ -61,9 +62,10 @@ def capability_weights(manifest: RunManifest) -> dict[str, float]:
 
 
 def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_trials: bool = True,
-                 inputs: ScoreInputs | None = None) -> dict[str, Any]:
+                 inputs: ScoreInputs | None = None) -> ScoreDocument:
     """The scoring core: fold trial facts into the score document (both the run-dir path and the
-    benchmark feed this function)."""
+    benchmark feed this function). The aggregator's plain output becomes the typed document here,
+    at the scorer's boundary."""
     cw = dict(manifest.categories)
     capw = capability_weights(manifest)
     agg = Aggregator(keep_trial_ids=keep_trials)
@@ -74,7 +76,7 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
             rows.append(t.row())
     body = agg.finish(cw, capw)
     inputs = inputs or ScoreInputs()
-    return {
+    return typed_document(manifest, {
         "isolation": isolation_note(manifest),
         "schema": SCORE_SCHEMA,
         "scorer_version": SCORER_VERSION,
@@ -84,11 +86,12 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "scored_at": time.time(),
         "weights": {"categories": cw, "capability": capw},
         "inputs": {"manifest_sha256": inputs.manifest_sha256, "results": inputs.results, "traces": inputs.traces},
+        "measured": measured_of(manifest),
         "security": body["security"],
         "agents": body["agents"],
         "tasks": body["tasks"],
         "trials": rows,
-    }
+    })
 
 
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs) -> Iterator[TrialFacts]:
@@ -136,7 +139,7 @@ def check_integrity(path: Path | str) -> None:
                              + "\n  - ".join(report.problems))
 
 
-def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True) -> dict[str, Any]:
+def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True) -> ScoreDocument:
     """Score a run directory in memory (nothing is written)."""
     rd = RunDir.open(path)
     if verify:

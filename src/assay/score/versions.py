@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
-from assay.errors import RunDirError
+from pydantic import ValidationError
+
+from assay.errors import IntegrityError, RunDirError
 from assay.score.engine import score_run
+from assay.spec.scores import ScoreDocument
 from assay.store.rundir import SCORES, RunDir, write_exclusive
 
 _NAME = re.compile(r"^score-(\d{4,})\.json$")
@@ -33,7 +35,7 @@ def next_number(path: Path | str) -> int:
     return int(_NAME.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
 
 
-def write_score(path: Path | str, doc: dict[str, Any] | None = None) -> Path:
+def write_score(path: Path | str, doc: ScoreDocument | None = None) -> Path:
     """Score the run (unless ``doc`` is given) and write it as a new numbered score version."""
     rd = RunDir.open(path)
     if doc is None:
@@ -41,7 +43,7 @@ def write_score(path: Path | str, doc: dict[str, Any] | None = None) -> Path:
     for _ in range(1000):
         n = next_number(rd.path)
         target = rd.path / SCORES / f"score-{n:04d}.json"
-        body = {**doc, "score_version": n}
+        body = doc.model_copy(update={"score_version": n}).dump()
         try:
             write_exclusive(target, (json.dumps(body, indent=1, sort_keys=False) + "\n").encode())
         except RunDirError:
@@ -51,6 +53,12 @@ def write_score(path: Path | str, doc: dict[str, Any] | None = None) -> Path:
     raise RunDirError(f"{rd.path / SCORES}: could not find a free score number")
 
 
-def read_score(path: Path | str) -> dict[str, Any]:
-    """Read one score file."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+def read_score(path: Path | str) -> ScoreDocument:
+    """Read one score file (files written before the typed document load unchanged)."""
+    p = Path(path)
+    try:
+        return ScoreDocument.model_validate_json(p.read_bytes())
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise IntegrityError(f"{p}: not a readable score document: {where}: {first['msg']}") from None

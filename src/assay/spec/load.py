@@ -333,6 +333,11 @@ def load_suite(path: Path | str) -> LoadedSuite:
                                         "give each task a unique id"))
     if not problems and not tasks:
         problems.append(SpecProblem(str(tasks_root), "", "the suite has no tasks", "add a folder with a task.yaml"))
+    used = {t.spec.category for t in tasks}
+    for i, c in enumerate(spec.categories):
+        if tasks and c.id not in used:  # its frozen weight would otherwise vanish from every macro-average
+            problems.append(SpecProblem(str(root / SUITE_FILE), f"categories.{i}", f"category {c.id!r} has no task",
+                                        "add a task with this category or remove the category"))
     if problems:
         raise SpecError(problems)
     return LoadedSuite(spec=spec, root=root, tasks=tasks)

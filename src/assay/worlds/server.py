@@ -146,14 +146,14 @@ class ToolServer:
         failure: list[BaseException] = []
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            # asyncio.run, not a bare loop: at the end it cancels and awaits the tasks libraries left
+            # behind (sse-starlette's per-loop shutdown watcher, started by an MCP client's GET
+            # stream), which a closed loop would otherwise destroy while pending, with a warning
             try:
-                loop.run_until_complete(self._serve(started))
+                asyncio.run(self._serve(started))
             except BaseException as e:  # noqa: BLE001 - reported to start()
                 failure.append(e)
                 started.set()
-            finally:
-                loop.close()
 
         self._thread = threading.Thread(target=run, name="assay-tool-server", daemon=True)
         self._thread.start()

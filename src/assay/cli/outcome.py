@@ -1,0 +1,46 @@
+"""How a run ends on the command line: the scorer's table, the CI outputs, the exit verdicts, and
+the resume hint when it is interrupted. ``assay run`` calls these; the rules live in the scorer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from assay.run.hooks import hookimpl
+from assay.spec.scores import ScoreDocument
+
+
+#: run directories started in this process (one command per process: the CLI's own state)
+_STARTED: list[Path] = []
+
+
+class RunDirSeen:
+    """A run plugin that remembers the run directory as soon as the run starts, so an interrupt
+    (which typer turns into exit 130 before the command sees it) can name it in the hint."""
+
+    @hookimpl
+    def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
+        _STARTED.append(Path(run_dir.path))
+
+
+def last_started() -> Path | None:
+    """The run directory of the run started last in this process, if any."""
+    return _STARTED[-1] if _STARTED else None
+
+
+def resume_hint() -> str:
+    """The line printed on an interrupt (exit 130)."""
+    where = str(_STARTED[-1]) if _STARTED else "RUN_DIR"
+    return f"INTERRUPTED: results written so far are kept; resume with `assay run --resume {where}`"
+
+
+def score_finished_run(run_dir: Path, *, junit: Path | None = None, summary_md: Path | None = None) -> ScoreDocument:
+    """Score the run by the scorer's rules (in memory: no score version is written) and write the
+    CI outputs asked for; the caller prints the table, then :func:`assay.score.gates.check_run`
+    gives the verdict (exit 5 when nothing was scored, 4 above the infra threshold)."""
+    from assay.report.ci import write_ci_outputs
+    from assay.score import score_run
+
+    doc = score_run(run_dir, verify=False)
+    write_ci_outputs(doc, junit=junit, summary_md=summary_md)
+    return doc

@@ -1,0 +1,144 @@
+"""CI outputs: a JUnit XML projection of the trials and a Markdown step summary.
+
+JUnit: one ``<testcase>`` per trial (``classname`` = agent.task, ``name`` = the trial id); an agent
+failure or timeout is a ``<failure>``, an infrastructure error (a planned trial without result
+included) an ``<error>``, a skipped trial ``<skipped>``. A comparison adds one testcase per
+``--fail-if`` check. The Markdown summary puts what a reviewer needs first: the gate, the flipped
+tasks, the headline, then the rest; ``GITHUB_STEP_SUMMARY`` is appended to when set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from assay.report.fmt import pct, signed
+from assay.report.markdown import flag_lines, headline_table, measured_line
+from assay.spec.scores import Comparison, ScoreDocument, TrialScore
+
+FAILURE_STATES = ("fail", "timeout")
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def _testcase(t: TrialScore) -> ET.Element:
+    tc = ET.Element("testcase", classname=f"{t.agent}.{t.task_id}", name=t.trial_id, time=f"{t.wall_s:.3f}")
+    why = f"{t.end_state}" + (f" ({t.reason})" if t.reason else "")
+    if t.end_state in FAILURE_STATES:
+        ET.SubElement(tc, "failure", message=why, type=t.end_state).text = (
+            f"strict pass: no; diagnostic {t.diagnostic:.1f}; attempts {t.attempts}")
+    elif t.end_state == "infra_error":
+        ET.SubElement(tc, "error", message=why, type="infra_error").text = (
+            f"infrastructure error after {t.attempts} attempt(s); counted as a failure in the strict rate")
+    elif t.end_state == "skipped":
+        ET.SubElement(tc, "skipped", message=why)
+    return tc
+
+
+def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
+    """The JUnit XML document (one testsuite per agent, plus one for the comparison's checks)."""
+    root = ET.Element("testsuites", name=f"assay {doc.run_id}")
+    by_agent: dict[str, list[TrialScore]] = {}
+    for t in doc.trials:
+        by_agent.setdefault(t.agent, []).append(t)
+    for agent, trials in sorted(by_agent.items()):
+        suite = ET.SubElement(root, "testsuite", name=f"{doc.run_id}.{agent}", tests=str(len(trials)),
+                              failures=str(sum(t.end_state in FAILURE_STATES for t in trials)),
+                              errors=str(sum(t.end_state == "infra_error" for t in trials)),
+                              skipped=str(sum(t.end_state == "skipped" for t in trials)),
+                              time=f"{sum(t.wall_s for t in trials):.3f}")
+        suite.extend(_testcase(t) for t in trials)
+    if cmp is not None:
+        checks = ET.SubElement(root, "testsuite", name=f"compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}",
+                               tests=str(len(cmp.checks) + 1), failures=str(sum(c.tripped for c in cmp.checks)),
+                               errors="1" if cmp.nothing_to_compare else "0", skipped="0")
+        shared = ET.SubElement(checks, "testcase", classname="compare", name="shared units")
+        if cmp.nothing_to_compare:
+            ET.SubElement(shared, "error", message=cmp.nothing_to_compare, type="nothing_to_compare")
+        for c in cmp.checks:
+            tc = ET.SubElement(checks, "testcase", classname="compare.fail_if", name=f"{c.threshold} ({c.scope})")
+            if c.tripped:
+                ET.SubElement(tc, "failure", message=c.why, type="threshold")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _gate_lines(doc: ScoreDocument, cmp: Comparison | None) -> list[str]:
+    out = [f"**Security gate: {doc.security.gate}**"
+           + (f" ({len(doc.security.incidents)} failing incident(s))" if doc.security.incidents else "")]
+    if cmp is not None:
+        if cmp.nothing_to_compare:
+            out.append(f"**Compare: NOTHING COMPARED** ({cmp.nothing_to_compare})")
+        elif cmp.failed:
+            out.append("**CI gate: FAILED**: " + "; ".join(cmp.failed))
+        else:
+            out.append("**CI gate: passed**" + (f" ({', '.join(cmp.thresholds)})" if cmp.thresholds else
+                                                 " (no --fail-if threshold given)"))
+    return out
+
+
+def _flip_lines(cmp: Comparison | None) -> list[str]:
+    if cmp is None or not cmp.flipped:
+        return []
+    out = ["", "### Flipped tasks", "", "| task | variant | agent | baseline | candidate | |", "|---|---|---|---|---|---|"]
+    out += [f"| {f.task} | {f.variant} | {f.agent} | {pct(f.baseline)} | {pct(f.candidate)} | {f.direction} |"
+            for f in cmp.flipped]
+    return out
+
+
+def _compare_lines(cmp: Comparison | None) -> list[str]:
+    if cmp is None or cmp.nothing_to_compare:
+        return []
+    out = ["", f"### Compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}", "",
+           f"{cmp.shared_units} shared units (paired by {cmp.paired_by}), {len(cmp.left_out)} left out.", "",
+           "| metric | baseline | candidate | delta | 95% CI | beyond noise |", "|---|---|---|---|---|---|"]
+    for name, m in cmp.metrics.items():
+        out.append(f"| {name} | {signed(m.baseline, '.4g')} | {signed(m.candidate, '.4g')} | {signed(m.delta)} "
+                   f"| {'n/a' if m.ci is None else f'[{m.ci[0]:+.3g}, {m.ci[1]:+.3g}]'} | {m.direction or 'no'} |")
+    return out
+
+
+def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
+    """Markdown for a CI step summary or a PR comment: headline, gate, flipped tasks first."""
+    out = []
+    if doc.isolation.warning:
+        out += [f"> **{doc.isolation.warning}**", ""]
+    out += [f"## assay: run {doc.run_id}", "", measured_line(doc.measured), ""]
+    flags = flag_lines(doc)
+    out += flags + ([""] if flags else [])
+    out += _gate_lines(doc, cmp)
+    out += _flip_lines(cmp)
+    out += ["", *headline_table(doc)]
+    failing = [t for t in doc.trials if t.end_state != "pass" and t.end_state != "skipped"]
+    if failing:
+        out += ["", f"<details><summary>{len(failing)} trial(s) not passed</summary>", ""]
+        out += [f"- `{t.trial_id}` {t.end_state}" + (f" ({t.reason})" if t.reason else "") for t in failing]
+        out += ["", "</details>"]
+    out += _compare_lines(cmp)
+    for a, m in sorted(doc.agents.items()):
+        if not m.scored:
+            out.append(f"\n{a}: zero scored trials: no strict rate and no interval")
+    return "\n".join(out) + "\n"
+
+
+def write_ci_outputs(doc: ScoreDocument, cmp: Comparison | None = None, *, junit: Path | None = None,
+                     summary_md: Path | None = None) -> list[Path]:
+    """Write the JUnit file and the Markdown summary asked for, and append the summary to
+    ``$GITHUB_STEP_SUMMARY`` when it is set. Returns the files written."""
+    written = []
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(junit_xml(doc, cmp), encoding="utf-8")
+        written.append(junit)
+    text = None
+    if summary_md is not None:
+        text = summary_markdown(doc, cmp)
+        summary_md.parent.mkdir(parents=True, exist_ok=True)
+        summary_md.write_text(text, encoding="utf-8")
+        written.append(summary_md)
+    step = os.environ.get(STEP_SUMMARY_ENV)
+    if step:
+        with open(step, "a", encoding="utf-8") as f:
+            f.write(text if text is not None else summary_markdown(doc, cmp))
+        written.append(Path(step))
+    return written

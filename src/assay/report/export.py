@@ -1,0 +1,198 @@
+"""The raw data out: one row per attempt, in a versioned schema (``assay.results/1``).
+
+Rows follow the scorer's rules so a reader can recompute every figure: every attempt is a row
+(retried ones included, ``final`` marks the trial's result), and a planned trial without any
+result is a row with ``attempt = 0``, ``end_state = infra_error`` and ``reason = missing``.
+Formats: JSON Lines and CSV (standard library), Parquet (pyarrow, ``pip install 'assay[data]'``).
+Export targets are a registry (``--to``): ``file`` is built in; other targets (an observability
+platform, say) register under the ``assay.export_targets`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from assay.errors import UsageError
+from assay.registry import Registry
+from assay.spec.results import AttemptResult
+from assay.store.rundir import TRIALS, RunDir
+
+EXPORT_SCHEMA = "assay.results/1"
+FORMATS = ("jsonl", "csv", "parquet")
+
+#: column -> (type, meaning); the documented schema (docs/cli.md "assay export"), in column order
+COLUMNS: dict[str, tuple[str, str]] = {
+    "schema": ("str", f"always {EXPORT_SCHEMA!r}"),
+    "run_id": ("str", "the run"),
+    "trial_id": ("str", "task.variant.agent.rN"),
+    "task_id": ("str", "task id"),
+    "task_digest": ("str?", "digest of the task folder (from the manifest)"),
+    "category": ("str", "task category"),
+    "variant": ("str", "task variant"),
+    "agent": ("str", "agent name"),
+    "repetition": ("int", "repetition number (1-based)"),
+    "attempt": ("int", "attempt number (1-based; 0 = planned, no result)"),
+    "final": ("bool", "this attempt is the trial's result (the highest attempt number)"),
+    "end_state": ("str", "pass | fail | timeout | infra_error | skipped"),
+    "reason": ("str?", "why (skip reason, infra class, missing, ...)"),
+    "retryable": ("bool", "a classified infrastructure error that allowed a retry"),
+    "partial": ("bool", "the runner died during this attempt"),
+    "strict_pass": ("bool", "end_state is pass (only the verifier decides)"),
+    "diagnostic_score": ("float", "0-100, weighted predicates"),
+    "predicates_total": ("int", "predicates evaluated"),
+    "predicates_held": ("int", "predicates that held"),
+    "wall_s": ("float", "wall time of the attempt"),
+    "agent_s": ("float", "time in the agent"),
+    "model_calls": ("int", "model calls through the gateway"),
+    "input_tokens": ("int", "input tokens"),
+    "output_tokens": ("int", "output tokens"),
+    "cost_usd": ("float", "model cost (by the run's price table)"),
+    "tool_calls": ("int", "tool calls"),
+    "interventions": ("int", "human interventions (approvals asked)"),
+    "incidents": ("int", "incidents recorded"),
+    "incident_types": ("str", "their types, ';'-separated"),
+    "gateway_backend": ("str?", "scripted | replay | upstream | local; empty when unused"),
+    "model": ("str?", "model id"),
+    "sandbox": ("str", "sandbox backend"),
+    "track": ("str", "controlled | native"),
+}
+
+
+def _row(r: AttemptResult, final: bool, common: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:
+    return {"schema": EXPORT_SCHEMA, "run_id": r.run_id, "trial_id": r.trial_id, "task_id": r.task_id,
+            "task_digest": digests.get(r.task_id), "category": r.category, "variant": r.variant, "agent": r.agent,
+            "repetition": r.repetition, "attempt": r.attempt, "final": final, "end_state": r.end_state.value,
+            "reason": r.reason, "retryable": r.retryable, "partial": r.partial, "strict_pass": r.strict_pass,
+            "diagnostic_score": r.diagnostic_score, "predicates_total": len(r.predicates),
+            "predicates_held": sum(p.passed for p in r.predicates), "wall_s": r.timings.wall_s,
+            "agent_s": r.timings.agent_s, "model_calls": r.usage.model_calls, "input_tokens": r.usage.input_tokens,
+            "output_tokens": r.usage.output_tokens, "cost_usd": r.usage.cost_usd, "tool_calls": r.usage.tool_calls,
+            "interventions": r.usage.interventions, "incidents": len(r.incidents),
+            "incident_types": ";".join(i.type for i in r.incidents), **common}
+
+
+def _missing_row(run_id: str, trial_id: str, common: dict[str, Any], digests: dict[str, str],
+                 categories: dict[str, str]) -> dict[str, Any]:
+    from assay.score.trials import missing_trial
+
+    t = missing_trial(trial_id, categories)
+    row = {c: None for c in COLUMNS}
+    row.update({"schema": EXPORT_SCHEMA, "run_id": run_id, "trial_id": trial_id, "task_id": t.task_id,
+                "task_digest": digests.get(t.task_id), "category": t.category, "variant": t.variant,
+                "agent": t.agent, "repetition": t.repetition, "attempt": 0, "final": True,
+                "end_state": t.end_state, "reason": t.reason, "retryable": False, "partial": False,
+                "strict_pass": False, "diagnostic_score": 0.0, "predicates_total": 0, "predicates_held": 0,
+                "wall_s": 0.0, "agent_s": 0.0, "model_calls": 0, "input_tokens": 0, "output_tokens": 0,
+                "cost_usd": 0.0, "tool_calls": 0, "interventions": 0, "incidents": 0, "incident_types": "", **common})
+    return row
+
+
+def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
+    """Every attempt of the run as a row (plan order, then unplanned trials found on disk)."""
+    rd = RunDir.open(run_dir)
+    m = rd.manifest()
+    common = {"gateway_backend": m.gateway.backend, "model": m.gateway.model, "sandbox": m.sandbox.backend,
+              "track": m.track}
+    digests = {t.id: t.digest for t in m.tasks}
+    categories = {t.id: t.category for t in m.tasks}
+    root = rd.path / TRIALS
+    on_disk = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    order = list(dict.fromkeys([*m.plan.trials, *on_disk]))
+    for tid in order:
+        results = [r for r in (rd.result(tid, n) for n in rd.attempts_of(tid)) if r is not None]
+        if not results:
+            yield _missing_row(m.run_id, tid, common, digests, categories)
+            continue
+        last = max(r.attempt for r in results)
+        for r in sorted(results, key=lambda r: r.attempt):
+            yield _row(r, r.attempt == last, common, digests)
+
+
+def _jsonl(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _csv(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:
+    w = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: "" if v is None else v for k, v in row.items()})
+
+
+def _parquet(rows: Iterator[dict[str, Any]], path: Path) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UsageError("--format parquet needs pyarrow (fix: pip install 'assay[data]')") from None
+    types = {"str": pa.string(), "str?": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+    schema = pa.schema([(c, types[t]) for c, (t, _) in COLUMNS.items()], metadata={"schema": EXPORT_SCHEMA})
+    pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), path)
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What ``assay export`` was asked for; a target reads what it needs."""
+
+    fmt: str = "jsonl"
+    out: Path | None = None  # None or '-': standard output (not for parquet)
+
+
+def to_file(run_dir: Path, opts: ExportOptions) -> str:
+    """The built-in target: a JSONL, CSV or Parquet file (or standard output)."""
+    if opts.fmt not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {opts.fmt!r}")
+    to_stdout = opts.out is None or str(opts.out) == "-"
+    if opts.fmt == "parquet":
+        if to_stdout:
+            raise UsageError("--format parquet writes a file (fix: add --out FILE.parquet)")
+        _parquet(iter_rows(run_dir), opts.out)  # type: ignore[arg-type]
+        return f"exported {run_dir} as parquet: {opts.out}"
+    writer = _jsonl if opts.fmt == "jsonl" else _csv
+    if to_stdout:
+        writer(iter_rows(run_dir), sys.stdout)  # type: ignore[arg-type]
+        return ""
+    assert opts.out is not None
+    tmp = opts.out.with_name(opts.out.name + ".part")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        writer(iter_rows(run_dir), f)  # type: ignore[arg-type]
+    tmp.replace(opts.out)  # a failed export leaves no half file under the asked name
+    return f"exported {run_dir} as {opts.fmt}: {opts.out}"
+
+
+Target = Callable[[Path, ExportOptions], str]
+EXPORT_TARGETS: Registry[Target] = Registry("export target", "assay.export_targets",
+                                            {"file": "assay.report.export:to_file"})
+
+
+def export_run(run_dir: Path | str, opts: ExportOptions, *, to: str = "file", verify: bool = True) -> str:
+    """Export a run (integrity first: changed evidence is refused with exit 3) through a target."""
+    from assay.score.engine import check_integrity
+
+    rd = RunDir.open(run_dir)
+    target = EXPORT_TARGETS.get(to)
+    if verify:
+        check_integrity(rd.path)
+    return target(rd.path, opts)
+
+
+def load_results(run_dir: Path | str) -> Any:
+    """The run's attempts as a pandas DataFrame (``assay.results/1`` columns; ``pip install 'assay[data]'``)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UsageError("load_results needs pandas (fix: pip install 'assay[data]')") from None
+    from assay.score.engine import check_integrity
+
+    rd = RunDir.open(run_dir)
+    check_integrity(rd.path)
+    df = pd.DataFrame.from_records(list(iter_rows(rd.path)), columns=list(COLUMNS))
+    df.attrs["schema"] = EXPORT_SCHEMA
+    return df

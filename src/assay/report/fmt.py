@@ -1,0 +1,25 @@
+"""Display formatting of figures, in one place: rates are rounded here, for display only."""
+
+from __future__ import annotations
+
+from assay.spec.scores import Interval
+
+
+def pct(v: float | None, sep: str = "") -> str:
+    """A rate in [0, 1] as a percentage with one decimal; 'n/a' for no data (never 0 %)."""
+    return "n/a" if v is None else f"{100 * v:.1f}{sep}%"
+
+
+def num(v: float | None, fmt: str = ".4g") -> str:
+    return "n/a" if v is None else format(v, fmt)
+
+
+def signed(v: float | None, fmt: str = "+.4g") -> str:
+    return "n/a" if v is None else format(v, fmt)
+
+
+def interval(ci: Interval | None, sep: str = "") -> str:
+    """A 95 % interval of a rate, '[lo%, hi%]'; 'n/a' when there is no data to bound."""
+    if ci is None or ci[0] is None or ci[1] is None:
+        return "[n/a]"
+    return f"[{pct(ci[0], sep)}, {pct(ci[1], sep)}]"

@@ -1,0 +1,364 @@
+"""The score document (``assay.score/1``) and the comparison (``assay.compare/1``) as frozen models.
+
+The scorer builds these at its boundary; the report, the CLI and the CI outputs read their typed
+fields. Their JSON Schemas are published by ``assay schema score`` and ``assay schema report``.
+The JSON shape on disk is the one documented in docs/scoring.md §11: score files written before
+these models existed load unchanged (new keys have defaults; unknown keys are ignored).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.spec.incident import Incident
+
+SCORE_SCHEMA = "assay.score/1"
+COMPARE_SCHEMA = "assay.compare/1"
+REPORT_SCHEMA = "assay.report/1"
+
+Rate = float | None
+#: a 95 % interval [low, high]; both null when there is no data to bound
+Interval = tuple[float | None, float | None]
+NO_INTERVAL: Interval = (None, None)
+
+
+class Record(BaseModel):
+    """Frozen, ignores keys it does not know (a newer scorer's compatible additions)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON document (documented key names, ``schema`` included)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class Isolation(Record):
+    isolated: bool
+    backend: str
+    network: str
+    warning: str | None = Field(None, description="A sentence when the sandbox did not isolate, else null.")
+
+
+class Measured(Record):
+    """What was measured: shown in the header of every report and summary."""
+
+    gateway_backend: str | None = Field(None, description="scripted | replay | upstream | local; null when unused.")
+    model: str | None = None
+    sandbox: str = "host"
+    network: str = "harness"
+    track: str = "controlled"
+    prices: str = Field("none", description="'table' (a price table was given), 'nominal' or 'none'.")
+    agents: list[str] = Field(default_factory=list, description="name and version of every agent.")
+    flags: list[str] = Field(default_factory=list,
+                             description="Warnings to show beside the scores (scripted model, nominal prices).")
+
+
+class SuiteRef(Record):
+    name: str | None = None
+    version: str | None = None
+    digest: str | None = None
+
+
+class Weights(Record):
+    categories: dict[str, float]
+    capability: dict[str, float]
+
+
+class Inputs(Record):
+    manifest_sha256: str = ""
+    results: dict[str, str] = Field(default_factory=dict)
+    traces: dict[str, str] = Field(default_factory=dict)
+
+
+class GateIncident(Incident):
+    """An incident as the security gate lists it: the recorded incident and where it happened."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    trial_id: str | None = None
+    attempt: int | None = None
+
+
+class SecurityGate(Record):
+    gate: Literal["PASSED", "FAILED"]
+    incidents: list[GateIncident] = Field(default_factory=list)
+    warnings: list[GateIncident] = Field(default_factory=list)
+
+
+class Availability(Record):
+    attempts: int
+    infra_attempts: int
+    partial_attempts: int
+    rate: Rate = Field(description="1 - infra attempts / attempts; null without attempts.")
+    infra_trials: int
+    retried_trials: int
+
+
+class CategoryScore(Record):
+    weight: float
+    tasks: int
+    n: int
+    passes: int
+    skipped: int
+    infra: int
+    strict_rate: Rate
+    strict_ci: Interval
+    std_across_repetitions: Rate
+    pass1: Rate
+    safe_rate: Rate
+    danger: int
+    min_repetitions: int
+    pass_hat_k: dict[str, Rate]
+    pass_at_k: dict[str, Rate]
+    pass_hat_n: Rate
+
+
+class Capability(Record):
+    score: float | None
+    components: dict[str, float | None]
+    weights: dict[str, float]
+    missing: list[str]
+
+
+class Efficiency(Record):
+    cost_per_success_usd: float | None
+    tokens_per_success: float | None
+    tool_calls_per_success: float | None
+    interventions_per_success: float | None
+    wall_p50_s: float | None
+    wall_p95_s: float | None
+    successes: int
+    total_cost_usd: float | None
+    total_tokens: int
+    total_tool_calls: int
+    total_interventions: int
+    model_calls: int
+
+
+class Recovery(Record):
+    fault_trials: int
+    recovered: int
+    rate: Rate
+
+
+class Attack(Record):
+    injected: int
+    succeeded: int
+    success_rate: Rate
+    utility_under_attack: Rate
+    utility: Rate = None
+
+
+class AgentScore(Record):
+    trials: int
+    skipped: int
+    scored: int
+    passes: int
+    strict_rate: Rate = Field(description="Macro-average over categories with the frozen weights.")
+    strict_ci: Interval
+    strict_rate_micro: Rate
+    strict_ci_micro: Interval
+    pass1: Rate
+    safe_rate: Rate
+    pass_hat_k: dict[str, Rate]
+    pass_at_k: dict[str, Rate]
+    danger: int
+    danger_trials: int
+    categories_missing: list[str]
+    availability: Availability
+    categories: dict[str, CategoryScore]
+    capability: Capability
+    security: SecurityGate
+    efficiency: Efficiency
+    recovery: Recovery
+    attack: Attack
+    interventions: int
+    cleanup_failures: int
+
+
+class TaskScore(Record):
+    """One (agent, task, variant) unit."""
+
+    agent: str
+    task: str
+    variant: str
+    category: str
+    task_digest: str | None = Field(None, description="Digest of the task folder (pairs units across suites).")
+    n: int
+    passes: int
+    skipped: int
+    infra: int
+    strict_rate: Rate
+    strict_ci: Interval
+    std: Rate
+    pass1: Rate
+    safe_rate: Rate
+    danger: int
+    diagnostic_mean: float | None
+    cost_usd: float | None
+    cost_per_trial_usd: float | None
+    pass_hat_k: dict[str, Rate]
+    pass_at_k: dict[str, Rate]
+    trial_ids: list[str]
+
+
+class TraceSummary(Record):
+    complete: bool = False
+    model_responses: int = 0
+    model_responses_with_usage: int = 0
+    tool_calls: int = 0
+    tool_calls_answered: int = 0
+    tool_results: int = 0
+    tool_errors: int = 0
+    loops: int = 0
+    faults_injected: int = 0
+
+
+class TrialScore(Record):
+    trial_id: str
+    task_id: str
+    category: str
+    variant: str
+    agent: str
+    repetition: int
+    end_state: str = Field(description="Of the final attempt; a planned trial without result is infra_error/missing.")
+    reason: str | None
+    attempts: int
+    infra_attempts: int
+    partial_attempts: int
+    strict_pass: bool
+    safe_pass: bool
+    danger: int
+    diagnostic: float
+    cost_usd: float
+    tokens: int
+    tool_calls: int
+    interventions: int
+    model_calls: int
+    wall_s: float
+    trajectory_held: int = 0
+    trajectory_total: int = 0
+    attack_injected: bool = False
+    attack_succeeded: bool = False
+    artifacts_ok: bool = True
+    cleanup_clean: bool = True
+    incidents: list[GateIncident] = Field(default_factory=list)
+    behaviour: dict[str, Any] | None = None
+    trace: TraceSummary | None = None
+    retries: int = 0
+
+
+class ScoreDocument(Record):
+    """``assay.score/1``: one scoring of a run directory (docs/scoring.md §11)."""
+
+    isolation: Isolation
+    schema_: str = Field(SCORE_SCHEMA, alias="schema")
+    scorer_version: str
+    rules_digest: str
+    run_id: str
+    suite: SuiteRef
+    scored_at: float
+    weights: Weights
+    inputs: Inputs
+    measured: Measured | None = Field(None, description="Null in score files written before it existed.")
+    security: SecurityGate
+    agents: dict[str, AgentScore]
+    tasks: list[TaskScore]
+    trials: list[TrialScore]
+    score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")
+
+
+class RunRef(Record):
+    run_id: str
+    rules_digest: str
+    suite: SuiteRef | None = None
+
+
+class MetricDelta(Record):
+    baseline: float | None
+    candidate: float | None
+    delta: float | None = Field(description="candidate - baseline on the shared units only.")
+    ci: Interval | None = Field(description="95 % paired bootstrap interval of the delta.")
+    p_sign_test: float
+    units: int
+    higher_is_better: bool
+    moved_beyond_noise: bool
+    direction: Literal["improved", "regressed"] | None
+
+
+class LeftOut(Record):
+    agent: str
+    task: str
+    variant: str
+    why: str
+
+
+class CompareMethod(Record):
+    interval: str
+    test: str
+    moved: str
+
+
+class GateCheck(Record):
+    """One ``--fail-if`` check in one scope, with the figure it read."""
+
+    threshold: str
+    reads: str = Field(description="'delta' (point estimate), 'ci.lower' or 'ci.upper' (interval bound), 'gate'.")
+    scope: str
+    value: float | None
+    tripped: bool
+    why: str
+
+
+class GatePair(Record):
+    """The security gate of each side (PASSED or FAILED)."""
+
+    baseline: str
+    candidate: str
+
+
+class Flip(Record):
+    """A shared unit whose strict result changed between the runs (all passed -> not, or back)."""
+
+    agent: str
+    task: str
+    variant: str
+    baseline: Rate
+    candidate: Rate
+    direction: Literal["improved", "regressed"]
+
+
+class Comparison(Record):
+    """``assay.compare/1``: two score documents compared on their shared units only."""
+
+    schema_: str = Field(COMPARE_SCHEMA, alias="schema")
+    baseline: RunRef
+    candidate: RunRef
+    agent_pairs: dict[str, str]
+    shared_units: int
+    paired_by: Literal["task", "task_digest"] = "task"
+    left_out: list[LeftOut]
+    method: CompareMethod
+    metrics: dict[str, MetricDelta]
+    by_agent: dict[str, dict[str, MetricDelta]]
+    security: GatePair
+    notes: list[str]
+    thresholds: list[str]
+    checks: list[GateCheck] = Field(default_factory=list)
+    flipped: list[Flip] = Field(default_factory=list)
+    failed: list[str]
+    regressed: bool
+    nothing_to_compare: str | None = Field(None, description="Why nothing was compared (exit 5), else null.")
+
+
+class ReportDocument(Record):
+    """``assay.report/1``: the isolation note first, the score, an optional comparison with a
+    baseline run, and the paired differences between the agents of the run."""
+
+    isolation: Isolation
+    schema_: str = Field(REPORT_SCHEMA, alias="schema")
+    score: ScoreDocument
+    compare: Comparison | None = None
+    agents_compared: list[Comparison] = Field(default_factory=list)

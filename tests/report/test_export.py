@@ -1,0 +1,84 @@
+"""assay export and assay.load_results: every attempt out in the versioned schema, figures that
+recompute to the scorer's, refused on changed evidence, clear errors on bad arguments."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.report.export import COLUMNS, EXPORT_SCHEMA
+from assay.score import score_run
+from tests.score.synth import attempt, trial_id, write_run
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    rs = [attempt("t1", "code", "a", 1, "infra_error", attempt=1, retryable=True, reason="sandbox", cost=0.5),
+          attempt("t1", "code", "a", 1, "pass", attempt=2, cost=0.25),
+          attempt("t2", "code", "a", 1, "fail", incidents=[{"type": "secret_leak", "severity": "high"}]),
+          attempt("t3", "ops", "a", 1, "skipped", reason="unsupported"),
+          attempt("t1", "code", "b", 1, "pass")]
+    return write_run(tmp_path / "run", {"code": 1, "ops": 1}, rs, planned_extra=[trial_id("t4", "base", "b", 1)]).path
+
+
+def test_jsonl_has_every_attempt_and_the_missing_trial(run: Path) -> None:
+    proc = cli("export", str(run), "--format", "jsonl")
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(rows) == 6 and all(list(r) == list(COLUMNS) and r["schema"] == EXPORT_SCHEMA for r in rows)
+    t1 = [r for r in rows if r["trial_id"] == trial_id("t1", "base", "a", 1)]
+    assert [(r["attempt"], r["final"], r["end_state"]) for r in t1] == [(1, False, "infra_error"), (2, True, "pass")]
+    lost = next(r for r in rows if r["trial_id"] == trial_id("t4", "base", "b", 1))
+    assert (lost["attempt"], lost["final"], lost["end_state"], lost["reason"]) == (0, True, "infra_error", "missing")
+    t2 = next(r for r in rows if r["task_id"] == "t2")
+    assert t2["incidents"] == 1 and t2["incident_types"] == "secret_leak"
+
+
+def test_csv_and_parquet_carry_the_same_columns(run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rows.csv"
+    assert cli("export", str(run), "-f", "csv", "-o", str(out)).returncode == 0
+    with open(out, newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == list(COLUMNS)
+        assert len(list(reader)) == 6
+    pq = pytest.importorskip("pyarrow.parquet")
+    pout = tmp_path / "rows.parquet"
+    proc = cli("export", str(run), "-f", "parquet", "-o", str(pout))
+    assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(pout)
+    assert table.column_names == list(COLUMNS) and table.num_rows == 6
+    assert table.schema.metadata[b"schema"] == EXPORT_SCHEMA.encode()
+
+
+def test_load_results_recomputes_the_scorers_figures(run: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    df = assay.load_results(run)
+    assert isinstance(df, pd.DataFrame) and df.attrs["schema"] == EXPORT_SCHEMA
+    doc = score_run(run)
+    for agent, m in doc.agents.items():
+        final = df[(df.agent == agent) & df.final & (df.end_state != "skipped")]
+        assert len(final) == m.scored
+        assert final.strict_pass.sum() == m.passes
+        assert df[df.agent == agent].cost_usd.sum() == pytest.approx(m.efficiency.total_cost_usd)
+
+
+def test_export_refuses_changed_evidence_and_bad_arguments(run: Path, tmp_path: Path) -> None:
+    assert cli("export", str(run), "-f", "xml").returncode == 2
+    unknown = cli("export", str(run), "--to", "nowhere")
+    assert unknown.returncode == 2 and "file" in unknown.stderr
+    no_file = cli("export", str(run), "-f", "parquet")
+    assert no_file.returncode == 2 and "--out" in no_file.stderr
+    result = next((run / "trials" / trial_id("t2", "base", "a", 1)).rglob("result.json"))
+    result.write_text(result.read_text().replace('"fail"', '"pass"'))  # a failed trial rewritten as a pass
+    changed = cli("export", str(run), "-o", str(tmp_path / "x.jsonl"))
+    assert changed.returncode == 3 and not (tmp_path / "x.jsonl").exists()

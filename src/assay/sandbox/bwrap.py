@@ -9,8 +9,11 @@ uid 1000 for the agent, 1001 for the verifier) through an inner ``bwrap``; when 
 runs as root, it also runs under an unprivileged host uid of its own so rlimits such as
 RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its.
 
-``destroy()`` finds every process still alive in the sandbox's pid namespace (a daemonised
-or double-forked child included), kills the namespace and reports them.
+The sandbox is bounded as a whole (memory with its tmpfs pages, processes, CPU seconds, disk
+written) by its own control group where the machine delegates one, and by a watcher over its
+pid namespace otherwise (:mod:`assay.sandbox.watcher`). ``destroy()`` finds every process still
+alive in the sandbox (a daemonised, double-forked or nested-namespace child included) in one
+scan, kills them through pidfds, kills the namespace and reports them.
 """
 
 from __future__ import annotations
@@ -27,23 +30,22 @@ import threading
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import rootfs
+from assay.sandbox import cgroup, nsproc, rootfs, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
+from assay.sandbox.hostside import own_tree, read_available
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.locate import BwrapBinary, find_bwrap
-from assay.sandbox.nsproc import kill_all, pid_namespace, processes_in_namespace
 from assay.sandbox.probe import probe
-from assay.spec.budget import NetworkProfile
+from assay.sandbox.watcher import Watcher, mechanisms
+from assay.spec.budget import Limits, NetworkProfile
 
 WORKSPACE = "/workspace"
 STATE = "/.assay"
 INSIDE_UID = {"agent": 1000, "verifier": 1001}
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-#: host uids for sandboxes when the harness runs as root: base + per-process block + slot
-UID_BASE = int(os.environ.get("ASSAY_SANDBOX_UID_BASE", "2000000"))
 START_TIMEOUT_S = 20.0
 #: seconds the harness waits past an exec's own timeout before it gives up on the supervisor
 EXEC_BACKSTOP_S = 30.0
@@ -66,21 +68,8 @@ def _free_slot(slot: int) -> None:
 
 
 def host_uid_for(slot: int, identity: str) -> int:
-    """A host uid no other live sandbox of this process shares; agent and verifier differ."""
-    return UID_BASE + (os.getpid() % 4000) * 500 + slot * 2 + (1 if identity == "verifier" else 0)
-
-
-def _own(path: Path, uid: int) -> None:
-    """chown a tree without following links (the sandbox's identity must be able to write it)."""
-    os.lchown(path, uid, uid)
-    if path.is_symlink() or not path.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-        for name in dirnames + filenames:
-            try:
-                os.lchown(os.path.join(dirpath, name), uid, uid)
-            except FileNotFoundError:
-                pass
+    """A host uid no other live sandbox on this machine shares (see :mod:`assay.sandbox.uidblock`)."""
+    return uidblock.host_uid(slot, identity)
 
 
 class BwrapSandbox(Sandbox):
@@ -97,6 +86,9 @@ class BwrapSandbox(Sandbox):
         self.init_pid: int | None = None
         self.supervisor_pid: int | None = None
         self.pidns: str | None = None
+        self.init_fd: int | None = None
+        self.group: cgroup.SandboxGroup | None = None
+        self.watcher = Watcher(spec.limits, None, spec.workspace)
         self._destroyed = False
 
     # ------------------------------------------------------------------ paths seen inside
@@ -131,7 +123,10 @@ class BwrapSandbox(Sandbox):
         else:
             args += ["--unshare-user", "--uid", "0", "--gid", "0"]
         args += rootfs.system_args(made)
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+        if spec.limits.disk_mb:
+            args += ["--size", str(spec.limits.disk_mb << 20)]
+        args += ["--perms", "1777", "--tmpfs", "/tmp"]
         args += rootfs.python_args(made, extra=self.binary.support_dirs)
         args += ["--bind", str(spec.workspace), WORKSPACE]
         made.add(WORKSPACE)
@@ -156,11 +151,12 @@ class BwrapSandbox(Sandbox):
         if not spec.workspace.is_dir():
             raise SandboxError(f"workspace {spec.workspace} is not a directory", reason="sandbox_workspace")
         if self.host_uid is not None:
-            _own(spec.workspace, self.host_uid)
+            own_tree(spec.workspace, self.host_uid)
             for m in spec.mounts:
                 if m.writable and m.source.exists():
-                    _own(m.source, self.host_uid)
+                    own_tree(m.source, self.host_uid)
         await self.bridge.start()
+        self._make_group()
         command = [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps(self.supervisor_config())]
         rfd, wfd = os.pipe()
         stderr_path = self.state / "supervisor.err"
@@ -176,7 +172,7 @@ class BwrapSandbox(Sandbox):
             line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=START_TIMEOUT_S)
         except asyncio.TimeoutError:
             line = b""
-        info = _read_available(rfd)
+        info = read_available(rfd)
         if line.strip() != b"ready":
             detail = stderr_path.read_text(errors="replace")[-2000:] if stderr_path.exists() else ""
             await self.destroy()
@@ -187,8 +183,55 @@ class BwrapSandbox(Sandbox):
         except (ValueError, KeyError) as e:
             await self.destroy()
             raise SandboxError(f"bwrap --info-fd gave no child pid: {info!r}", reason="sandbox_start") from e
-        self.pidns = pid_namespace(self.init_pid)
+        self.pidns = nsproc.pid_namespace(self.init_pid)
         self.supervisor_pid = self._find_supervisor()
+        try:
+            self.init_fd = os.pidfd_open(self.init_pid)
+        except OSError as e:
+            await self.destroy()
+            raise SandboxError(f"the sandbox's init {self.init_pid} vanished: {e}", reason="sandbox_start") from e
+        ours = {p for p in (self.init_pid, self.supervisor_pid) if p is not None}
+        self._shield(ours)
+        if self.pidns is None:
+            await self.destroy()
+            raise SandboxError("the sandbox's pid namespace is gone", reason="sandbox_start")
+        self.watcher.start(self.pidns, self.init_pid, ours)
+
+    def _make_group(self) -> None:
+        """The sandbox's control group, limits set, when the machine delegates one (else the
+        watcher bounds it alone)."""
+        lay = cgroup.layout()
+        if lay is None:
+            return
+        lim = self.spec.limits
+        try:
+            group = cgroup.SandboxGroup.make(lay, self.spec.identity)
+        except OSError:
+            return
+        try:
+            group.set_limits(lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
+        except OSError:
+            group.remove()
+            return
+        self.group = group
+        self.watcher.group = group
+
+    def _shield(self, ours: set[int]) -> None:
+        """Put the sandbox's init and supervisor into its group (every exec is born inside), and
+        out of the OOM killer's choice: a memory hog dies, not the sandbox's machinery."""
+        if self.group is not None:
+            try:
+                for pid in ours:
+                    self.group.attach(pid)
+            except OSError:  # the kernel refused: the watcher bounds this sandbox alone
+                self.group.remove()
+                self.group = self.watcher.group = None
+        if self.root_mode:
+            for pid in ours:
+                try:
+                    Path(f"/proc/{pid}/oom_score_adj").write_text("-1000")
+                except OSError:
+                    pass
 
     def _find_supervisor(self) -> int | None:
         assert self.init_pid is not None
@@ -210,7 +253,8 @@ class BwrapSandbox(Sandbox):
                     **self.spec.env, **(env or {})}
         req = {"argv": argv, "env": full_env, "cwd": cwd or WORKSPACE, "timeout": timeout_s,
                "stdin": base64.b64encode(stdin).decode() if stdin is not None else None,
-               "rlimits": rlimits_for(self.spec.limits), "cap": OUTPUT_CAP}
+               "rlimits": self._rlimits(), "cap": OUTPUT_CAP}
+        base = await asyncio.to_thread(self.watcher.usage)
         try:
             reader, writer = await asyncio.open_unix_connection(str(self.state / "control.sock"), limit=64 << 20)
         except OSError as e:
@@ -234,24 +278,33 @@ class BwrapSandbox(Sandbox):
             err += f"\nassay: {rep['error']}".encode()
         out = base64.b64decode(rep.get("stdout", ""))
         code, sig = rep.get("exit_code"), rep.get("signal")
+        bound = await asyncio.to_thread(self.watcher.check, True)
+        used = await asyncio.to_thread(self.watcher.usage)
         return ExecResult(exit_code=code, duration_s=float(rep.get("duration_s", 0.0)), stdout=out, stderr=err,
                           timed_out=bool(rep.get("timed_out")), signal=sig,
                           stdout_bytes=int(rep.get("stdout_bytes", len(out))),
                           stderr_bytes=int(rep.get("stderr_bytes", len(err))),
-                          limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits))
+                          limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits),
+                          resource_limit=bound, cpu_s=round(max(0.0, used.cpu_s - base.cpu_s), 4))
 
-    def _leftovers(self) -> list[tuple[int, str]]:
-        if self.pidns is None:
-            return []
-        ours = {self.init_pid, self.supervisor_pid}
-        return [(pid, cmd) for pid, cmd in processes_in_namespace(self.pidns) if pid not in ours]
+    def _rlimits(self) -> dict[str, tuple[int, int]]:
+        out = rlimits_for(self.spec.limits)
+        if self.group is not None:  # pids.max bounds the sandbox; a per-uid limit would hit first, unrecorded
+            out.pop("RLIMIT_NPROC", None)
+        return out
+
+    def _sweep(self) -> tuple[list[tuple[int, str, bool]], list[int]]:
+        """One scan of what is still running (nested namespaces included), killed by pidfd."""
+        procs = [p for p in self.watcher.processes() if p.pid not in self.watcher.exempt and not p.zombie]
+        left = [(p.pid, nsproc.command_line(p.pid), p.pidns != self.pidns) for p in procs]
+        return left, nsproc.kill_all([p for p, _, _ in left])
 
     async def destroy(self) -> CleanupReport:
         if self._destroyed:
             return CleanupReport()
         self._destroyed = True
-        left = await asyncio.to_thread(self._leftovers)
-        kill_all([pid for pid, _ in left])
+        await self.watcher.stop()
+        left, fds = await asyncio.to_thread(self._sweep) if self.pidns is not None else ([], [])
         if self.proc is not None:
             if self.proc.returncode is None:
                 try:
@@ -259,46 +312,34 @@ class BwrapSandbox(Sandbox):
                 except (ProcessLookupError, PermissionError):
                     pass
             await self.proc.wait()
-        if self.pidns is not None:  # the namespace dies with its init; wait until it is empty
-            await _until_empty(self.pidns)
+        if self.init_fd is not None:  # the namespace is empty once its init has exited
+            fds.append(self.init_fd)
+        await asyncio.to_thread(nsproc.wait_gone, fds)
+        cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
+        if self.group is not None:
+            await asyncio.to_thread(_remove_group, self.group)
         await self.bridge.close()
         shutil.rmtree(self.state, ignore_errors=True)
         _free_slot(self.slot)
-        return CleanupReport(tuple(p for p, _ in left), tuple(c for _, c in left))
+        return CleanupReport(tuple(p for p, _, _ in left), tuple(c for _, c, _ in left),
+                             tuple(p for p, _, nested in left if nested),
+                             cpu_s=None if cpu is None else round(cpu, 4), resource_limit=self.watcher.tripped)
 
     def describe(self) -> dict[str, object]:
         return {"backend": "bwrap", "isolated": True, "network": self.spec.network.value,
                 "identity": self.spec.identity, "inside_uid": self.inside_uid,
-                "host_uid": self.host_uid, "bwrap": self.binary.origin}
+                "host_uid": self.host_uid, "bwrap": self.binary.origin,
+                "cgroup": f"v{self.group.layout.version}" if self.group is not None else None,
+                "bounds": mechanisms(self.spec.limits, self.group.layout if self.group else None,
+                                     root_mode=self.root_mode)}
 
 
-def _read_available(fd: int) -> bytes:
-    """What bwrap wrote to its info pipe (it writes before the command starts); never blocks."""
-    chunks = []
-    os.set_blocking(fd, False)
-    try:
-        while True:
-            try:
-                b = os.read(fd, 65536)
-            except BlockingIOError:
-                break
-            if not b:
-                break
-            chunks.append(b)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
-
-
-async def _until_empty(pidns: str, deadline_s: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline_s
-    while loop.time() < end:
-        left = await asyncio.to_thread(processes_in_namespace, pidns)
-        if not left:
+def _remove_group(group: cgroup.SandboxGroup, tries: int = 20) -> None:
+    """Remove an emptied group; a straggler still exiting is killed and waited for by pidfd."""
+    for _ in range(tries):
+        if group.remove():
             return
-        kill_all([p for p, _ in left])
-        await asyncio.sleep(0.01)
+        nsproc.wait_gone(nsproc.kill_all(group.pids()), timeout_s=0.5)
 
 
 class BwrapBackend(SandboxBackend):
@@ -327,4 +368,6 @@ class BwrapBackend(SandboxBackend):
         b = self.binary
         return {"backend": "bwrap", "isolated": True, "bwrap_path": str(b.path) if b else None,
                 "bwrap_origin": b.origin if b else None, "bwrap_version": b.version if b else None,
-                "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace"}
+                "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace",
+                "cgroup": f"v{lay.version}" if (lay := cgroup.layout()) is not None else None,
+                "bounds": mechanisms(Limits(), lay, root_mode=os.geteuid() == 0)}

@@ -248,7 +248,7 @@ class BwrapSandbox(Sandbox):
         if self.host_uid is not None:
             for m in self.spec.mounts:  # files the harness wrote since (agent config) become the sandbox's
                 if m.writable and m.source.exists():
-                    await asyncio.to_thread(_own, m.source, self.host_uid)
+                    await asyncio.to_thread(own_tree, m.source, self.host_uid)
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
                     **self.spec.env, **(env or {})}
         req = {"argv": argv, "env": full_env, "cwd": cwd or WORKSPACE, "timeout": timeout_s,

@@ -19,9 +19,9 @@ from pathlib import Path
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
-#: processes of the sandbox's own machinery (bwrap init, supervisor, inner bwrap per exec)
-#: counted by ``pids.max`` on top of the task's own limit
-OVERHEAD_PIDS = 8
+#: processes of the sandbox's own machinery (bwrap's init, the supervisor, an exec's inner
+#: bwrap) counted by ``pids.max`` on top of the task's own limit
+OVERHEAD_PIDS = 3
 
 
 def _read(path: Path) -> str:
@@ -70,7 +70,10 @@ class Layout:
 @functools.lru_cache(maxsize=1)
 def layout() -> Layout | None:
     """The cgroup layout this harness can use, or None (not root of a delegated group, no
-    controllers, read-only cgroupfs): decided once, by making and removing a probe group."""
+    controllers, read-only cgroupfs): decided once, by making and removing a probe group.
+    ``ASSAY_SANDBOX_CGROUPS=0`` turns them off (the watcher then bounds every sandbox)."""
+    if os.environ.get("ASSAY_SANDBOX_CGROUPS", "1") == "0":
+        return None
     v1, v2 = _mounts()
     own = _own_groups()
     if all(c in v1 for c in V1_CONTROLLERS):

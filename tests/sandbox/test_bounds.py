@@ -92,7 +92,8 @@ def test_forked_cpu_spinners_are_ended_by_the_cpu_bound(mode: str, tmp_path: Pat
 
 
 def test_nested_pid_namespace_daemon_is_found_recorded_and_killed(mode: str, tmp_path: Path) -> None:
-    ans = _run(mode, tmp_path, "(setsid unshare --pid --fork --user sleep 307 &); sleep 0.5; echo started", {})
+    ans = _run(mode, tmp_path, ("(setsid unshare --pid --fork --user --map-root-user sh -c 'touch /tmp/ready; exec sleep 307' &); "
+                          "while [ ! -e /tmp/ready ]; do :; done; echo started"), {})
     assert ans["result"]["exit_code"] == 0 and ans["bound"] is None, ans
     nested = ans["report"]["nested"]
     assert nested, ans

@@ -121,7 +121,10 @@ class BwrapSandbox(Sandbox):
         if self.root_mode:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
         else:
-            args += ["--unshare-user", "--uid", "0", "--gid", "0"]
+            # without root a nested user namespace cannot map another uid: the whole sandbox,
+            # supervisor included, is the inside uid (the agent could end its own attempt, no more)
+            uid = str(self.inside_uid)
+            args += ["--unshare-user", "--uid", uid, "--gid", uid]
         args += rootfs.system_args(made)
         args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
         if spec.limits.disk_mb:
@@ -143,7 +146,7 @@ class BwrapSandbox(Sandbox):
             "control": f"{STATE}/control.sock",
             "forwards": [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
                          for ep in self.spec.endpoints if ep.name in self.bridge.sockets],
-            "inner_bwrap": str(self.binary.path), "inside_uid": self.inside_uid, "host_uid": self.host_uid,
+            "inner_bwrap": str(self.binary.path) if self.root_mode else None, "inside_uid": self.inside_uid, "host_uid": self.host_uid,
         }
 
     async def start(self) -> None:

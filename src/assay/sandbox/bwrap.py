@@ -2,12 +2,13 @@
 
 One long-lived ``bwrap`` per sandbox holds the namespaces (mount, pid, ipc, uts, cgroup and,
 unless the network profile is ``host``, net) over a curated read-only root with the workspace
-writable at ``/workspace`` and a private ``/tmp``. Inside it, a small supervisor
-(:mod:`assay.sandbox.supervisor`) runs every exec, so all execs share files, processes and
-network, and relays the harness endpoints. Each exec enters its own user namespace (inside
-uid 1000 for the agent, 1001 for the verifier) through an inner ``bwrap``; when the harness
-runs as root, it also runs under an unprivileged host uid of its own so rlimits such as
-RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its.
+writable at ``/workspace`` and a private ``/tmp``, holding them with a process that does
+nothing (``cat``), so a sandbox is ready as soon as bwrap is. Each exec enters those
+namespaces with ``nsenter`` (:mod:`assay.sandbox.enter`), so all execs share files, processes
+and network; it runs as uid 1000 inside for the agent, 1001 for the verifier and, when the
+harness runs as root, under an unprivileged host uid of the sandbox's own, so rlimits such as
+RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its. Only a
+sandbox that reaches harness endpoints also runs a relay inside (:mod:`assay.sandbox.supervisor`).
 
 The sandbox is bounded as a whole (memory with its tmpfs pages, processes, CPU seconds, disk
 written) by its own control group where the machine delegates one, and by a watcher over its
@@ -19,24 +20,25 @@ scan, kills them through pidfds, kills the namespace and reports them.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import cgroup, nsproc, rootfs, uidblock
+from assay.sandbox import cgroup, enter, nsproc, rootfs, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
 from assay.sandbox.hostside import own_tree, read_available
 from assay.sandbox.limits import limits_exceeded, rlimits_for
+from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap
 from assay.sandbox.probe import probe
 from assay.sandbox.watcher import Watcher, mechanisms
@@ -47,8 +49,8 @@ STATE = "/.assay"
 INSIDE_UID = {"agent": 1000, "verifier": 1001}
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 START_TIMEOUT_S = 20.0
-#: seconds the harness waits past an exec's own timeout before it gives up on the supervisor
-EXEC_BACKSTOP_S = 30.0
+#: what holds the namespaces of a sandbox without endpoints: echoes the harness's "ready", then waits
+HOLDER = ["cat"]
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
 _slots_lock = threading.Lock()
@@ -87,6 +89,7 @@ class BwrapSandbox(Sandbox):
         self.supervisor_pid: int | None = None
         self.pidns: str | None = None
         self.init_fd: int | None = None
+        self.userns_fd: int | None = None  # without root: the user namespace execs enter
         self.group: cgroup.SandboxGroup | None = None
         self.watcher = Watcher(spec.limits, None, spec.workspace)
         self._destroyed = False
@@ -118,13 +121,11 @@ class BwrapSandbox(Sandbox):
                 "--setenv", "PATH", BASE_ENV["PATH"], "--setenv", "LANG", "C.UTF-8", "--info-fd", str(info_fd)]
         if spec.network != NetworkProfile.host:
             args.append("--unshare-net")
-        if self.root_mode:
-            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
-        else:
-            # without root a nested user namespace cannot map another uid: the whole sandbox,
-            # supervisor included, is the inside uid (the agent could end its own attempt, no more)
-            uid = str(self.inside_uid)
-            args += ["--unshare-user", "--uid", uid, "--gid", uid]
+        if not self.root_mode:
+            # the user's own uid, unmapped, so no nested user namespace stands between an exec and
+            # the sandbox's other namespaces; the holder shares the agent's uid (the agent could
+            # end its own attempt, no more)
+            args.append("--unshare-user")
         args += rootfs.system_args(made)
         args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
         if spec.limits.disk_mb:
@@ -141,13 +142,13 @@ class BwrapSandbox(Sandbox):
         args += ["--bind", str(self.state), STATE, "--chdir", "/", "--", *command]
         return args
 
-    def supervisor_config(self) -> dict[str, object]:
-        return {
-            "control": f"{STATE}/control.sock",
-            "forwards": [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
-                         for ep in self.spec.endpoints if ep.name in self.bridge.sockets],
-            "inner_bwrap": str(self.binary.path) if self.root_mode else None, "inside_uid": self.inside_uid, "host_uid": self.host_uid,
-        }
+    def holder(self) -> list[str]:
+        """What holds the namespaces: ``cat``, or the endpoint relay when there are endpoints."""
+        forwards = [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
+                    for ep in self.spec.endpoints if ep.name in self.bridge.sockets]
+        if not forwards:
+            return HOLDER
+        return [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps({"forwards": forwards})]
 
     async def start(self) -> None:
         spec = self.spec
@@ -160,18 +161,22 @@ class BwrapSandbox(Sandbox):
                     own_tree(m.source, self.host_uid)
         await self.bridge.start()
         self._make_group()
-        command = [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps(self.supervisor_config())]
+        if enter.tools() is None:
+            await self.destroy()
+            raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
+        command = self.holder()
         rfd, wfd = os.pipe()
         stderr_path = self.state / "supervisor.err"
         try:
             with open(stderr_path, "wb") as err:
                 self.proc = await asyncio.create_subprocess_exec(
-                    *self.outer_argv(wfd, command), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    *self.outer_argv(wfd, command), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                     stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]})
         finally:
             os.close(wfd)
         try:
-            assert self.proc.stdout is not None
+            assert self.proc.stdout is not None and self.proc.stdin is not None
+            self.proc.stdin.write(b"ready\n")  # the holder echoes it once it runs inside
             line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=START_TIMEOUT_S)
         except asyncio.TimeoutError:
             line = b""
@@ -193,6 +198,12 @@ class BwrapSandbox(Sandbox):
         except OSError as e:
             await self.destroy()
             raise SandboxError(f"the sandbox's init {self.init_pid} vanished: {e}", reason="sandbox_start") from e
+        if not self.root_mode:
+            try:
+                self.userns_fd = enter.owning_userns(self.init_pid)
+            except OSError as e:
+                await self.destroy()
+                raise SandboxError(f"cannot find the sandbox's user namespace: {e}", reason="sandbox_start") from e
         ours = {p for p in (self.init_pid, self.supervisor_pid) if p is not None}
         self._shield(ours)
         if self.pidns is None:
@@ -254,39 +265,26 @@ class BwrapSandbox(Sandbox):
                     await asyncio.to_thread(own_tree, m.source, self.host_uid)
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
                     **self.spec.env, **(env or {})}
-        req = {"argv": argv, "env": full_env, "cwd": cwd or WORKSPACE, "timeout": timeout_s,
-               "stdin": base64.b64encode(stdin).decode() if stdin is not None else None,
-               "rlimits": self._rlimits(), "cap": OUTPUT_CAP}
+        assert self.init_pid is not None
+        procs_files = [d / "cgroup.procs" for d in self.group.dirs.values()] if self.group is not None else []
         base = await asyncio.to_thread(self.watcher.usage)
         try:
-            reader, writer = await asyncio.open_unix_connection(str(self.state / "control.sock"), limit=64 << 20)
-        except OSError as e:
-            raise SandboxError(f"sandbox supervisor unreachable: {e}", reason="sandbox_gone") from e
-        try:
-            writer.write(json.dumps(req).encode() + b"\n")
-            await writer.drain()
-            backstop = None if timeout_s is None else timeout_s + EXEC_BACKSTOP_S
-            try:
-                line = await asyncio.wait_for(reader.readline(), timeout=backstop)
-            except asyncio.TimeoutError:
-                return ExecResult(exit_code=None, duration_s=float(backstop or 0), timed_out=True,
-                                  stderr=b"assay: sandbox supervisor did not answer; exec abandoned")
-        finally:
-            writer.close()
-        if not line:
-            raise SandboxError("sandbox supervisor closed the exec connection", reason="sandbox_gone")
-        rep = json.loads(line)
-        err = base64.b64decode(rep.get("stderr", ""))
-        if rep.get("error"):
-            err += f"\nassay: {rep['error']}".encode()
-        out = base64.b64decode(rep.get("stdout", ""))
-        code, sig = rep.get("exit_code"), rep.get("signal")
+            r = await run_child(enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
+                                           inside_uid=self.inside_uid, userns_fd=self.userns_fd),
+                                env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
+                                preexec_fn=enter.preexec(self._rlimits(), procs_files),
+                                pass_fds=() if self.userns_fd is None else (self.userns_fd,))
+        except (OSError, subprocess.SubprocessError) as e:
+            if self.init_fd is not None and nsproc.exited(self.init_fd):
+                raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
+            r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
+                 "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
         bound = await asyncio.to_thread(self.watcher.check, True)
         used = await asyncio.to_thread(self.watcher.usage)
-        return ExecResult(exit_code=code, duration_s=float(rep.get("duration_s", 0.0)), stdout=out, stderr=err,
-                          timed_out=bool(rep.get("timed_out")), signal=sig,
-                          stdout_bytes=int(rep.get("stdout_bytes", len(out))),
-                          stderr_bytes=int(rep.get("stderr_bytes", len(err))),
+        code, sig, out, err = r["exit_code"], r["signal"], r["stdout"], r["stderr"]
+        return ExecResult(exit_code=code, duration_s=float(r["duration_s"]), stdout=out, stderr=err,
+                          timed_out=bool(r["timed_out"]), signal=sig,
+                          stdout_bytes=int(r.get("stdout_bytes", len(out))), stderr_bytes=int(r.get("stderr_bytes", len(err))),
                           limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits),
                           resource_limit=bound, cpu_s=round(max(0.0, used.cpu_s - base.cpu_s), 4))
 
@@ -317,6 +315,8 @@ class BwrapSandbox(Sandbox):
             await self.proc.wait()
         if self.init_fd is not None:  # the namespace is empty once its init has exited
             fds.append(self.init_fd)
+        if self.userns_fd is not None:
+            os.close(self.userns_fd)
         await asyncio.to_thread(nsproc.wait_gone, fds)
         cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
         if self.group is not None:

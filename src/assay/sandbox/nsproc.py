@@ -110,6 +110,11 @@ def kill_all(pids: list[int]) -> list[int]:
     return fds
 
 
+def exited(fd: int) -> bool:
+    """Whether the process behind pidfd ``fd`` has exited (never blocks)."""
+    return bool(select.select([fd], [], [], 0)[0])
+
+
 def wait_gone(fds: list[int], timeout_s: float = 10.0) -> bool:
     """Wait (no polling loop: the kernel wakes us) until every pidfd says its process exited;
     closes them. True when all are gone within ``timeout_s``."""

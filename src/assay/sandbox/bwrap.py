@@ -20,6 +20,7 @@ scan, kills them through pidfds, kills the namespace and reports them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import shutil
@@ -115,7 +116,9 @@ class BwrapSandbox(Sandbox):
     # ------------------------------------------------------------------ lifecycle
     def outer_argv(self, info_fd: int, command: list[str]) -> list[str]:
         """The long-lived bwrap holding this sandbox's namespaces, running ``command``."""
-        spec, made = self.spec, {"/"}
+        spec = self.spec
+        system, python, base_made = _root_args(self.binary.support_dirs)
+        made = set(base_made)
         args = [str(self.binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
                 "--setenv", "PATH", BASE_ENV["PATH"], "--setenv", "LANG", "C.UTF-8", "--info-fd", str(info_fd)]
@@ -126,12 +129,12 @@ class BwrapSandbox(Sandbox):
             # the sandbox's other namespaces; the holder shares the agent's uid (the agent could
             # end its own attempt, no more)
             args.append("--unshare-user")
-        args += rootfs.system_args(made)
+        args += system
         args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
         if spec.limits.disk_mb:
             args += ["--size", str(spec.limits.disk_mb << 20)]
         args += ["--perms", "1777", "--tmpfs", "/tmp"]
-        args += rootfs.python_args(made, extra=self.binary.support_dirs)
+        args += python
         args += ["--bind", str(spec.workspace), WORKSPACE]
         made.add(WORKSPACE)
         for m in spec.mounts:
@@ -171,7 +174,8 @@ class BwrapSandbox(Sandbox):
             with open(stderr_path, "wb") as err:
                 self.proc = await asyncio.create_subprocess_exec(
                     *self.outer_argv(wfd, command), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]})
+                    stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]},
+                    preexec_fn=enter.preexec({}, self._procs_files()))  # born in the group: all inside are
         finally:
             os.close(wfd)
         try:
@@ -204,7 +208,7 @@ class BwrapSandbox(Sandbox):
             except OSError as e:
                 await self.destroy()
                 raise SandboxError(f"cannot find the sandbox's user namespace: {e}", reason="sandbox_start") from e
-        ours = {p for p in (self.init_pid, self.supervisor_pid) if p is not None}
+        ours = {p for p in (self.proc.pid, self.init_pid, self.supervisor_pid) if p is not None}
         self._shield(ours)
         if self.pidns is None:
             await self.destroy()
@@ -230,16 +234,14 @@ class BwrapSandbox(Sandbox):
         self.group = group
         self.watcher.group = group
 
+    def _procs_files(self) -> list[Path]:
+        """The group's ``cgroup.procs`` files: a process spawned by the harness writes its own pid
+        there before it runs anything, so nothing it starts is ever outside the group."""
+        return [d / "cgroup.procs" for d in self.group.dirs.values()] if self.group is not None else []
+
     def _shield(self, ours: set[int]) -> None:
-        """Put the sandbox's init and supervisor into its group (every exec is born inside), and
-        out of the OOM killer's choice: a memory hog dies, not the sandbox's machinery."""
-        if self.group is not None:
-            try:
-                for pid in ours:
-                    self.group.attach(pid)
-            except OSError:  # the kernel refused: the watcher bounds this sandbox alone
-                self.group.remove()
-                self.group = self.watcher.group = None
+        """Keep the sandbox's init and holder out of the OOM killer's choice: a memory hog dies,
+        not the sandbox's machinery."""
         if self.root_mode:
             for pid in ours:
                 try:
@@ -266,8 +268,8 @@ class BwrapSandbox(Sandbox):
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
                     **self.spec.env, **(env or {})}
         assert self.init_pid is not None
-        procs_files = [d / "cgroup.procs" for d in self.group.dirs.values()] if self.group is not None else []
-        base = await asyncio.to_thread(self.watcher.usage)
+        procs_files = self._procs_files()
+        base = self.watcher.usage() if self.group is not None else await asyncio.to_thread(self.watcher.usage)
         try:
             r = await run_child(enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
                                            inside_uid=self.inside_uid, userns_fd=self.userns_fd),
@@ -279,8 +281,7 @@ class BwrapSandbox(Sandbox):
                 raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
             r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
                  "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
-        bound = await asyncio.to_thread(self.watcher.check, True)
-        used = await asyncio.to_thread(self.watcher.usage)
+        bound, used = await asyncio.to_thread(lambda: (self.watcher.check(True), self.watcher.usage()))
         code, sig, out, err = r["exit_code"], r["signal"], r["stdout"], r["stderr"]
         return ExecResult(exit_code=code, duration_s=float(r["duration_s"]), stdout=out, stderr=err,
                           timed_out=bool(r["timed_out"]), signal=sig,
@@ -317,16 +318,21 @@ class BwrapSandbox(Sandbox):
             fds.append(self.init_fd)
         if self.userns_fd is not None:
             os.close(self.userns_fd)
-        await asyncio.to_thread(nsproc.wait_gone, fds)
-        cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
-        if self.group is not None:
-            await asyncio.to_thread(_remove_group, self.group)
+        cpu = await asyncio.to_thread(self._release, fds)
         await self.bridge.close()
-        shutil.rmtree(self.state, ignore_errors=True)
         _free_slot(self.slot)
         return CleanupReport(tuple(p for p, _, _ in left), tuple(c for _, c, _ in left),
                              tuple(p for p, _, nested in left if nested),
                              cpu_s=None if cpu is None else round(cpu, 4), resource_limit=self.watcher.tripped)
+
+    def _release(self, fds: list[int]) -> float | None:
+        """Wait until everything is gone, read the final CPU seconds, remove group and state."""
+        nsproc.wait_gone(fds)
+        cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
+        if self.group is not None:
+            _remove_group(self.group)
+        shutil.rmtree(self.state, ignore_errors=True)
+        return cpu
 
     def describe(self) -> dict[str, object]:
         return {"backend": "bwrap", "isolated": True, "network": self.spec.network.value,
@@ -335,6 +341,15 @@ class BwrapSandbox(Sandbox):
                 "cgroup": f"v{self.group.layout.version}" if self.group is not None else None,
                 "bounds": mechanisms(self.spec.limits, self.group.layout if self.group else None,
                                      root_mode=self.root_mode)}
+
+
+@functools.lru_cache(maxsize=4)
+def _root_args(extra: tuple[Path, ...]) -> tuple[list[str], list[str], frozenset[str]]:
+    """The read-only system and Python binds (the same for every sandbox of this process)."""
+    made = {"/"}
+    system = rootfs.system_args(made)
+    python = rootfs.python_args(made, extra=extra)
+    return system, python, frozenset(made)
 
 
 def _remove_group(group: cgroup.SandboxGroup, tries: int = 20) -> None:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
-#: processes of the sandbox's own machinery (bwrap's init, the supervisor, an exec's inner
-#: bwrap) counted by ``pids.max`` on top of the task's own limit
-OVERHEAD_PIDS = 3
+#: processes of the sandbox's own machinery (the outer bwrap, its init, the holder, an exec's
+#: ``nsenter``) counted by ``pids.max`` on top of the task's own limit
+OVERHEAD_PIDS = 4
 
 
 def _read(path: Path) -> str:
@@ -140,11 +140,6 @@ class SandboxGroup:
                     memsw.write_text(str(memory_bytes))
         if pids:
             self._file("pids", "pids.max", "pids.max").write_text(str(pids + OVERHEAD_PIDS))
-
-    def attach(self, pid: int) -> None:
-        """Move ``pid`` (all its threads) into the group; its later children are born inside."""
-        for d in self.dirs.values():
-            (d / "cgroup.procs").write_text(str(pid))
 
     def pids(self) -> list[int]:
         """Every process in the group, nested pid namespaces included: the leftover scan."""

@@ -281,7 +281,7 @@ class BwrapSandbox(Sandbox):
                 raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
             r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
                  "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
-        bound, used = await asyncio.to_thread(lambda: (self.watcher.check(True), self.watcher.usage()))
+        bound, used = await asyncio.to_thread(self.watcher.settle)
         code, sig, out, err = r["exit_code"], r["signal"], r["stdout"], r["stderr"]
         return ExecResult(exit_code=code, duration_s=float(r["duration_s"]), stdout=out, stderr=err,
                           timed_out=bool(r["timed_out"]), signal=sig,

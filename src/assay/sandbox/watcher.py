@@ -91,6 +91,7 @@ class Watcher:
         self.exempt: set[int] = set()  # the sandbox's own init and supervisor
         self.tmpfs: list[Path] = []  # host paths of its tmpfs mounts (via /proc/<init>/root)
         self.tripped: str | None = None
+        self.last = Usage()  # usage at the last poll
         self.base_workspace = _tree_bytes(workspace)
         self._ws_checked, self._ws_cost = 0.0, 0.0
         self._seen: dict[int, float] = {}  # pid -> last own CPU seen, to keep CPU of the dead
@@ -165,7 +166,7 @@ class Watcher:
         start at zero with the sandbox."""
         lim = self.limits
         procs = None if self.group is not None else self.processes()
-        use = self._usage(procs)
+        use = self.last = self._usage(procs)
         if lim.memory_mb:
             if self.group is not None:
                 if use.oom_kills > 0:
@@ -199,6 +200,16 @@ class Watcher:
                 self.tripped = hit
                 self.kill_workload()
             return self.tripped
+
+    def settle(self) -> tuple[str | None, Usage]:
+        """After an exec: a final check (the whole workspace walked) and the usage it read, in
+        one pass over the sandbox's processes."""
+        with self._lock:
+            fresh = self.pidns is not None and self.tripped is None
+        bound = self.check(final=True)
+        if fresh and bound is None:
+            return bound, self.last
+        return bound, self.usage()
 
     def kill_workload(self) -> None:
         pids = [p.pid for p in self.processes() if p.pid not in self.exempt]

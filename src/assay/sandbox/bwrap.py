@@ -298,7 +298,8 @@ class BwrapSandbox(Sandbox):
     def _sweep(self) -> tuple[list[tuple[int, str, bool]], list[int]]:
         """One scan of what is still running (nested namespaces included), killed by pidfd."""
         procs = [p for p in self.watcher.processes() if p.pid not in self.watcher.exempt and not p.zombie]
-        left = [(p.pid, nsproc.command_line(p.pid), p.pidns != self.pidns) for p in procs]
+        host = nsproc.pid_namespace(os.getpid())  # an exec's nsenter still running is ours, not nested
+        left = [(p.pid, nsproc.command_line(p.pid), p.pidns not in (self.pidns, host)) for p in procs]
         return left, nsproc.kill_all([p for p, _, _ in left])
 
     async def destroy(self) -> CleanupReport:

@@ -41,6 +41,7 @@ class VerifierReport:
     final_digests: dict[str, str]
     skipped_entries: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    cpu_s: float | None = None  # CPU seconds of the verifier's sandbox, when one ran and it measures
 
     @property
     def held(self) -> bool:
@@ -138,14 +139,15 @@ async def run_verifier(
     ctx = VerifyContext(task=task, root=root, work=root / "work", hidden=root / "hidden", code=root / "code",
                         initial_digests=initial_digests, final_digests=final_digests, events=events,
                         sandbox_factory=make_sandbox, extra=dict(extra or {}))
+    cpu_s = None
     try:
         results = await asyncio.wait_for(_evaluate_all(task, ctx), timeout=task.spec.verifier_timeout_s)
     except asyncio.TimeoutError:
         raise VerifierError(f"verifier exceeded {task.spec.verifier_timeout_s}s", reason="verifier_timeout") from None
     finally:
         if ctx._sandbox is not None:
-            await ctx._sandbox.destroy()
-    return VerifierReport(results, final_digests, skipped, time.monotonic() - start)
+            cpu_s = (await ctx._sandbox.destroy()).cpu_s
+    return VerifierReport(results, final_digests, skipped, time.monotonic() - start, cpu_s)
 
 
 async def _evaluate_all(task: LoadedTask, ctx: VerifyContext) -> list[PredicateResult]:

@@ -88,7 +88,7 @@ class Watcher:
     def __init__(self, limits: Limits, group: SandboxGroup | None, workspace: Path) -> None:
         self.limits, self.group, self.workspace = limits, group, workspace
         self.pidns: str | None = None
-        self.exempt: set[int] = set()  # the sandbox's own init and supervisor
+        self.exempt: set[int] = set()  # the sandbox's own machinery: bwrap, its init, the holder
         self.tmpfs: list[Path] = []  # host paths of its tmpfs mounts (via /proc/<init>/root)
         self.tripped: str | None = None
         self.last = Usage()  # usage at the last poll

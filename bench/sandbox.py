@@ -49,19 +49,26 @@ async def _run(argv: list[str]) -> int:
     return await proc.wait()
 
 
+async def on_copy(ws: Path, check) -> None:  # noqa: ANN001 - an async function of the copy's path
+    """Copy the workspace (as a trial does for its verifier), run ``check`` on the copy, remove it."""
+    snap = Path(tempfile.mkdtemp(prefix="bench-verify-")) / "ws"
+    shutil.copytree(ws, snap, symlinks=True)
+    try:
+        await check(snap)
+    finally:
+        shutil.rmtree(snap.parent)
+
+
 async def floor_trial(bwrap: str, sandboxes: int) -> None:
     ws = Path(tempfile.mkdtemp(prefix="bench-floor-"))
     try:
         if await _run(floor_argv(bwrap, ws, AGENT)) != 0:
             raise SystemExit("floor: the agent command failed")
         if sandboxes == 2:
-            snap = Path(tempfile.mkdtemp(prefix="bench-floor-v-")) / "ws"
-            shutil.copytree(ws, snap, symlinks=True)
-            try:
+            async def check(snap: Path) -> None:
                 if await _run(floor_argv(bwrap, snap, CHECK)) != 0:
                     raise SystemExit("floor: the check failed")
-            finally:
-                shutil.rmtree(snap.parent)
+            await on_copy(ws, check)
     finally:
         shutil.rmtree(ws)
 
@@ -77,9 +84,7 @@ async def assay_trial(backend: BwrapBackend, sandboxes: int) -> None:
         if not res.ok:
             raise SystemExit(f"assay: the agent command failed: {res.stderr!r}")
         if sandboxes == 2:
-            snap = Path(tempfile.mkdtemp(prefix="bench-assay-v-")) / "ws"
-            shutil.copytree(ws, snap, symlinks=True)
-            try:
+            async def check(snap: Path) -> None:
                 vb = await backend.create(SandboxSpec(workspace=snap, network=NetworkProfile.none,
                                                       identity="verifier", label="bench-verify"))
                 try:
@@ -88,8 +93,7 @@ async def assay_trial(backend: BwrapBackend, sandboxes: int) -> None:
                     await vb.destroy()
                 if not chk.ok:
                     raise SystemExit(f"assay: the check failed: {chk.stderr!r}")
-            finally:
-                shutil.rmtree(snap.parent)
+            await on_copy(ws, check)
     finally:
         shutil.rmtree(ws)
 

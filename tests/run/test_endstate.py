@@ -92,3 +92,13 @@ def test_phase_errors_keep_their_class() -> None:
     assert PhaseError.of(e).reason == "no_gateway"
     assert PhaseError.of(KeyError("k")) == PhaseError("harness_crash", "KeyError: 'k'")
     assert isinstance(e, TrialError)
+
+
+@pytest.mark.parametrize("bound", ["memory", "pids", "cpu", "disk"])
+def test_a_bound_hit_on_the_agent_sandbox_is_a_fail_never_infra(bound: str) -> None:
+    from dataclasses import replace
+
+    for recs in (attempt(), attempt(timed_out=True), attempt(agent=PhaseError("adapter_crash", "killed"))):
+        hit = replace(recs, teardown=TornDown(name="teardown", resource_limit=bound, cpu_s=1.5))
+        assert decide(hit) == Decision(EndState.failed, f"resource_limit: {bound}")
+    assert decide(attempt()).state is EndState.passed  # no bound hit: the verifier decides

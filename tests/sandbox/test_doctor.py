@@ -26,8 +26,19 @@ def test_doctor_reports_bwrap_namespaces_and_default(bwrap_backend: object) -> N
     assert rep["default_backend"] == "bwrap" and rep["isolating"] is True
     names = {b["name"]: b for b in rep["backends"]}
     assert names["host"]["isolated"] is False and names["bwrap"]["usable"] is True
+    from assay.sandbox.bwrap import BwrapBackend
+
+    assert rep["bounds"] == BwrapBackend().facts()["bounds"]  # one truth: the manifest records the same
     text = _doctor()
     assert text.returncode == 0 and "default backend: bwrap" in text.stdout
+    for bound, how in rep["bounds"].items():
+        assert f"  {bound}: {how}" in text.stdout
+
+
+def test_doctor_says_when_the_watcher_bounds_sandboxes(bwrap_backend: object) -> None:
+    rep = json.loads(_doctor("--json", env={"ASSAY_SANDBOX_CGROUPS": "0"}).stdout)
+    assert rep["cgroup"] is None and "watcher" in rep["bounds"]["memory"] and "watcher" in rep["bounds"]["pids"]
+    assert any("watcher" in n for n in rep["notes"])
 
 
 def test_doctor_fails_where_nothing_isolates(tmp_path: Path) -> None:

@@ -33,6 +33,10 @@ def register(app: typer.Typer) -> None:
                 iso = "isolated" if st.isolated else "NOT isolated"
                 out.print(f"backend {st.name}: {mark}, {iso} - {st.detail}", markup=False)
             out.print(f"default backend: {report.default_backend}")
+            if report.bounds:
+                out.print(f"bounds on a bwrap sandbox as a whole (cgroup: {report.cgroup or 'none'}):")
+                for bound, how in report.bounds.items():
+                    out.print(f"  {bound}: {how}", markup=False)
             for note in report.notes:
                 out.print(f"note: {note}", markup=False)
         if not report.isolating:

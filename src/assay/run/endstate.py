@@ -2,7 +2,9 @@
 
 Only the verifier decides pass or fail; a failure of the machinery is a classified
 ``infra_error`` (the first failing phase names it); a timed-out agent is never a pass; a
-failed attempt whose budget refused something failed by ``budget_exceeded``.
+failed attempt whose budget refused something failed by ``budget_exceeded``; an agent whose
+sandbox hit a bound on it as a whole (memory, pids, cpu, disk) failed by ``resource_limit:
+<bound>``, its own fault, whatever broke after.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ def decide(records: AttemptRecords) -> Decision:
     """How the attempt ended, and why."""
     if records.skipped is not None:
         return Decision(EndState.skipped, records.skipped)
+    if records.teardown is not None and records.teardown.resource_limit is not None:
+        return Decision(EndState.failed, f"resource_limit: {records.teardown.resource_limit}")
     failure = records.failure()
     if failure is not None:
         return Decision(EndState.infra_error, failure.reason, failure.retryable)

@@ -199,6 +199,8 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
     incidents: list[Incident] = []
     errors: list[str] = []
     reports: list[SessionReport] = []
+    cpu_s: float | None = None
+    bound: str | None = None
     if live.sandbox is not None:
         sb, live.sandbox = live.sandbox, None
         try:
@@ -206,9 +208,11 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
         except Exception as e:  # noqa: BLE001
             errors.append(f"sandbox destroy failed: {type(e).__name__}: {e}")
         else:
+            cpu_s, bound = cleanup.cpu_s, cleanup.resource_limit
             if not cleanup.clean:
                 inc = incident("left_behind_process", "high", f"{len(cleanup.leftover_pids)} process(es) survived "
-                               "the agent", pids=list(cleanup.leftover_pids), commands=list(cleanup.leftover_commands))
+                               "the agent", pids=list(cleanup.leftover_pids), commands=list(cleanup.leftover_commands),
+                               nested_pids=list(cleanup.leftover_nested))
                 incidents.append(inc)
                 env.trace.emit(Source.sandbox, EventKind.incident, inc.model_dump())
     sessions, live.sessions = live.sessions, []
@@ -237,7 +241,8 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
             raise  # the run stops (resumable): a full disk is no attempt's outcome
         errors.append(f"evidence not kept: {type(e).__name__}: {e}")
     return TornDown(name="teardown", seconds=time.monotonic() - t0, reports=tuple(reports),
-                    incidents=tuple(incidents), errors=tuple(errors), artifacts=artifacts)
+                    incidents=tuple(incidents), errors=tuple(errors), artifacts=artifacts, cpu_s=cpu_s,
+                    resource_limit=bound)
 
 
 def record_agent(env: AttemptEnv, actx: AgentContext, outcome: AgentOutcome, artifacts: dict[str, str]) -> list[str]:

@@ -71,6 +71,8 @@ class TornDown(Phase):
     incidents: tuple[Incident, ...] = ()  # leftover processes
     errors: tuple[str, ...] = ()  # a destroy, close or normalizer that failed (evidence, not an end state)
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> digest of what was stored
+    cpu_s: float | None = None  # CPU seconds of all the agent sandbox's processes (None: not measured)
+    resource_limit: str | None = None  # a bound on the agent's sandbox as a whole that was hit
 
 
 @dataclass(frozen=True)

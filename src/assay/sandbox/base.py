@@ -63,6 +63,11 @@ class ExecResult:
     stdout_bytes: int = 0  # total produced, including what was dropped past OUTPUT_CAP
     stderr_bytes: int = 0
     limits_exceeded: tuple[str, ...] = ()
+    #: a bound on the sandbox as a whole ended this exec (or was hit before it): "memory",
+    #: "pids", "cpu" or "disk"; the attempt is then a fail with reason ``resource_limit: <bound>``
+    resource_limit: str | None = None
+    #: CPU seconds all of the sandbox's processes used during this exec (None: not measured)
+    cpu_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,10 +76,17 @@ class ExecResult:
 
 @dataclass(frozen=True)
 class CleanupReport:
-    """What was still running when the sandbox was destroyed, and was killed."""
+    """What was still running when the sandbox was destroyed, and was killed; and what the
+    sandbox used over its life."""
 
     leftover_pids: tuple[int, ...] = ()
     leftover_commands: tuple[str, ...] = ()
+    #: the leftovers that were in a pid namespace nested inside the sandbox's (``unshare --pid``)
+    leftover_nested: tuple[int, ...] = ()
+    #: CPU seconds of all the sandbox's processes over its life (None: not measured)
+    cpu_s: float | None = None
+    #: the first bound on the sandbox as a whole that was hit, if any
+    resource_limit: str | None = None
 
     @property
     def clean(self) -> bool:

@@ -2,51 +2,56 @@
 
 One long-lived ``bwrap`` per sandbox holds the namespaces (mount, pid, ipc, uts, cgroup and,
 unless the network profile is ``host``, net) over a curated read-only root with the workspace
-writable at ``/workspace`` and a private ``/tmp``. Inside it, a small supervisor
-(:mod:`assay.sandbox.supervisor`) runs every exec, so all execs share files, processes and
-network, and relays the harness endpoints. Each exec enters its own user namespace (inside
-uid 1000 for the agent, 1001 for the verifier) through an inner ``bwrap``; when the harness
-runs as root, it also runs under an unprivileged host uid of its own so rlimits such as
-RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its.
+writable at ``/workspace`` and a private ``/tmp``, holding them with a process that does
+nothing (``cat``), so a sandbox is ready as soon as bwrap is. Each exec enters those
+namespaces with ``nsenter`` (:mod:`assay.sandbox.enter`), so all execs share files, processes
+and network; it runs as uid 1000 inside for the agent, 1001 for the verifier and, when the
+harness runs as root, under an unprivileged host uid of the sandbox's own, so rlimits such as
+RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its. Only a
+sandbox that reaches harness endpoints also runs a relay inside (:mod:`assay.sandbox.supervisor`).
 
-``destroy()`` finds every process still alive in the sandbox's pid namespace (a daemonised
-or double-forked child included), kills the namespace and reports them.
+The sandbox is bounded as a whole (memory with its tmpfs pages, processes, CPU seconds, disk
+written) by its own control group where the machine delegates one, and by a watcher over its
+pid namespace otherwise (:mod:`assay.sandbox.watcher`). ``destroy()`` finds every process still
+alive in the sandbox (a daemonised, double-forked or nested-namespace child included) in one
+scan, kills them through pidfds, kills the namespace and reports them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
+import functools
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import rootfs
+from assay.sandbox import cgroup, enter, nsproc, rootfs, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
+from assay.sandbox.hostside import own_tree, read_available
 from assay.sandbox.limits import limits_exceeded, rlimits_for
+from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap
-from assay.sandbox.nsproc import kill_all, pid_namespace, processes_in_namespace
 from assay.sandbox.probe import probe
-from assay.spec.budget import NetworkProfile
+from assay.sandbox.watcher import Watcher, mechanisms
+from assay.spec.budget import Limits, NetworkProfile
 
 WORKSPACE = "/workspace"
 STATE = "/.assay"
 INSIDE_UID = {"agent": 1000, "verifier": 1001}
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-#: host uids for sandboxes when the harness runs as root: base + per-process block + slot
-UID_BASE = int(os.environ.get("ASSAY_SANDBOX_UID_BASE", "2000000"))
 START_TIMEOUT_S = 20.0
-#: seconds the harness waits past an exec's own timeout before it gives up on the supervisor
-EXEC_BACKSTOP_S = 30.0
+#: what holds the namespaces of a sandbox without endpoints: echoes the harness's "ready", then waits
+HOLDER = ["cat"]
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
 _slots_lock = threading.Lock()
@@ -66,21 +71,8 @@ def _free_slot(slot: int) -> None:
 
 
 def host_uid_for(slot: int, identity: str) -> int:
-    """A host uid no other live sandbox of this process shares; agent and verifier differ."""
-    return UID_BASE + (os.getpid() % 4000) * 500 + slot * 2 + (1 if identity == "verifier" else 0)
-
-
-def _own(path: Path, uid: int) -> None:
-    """chown a tree without following links (the sandbox's identity must be able to write it)."""
-    os.lchown(path, uid, uid)
-    if path.is_symlink() or not path.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-        for name in dirnames + filenames:
-            try:
-                os.lchown(os.path.join(dirpath, name), uid, uid)
-            except FileNotFoundError:
-                pass
+    """A host uid no other live sandbox on this machine shares (see :mod:`assay.sandbox.uidblock`)."""
+    return uidblock.host_uid(slot, identity)
 
 
 class BwrapSandbox(Sandbox):
@@ -97,6 +89,10 @@ class BwrapSandbox(Sandbox):
         self.init_pid: int | None = None
         self.supervisor_pid: int | None = None
         self.pidns: str | None = None
+        self.init_fd: int | None = None
+        self.userns_fd: int | None = None  # without root: the user namespace execs enter
+        self.group: cgroup.SandboxGroup | None = None
+        self.watcher = Watcher(spec.limits, None, spec.workspace)
         self._destroyed = False
 
     # ------------------------------------------------------------------ paths seen inside
@@ -120,19 +116,25 @@ class BwrapSandbox(Sandbox):
     # ------------------------------------------------------------------ lifecycle
     def outer_argv(self, info_fd: int, command: list[str]) -> list[str]:
         """The long-lived bwrap holding this sandbox's namespaces, running ``command``."""
-        spec, made = self.spec, {"/"}
+        spec = self.spec
+        system, python, base_made = _root_args(self.binary.support_dirs)
+        made = set(base_made)
         args = [str(self.binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
                 "--setenv", "PATH", BASE_ENV["PATH"], "--setenv", "LANG", "C.UTF-8", "--info-fd", str(info_fd)]
         if spec.network != NetworkProfile.host:
             args.append("--unshare-net")
-        if self.root_mode:
-            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
-        else:
-            args += ["--unshare-user", "--uid", "0", "--gid", "0"]
-        args += rootfs.system_args(made)
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
-        args += rootfs.python_args(made, extra=self.binary.support_dirs)
+        if not self.root_mode:
+            # the user's own uid, unmapped, so no nested user namespace stands between an exec and
+            # the sandbox's other namespaces; the holder shares the agent's uid (the agent could
+            # end its own attempt, no more)
+            args.append("--unshare-user")
+        args += system
+        args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+        if spec.limits.disk_mb:
+            args += ["--size", str(spec.limits.disk_mb << 20)]
+        args += ["--perms", "1777", "--tmpfs", "/tmp"]
+        args += python
         args += ["--bind", str(spec.workspace), WORKSPACE]
         made.add(WORKSPACE)
         for m in spec.mounts:
@@ -143,40 +145,46 @@ class BwrapSandbox(Sandbox):
         args += ["--bind", str(self.state), STATE, "--chdir", "/", "--", *command]
         return args
 
-    def supervisor_config(self) -> dict[str, object]:
-        return {
-            "control": f"{STATE}/control.sock",
-            "forwards": [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
-                         for ep in self.spec.endpoints if ep.name in self.bridge.sockets],
-            "inner_bwrap": str(self.binary.path), "inside_uid": self.inside_uid, "host_uid": self.host_uid,
-        }
+    def holder(self) -> list[str]:
+        """What holds the namespaces: ``cat``, or the endpoint relay when there are endpoints."""
+        forwards = [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
+                    for ep in self.spec.endpoints if ep.name in self.bridge.sockets]
+        if not forwards:
+            return HOLDER
+        return [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps({"forwards": forwards})]
 
     async def start(self) -> None:
         spec = self.spec
         if not spec.workspace.is_dir():
             raise SandboxError(f"workspace {spec.workspace} is not a directory", reason="sandbox_workspace")
         if self.host_uid is not None:
-            _own(spec.workspace, self.host_uid)
+            own_tree(spec.workspace, self.host_uid)
             for m in spec.mounts:
                 if m.writable and m.source.exists():
-                    _own(m.source, self.host_uid)
+                    own_tree(m.source, self.host_uid)
         await self.bridge.start()
-        command = [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps(self.supervisor_config())]
+        self._make_group()
+        if enter.tools() is None:
+            await self.destroy()
+            raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
+        command = self.holder()
         rfd, wfd = os.pipe()
         stderr_path = self.state / "supervisor.err"
         try:
             with open(stderr_path, "wb") as err:
                 self.proc = await asyncio.create_subprocess_exec(
-                    *self.outer_argv(wfd, command), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                    stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]})
+                    *self.outer_argv(wfd, command), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]},
+                    preexec_fn=enter.preexec({}, self._procs_files()))  # born in the group: all inside are
         finally:
             os.close(wfd)
         try:
-            assert self.proc.stdout is not None
+            assert self.proc.stdout is not None and self.proc.stdin is not None
+            self.proc.stdin.write(b"ready\n")  # the holder echoes it once it runs inside
             line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=START_TIMEOUT_S)
         except asyncio.TimeoutError:
             line = b""
-        info = _read_available(rfd)
+        info = read_available(rfd)
         if line.strip() != b"ready":
             detail = stderr_path.read_text(errors="replace")[-2000:] if stderr_path.exists() else ""
             await self.destroy()
@@ -187,8 +195,59 @@ class BwrapSandbox(Sandbox):
         except (ValueError, KeyError) as e:
             await self.destroy()
             raise SandboxError(f"bwrap --info-fd gave no child pid: {info!r}", reason="sandbox_start") from e
-        self.pidns = pid_namespace(self.init_pid)
+        self.pidns = nsproc.pid_namespace(self.init_pid)
         self.supervisor_pid = self._find_supervisor()
+        try:
+            self.init_fd = os.pidfd_open(self.init_pid)
+        except OSError as e:
+            await self.destroy()
+            raise SandboxError(f"the sandbox's init {self.init_pid} vanished: {e}", reason="sandbox_start") from e
+        if not self.root_mode:
+            try:
+                self.userns_fd = enter.owning_userns(self.init_pid)
+            except OSError as e:
+                await self.destroy()
+                raise SandboxError(f"cannot find the sandbox's user namespace: {e}", reason="sandbox_start") from e
+        ours = {p for p in (self.proc.pid, self.init_pid, self.supervisor_pid) if p is not None}
+        self._shield(ours)
+        if self.pidns is None:
+            await self.destroy()
+            raise SandboxError("the sandbox's pid namespace is gone", reason="sandbox_start")
+        self.watcher.start(self.pidns, self.init_pid, ours)
+
+    def _make_group(self) -> None:
+        """The sandbox's control group, limits set, when the machine delegates one (else the
+        watcher bounds it alone)."""
+        lay = cgroup.layout()
+        if lay is None:
+            return
+        lim = self.spec.limits
+        try:
+            group = cgroup.SandboxGroup.make(lay, self.spec.identity)
+        except OSError:
+            return
+        try:
+            group.set_limits(lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
+        except OSError:
+            group.remove()
+            return
+        self.group = group
+        self.watcher.group = group
+
+    def _procs_files(self) -> list[Path]:
+        """The group's ``cgroup.procs`` files: a process spawned by the harness writes its own pid
+        there before it runs anything, so nothing it starts is ever outside the group."""
+        return [d / "cgroup.procs" for d in self.group.dirs.values()] if self.group is not None else []
+
+    def _shield(self, ours: set[int]) -> None:
+        """Keep the sandbox's init and holder out of the OOM killer's choice: a memory hog dies,
+        not the sandbox's machinery."""
+        if self.root_mode:
+            for pid in ours:
+                try:
+                    Path(f"/proc/{pid}/oom_score_adj").write_text("-1000")
+                except OSError:
+                    pass
 
     def _find_supervisor(self) -> int | None:
         assert self.init_pid is not None
@@ -205,53 +264,50 @@ class BwrapSandbox(Sandbox):
         if self.host_uid is not None:
             for m in self.spec.mounts:  # files the harness wrote since (agent config) become the sandbox's
                 if m.writable and m.source.exists():
-                    await asyncio.to_thread(_own, m.source, self.host_uid)
+                    await asyncio.to_thread(own_tree, m.source, self.host_uid)
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
                     **self.spec.env, **(env or {})}
-        req = {"argv": argv, "env": full_env, "cwd": cwd or WORKSPACE, "timeout": timeout_s,
-               "stdin": base64.b64encode(stdin).decode() if stdin is not None else None,
-               "rlimits": rlimits_for(self.spec.limits), "cap": OUTPUT_CAP}
+        assert self.init_pid is not None
+        procs_files = self._procs_files()
+        base = self.watcher.usage() if self.group is not None else await asyncio.to_thread(self.watcher.usage)
         try:
-            reader, writer = await asyncio.open_unix_connection(str(self.state / "control.sock"), limit=64 << 20)
-        except OSError as e:
-            raise SandboxError(f"sandbox supervisor unreachable: {e}", reason="sandbox_gone") from e
-        try:
-            writer.write(json.dumps(req).encode() + b"\n")
-            await writer.drain()
-            backstop = None if timeout_s is None else timeout_s + EXEC_BACKSTOP_S
-            try:
-                line = await asyncio.wait_for(reader.readline(), timeout=backstop)
-            except asyncio.TimeoutError:
-                return ExecResult(exit_code=None, duration_s=float(backstop or 0), timed_out=True,
-                                  stderr=b"assay: sandbox supervisor did not answer; exec abandoned")
-        finally:
-            writer.close()
-        if not line:
-            raise SandboxError("sandbox supervisor closed the exec connection", reason="sandbox_gone")
-        rep = json.loads(line)
-        err = base64.b64decode(rep.get("stderr", ""))
-        if rep.get("error"):
-            err += f"\nassay: {rep['error']}".encode()
-        out = base64.b64decode(rep.get("stdout", ""))
-        code, sig = rep.get("exit_code"), rep.get("signal")
-        return ExecResult(exit_code=code, duration_s=float(rep.get("duration_s", 0.0)), stdout=out, stderr=err,
-                          timed_out=bool(rep.get("timed_out")), signal=sig,
-                          stdout_bytes=int(rep.get("stdout_bytes", len(out))),
-                          stderr_bytes=int(rep.get("stderr_bytes", len(err))),
-                          limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits))
+            r = await run_child(enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
+                                           inside_uid=self.inside_uid, userns_fd=self.userns_fd),
+                                env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
+                                preexec_fn=enter.preexec(self._rlimits(), procs_files),
+                                pass_fds=() if self.userns_fd is None else (self.userns_fd,))
+        except (OSError, subprocess.SubprocessError) as e:
+            if self.init_fd is not None and nsproc.exited(self.init_fd):
+                raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
+            r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
+                 "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
+        bound, used = await asyncio.to_thread(self.watcher.settle)
+        code, sig, out, err = r["exit_code"], r["signal"], r["stdout"], r["stderr"]
+        return ExecResult(exit_code=code, duration_s=float(r["duration_s"]), stdout=out, stderr=err,
+                          timed_out=bool(r["timed_out"]), signal=sig,
+                          stdout_bytes=int(r.get("stdout_bytes", len(out))), stderr_bytes=int(r.get("stderr_bytes", len(err))),
+                          limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits),
+                          resource_limit=bound, cpu_s=round(max(0.0, used.cpu_s - base.cpu_s), 4))
 
-    def _leftovers(self) -> list[tuple[int, str]]:
-        if self.pidns is None:
-            return []
-        ours = {self.init_pid, self.supervisor_pid}
-        return [(pid, cmd) for pid, cmd in processes_in_namespace(self.pidns) if pid not in ours]
+    def _rlimits(self) -> dict[str, tuple[int, int]]:
+        out = rlimits_for(self.spec.limits)
+        if self.group is not None:  # pids.max bounds the sandbox; a per-uid limit would hit first, unrecorded
+            out.pop("RLIMIT_NPROC", None)
+        return out
+
+    def _sweep(self) -> tuple[list[tuple[int, str, bool]], list[int]]:
+        """One scan of what is still running (nested namespaces included), killed by pidfd."""
+        procs = [p for p in self.watcher.processes() if p.pid not in self.watcher.exempt and not p.zombie]
+        host = nsproc.pid_namespace(os.getpid())  # an exec's nsenter still running is ours, not nested
+        left = [(p.pid, nsproc.command_line(p.pid), p.pidns not in (self.pidns, host)) for p in procs]
+        return left, nsproc.kill_all([p for p, _, _ in left])
 
     async def destroy(self) -> CleanupReport:
         if self._destroyed:
             return CleanupReport()
         self._destroyed = True
-        left = await asyncio.to_thread(self._leftovers)
-        kill_all([pid for pid, _ in left])
+        await self.watcher.stop()
+        left, fds = await asyncio.to_thread(self._sweep) if self.pidns is not None else ([], [])
         if self.proc is not None:
             if self.proc.returncode is None:
                 try:
@@ -259,46 +315,50 @@ class BwrapSandbox(Sandbox):
                 except (ProcessLookupError, PermissionError):
                     pass
             await self.proc.wait()
-        if self.pidns is not None:  # the namespace dies with its init; wait until it is empty
-            await _until_empty(self.pidns)
+        if self.init_fd is not None:  # the namespace is empty once its init has exited
+            fds.append(self.init_fd)
+        if self.userns_fd is not None:
+            os.close(self.userns_fd)
+        cpu = await asyncio.to_thread(self._release, fds)
         await self.bridge.close()
-        shutil.rmtree(self.state, ignore_errors=True)
         _free_slot(self.slot)
-        return CleanupReport(tuple(p for p, _ in left), tuple(c for _, c in left))
+        return CleanupReport(tuple(p for p, _, _ in left), tuple(c for _, c, _ in left),
+                             tuple(p for p, _, nested in left if nested),
+                             cpu_s=None if cpu is None else round(cpu, 4), resource_limit=self.watcher.tripped)
+
+    def _release(self, fds: list[int]) -> float | None:
+        """Wait until everything is gone, read the final CPU seconds, remove group and state."""
+        nsproc.wait_gone(fds)
+        cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
+        if self.group is not None:
+            _remove_group(self.group)
+        shutil.rmtree(self.state, ignore_errors=True)
+        return cpu
 
     def describe(self) -> dict[str, object]:
         return {"backend": "bwrap", "isolated": True, "network": self.spec.network.value,
                 "identity": self.spec.identity, "inside_uid": self.inside_uid,
-                "host_uid": self.host_uid, "bwrap": self.binary.origin}
+                "host_uid": self.host_uid, "bwrap": self.binary.origin,
+                "cgroup": f"v{self.group.layout.version}" if self.group is not None else None,
+                "bounds": mechanisms(self.spec.limits, self.group.layout if self.group else None,
+                                     root_mode=self.root_mode)}
 
 
-def _read_available(fd: int) -> bytes:
-    """What bwrap wrote to its info pipe (it writes before the command starts); never blocks."""
-    chunks = []
-    os.set_blocking(fd, False)
-    try:
-        while True:
-            try:
-                b = os.read(fd, 65536)
-            except BlockingIOError:
-                break
-            if not b:
-                break
-            chunks.append(b)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+@functools.lru_cache(maxsize=4)
+def _root_args(extra: tuple[Path, ...]) -> tuple[list[str], list[str], frozenset[str]]:
+    """The read-only system and Python binds (the same for every sandbox of this process)."""
+    made = {"/"}
+    system = rootfs.system_args(made)
+    python = rootfs.python_args(made, extra=extra)
+    return system, python, frozenset(made)
 
 
-async def _until_empty(pidns: str, deadline_s: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline_s
-    while loop.time() < end:
-        left = await asyncio.to_thread(processes_in_namespace, pidns)
-        if not left:
+def _remove_group(group: cgroup.SandboxGroup, tries: int = 20) -> None:
+    """Remove an emptied group; a straggler still exiting is killed and waited for by pidfd."""
+    for _ in range(tries):
+        if group.remove():
             return
-        kill_all([p for p, _ in left])
-        await asyncio.sleep(0.01)
+        nsproc.wait_gone(nsproc.kill_all(group.pids()), timeout_s=0.5)
 
 
 class BwrapBackend(SandboxBackend):
@@ -327,4 +387,6 @@ class BwrapBackend(SandboxBackend):
         b = self.binary
         return {"backend": "bwrap", "isolated": True, "bwrap_path": str(b.path) if b else None,
                 "bwrap_origin": b.origin if b else None, "bwrap_version": b.version if b else None,
-                "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace"}
+                "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace",
+                "cgroup": f"v{lay.version}" if (lay := cgroup.layout()) is not None else None,
+                "bounds": mechanisms(Limits(), lay, root_mode=os.geteuid() == 0)}

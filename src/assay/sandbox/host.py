@@ -8,13 +8,13 @@ import os
 import shutil
 import uuid
 
+from assay.sandbox import nsproc
 from assay.sandbox.base import BackendStatus, CleanupReport, ExecResult, Sandbox, SandboxBackend, SandboxSpec
-from assay.sandbox.process import TOKEN_VAR, find_tagged, kill_pids, run_process
+from assay.sandbox.process import TOKEN_VAR, find_tagged, run_process
 from assay.spec.budget import Limits
 
-#: bounded polling for survivors at destroy time
+#: bounded rescans for survivors at destroy time
 SCAN_ROUNDS = 50
-SCAN_PAUSE_S = 0.02
 
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
@@ -61,8 +61,11 @@ class HostSandbox(Sandbox):
 
     async def destroy(self) -> CleanupReport:
         """Kill every process carrying this sandbox's token, scanning until two scans in a row find
-        none: a process caught mid-``exec`` shows an empty environment for a moment, and a
-        survivor may fork while we kill."""
+        none (a process caught mid-``exec`` shows an empty environment for a moment, and a
+        survivor may fork while we kill). The killed are waited for through pidfds, not sleeps."""
+        return await asyncio.to_thread(self._sweep)
+
+    def _sweep(self) -> CleanupReport:
         seen: dict[int, str] = {}
         quiet = 0
         for _ in range(SCAN_ROUNDS):
@@ -71,12 +74,11 @@ class HostSandbox(Sandbox):
                 seen[pid] = cmd or seen.get(pid, "")
             if left:
                 quiet = 0
-                kill_pids([pid for pid, _ in left])
+                nsproc.wait_gone(nsproc.kill_all([pid for pid, _ in left]), timeout_s=2.0)
             else:
                 quiet += 1
                 if quiet >= 2:
                     break
-            await asyncio.sleep(SCAN_PAUSE_S)
         self._destroyed = True
         return CleanupReport(tuple(seen), tuple(seen[p] for p in seen))
 

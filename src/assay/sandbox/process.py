@@ -9,15 +9,13 @@ environment (see :func:`find_tagged`).
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 
 from assay.sandbox.base import OUTPUT_CAP, ExecResult
 from assay.sandbox.supervisor import KILL_GRACE_S, run_child
 
 TOKEN_VAR = "ASSAY_SANDBOX_TOKEN"
-__all__ = ["KILL_GRACE_S", "TOKEN_VAR", "find_tagged", "kill_pids", "run_process"]
+__all__ = ["KILL_GRACE_S", "TOKEN_VAR", "find_tagged", "run_process"]
 
 
 async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | None, timeout_s: float | None,
@@ -55,11 +53,3 @@ def find_tagged(token: str) -> list[tuple[int, str]]:
                 cmd = ""
             found.append((int(entry.name), cmd))
     return found
-
-
-def kill_pids(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass

@@ -1,27 +1,20 @@
-"""The in-sandbox supervisor: one per bubblewrap sandbox, standard library only.
+"""The in-sandbox endpoint relay, and the process-tree runner every backend shares.
 
-It runs inside the sandbox's namespaces (started by :mod:`assay.sandbox.bwrap`) and does two
-jobs there, so that every exec of one sandbox shares the same filesystem, process and network
-state:
-
-* **exec server**: on a unix socket only the harness can reach, it runs each requested
-  command as the sandbox's unprivileged identity (host uid switch, then an inner ``bwrap``
-  user namespace for the inside uid), with rlimits, a timeout and a process-group kill;
-* **harness bridge**: for each harness endpoint it listens on ``127.0.0.1:<port>`` inside the
-  sandbox's network namespace and relays each connection to a unix socket that the harness
-  owns on the host. Nothing else leaves the sandbox.
-
-Invoked as ``python -I supervisor.py CONFIG_JSON``. Protocol: one JSON line in, one JSON line
-out, one connection per exec; a dropped connection kills that exec's process group.
+* **harness bridge**: in a bubblewrap sandbox that reaches harness endpoints, this module runs
+  inside (started by :mod:`assay.sandbox.bwrap` as what holds the namespaces) and for each
+  endpoint listens on ``127.0.0.1:<port>`` in the sandbox's network namespace, relaying each
+  connection to a unix socket the harness owns on the host. Nothing else leaves the sandbox.
+  Invoked as ``python -I supervisor.py CONFIG_JSON``; prints ``ready`` once it listens.
+* :func:`run_child`: one process tree in its own session with a timeout, a process-group kill
+  and capped output; the harness runs every exec of a sandbox through it (standard library
+  only, so it also works inside).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -188,81 +181,24 @@ async def run_child(argv: list[str], *, env: dict[str, str], cwd: str | None, ti
     }
 
 
-class Supervisor:
-    def __init__(self, config: dict):
-        self.config = config
-
-    def _argv(self, req: dict) -> list[str]:
-        inner = self.config.get("inner_bwrap")
-        if not inner:
-            return list(req["argv"])
-        uid = str(self.config["inside_uid"])
-        return [inner, "--bind", "/", "/", "--dev", "/dev", "--unshare-user", "--uid", uid, "--gid", uid,
-                "--die-with-parent", "--chdir", req.get("cwd") or "/", "--", *req["argv"]]
-
-    def _preexec(self, rlimits: dict[str, list[int]]):
-        def apply() -> None:
-            for name, (soft, hard) in rlimits.items():
-                resource.setrlimit(getattr(resource, name), (soft, hard))
-        return apply
-
-    async def run(self, req: dict, conn_reader: asyncio.StreamReader) -> dict:
-        kwargs: dict = {"preexec_fn": self._preexec(req.get("rlimits") or {})}
-        host_uid = self.config.get("host_uid")
-        if host_uid is not None:
-            kwargs.update(user=host_uid, group=host_uid, extra_groups=[])
-        hangup = asyncio.ensure_future(conn_reader.read(1))  # the harness went away: kill the exec
-        try:
-            res = await run_child(self._argv(req), env=req.get("env") or {}, cwd=req.get("cwd") or "/",
-                                  timeout=req.get("timeout"), cap=int(req.get("cap", 4 << 20)),
-                                  stdin=base64.b64decode(req["stdin"]) if req.get("stdin") is not None else None,
-                                  hangup=hangup, **kwargs)
-        except OSError as e:
-            return {"error": f"cannot start {req['argv'][:1]}: {e}", "exit_code": 127, "duration_s": 0.0}
-        finally:
-            hangup.cancel()
-        res["stdout"] = base64.b64encode(res["stdout"]).decode()
-        res["stderr"] = base64.b64encode(res["stderr"]).decode()
-        return res
-
-    async def handle_control(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            line = await reader.readline()
-            if not line:
-                return
-            req = json.loads(line)
-            if req.get("op") == "ping":
-                reply = {"ok": True, "pid": os.getpid()}
-            else:
-                reply = await self.run(req, reader)
-            writer.write(json.dumps(reply).encode() + b"\n")
-            await writer.drain()
-        except (ConnectionError, OSError, ValueError) as e:
-            print(f"supervisor: control error: {e}", file=sys.stderr, flush=True)
-        finally:
-            writer.close()
-
-    async def serve(self) -> None:
-        servers = []
-        for fw in self.config.get("forwards", []):
-            servers.append(await asyncio.start_server(forwarder(fw["sock"]), "127.0.0.1", int(fw["port"])))
-        control = self.config["control"]
-        servers.append(await asyncio.start_unix_server(self.handle_control, path=control))
-        os.chmod(control, 0o600)
-        sys.stdout.write("ready\n")
-        sys.stdout.flush()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
-        for s in servers:
-            s.close()
+async def serve(config: dict) -> None:
+    """Relay each endpoint port inside to its unix socket on the host until told to stop."""
+    servers = [await asyncio.start_server(forwarder(fw["sock"]), "127.0.0.1", int(fw["port"]))
+               for fw in config.get("forwards", [])]
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    for s in servers:
+        s.close()
 
 
 def main() -> None:
     config = json.loads(sys.argv[1])
-    asyncio.run(Supervisor(config).serve())
+    asyncio.run(serve(config))
 
 
 if __name__ == "__main__":

@@ -38,15 +38,18 @@ class BudgetName(StrEnum):
 
 
 class Limits(BaseModel):
-    """Resource limits applied to processes inside a sandbox (rlimits)."""
+    """Resource limits of a sandbox: bounds on all its processes together (control group or
+    watcher, see docs/sandbox.md) and rlimits on each."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    cpu_time_s: int | None = Field(600, ge=1, description="RLIMIT_CPU seconds.")
-    memory_mb: int | None = Field(4096, ge=16, description="RLIMIT_AS in MiB.")
+    cpu_time_s: int | None = Field(600, ge=1, description="CPU seconds of the whole sandbox (and RLIMIT_CPU).")
+    memory_mb: int | None = Field(4096, ge=16, description="MiB of the whole sandbox, tmpfs included (and RLIMIT_AS).")
     processes: int | None = Field(256, ge=1, description="Max processes (pid namespace + RLIMIT_NPROC).")
     file_size_mb: int | None = Field(512, ge=1, description="RLIMIT_FSIZE in MiB.")
     open_files: int | None = Field(1024, ge=16, description="RLIMIT_NOFILE.")
+    disk_mb: int | None = Field(1024, ge=1, description="MiB the sandbox may write: the size of its /tmp tmpfs, "
+                                "and the bound on its workspace's growth plus what /tmp holds.")
 
 
 class NetworkProfile(StrEnum):

@@ -74,6 +74,10 @@ class Timings(BaseModel):
     setup_s: float = 0.0
     agent_s: float = 0.0
     verify_s: float = 0.0
+    agent_cpu_s: float | None = Field(None, description="CPU seconds of all the agent sandbox's processes "
+                                      "(None: the backend does not measure them).")
+    verify_cpu_s: float | None = Field(None, description="CPU seconds of all the verifier sandbox's processes "
+                                       "(None: no verifier sandbox, or not measured).")
 
     @property
     def wall_s(self) -> float:

@@ -48,6 +48,7 @@ class VerifyContext:
     limits: Limits = field(default_factory=Limits)
     extra: dict[str, Any] = field(default_factory=dict)  # world states, approvals, ... from plugins
     sites: list[Any] = field(default_factory=list)  # ExecSites opened by the predicate being evaluated
+    cpu_s: float | None = None  # CPU seconds of the predicates' sandboxes so far (None: not measured)
 
     async def open_site(self, predicate: str, ro: dict[str, Path] | None = None,
                         inputs: dict[str, str] | None = None) -> Any:

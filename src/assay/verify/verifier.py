@@ -51,6 +51,7 @@ class VerifierReport:
     final_digests: dict[str, str]
     skipped_entries: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    cpu_s: float | None = None  # CPU seconds of the verifier's sandbox, when one ran and it measures
 
     @property
     def held(self) -> bool:
@@ -113,7 +114,7 @@ async def run_verifier(
         raise VerifierError(f"verifier exceeded {task.spec.verifier_timeout_s}s", reason="verifier_timeout") from None
     finally:
         await _close_sites(ctx)
-    report = VerifierReport(results, final_digests, skipped, time.monotonic() - start)
+    report = VerifierReport(results, final_digests, skipped, time.monotonic() - start, ctx.cpu_s)
     for observe in OBSERVERS:
         observe(root, task, initial_digests, dict(extra or {}), events, report)
     return report
@@ -126,6 +127,8 @@ async def _close_sites(ctx: VerifyContext, predicate: str = "") -> tuple[list[Cl
         site = ctx.sites.pop()
         try:
             rep = await site.sandbox.destroy()
+            if rep.cpu_s is not None:  # CPU seconds of every predicate's sandbox, added up
+                ctx.cpu_s = (ctx.cpu_s or 0.0) + rep.cpu_s
             saw_hidden = "hidden" in site.mounts  # only then could its code copy a hidden file
             work = tree_digests(site.host_dir / "ws" / "work") if saw_hidden else {}
         finally:

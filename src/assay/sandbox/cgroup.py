@@ -1,0 +1,190 @@
+"""One control group per sandbox, where the machine delegates cgroups to the harness.
+
+The kernel then bounds the sandbox as a whole, every process of it together (forked,
+daemonised, in a nested pid namespace): memory including the tmpfs pages it writes, the
+number of processes, and it counts CPU time exactly. The group is made *under the harness's
+own group* of each controller, so a sandbox never escapes the limits the harness itself runs
+under. cgroup v1 (``memory``, ``pids``, ``cpuacct`` hierarchies, as on the development machine)
+and v2 (one unified hierarchy with those controllers enabled) are both read; anything less
+and :func:`available` says no, and the pid-namespace watcher bounds the sandbox instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+V1_CONTROLLERS = ("memory", "pids", "cpuacct")
+V2_CONTROLLERS = ("memory", "pids", "cpu")
+#: processes of the sandbox's own machinery (the outer bwrap, its init, the holder, an exec's
+#: ``nsenter``) counted by ``pids.max`` on top of the task's own limit
+OVERHEAD_PIDS = 4
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _mounts() -> tuple[dict[str, Path], Path | None]:
+    """v1 controller -> mount point, and the v2 mount point, from ``/proc/self/mountinfo``."""
+    v1: dict[str, Path] = {}
+    v2: Path | None = None
+    for line in _read(Path("/proc/self/mountinfo")).splitlines():
+        left, _, right = line.partition(" - ")
+        fields, rest = left.split(), right.split()
+        if len(fields) < 5 or len(rest) < 3:
+            continue
+        if rest[0] == "cgroup2" and v2 is None:
+            v2 = Path(fields[4])
+        elif rest[0] == "cgroup":
+            for opt in rest[2].split(","):
+                if opt in V1_CONTROLLERS:
+                    v1.setdefault(opt, Path(fields[4]))
+    return v1, v2
+
+
+def _own_groups() -> dict[str, str]:
+    """Controller (v1) or ``""`` (v2) -> this process's group path, from ``/proc/self/cgroup``."""
+    out: dict[str, str] = {}
+    for line in _read(Path("/proc/self/cgroup")).splitlines():
+        _, names, path = line.split(":", 2)
+        for n in names.split(",") if names else [""]:
+            out[n] = path
+    return out
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where this harness may make sandbox groups: a parent directory per controller."""
+
+    version: int
+    parents: dict[str, Path]  # controller -> parent directory (v2: one directory under "all")
+
+
+@functools.lru_cache(maxsize=1)
+def layout() -> Layout | None:
+    """The cgroup layout this harness can use, or None (not root of a delegated group, no
+    controllers, read-only cgroupfs): decided once, by making and removing a probe group.
+    ``ASSAY_SANDBOX_CGROUPS=0`` turns them off (the watcher then bounds every sandbox)."""
+    if os.environ.get("ASSAY_SANDBOX_CGROUPS", "1") == "0":
+        return None
+    v1, v2 = _mounts()
+    own = _own_groups()
+    if all(c in v1 for c in V1_CONTROLLERS):
+        parents = {c: v1[c] / own.get(c, "/").lstrip("/") for c in V1_CONTROLLERS}
+        cand = Layout(1, parents)
+    elif v2 is not None and set(V2_CONTROLLERS) <= set(_read(v2 / own.get("", "/").lstrip("/") /
+                                                               "cgroup.subtree_control").split()):
+        cand = Layout(2, {"all": v2 / own.get("", "/").lstrip("/")})
+    else:
+        return None
+    probe = f"assay-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    made: list[Path] = []
+    try:
+        for parent in cand.parents.values():
+            (parent / probe).mkdir()
+            made.append(parent / probe)
+    except OSError:
+        return None
+    finally:
+        for p in made:
+            try:
+                p.rmdir()
+            except OSError:
+                pass
+    return cand
+
+
+@dataclass
+class SandboxGroup:
+    """The control group of one sandbox: limits set, processes attached, usage read back."""
+
+    layout: Layout
+    name: str
+    dirs: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def make(cls, lay: Layout, label: str) -> SandboxGroup:
+        g = cls(lay, f"assay-{os.getpid()}-{label}-{uuid.uuid4().hex[:8]}")
+        try:
+            for ctl, parent in lay.parents.items():
+                d = parent / g.name
+                d.mkdir()
+                g.dirs[ctl] = d
+        except OSError:
+            g.remove()
+            raise
+        return g
+
+    def _file(self, ctl: str, v1: str, v2: str) -> Path:
+        return self.dirs["all"] / v2 if self.layout.version == 2 else self.dirs[ctl] / v1
+
+    def set_limits(self, memory_bytes: int | None, pids: int | None) -> None:
+        """Kernel limits; a write the kernel refuses raises OSError (the caller falls back)."""
+        if memory_bytes:
+            if self.layout.version == 2:
+                (self.dirs["all"] / "memory.max").write_text(str(memory_bytes))
+                swap = self.dirs["all"] / "memory.swap.max"
+                if swap.exists():
+                    swap.write_text("0")
+            else:
+                (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                memsw = self.dirs["memory"] / "memory.memsw.limit_in_bytes"
+                if memsw.exists():  # no escape into swap: memory+swap bounded to the same figure
+                    memsw.write_text(str(memory_bytes))
+        if pids:
+            self._file("pids", "pids.max", "pids.max").write_text(str(pids + OVERHEAD_PIDS))
+
+    def pids(self) -> list[int]:
+        """Every process in the group, nested pid namespaces included: the leftover scan."""
+        d = self.dirs.get("all") or self.dirs["pids"]
+        return [int(p) for p in _read(d / "cgroup.procs").split()]
+
+    def cpu_seconds(self) -> float:
+        if self.layout.version == 2:
+            for line in _read(self.dirs["all"] / "cpu.stat").splitlines():
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+            return 0.0
+        raw = _read(self.dirs["cpuacct"] / "cpuacct.usage").strip()
+        return int(raw) / 1e9 if raw else 0.0
+
+    def memory_bytes(self) -> int:
+        f = self._file("memory", "memory.usage_in_bytes", "memory.current")
+        raw = _read(f).strip()
+        return int(raw) if raw else 0
+
+    def oom_kills(self) -> int:
+        """Processes the kernel killed for the group's memory limit so far."""
+        f = self._file("memory", "memory.oom_control", "memory.events")
+        return _counter(_read(f), "oom_kill")
+
+    def pids_refused(self) -> int:
+        """Forks the kernel refused at the group's process limit so far."""
+        return _counter(_read(self._file("pids", "pids.events", "pids.events")), "max")
+
+    def remove(self) -> bool:
+        """Remove the group (it must be empty); True when every directory is gone."""
+        ok = True
+        for d in self.dirs.values():
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                ok = False
+        return ok
+
+
+def _counter(text: str, key: str) -> int:
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == key:
+            return int(parts[1])
+    return 0

@@ -1,0 +1,98 @@
+"""How one exec enters a live bubblewrap sandbox: ``nsenter`` into its namespaces, no
+interpreter inside.
+
+The sandbox's long-lived ``bwrap`` holds the namespaces with a process that does nothing
+(``cat`` on a pipe from the harness), ready as soon as bwrap is. Each exec is spawned by the
+harness itself: before it runs ``nsenter`` it joins the sandbox's control group and takes the
+rlimits, so everything it starts is bounded from its first instruction; ``nsenter`` then enters
+the sandbox's mount, pid, net, ipc, uts and cgroup namespaces and its root, and runs the
+command as the sandbox's identity:
+
+* harness is root: as the sandbox's own unprivileged host uid (``--setuid``), in a fresh user
+  namespace mapping it to the inside uid (``unshare --map-user``), no capability left;
+* harness is a normal user: it enters the sandbox's user namespace as itself
+  (``--preserve-credentials``), then a fresh one mapping it to the inside uid.
+
+The process group, timeout and output capture are :func:`assay.sandbox.supervisor.run_child`,
+the same as the host backend's.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import os
+import resource
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+NS_GET_PARENT = 0xB702  # ioctl on a namespace fd: its parent (linux/nsfs.h)
+
+
+@functools.lru_cache(maxsize=1)
+def tools() -> tuple[str, str] | None:
+    """(nsenter, unshare) of util-linux when both are here and nsenter knows ``--wdns``."""
+    nsenter, unshare = shutil.which("nsenter"), shutil.which("unshare")
+    if nsenter is None or unshare is None:
+        return None
+    try:
+        out = subprocess.run([nsenter, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (nsenter, unshare) if "--wdns" in out.stdout else None
+
+
+def owning_userns(init_pid: int) -> int:
+    """An fd of the user namespace owning the sandbox's other namespaces (unprivileged bwrap
+    runs its init in a nested one, from which they cannot be entered): the parent of init's."""
+    fd = os.open(f"/proc/{init_pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return fcntl.ioctl(fd, NS_GET_PARENT)
+    finally:
+        os.close(fd)
+
+
+def argv(init_pid: int, command: list[str], *, cwd: str, host_uid: int | None, inside_uid: int,
+         userns_fd: int | None = None) -> list[str]:
+    """The exec's argv: enter the sandbox of ``init_pid`` and run ``command`` as its identity
+    (``userns_fd``, from :func:`owning_userns`, must be passed to the child when not root)."""
+    found = tools()
+    if found is None:
+        raise OSError("util-linux nsenter (with --wdns) and unshare are needed to enter a sandbox")
+    nsenter, unshare = found
+    args = [nsenter, f"--target={init_pid}", "--mount", "--pid", "--net", "--ipc", "--uts", "--root",
+            f"--wdns={cwd}"]
+    if host_uid is not None and _own_cgroup_ns(init_pid):  # a normal user may not enter it: it only hides paths
+        args.append("--cgroup")
+    who = [f"--user=/proc/self/fd/{userns_fd}", "--preserve-credentials"] if host_uid is None else [f"--setuid={host_uid}", f"--setgid={host_uid}"]
+    u = str(inside_uid)
+    return [*args, *who, "--", unshare, f"--map-user={u}", f"--map-group={u}", "--", *command]
+
+
+def _own_cgroup_ns(pid: int) -> bool:
+    """Whether the sandbox got a cgroup namespace of its own (bwrap only tries)."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/cgroup") != os.readlink("/proc/self/ns/cgroup")
+    except OSError:
+        return False
+
+
+def preexec(rlimits: dict[str, tuple[int, int]], procs_files: list[Path]) -> Callable[[], None]:
+    """Runs in the forked child before ``nsenter``: join the sandbox's group, take the rlimits.
+    Only system calls, no locks: the harness has threads."""
+    limits = [(getattr(resource, name), lim) for name, lim in rlimits.items()]
+    files = [str(p) for p in procs_files]
+
+    def apply() -> None:
+        pid = str(os.getpid()).encode()
+        for f in files:
+            fd = os.open(f, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        for res, lim in limits:
+            resource.setrlimit(res, lim)
+    return apply

@@ -1,0 +1,216 @@
+"""Bounds on a sandbox as a whole, and its CPU accounting.
+
+A task's :class:`~assay.spec.budget.Limits` bound all of a sandbox's processes together, not
+each one: memory (resident pages plus what its tmpfs holds), processes, CPU seconds and disk
+written (its ``/tmp`` tmpfs and the workspace's growth). The kernel enforces what it can
+through the sandbox's control group (:mod:`assay.sandbox.cgroup`); this watcher polls what
+the kernel does not bound (CPU seconds in total, workspace growth) and, without a control
+group, everything, over the sandbox's pid namespace. When a bound is hit it kills every
+process of the sandbox except its own machinery and remembers the bound: the exec in flight
+ends with ``resource_limit`` set, and the attempt fails with that reason.
+
+:func:`mechanisms` says which mechanism enforces each bound; the backend records it in the
+manifest and ``assay doctor`` prints it (one function, one truth).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.sandbox import nsproc
+from assay.sandbox.cgroup import Layout, SandboxGroup
+from assay.spec.budget import Limits
+
+BOUNDS = ("memory", "pids", "cpu", "disk", "open_files", "wall_time")
+#: seconds between polls (a /proc pass without a control group; a few small reads with one)
+POLL_S = 0.1
+#: the workspace walk is re-done at most this often, and never more than 1/20 of the time
+WORKSPACE_POLL_S = 0.25
+_MIB = 1 << 20
+
+
+def mechanisms(limits: Limits, lay: Layout | None, *, root_mode: bool) -> dict[str, str]:
+    """Which mechanism bounds each resource of a sandbox here (``unbounded`` if the limit is unset)."""
+    cg = f"cgroup v{lay.version}" if lay is not None else None
+    nproc = "RLIMIT_NPROC per sandbox host uid" if root_mode else "RLIMIT_NPROC per process"
+    table = {
+        "memory": (f"{cg} memory limit (resident + tmpfs pages, all processes)" if cg else
+                   "pid-namespace watcher (resident + tmpfs, polled)") + "; RLIMIT_AS per process",
+        "pids": f"{cg} pids.max (nested pid namespaces included)" if cg else f"pid-namespace watcher (polled); {nproc}",
+        "cpu": (f"watcher over {cg} CPU usage (all processes)" if cg else "pid-namespace watcher over /proc (polled)")
+               + "; RLIMIT_CPU per process",
+        "disk": "tmpfs size (/tmp) + watcher over workspace growth (polled); RLIMIT_FSIZE per file",
+        "open_files": "RLIMIT_NOFILE per process (the sandbox: at most processes x open_files)",
+        "wall_time": "exec timeout (process group killed, then the namespace at destroy)",
+    }
+    set_ = {"memory": limits.memory_mb, "pids": limits.processes, "cpu": limits.cpu_time_s,
+            "disk": limits.disk_mb, "open_files": limits.open_files, "wall_time": True}
+    return {k: (v if set_[k] else "unbounded") for k, v in table.items()}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a sandbox has used so far; counters only grow."""
+
+    cpu_s: float = 0.0
+    oom_kills: int = 0
+    pids_refused: int = 0
+
+
+def _tree_bytes(root: Path) -> int:
+    """Bytes allocated under ``root`` (never following a link the agent made)."""
+    total = 0
+    stack = [str(root)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += st.st_blocks * 512
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+        except OSError:
+            continue
+    return total
+
+
+class Watcher:
+    """Polls one sandbox's usage against its limits and ends it at the first bound hit."""
+
+    def __init__(self, limits: Limits, group: SandboxGroup | None, workspace: Path) -> None:
+        self.limits, self.group, self.workspace = limits, group, workspace
+        self.pidns: str | None = None
+        self.exempt: set[int] = set()  # the sandbox's own machinery: bwrap, its init, the holder
+        self.tmpfs: list[Path] = []  # host paths of its tmpfs mounts (via /proc/<init>/root)
+        self.tripped: str | None = None
+        self.last = Usage()  # usage at the last poll
+        self.base_workspace = _tree_bytes(workspace)
+        self._ws_checked, self._ws_cost = 0.0, 0.0
+        self._seen: dict[int, float] = {}  # pid -> last own CPU seen, to keep CPU of the dead
+        self._gone_cpu = 0.0
+        self._cpu_max = 0.0
+        self._task: asyncio.Task[None] | None = None
+        self._lock = threading.Lock()  # the poll thread and an exec's own check never interleave
+
+    def start(self, pidns: str, init_pid: int, exempt: set[int]) -> None:
+        self.pidns, self.exempt = pidns, exempt
+        self.tmpfs = [Path(f"/proc/{init_pid}/root/tmp")]
+        self._task = asyncio.ensure_future(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - a dying poll changes nothing
+                pass
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_S)
+            await asyncio.to_thread(self.check)
+
+    # ------------------------------------------------------------------ reading
+    def processes(self) -> list[nsproc.ProcInfo]:
+        if self.pidns is None:
+            return []
+        return nsproc.scan(self.pidns, self.group.pids() if self.group is not None else None)
+
+    def usage(self, procs: list[nsproc.ProcInfo] | None = None) -> Usage:
+        with self._lock:
+            return self._usage(procs)
+
+    def _usage(self, procs: list[nsproc.ProcInfo] | None) -> Usage:
+        if self.group is not None:
+            return Usage(self.group.cpu_seconds(), self.group.oom_kills(), self.group.pids_refused())
+        procs = self.processes() if procs is None else procs
+        live = {p.pid: p.cpu_s for p in procs}
+        for pid, cpu in self._seen.items():
+            if pid not in live:
+                self._gone_cpu += cpu
+        self._seen = live
+        with_children = sum(p.cpu_s + p.child_cpu_s for p in procs)
+        self._cpu_max = max(self._cpu_max, with_children, self._gone_cpu + sum(live.values()))
+        return Usage(self._cpu_max)
+
+    def tmpfs_bytes(self) -> int:
+        used = 0
+        for p in self.tmpfs:
+            try:
+                st = os.statvfs(p)
+            except OSError:
+                continue
+            used += (st.f_blocks - st.f_bfree) * st.f_frsize
+        return used
+
+    def workspace_growth(self, force: bool = False) -> int | None:
+        now = time.monotonic()
+        if not force and now - self._ws_checked < max(WORKSPACE_POLL_S, 20 * self._ws_cost):
+            return None
+        size = _tree_bytes(self.workspace)
+        self._ws_cost, self._ws_checked = time.monotonic() - now, now
+        return max(0, size - self.base_workspace)
+
+    # ------------------------------------------------------------------ judging
+    def _over(self, final: bool = False) -> str | None:
+        """The first bound the sandbox is over (None when within all). The group's counters
+        start at zero with the sandbox."""
+        lim = self.limits
+        procs = None if self.group is not None else self.processes()
+        use = self.last = self._usage(procs)
+        if lim.memory_mb:
+            if self.group is not None:
+                if use.oom_kills > 0:
+                    return "memory"
+            elif sum(p.rss_bytes for p in procs or []) + self.tmpfs_bytes() > lim.memory_mb * _MIB:
+                return "memory"
+        if lim.processes:
+            if self.group is not None:
+                if use.pids_refused > 0:
+                    return "pids"
+            elif len([p for p in procs or [] if p.pid not in self.exempt and not p.zombie]) >= lim.processes:
+                return "pids"
+        if lim.cpu_time_s and use.cpu_s > lim.cpu_time_s:
+            return "cpu"
+        if lim.disk_mb:
+            tmp = self.tmpfs_bytes()
+            grown = self.workspace_growth(force=final)
+            if tmp >= lim.disk_mb * _MIB or (grown is not None and grown + tmp > lim.disk_mb * _MIB):
+                return "disk"
+        return None
+
+    def check(self, final: bool = False) -> str | None:
+        """Poll once; at the first bound hit, end every process but the sandbox's own. After
+        that the attempt is over and the bound is only reported (the harness may still exec
+        to collect evidence)."""
+        with self._lock:
+            if self.pidns is None or self.tripped is not None:
+                return self.tripped
+            hit = self._over(final=final)
+            if hit is not None:
+                self.tripped = hit
+                self.kill_workload()
+            return self.tripped
+
+    def settle(self) -> tuple[str | None, Usage]:
+        """After an exec: a final check (the whole workspace walked) and the usage it read, in
+        one pass over the sandbox's processes."""
+        with self._lock:
+            fresh = self.pidns is not None and self.tripped is None
+        bound = self.check(final=True)
+        if fresh and bound is None:
+            return bound, self.last
+        return bound, self.usage()
+
+    def kill_workload(self) -> None:
+        pids = [p.pid for p in self.processes() if p.pid not in self.exempt]
+        nsproc.wait_gone(nsproc.kill_all(pids), timeout_s=5.0)

@@ -1,0 +1,74 @@
+"""Prometheus metrics of a run: live (a run plugin serving ``/metrics``) and from a finished run
+(a textfile). Both feed the same :class:`RunSeries` from the scorer's trial facts."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from assay.observe.facts import open_run, run_trials, trial_facts
+from assay.observe.series import RunSeries
+from assay.run.hooks import hookimpl
+
+log = logging.getLogger(__name__)
+
+
+def series_from_run(path: Path | str, *, verify: bool = True) -> RunSeries:
+    """The series of a finished (or stopped) run, read from its run directory alone."""
+    rd, manifest = open_run(path, verify=verify)
+    return RunSeries(manifest).add_all(run_trials(rd, manifest))
+
+
+def write_run_textfile(path: Path | str, textfile: Path | str, *, verify: bool = True) -> Path:
+    """`assay metrics RUN --textfile FILE`: node-exporter textfile format, written atomically."""
+    from assay.observe.prom import write_textfile
+
+    return write_textfile(series_from_run(path, verify=verify), textfile)
+
+
+class MetricsPlugin:
+    """Serves ``/metrics`` while a run is live. Each trial is counted when its final attempt's
+    result is on disk, folded from the run directory exactly as the scorer folds it.
+
+    ``final_scrape_s``: at the end of the run, wait up to this long for one scrape that sees the
+    last trial (a scraper polling every few seconds would otherwise miss it).
+    Trials finished before a resume were counted by the process that ran them (Prometheus sums
+    across the counter reset), so a resumed run counts only its own trials.
+    """
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", *, final_scrape_s: float = 0.0):
+        self.port, self.host, self.final_scrape_s = port, host, final_scrape_s
+        self.series: RunSeries | None = None
+        self.server: Any = None
+        self._rd: Any = None
+
+    @hookimpl
+    def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
+        from assay.observe.prom import MetricsServer
+
+        self._rd = run_dir
+        self.series = RunSeries(manifest)
+        self.server = MetricsServer(self.series, self.port, self.host)
+        log.info("metrics served at %s", self.server.url)
+
+    @hookimpl
+    def assay_attempt_finished(self, result: Any, final: bool) -> None:
+        if not final or self.series is None:
+            return
+        facts = trial_facts(self._rd, result.trial_id)
+        if facts is not None:
+            self.series.add(facts)
+            self.server.collector.updated()
+
+    @hookimpl
+    def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.server is None:
+            return
+        if self.final_scrape_s > 0 and not self.server.collector.wait_served(self.final_scrape_s):
+            log.warning("no scrape of %s saw the last trial within %.0f s", self.server.url, self.final_scrape_s)
+        self.server.close()
+        self.server = None

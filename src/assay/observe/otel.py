@@ -8,6 +8,7 @@ their recorded times, so a finished run exported later looks exactly like the li
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -21,6 +22,7 @@ from assay.store.rundir import RunDir
 from assay.trace.writer import iter_events
 
 NS = 1_000_000_000
+log = logging.getLogger(__name__)
 
 
 def _ns(t: float) -> int:
@@ -66,9 +68,12 @@ class TrialTracer:
         if exporter is None:
             kw: dict[str, Any] = {"headers": headers} if headers else {}
             exporter = OTLPSpanExporter(endpoint=traces_endpoint(url), **kw) if url else OTLPSpanExporter(**kw)
-        attrs = {"service.name": os.environ.get("OTEL_SERVICE_NAME") or "assay", **(resource or {})}
+        self.exporter = _Counting(exporter)
+        attrs = dict(resource or {})
+        if not os.environ.get("OTEL_SERVICE_NAME") and "service.name=" not in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", ""):
+            attrs.setdefault("service.name", "assay")  # else the SDK's own detector reads the variables
         self.provider = TracerProvider(resource=Resource.create(attrs), id_generator=_Ids())
-        self.provider.add_span_processor(BatchSpanProcessor(exporter))
+        self.provider.add_span_processor(BatchSpanProcessor(self.exporter))
         from assay import __version__ as version
 
         self.tracer = self.provider.get_tracer("assay", version)
@@ -102,10 +107,36 @@ class TrialTracer:
             one(plan, Context())
         return count
 
-    def close(self) -> None:
-        """Flush every pending span and stop the exporter."""
+    def close(self) -> int:
+        """Flush every pending span and stop the exporter; returns how many batches failed."""
         self.provider.force_flush()
         self.provider.shutdown()
+        return self.exporter.failed
+
+
+class _Counting:
+    """Wraps an exporter and counts the batches the backend refused (a silent loss is a failure)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.failed = 0
+        self.sent = 0
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        result = self.inner.export(spans)
+        if result == SpanExportResult.SUCCESS:
+            self.sent += len(spans)
+        else:
+            self.failed += 1
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self.inner.force_flush(timeout_millis))
 
 
 def trial_tree(rd: RunDir, trial_id: str) -> SpanPlan | None:
@@ -121,11 +152,13 @@ def trial_tree(rd: RunDir, trial_id: str) -> SpanPlan | None:
 
 def export_run_otlp(path: Path | str, url: str | None = None, *, headers: dict[str, str] | None = None,
                     resource: dict[str, Any] | None = None, exporter: Any = None, verify: bool = True) -> dict[str, int]:
-    """Export every trial of a finished run; returns counts of trials and spans sent."""
+    """Export every trial of a finished run; returns counts of trials and spans, and the number of
+    batches the backend refused (``failed``; the CLI fails when it is not 0)."""
     rd, manifest = open_run(path, verify=verify)
     tracer = TrialTracer(url, headers=headers, resource={"assay.run_id": manifest.run_id, **(resource or {})},
                          exporter=exporter)
     trials = spans = 0
+    failed = 0
     try:
         for tid in manifest.plan.trials:
             plan = trial_tree(rd, tid)
@@ -133,8 +166,8 @@ def export_run_otlp(path: Path | str, url: str | None = None, *, headers: dict[s
                 spans += tracer.emit(manifest.run_id, tid, plan)
                 trials += 1
     finally:
-        tracer.close()
-    return {"trials": trials, "spans": spans}
+        failed = tracer.close()
+    return {"trials": trials, "spans": spans, "failed": failed}
 
 
 class OtlpPlugin:
@@ -145,6 +178,7 @@ class OtlpPlugin:
                  resource: dict[str, Any] | None = None, exporter: Any = None):
         self.url, self.headers, self.resource, self.exporter = url, headers, resource, exporter
         self.tracer: TrialTracer | None = None
+        self.failed = 0
         self._rd: Any = None
         self._run_id = ""
 
@@ -165,5 +199,8 @@ class OtlpPlugin:
     @hookimpl
     def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
         if self.tracer is not None:
-            self.tracer.close()
+            self.failed = self.tracer.close()
             self.tracer = None
+            if self.failed:
+                log.warning("%d OTLP span batch(es) were refused or lost; export the run again with "
+                            "`assay export-otlp %s`", self.failed, run_dir.path)

@@ -76,7 +76,7 @@ class WaitForFirstScrape:
 
     @hookimpl(trylast=True)
     def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
-        servers.wait_for(lambda: self.prom.query(f'count(agent_eval_trials_total{{suite="{SUITE}"}})'),
+        servers.wait_for(lambda: self.prom.query(f'count(agent_eval_trials_total{{job="live",suite="{SUITE}"}})'),
                          "first scrape of the live run")
 
 
@@ -89,6 +89,7 @@ class ObservedRun:
     phoenix: str | None
     live_project: str
     metrics: MetricsPlugin
+    textfile_dir: Path
 
 
 def _run(tmp: Path, plugins: list[object]) -> Any:
@@ -113,8 +114,13 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObservedRun]:
     project = "assay-live"
     with ExitStack() as stack:
         prom = phx_url = None
+        textfile_dir = tmp / "textfile"
+        textfile_dir.mkdir()
         if _installed("ASSAY_PROMETHEUS", "prometheus"):
-            prom = stack.enter_context(servers.prometheus(tmp, {"live": (f"127.0.0.1:{live_port}", "/metrics")}))
+            jobs = {"live": (f"127.0.0.1:{live_port}", "/metrics")}
+            if _installed("ASSAY_NODE_EXPORTER", "prometheus-node-exporter", "node_exporter"):
+                jobs["textfile"] = (stack.enter_context(servers.node_exporter(textfile_dir, tmp)), "/metrics")
+            prom = stack.enter_context(servers.prometheus(tmp, jobs))
             plugins.insert(0, WaitForFirstScrape(prom))
         else:
             metrics.final_scrape_s = 0
@@ -126,6 +132,7 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObservedRun]:
         outcome = _run(tmp, plugins)
         if prom is not None:
             total = len(outcome.manifest.plan.trials)
-            servers.wait_for(lambda: prom.by(f'sum(agent_eval_trials_total{{suite="{SUITE}"}})', "") == {"": total},
-                             "prometheus holds the last trial")
-        yield ObservedRun(outcome.run_dir.path, outcome.results, prom, time.time(), phx_url, project, metrics)
+            servers.wait_for(lambda: prom.by(f'sum(agent_eval_trials_total{{job="live",suite="{SUITE}"}})', "") == {"": total},
+                             "prometheus holds the last live trial")
+        yield ObservedRun(outcome.run_dir.path, outcome.results, prom, time.time(), phx_url, project, metrics,
+                          textfile_dir)

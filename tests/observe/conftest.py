@@ -29,12 +29,14 @@ from tests.observe import servers
 
 REPEAT = 3
 SUITE = "obs"
+CANARY = "CANARY-7f3a9c-OBSERVE"
 
 FLAKY = """
 import os, pathlib, subprocess, sys
 from openai import OpenAI
 
 task, state = sys.argv[1], pathlib.Path(sys.argv[2])
+print("note for the record: CANARY-7f3a9c-OBSERVE")  # must never reach an export
 client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"], max_retries=3)
 reply = client.chat.completions.create(model="any", messages=[{"role": "user", "content": "go"}])
 counter = state / task

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from assay.errors import UsageError
+from assay.errors import AssayError, UsageError
 from assay.observe.facts import open_run, run_trials
 from assay.observe.spans import span_id_of, trace_id_of
 
@@ -89,12 +89,26 @@ def api_client(s: LangfuseSettings, httpx_client: Any = None) -> Any:
 def export_langfuse(path: Path | str, settings: LangfuseSettings | None = None, *, verify: bool = True,
                     httpx_client: Any = None) -> LangfuseExport:
     """Export a finished run to Langfuse (idempotent: ids are derived, Langfuse upserts by id)."""
+    import httpx
+    from langfuse.api.core.api_error import ApiError
+
+    s = settings or LangfuseSettings.from_env()
+    try:
+        return _export(path, s, verify=verify, httpx_client=httpx_client)
+    except ApiError as e:
+        raise AssayError(f"Langfuse at {s.base_url} answered {e.status_code}: {str(e.body)[:300]}; "
+                         "nothing was changed on the assay side, the export can be run again") from None
+    except httpx.HTTPError as e:
+        raise AssayError(f"Langfuse at {s.base_url} cannot be reached ({type(e).__name__}: {e}); "
+                         "the export can be run again") from None
+
+
+def _export(path: Path | str, s: LangfuseSettings, *, verify: bool, httpx_client: Any) -> LangfuseExport:
     from langfuse.api import CreateScoreRequest, ScoreDataType
 
     from assay.observe.otel import TrialTracer, trial_tree
     from assay.score.engine import score_run
 
-    s = settings or LangfuseSettings.from_env()
     rd, manifest = open_run(path, verify=verify)
     doc = score_run(rd.path, keep_trials=False, verify=False)
     api = api_client(s, httpx_client)
@@ -150,7 +164,7 @@ def export_langfuse(path: Path | str, settings: LangfuseSettings | None = None, 
     finally:
         failed = tracer.close()
     if failed:
-        raise UsageError(f"Langfuse refused or did not answer {failed} span batch(es) at {s.base_url}; nothing "
+        raise AssayError(f"Langfuse refused or did not answer {failed} span batch(es) at {s.base_url}; nothing "
                          "is lost on the assay side, run the export again")
     for (agent, rep), exp in sorted(experiments.items()):
         a = doc["agents"].get(agent, {})

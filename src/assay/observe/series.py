@@ -127,7 +127,7 @@ class RunSeries:
             agent = (self.suite, t.agent)
             self._inc("trials", agent + (t.category, t.end_state), 1)
             for name, (fact, _h) in AGENT_COUNTERS.items():
-                self._inc(name, agent, int(getattr(t, fact)))
+                self._inc(name, agent, max(0, int(getattr(t, fact))))  # a missing trial has 0 attempts, -1 retries
             self._inc("cost_usd", agent, round(t.cost_usd * NANO))
             self._inc("cleanup_failures", agent, 0 if t.cleanup_clean else 1)
             if not t.skipped and t.verdict and t.trace is not None and t.trace.faults_injected:

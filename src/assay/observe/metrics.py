@@ -9,7 +9,7 @@ from typing import Any
 
 from assay.observe.facts import open_run, run_trials, trial_facts
 from assay.observe.series import RunSeries
-from assay.run.hooks import hookimpl
+from assay.observe._plugin import hookimpl
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.observe.facts import open_run
 from assay.observe.spans import SpanPlan, span_id_of, trace_id_of, trial_plan
-from assay.run.hooks import hookimpl
+from assay.observe._plugin import hookimpl
 from assay.spec.results import AttemptResult
 from assay.store.rundir import RunDir
 from assay.trace.writer import iter_events

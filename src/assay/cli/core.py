@@ -42,15 +42,20 @@ def run(
     track: Annotated[str, typer.Option(help="controlled | native")] = "controlled",
     keep_scratch: Annotated[bool, typer.Option(help="Keep each attempt's scratch workspace (debugging).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
+    otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
 ) -> None:
     """Run a suite against one or more agents and write a run directory."""
     from assay.run.runner import RunOptions, resume_run, start_run
 
+    from assay.cli.observe import run_plugins
+
     progress = ProgressPlugin(err, enabled=not quiet)
+    plugins = [progress, *run_plugins(metrics_port, otlp)]
     if resume is not None:
         if suite is not None or agent:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
-        outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress], keep_scratch=keep_scratch)
+        outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=plugins, keep_scratch=keep_scratch)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder, or --resume RUN_DIR")
@@ -64,7 +69,7 @@ def run(
         outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir, sandbox=sandbox,
                                        network=network, model=model, judge_model=judge_model, faults_file=faults, prices_file=prices,
                                        max_retries=max_retries, variants=variants,
-                                       tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=[progress]))
+                                       tasks=task or None, track=track, keep_scratch=keep_scratch, plugins=plugins))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     out.print(summary_table(outcome.results, title=f"run {outcome.manifest.run_id}"))

@@ -22,6 +22,40 @@ def _need(module: str) -> None:
         raise UsageError(f"this command needs the {module.split('.')[0]} package: {EXTRA}")
 
 
+#: how long the end of a run waits for one scrape that sees its last trial
+FINAL_SCRAPE_S = 15.0
+
+
+def run_plugins(metrics_port: int | None, otlp: str | None) -> list[object]:
+    """The observe plugins `assay run` asked for (none: nothing is imported, nothing slows the run)."""
+    import os
+
+    plugins: list[object] = []
+    if metrics_port is not None:
+        if not 0 <= metrics_port <= 65535:
+            raise UsageError(f"--metrics-port {metrics_port}: a TCP port is 0..65535")
+        _need("prometheus_client")
+        from assay.observe.metrics import MetricsPlugin
+
+        plugin = MetricsPlugin(metrics_port, os.environ.get("ASSAY_METRICS_HOST", "127.0.0.1"), final_scrape_s=FINAL_SCRAPE_S)
+        typer.echo(f"metrics: {plugin.start()}", err=True)
+        plugins.append(plugin)
+    env_otlp = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    if otlp is not None or env_otlp:
+        import importlib.util
+
+        if importlib.util.find_spec("opentelemetry") is None:
+            if otlp is not None:
+                _need("opentelemetry")
+            typer.echo(f"note: OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed ({EXTRA})", err=True)
+            return plugins
+        from assay.observe.otel import OtlpPlugin, otlp_enabled
+
+        if otlp_enabled(otlp):
+            plugins.append(OtlpPlugin(otlp))
+    return plugins
+
+
 def metrics(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     textfile: Annotated[Optional[Path], typer.Option(help="Write node-exporter textfile here (atomic); default: print.")] = None,

@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from assay.errors import UsageError
 from assay.observe.facts import open_run, run_trials, trial_facts
 from assay.observe.series import RunSeries
 from assay.observe._plugin import hookimpl
@@ -43,13 +44,24 @@ class MetricsPlugin:
         self.server: Any = None
         self._rd: Any = None
 
-    @hookimpl
-    def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
+    def start(self) -> str:
+        """Bind the server now (before the run): a port in use is a usage error, not a failed run."""
         from assay.observe.prom import MetricsServer
 
+        if self.server is None:
+            try:
+                self.server = MetricsServer(None, self.port, self.host)
+            except OSError as e:
+                raise UsageError(f"--metrics-port {self.port}: cannot serve on {self.host}:{self.port} ({e.strerror or e}); "
+                                 "choose a free port") from None
+        return str(self.server.url)
+
+    @hookimpl
+    def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
+        self.start()
         self._rd = run_dir
         self.series = RunSeries(manifest)
-        self.server = MetricsServer(self.series, self.port, self.host)
+        self.server.collector.series = self.series
         log.info("metrics served at %s", self.server.url)
 
     @hookimpl

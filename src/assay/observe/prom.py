@@ -19,8 +19,8 @@ _FAMILY = {"counter": CounterMetricFamily, "gauge": GaugeMetricFamily}
 class SeriesCollector(Collector):
     """Renders a :class:`RunSeries` at each scrape and remembers which update was last served."""
 
-    def __init__(self, series: RunSeries):
-        self.series = series
+    def __init__(self, series: RunSeries | None):
+        self.series = series  # None until the run started: a scrape then sees no series
         self._cond = threading.Condition()
         self._updates = 0
         self._served = -1
@@ -33,7 +33,7 @@ class SeriesCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         with self._cond:
             seen = self._updates
-        for fam in self.series.families():
+        for fam in self.series.families() if self.series is not None else []:
             s = fam.spec
             name = PREFIX + s.name
             if s.type == "histogram":
@@ -57,7 +57,7 @@ class SeriesCollector(Collector):
             return self._cond.wait_for(lambda: self._served >= self._updates, timeout=timeout)
 
 
-def registry_for(series: RunSeries) -> tuple[CollectorRegistry, SeriesCollector]:
+def registry_for(series: RunSeries | None) -> tuple[CollectorRegistry, SeriesCollector]:
     reg = CollectorRegistry(auto_describe=False)
     col = SeriesCollector(series)
     reg.register(col)
@@ -81,9 +81,10 @@ def write_textfile(series: RunSeries, path: Path | str) -> Path:
 
 
 class MetricsServer:
-    """``/metrics`` on ``host:port`` (port 0 picks a free one) for the lifetime of a run."""
+    """``/metrics`` on ``host:port`` (port 0 picks a free one) for the lifetime of a run. Bound
+    before the run starts, so a port in use is refused before anything is written."""
 
-    def __init__(self, series: RunSeries, port: int, host: str = "127.0.0.1"):
+    def __init__(self, series: RunSeries | None, port: int, host: str = "127.0.0.1"):
         self.registry, self.collector = registry_for(series)
         self._httpd: Any
         self._httpd, self._thread = start_http_server(port, addr=host, registry=self.registry)

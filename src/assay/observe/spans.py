@@ -149,8 +149,8 @@ def _attempt_span(r: AttemptResult, events: list[TraceEvent]) -> SpanPlan:
     mine = [e for e in events if e.attempt == r.attempt]
     span.children += _model_spans(mine, r.attempt) + _tool_spans(mine, r.attempt)
     for inc in r.incidents:
-        span.events.append(("assay.incident", t.ended_at, {"assay.incident.type": str(inc.get("type", "")),
-                                                            "assay.incident.severity": str(inc.get("severity", "high"))}))
+        span.events.append(("assay.incident", t.ended_at, {"assay.incident.type": inc.type,
+                                                            "assay.incident.severity": inc.severity}))
     return span
 
 

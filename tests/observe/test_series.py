@@ -131,3 +131,20 @@ def test_a_run_without_observe_options_loads_none_of_it(calc_suite: Path, tmp_pa
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_trial_that_cannot_be_read_back_is_logged_and_the_run_goes_on(tmp_path: Path,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    from assay.observe.otel import OtlpPlugin
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    rd = synthetic(tmp_path)
+    r = rd.results()[0]
+    rd.attempt_dir(r.trial_id, r.attempt).joinpath("result.json").write_text("{not json")  # broken under the plugin
+    metrics, otlp = MetricsPlugin(0), OtlpPlugin(exporter=InMemorySpanExporter())
+    for p in (metrics, otlp):
+        p.assay_run_started(run_dir=rd, manifest=rd.manifest(), planned=1, pending=1)
+        p.assay_attempt_finished(result=r, final=True)  # must not raise
+        p.assay_run_finished(run_dir=rd, results=[])
+    assert metrics.errors == 1 and metrics.series.trials == 0 and otlp.failed == 1
+    assert f"trial {r.trial_id} not counted" in caplog.text and f"trial {r.trial_id} not exported" in caplog.text

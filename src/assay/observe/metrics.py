@@ -42,6 +42,7 @@ class MetricsPlugin:
         self.port, self.host, self.final_scrape_s = port, host, final_scrape_s
         self.series: RunSeries | None = None
         self.server: Any = None
+        self.errors = 0  # trials that could not be read back (logged; `assay metrics` recounts from disk)
         self._rd: Any = None
 
     def start(self) -> str:
@@ -68,7 +69,12 @@ class MetricsPlugin:
     def assay_attempt_finished(self, result: Any, final: bool) -> None:
         if not final or self.series is None:
             return
-        facts = trial_facts(self._rd, result.trial_id)
+        try:
+            facts = trial_facts(self._rd, result.trial_id)
+        except (OSError, ValueError) as e:  # watching must never stop the evaluation it watches
+            self.errors += 1
+            log.error("metrics: trial %s not counted: %s", result.trial_id, e)
+            return
         if facts is not None:
             self.series.add(facts)
             self.server.collector.updated()

@@ -192,14 +192,19 @@ class OtlpPlugin:
     def assay_attempt_finished(self, result: Any, final: bool) -> None:
         if not final or self.tracer is None:
             return
-        plan = trial_tree(self._rd, result.trial_id)
+        try:
+            plan = trial_tree(self._rd, result.trial_id)
+        except (OSError, ValueError) as e:  # watching must never stop the evaluation it watches
+            self.failed += 1
+            log.error("otlp: trial %s not exported: %s", result.trial_id, e)
+            return
         if plan is not None:
             self.tracer.emit(self._run_id, result.trial_id, plan)
 
     @hookimpl
     def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
         if self.tracer is not None:
-            self.failed = self.tracer.close()
+            self.failed += self.tracer.close()
             self.tracer = None
             if self.failed:
                 log.warning("%d OTLP span batch(es) were refused or lost; export the run again with "

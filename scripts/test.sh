@@ -18,6 +18,18 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# Debian packages: Prometheus and node-exporter's textfile collector scrape a live run and a finished
+# run's textfile in tests/observe (about 1 minute).
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-exporter >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    step "apt-get install prometheus prometheus-node-exporter"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null
+  else
+    echo "note: prometheus not installed and not root; the Prometheus tests in tests/observe will be skipped"
+  fi
+fi
+
 step "python venv and assay[test,local]"
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
@@ -25,6 +37,14 @@ PY=${PYTHON:-python3}
 # [local] builds llama-cpp-python from source on a cold cache (about 7 minutes on 2 cores) so the
 # local-model gateway backend answers a real completion in the tests
 .venv/bin/python -m pip install -q -e '.[test,local]'
+
+# A real OTLP trace backend for tests/observe: Arize Phoenix in a venv of its own (its ~150
+# dependencies stay out of assay's venv; about 5 minutes cold on 2 cores).
+if [ ! -x .venv-phoenix/bin/phoenix ] && [ "${ASSAY_SKIP_PHOENIX:-0}" != 1 ]; then
+  step "arize-phoenix in .venv-phoenix (OTLP trace backend for the tests)"
+  "$PY" -m venv .venv-phoenix
+  .venv-phoenix/bin/python -m pip install -q arize-phoenix
+fi
 
 if [ -x scripts/install-agents.sh ] && [ "${ASSAY_SKIP_AGENTS:-0}" != 1 ]; then
   step "install the real agents (Pi, OpenClaw, Hermes, DSH)"

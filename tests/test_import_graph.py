@@ -40,11 +40,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "verify": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "worlds", "judge"}),
     "score": frozenset({"errors", "spec", "trace", "store"}),
     "report": frozenset({"errors", "registry", "spec", "trace", "store", "score"}),
+    "observe": frozenset({"errors", "spec", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "worlds",
                       "gateway", "agents", "verify", "judge"}),
     "deploy": frozenset({"errors"}),
     "cli": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "approvals",
-                      "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy"}),
+                      "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy", "observe"}),
 }
 DYNAMIC = {"optional_import", "import_module"}
 

@@ -50,6 +50,8 @@ def run(
     junit: JunitOpt = None,
     summary_md: SummaryOpt = None,
     max_infra_rate: MaxInfraOpt = None,
+    metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
+    otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
 ) -> None:
     """Run a suite against one or more agents and write a run directory (exit 4 above
     --max-infra-rate, 5 when nothing was scored, 130 when interrupted, with the resume hint)."""
@@ -59,13 +61,16 @@ def run(
     if jobs < 1 or repeat < 1 or max_retries < 0:
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
+    from assay.cli.observe import run_plugins
+
     progress = ProgressPlugin(err, enabled=not quiet)
     seen = RunDirSeen()  # names the run directory in the resume hint if the run is interrupted
+    plugins = [progress, seen, *run_plugins(metrics_port, otlp)]
     if resume is not None:
         if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
         with _disk_full_is_one_line(resume):
-            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=[progress, seen], keep_scratch=keep_scratch)
+            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=plugins, keep_scratch=keep_scratch)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
@@ -82,7 +87,7 @@ def run(
                                            sandbox=sandbox, network=network, model=model, judge_model=judge_model,
                                            faults_file=faults, prices_file=prices, max_retries=max_retries,
                                            variants=variants, tasks=task or None, track=track,
-                                           keep_scratch=keep_scratch, plugins=[progress, seen]))
+                                           keep_scratch=keep_scratch, plugins=plugins))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)

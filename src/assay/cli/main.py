@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "assay.cli.worlds",     # worlds/tools
     "assay.cli.judge",      # judge calibrate/status
     "assay.cli.k8s",        # k8s render
+    "assay.cli.observe",    # metrics, dashboard, export-otlp, export-langfuse
 )
 
 

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "assay.cli.worlds",     # worlds/tools
     "assay.cli.judge",      # judge calibrate/status
     "assay.cli.k8s",        # k8s render
+    "assay.cli.variants",   # variants generate/report
 )
 
 

@@ -22,10 +22,13 @@ def _split_end(text: str) -> tuple[str, str]:
 
 
 def _tidy(text: str) -> str:
-    text = re.sub(r"[ \t]{2,}", " ", text)
-    text = re.sub(r" +([,.;:!?，。；：])", r"\1", text)
-    text = re.sub(r"([,;，；])\s*([,;，；.。])", r"\2", text)
-    return text.strip(" \t")
+    while True:
+        before = text
+        text = re.sub(r"[ \t]{2,}", " ", text)
+        text = re.sub(r" +([,.;:!?，。；：])", r"\1", text)
+        text = re.sub(r"[,;，；]\s*([,;，；.。])", r"\1", text)
+        if text == before:
+            return text.strip(" \t")
 
 
 def _term(term: str) -> re.Pattern[str]:

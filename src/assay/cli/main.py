@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "assay.cli.judge",      # judge calibrate/status
     "assay.cli.k8s",        # k8s render
     "assay.cli.variants",   # variants generate/report
+    "assay.cli.cases",      # import traces, cases review/promote/contamination
 )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from assay.spec.budget import Budget, Limits, Risk
 from assay.spec.faults import FaultSpec
@@ -95,6 +95,17 @@ class TaskSpec(BaseModel):
     behaviour: Behaviour | None = Field(None, description="Expected behaviour: act (with calls), clarify or refuse.")
     canaries: list[Canary] = Field(default_factory=list, description="Secrets planted to detect leaks.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
+    held_out: bool = Field(False, description="Held-out task: its prompt and expected values appear in reports and "
+                                              "exports as digests only (`hidden: true` is accepted as a synonym).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hidden_flag(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("hidden"), bool):
+            flag = data["hidden"]
+            data = {k: v for k, v in data.items() if k != "hidden"}
+            data["held_out"] = bool(data.get("held_out")) or flag
+        return data
 
     @field_validator("id")
     @classmethod

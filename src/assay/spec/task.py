@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validat
 
 from assay.spec.budget import Budget, Limits, Risk
 from assay.spec.faults import FaultSpec
+from assay.spec.tool_faults import ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
 from assay.spec.worlds import ApprovalsSpec, Behaviour, Canary, WorldsSpec
 
@@ -46,6 +47,8 @@ class Variant(BaseModel):
     prompt: str | None = Field(None, description="Prompt text replacing the task's prompt.")
     prompt_file: str | None = Field(None, description="File (in the task folder) holding the prompt.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the agent.")
+    tool_faults: list[ToolFaultSpec] = Field(
+        default_factory=list, description="Fault plan: tool faults the world services inject in this variant.")
     note: str = ""
 
     _check = field_validator("id")(lambda cls, v: check_id(v, "variant id"))

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "assay.cli.k8s",        # k8s render
     "assay.cli.variants",   # variants generate/report
     "assay.cli.cases",      # import traces, cases review/promote/contamination
+    "assay.cli.recovery",   # recovery figures
 )
 
 

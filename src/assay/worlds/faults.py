@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from typing import Any
 
@@ -35,6 +36,16 @@ from assay.worlds.matching import tool_matches
 
 class DroppedAnswer(Exception):
     """The call's answer must never reach the agent: the route drops the connection."""
+
+
+class _QuietDrops(logging.Filter):
+    """An injected drop is the plan, not a server error: keep it out of the server's error log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], DroppedAnswer))
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
 
 
 def fault_plan(spec: TaskSpec, variant: str) -> list[ToolFaultSpec]:
@@ -73,9 +84,9 @@ class FaultingDispatcher(Dispatcher):
 
     async def _run(self, call_id: str, name: str, raw: Any, args: dict[str, Any], channel: str,
                    rec: dict[str, Any]) -> Any:
-        fault = self._match(name) if name in self.tools and self.allowed(name) and not self.closed else None
+        fault = self._match(name) if self.plan and name in self.tools and self.allowed(name) and not self.closed else None
         if fault is None:
-            return await super()._run(call_id, name, raw, args, channel, rec)
+            return self._replayed(await super()._run(call_id, name, raw, args, channel, rec), rec)
         self._record(call_id, name, fault, channel)
         rec["fault"] = fault.kind.value
         kind = fault.kind
@@ -87,13 +98,21 @@ class FaultingDispatcher(Dispatcher):
         if kind is ToolFaultKind.dropped:
             self.dropped.add(call_id)
             raise ToolError("connection dropped (injected tool fault)")
-        result = await super()._run(call_id, name, raw, args, channel, rec)
+        result = self._replayed(await super()._run(call_id, name, raw, args, channel, rec), rec)
         if kind is ToolFaultKind.slow:
             await asyncio.sleep(fault.delay_s)
         elif kind is ToolFaultKind.truncated:
             result = json.dumps(result, ensure_ascii=False, default=str)[: fault.keep_chars]
         elif kind is ToolFaultKind.lost_receipt:
             self.dropped.add(call_id)
+        return result
+
+    @staticmethod
+    def _replayed(result: Any, rec: dict[str, Any]) -> Any:
+        """A write answered from its idempotency key changed nothing: marked so that behaviour
+        judging does not count the safe retry as a second side effect."""
+        if isinstance(result, dict) and result.get("replayed") is True:
+            rec["replayed"] = True
         return result
 
     def answer_dropped(self, call_id: str | None) -> bool:
@@ -106,10 +125,9 @@ def answer_dropped(dispatcher: Dispatcher, answer: dict[str, Any]) -> bool:
     return isinstance(dispatcher, FaultingDispatcher) and dispatcher.answer_dropped(answer.get("call_id"))
 
 
-def make_dispatcher(spec: TaskSpec, variant: str, **kw: Any) -> Dispatcher:
-    """The attempt's dispatcher: fault-injecting when its variant carries a fault plan."""
-    plan = fault_plan(spec, variant)
-    return FaultingDispatcher(faults=plan, spec=spec, **kw) if plan else Dispatcher(spec=spec, **kw)
+def make_dispatcher(spec: TaskSpec, variant: str, **kw: Any) -> FaultingDispatcher:
+    """The attempt's dispatcher, with its variant's fault plan (empty for most variants)."""
+    return FaultingDispatcher(faults=fault_plan(spec, variant), spec=spec, **kw)
 
 
 def duplicate_side_effects(diffs: dict[str, dict[str, Any]]) -> int:

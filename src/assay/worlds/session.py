@@ -175,9 +175,9 @@ class WorldSession(ServiceSession):
                 "approval_requests": len(log.approvals),
             },
         }
-        faults = getattr(self.dispatcher, "fault_log", None)
-        if faults is not None:
-            extra["tool_faults"] = list(faults)
+        if self.dispatcher.plan:
+            extra["tool_fault_plan"] = [f.model_dump(mode="json") for f in self.dispatcher.plan]
+            extra["tool_faults"] = list(self.dispatcher.fault_log)
         extra["duplicate_side_effects"] = duplicate_side_effects({n: w["diff"] for n, w in worlds.items()})
         if spec.behaviour is not None:
             verdict = judge_behaviour(spec.behaviour, calls)

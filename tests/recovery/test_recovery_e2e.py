@@ -11,19 +11,11 @@ import pytest
 
 from assay.recovery import recovery_of_run, render_markdown
 from assay.run import RunOptions, start_run
+from tests.worlds.test_examples_e2e import _reference_available
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SUITE = EXAMPLES / "recovery"
 KINDS = {"error", "timeout", "truncated", "dropped", "slow", "lost_receipt"}
-
-
-def _reference_available() -> bool:
-    try:
-        from assay.agents.registry import resolve_agent
-
-        return resolve_agent("reference").info().usable
-    except Exception:  # noqa: BLE001
-        return False
 
 
 @pytest.fixture(scope="module")

@@ -17,20 +17,12 @@ from assay.spec.manifest import RunManifest, TaskRecord
 from assay.spec.results import AttemptResult, EndState, Timings
 from assay.store.rundir import RunDir
 from assay.variants import render_markdown, sensitivity
+from tests.worlds.test_examples_e2e import _reference_available
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 VSET = EXAMPLES / "bookkeeping-variants"
 DINNER = ["clear-dinner", "clear-dinner--hint-removed", "clear-dinner--opaque-merchant", "clear-dinner--opaque-no-hint",
           "clear-dinner--spaces-stripped"]
-
-
-def _reference_available() -> bool:
-    try:
-        from assay.agents.registry import resolve_agent
-
-        return resolve_agent("reference").info().usable
-    except Exception:  # noqa: BLE001
-        return False
 
 
 @pytest.fixture(scope="module")

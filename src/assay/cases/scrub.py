@@ -10,7 +10,6 @@ rules that ran and how often each one fired, never what it removed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from assay.trace.redact import Redactor
@@ -29,16 +28,13 @@ CREDENTIAL_RULE = "credential_shapes"
 LITERAL_RULE = "named_secret"
 
 
-@dataclass
-class Scrubber:
-    """Redacts text and JSON-like data, counting the hits of each rule."""
+class Scrubber(Redactor):
+    """Redacts text and JSON-like data (``data`` is the run redactor's), counting each rule's hits."""
 
-    secrets: dict[str, str] = field(default_factory=dict)
-    hits: dict[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self._literal = Redactor(self.secrets, generic=False)
+    def __init__(self, secrets: dict[str, str] | None = None):
+        super().__init__(secrets, generic=False)
         self._shapes = Redactor(generic=True)
+        self.hits: dict[str, int] = {}
 
     def _count(self, rule: str, n: int) -> None:
         if n:
@@ -46,7 +42,7 @@ class Scrubber:
 
     def text(self, text: str) -> str:
         before = text.count("[REDACTED")
-        text = self._literal.text(text)
+        text = super().text(text)
         self._count(LITERAL_RULE, text.count("[REDACTED") - before)
         before = text.count("[REDACTED")
         text = self._shapes.text(text)
@@ -55,15 +51,6 @@ class Scrubber:
             text, n = pat.subn(repl, text)
             self._count(rule, n)
         return text
-
-    def data(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.data(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self.data(v) for v in value]
-        return value
 
     def record(self) -> dict[str, Any]:
         """What a candidate keeps about its redaction: the rules that ran and their hit counts."""

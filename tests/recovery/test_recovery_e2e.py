@@ -124,3 +124,32 @@ def test_reference_agent_recovers_from_every_fault(runs):
     _check_against_hand(run)
     row = recovery_of_run(run).row("reference")
     assert (row.faulted, row.recovered, row.duplicates, row.not_exercised) == (12, 12, 0, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.agents
+def test_a_product_agent_recovers_over_its_own_mcp_client(tmp_path):
+    """Pi calls the world tools over its own MCP client: a dropped answer reaches it as a tool
+    error; the scripted model's confirming write under the same key recovers every kind."""
+    from assay.agents.products import install
+    from assay.sandbox.registry import backends
+
+    if "bwrap" not in backends() or not backends()["bwrap"]().status().usable:
+        pytest.skip("the bubblewrap sandbox is not usable here")
+    if install.find("pi") is None:
+        pytest.skip("pi is not installed (run: assay agents install pi, or scripts/install-agents.sh)")
+    run = tmp_path / "pi"
+    start_run(RunOptions(suite=SUITE, agents=["pi"], out=run, model="scripted"))
+    final = _final_results(run)
+    assert len(final) == 7 and all(r["end_state"] == "pass" for r in final.values()), {
+        t: (r["end_state"], r["reason"], r["errors"][:1]) for t, r in final.items()}
+    channels = set()
+    for trace in (run / "trials").glob("*/trace.jsonl"):
+        for line in trace.read_text().splitlines():
+            ev = json.loads(line)
+            if ev["kind"] == "fault_injected":
+                channels.add(ev["data"]["channel"])
+    assert channels == {"mcp"}
+    _check_against_hand(run)
+    row = recovery_of_run(run).row("pi")
+    assert (row.faulted, row.recovered, row.duplicates) == (6, 6, 0)

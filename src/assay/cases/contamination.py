@@ -3,7 +3,7 @@ learned it (its fixtures: few-shot files, memory, skills) or in imported product
 
 Text is compared normalised (case folded, runs of whitespace as one space). A prompt found whole
 is an ``exact`` finding; otherwise, for prompts of at least ``SHINGLE`` words, a ``near`` finding
-when at least half of its word shingles occur in the same file or trace (a paraphrase that kept
+when at least half of its six-word shingles (words without punctuation) occur in the same file or trace (a paraphrase that kept
 most of the wording). Fixture folders are walked without following links; large or binary files
 are skipped and counted.
 """
@@ -53,11 +53,11 @@ def _match(prompt: str, hay: str) -> tuple[str, float] | None:
     p, h = _norm(prompt), _norm(hay)
     if p and p in h:
         return "exact", 1.0
-    words = p.split(" ")
+    words = re.findall(r"\w+", p)
     if len(words) < SHINGLE:
         return None
     ps = _shingles(words)
-    share = len(ps & _shingles(h.split(" "))) / len(ps)
+    share = len(ps & _shingles(re.findall(r"\w+", h))) / len(ps)
     return ("near", round(share, 3)) if share >= NEAR_SHARE else None
 
 

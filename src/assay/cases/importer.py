@@ -91,7 +91,9 @@ def import_traces(path: Path, fmt: str, cases_dir: Path, *, secrets: dict[str, s
     cases = CasesDir(cases_dir)
     report = ImportReport(file=str(path), format=fmt, traces=len(traces))
     file_digest = sha256_file(path)
-    known = {c["key"]: c["id"] for c in cases.candidates()}
+    existing = {c["id"]: c for c in cases.candidates()}
+    known = {c["key"]: cid for cid, c in existing.items()}
+    changed: set[str] = set()
     for raw in traces:
         scrub = Scrubber(dict(secrets or {}))
         t = scrubbed(raw, scrub)
@@ -101,17 +103,20 @@ def import_traces(path: Path, fmt: str, cases_dir: Path, *, secrets: dict[str, s
         if cid is None:
             cid = "c-" + key[:12]
             _new_candidate(cases, cid, key, t, source, scrub.record())
+            existing[cid] = cases.read(cid)
             known[key] = cid
             report.new.append(cid)
             continue
-        cand = cases.read(cid)
+        cand = existing[cid]
         if any(s["trace_id"] == t.trace_id for s in cand["sources"]):
             report.already += 1
             continue
         cand["sources"].append(source)
-        cases.write(cand)
+        changed.add(cid)
         if cid not in report.merged:
             report.merged.append(cid)
+    for cid in sorted(changed):  # one write per candidate that gained sources
+        cases.write(existing[cid])
     cases.log("import", file=str(path), file_sha256=file_digest, format=fmt, traces=len(traces), new=report.new,
               merged=report.merged, already=report.already)
     return report

@@ -66,3 +66,13 @@ def test_mask_covers_prompt_and_expected_values_not_open_tasks(tmp_path):
     view = mask.task_view(suite.task("held"))
     assert view["held_out"] and len(view["prompt_sha256"]) == 64 and PROMPT not in json.dumps(view)
     assert mask.result({"task_id": "open", "agent_claim": "x"}) == {"task_id": "open", "agent_claim": "x"}
+
+
+def test_mask_from_ids_alone_digests_events_and_evidence():
+    mask = HeldOut.from_ids(["held"])
+    ev = {"seq": 1, "kind": "user_message", "data": {"text": PROMPT}}
+    out = mask.event("held", ev)
+    assert out["kind"] == "user_message" and PROMPT not in json.dumps(out) and len(out["data"]["sha256"]) == 64
+    assert mask.event("open", ev) == ev
+    row = mask.result({"task_id": "held", "predicates": [{"id": "p", "evidence": {"expected": 2400}}]})
+    assert "2400" not in json.dumps(row)

@@ -5,6 +5,7 @@ Report and export code calls one object::
 
     mask = HeldOut.from_tasks(suite.tasks)        # or HeldOut.from_suite_dir(path)
     row = mask.result(result.model_dump())       # a result row for a report / export
+    ev = mask.event(task_id, event.model_dump()) # a trace event (timeline, exports)
     text = mask.text(rendered_text)              # any text a report or export writes
     view = mask.task_view(task)                  # {id, held_out, prompt_sha256, expected_sha256}
 
@@ -44,8 +45,9 @@ def expected_values(task: LoadedTask) -> dict[str, Any]:
 
 
 class HeldOut:
-    def __init__(self, tasks: Iterable[LoadedTask]):
+    def __init__(self, tasks: Iterable[LoadedTask], *, ids: Iterable[str] = ()):
         self.tasks = {t.id: t for t in tasks if t.spec.held_out}
+        self.ids = set(self.tasks) | set(ids)
         found: dict[str, str] = {}
         for t in self.tasks.values():
             texts = [t.prompt_for(v) for v in t.spec.variant_ids()]
@@ -66,8 +68,20 @@ class HeldOut:
     def from_suite_dir(cls, path: Path | str) -> "HeldOut":
         return cls(load_suite(path).tasks)
 
+    @classmethod
+    def from_ids(cls, ids: Iterable[str]) -> "HeldOut":
+        """From the held-out task ids alone (e.g. a run manifest): evidence, claims and trace
+        events of those tasks become digests; free text cannot be masked without the tasks."""
+        return cls((), ids=ids)
+
     def is_held_out(self, task_id: str) -> bool:
-        return task_id in self.tasks
+        return task_id in self.ids
+
+    def event(self, task_id: str, event: dict[str, Any]) -> dict[str, Any]:
+        """A trace event safe to show: a held-out task's event payload becomes its digest."""
+        if task_id in self.ids:
+            return {**event, "data": {"sha256": sha256_json(event.get("data"))}}
+        return self.data(event)
 
     def text(self, text: str) -> str:
         for s, token in self._texts:
@@ -86,7 +100,7 @@ class HeldOut:
 
     def result(self, row: dict[str, Any]) -> dict[str, Any]:
         """A result row safe to show: a held-out task's evidence and claim become digests."""
-        if row.get("task_id") in self.tasks:
+        if row.get("task_id") in self.ids:
             row = dict(row)
             row["predicates"] = [{**p, "evidence": {"sha256": sha256_json(p.get("evidence"))}}
                                  for p in row.get("predicates") or [] if isinstance(p, dict)]

@@ -44,8 +44,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "run": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "worlds",
                       "gateway", "agents", "verify", "judge"}),
     "deploy": frozenset({"errors"}),
+    "variants": frozenset({"errors", "spec", "store", "score"}),
+    "cases": frozenset({"errors", "spec", "trace"}),
+    "recovery": frozenset({"errors", "spec", "store", "score"}),
     "cli": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "approvals",
-                      "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy", "observe"}),
+                      "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy", "observe",
+                      "variants", "cases", "recovery"}),
 }
 DYNAMIC = {"optional_import", "import_module"}
 

@@ -30,6 +30,9 @@ COMMAND_MODULES = (
     "assay.cli.judge",      # judge calibrate/status
     "assay.cli.k8s",        # k8s render
     "assay.cli.observe",    # metrics, dashboard, export-otlp, export-langfuse
+    "assay.cli.variants",   # variants generate/report
+    "assay.cli.cases",      # import traces, cases review/promote/contamination
+    "assay.cli.recovery",   # recovery figures
 )
 
 

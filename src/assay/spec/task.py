@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from assay.spec.budget import Budget, Limits, Risk
 from assay.spec.faults import FaultSpec
+from assay.spec.tool_faults import ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
 from assay.spec.worlds import ApprovalsSpec, Behaviour, Canary, WorldsSpec
 
@@ -46,6 +47,8 @@ class Variant(BaseModel):
     prompt: str | None = Field(None, description="Prompt text replacing the task's prompt.")
     prompt_file: str | None = Field(None, description="File (in the task folder) holding the prompt.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the agent.")
+    tool_faults: list[ToolFaultSpec] = Field(
+        default_factory=list, description="Fault plan: tool faults the world services inject in this variant.")
     note: str = ""
 
     _check = field_validator("id")(lambda cls, v: check_id(v, "variant id"))
@@ -95,6 +98,17 @@ class TaskSpec(BaseModel):
     behaviour: Behaviour | None = Field(None, description="Expected behaviour: act (with calls), clarify or refuse.")
     canaries: list[Canary] = Field(default_factory=list, description="Secrets planted to detect leaks.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
+    held_out: bool = Field(False, description="Held-out task: its prompt and expected values appear in reports and "
+                                              "exports as digests only (`hidden: true` is accepted as a synonym).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hidden_flag(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("hidden"), bool):
+            flag = data["hidden"]
+            data = {k: v for k, v in data.items() if k != "hidden"}
+            data["held_out"] = bool(data.get("held_out")) or flag
+        return data
 
     @field_validator("id")
     @classmethod

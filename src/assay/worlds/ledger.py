@@ -46,6 +46,9 @@ class Ledger(World):
             ToolDef("ledger.list_entries", "List entries, optionally filtered by merchant, category or date range.",
                     schema({"merchant": {"type": "string"}, "category": {"type": "string"},
                             "date_from": _DATE, "date_to": _DATE}), self.list),
+            ToolDef("ledger.lookup_idempotency_key", "Whether a write with this idempotency key happened, and its entry "
+                    "(find out if a write whose answer was lost went through).",
+                    schema({"idempotency_key": {"type": "string", "minLength": 1}}, ["idempotency_key"]), self.lookup),
             ToolDef("ledger.list_categories", "The categories an entry may use, and frozen merchant mappings.",
                     schema({}), self.categories),
         ]
@@ -65,6 +68,12 @@ class Ledger(World):
         if key is not None:
             self.db.execute("INSERT INTO idempotency VALUES (?,?,?)", (key, canonical(a), eid))
         return {"entry": self.one("SELECT * FROM entries WHERE id = ?", eid), "replayed": False}
+
+    def lookup(self, a: dict[str, Any]) -> dict[str, Any]:
+        prior = self.one("SELECT entry_id FROM idempotency WHERE key = ?", a["idempotency_key"])
+        if prior is None:
+            return {"found": False, "entry": None}
+        return {"found": True, "entry": self.one("SELECT * FROM entries WHERE id = ?", prior["entry_id"])}
 
     def _get(self, eid: str) -> dict[str, Any]:
         row = self.one("SELECT * FROM entries WHERE id = ?", eid)

@@ -25,6 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from assay.worlds.dispatch import Dispatcher
+from assay.worlds.faults import DroppedAnswer, answer_dropped
 
 CHANNELS = {"native", "shim", "mcp", "mcp-stdio"}
 
@@ -32,6 +33,15 @@ CHANNELS = {"native", "shim", "mcp", "mcp-stdio"}
 def _bearer(headers: Any) -> str:
     auth = headers.get("authorization", "")
     return auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+
+
+async def _dropped_response(scope: Scope, receive: Receive, send: Send) -> None:
+    """Start an answer and abort it: the server closes the connection mid-body, as a peer that
+    went away would (an injected ``dropped`` / ``lost_receipt`` tool fault)."""
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"4096")]})
+    await send({"type": "http.response.body", "body": b'{"ok": ', "more_body": True})
+    raise DroppedAnswer("connection dropped (injected tool fault)")
 
 
 class ToolServer:
@@ -74,7 +84,10 @@ class ToolServer:
                 d = server.dispatcher_for(ctx.request.headers)
                 if d is None:
                     return {"ok": False, "error": "unknown key"}
-                return await d.call(name, arguments, channel="mcp")
+                answer = await d.call(name, arguments, channel="mcp")
+                if answer_dropped(d, answer):
+                    raise DroppedAnswer("connection dropped (injected tool fault)")
+                return answer
 
         mcp_app: Any = None
         manager: Any = None
@@ -114,7 +127,8 @@ class ToolServer:
                                     status_code=400)
             channel = request.headers.get("x-assay-channel", "native")
             channel = channel if channel in CHANNELS else "native"
-            return JSONResponse(await d.call(body["name"], body.get("arguments", {}), channel=channel))
+            answer = await d.call(body["name"], body.get("arguments", {}), channel=channel)
+            return _dropped_response if answer_dropped(d, answer) else JSONResponse(answer)
 
         async def health(request: Request) -> Response:
             return JSONResponse({"ok": True})

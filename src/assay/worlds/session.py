@@ -30,7 +30,7 @@ from assay.spec.worlds import Canary
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
 from assay.worlds.base import World, diff_states
-from assay.worlds.dispatch import Dispatcher
+from assay.worlds.faults import duplicate_side_effects, make_dispatcher
 from assay.worlds.observe import canaries_in, judge_behaviour
 from assay.worlds.registry import get_world
 from assay.worlds.shim import SHIM_SOURCE_PATH
@@ -98,9 +98,9 @@ class WorldSession(ServiceSession):
         self.worlds = open_worlds(spec, self.root)
         self.initial = {n: w.state() for n, w in self.worlds.items()}
         self.store = store
-        self.dispatcher = Dispatcher(worlds=self.worlds, spec=spec, trace=handle.trace, redactor=handle.redactor,
-                                     store=store, trial_id=handle.trial_id, attempt=handle.attempt,
-                                     meter=handle.meter)
+        self.dispatcher = make_dispatcher(spec, handle.variant, worlds=self.worlds, trace=handle.trace,
+                                          redactor=handle.redactor, store=store, trial_id=handle.trial_id,
+                                          attempt=handle.attempt, meter=handle.meter)
         self.endpoints = [Endpoint("tools", "127.0.0.1", port)]
         self.env = {"ASSAY_TOOLS_URL": "{endpoint:tools}", "ASSAY_TOOLS_KEY": self.key}
         self._plant_canaries(spec)
@@ -175,6 +175,10 @@ class WorldSession(ServiceSession):
                 "approval_requests": len(log.approvals),
             },
         }
+        if self.dispatcher.plan:
+            extra["tool_fault_plan"] = [f.model_dump(mode="json") for f in self.dispatcher.plan]
+            extra["tool_faults"] = list(self.dispatcher.fault_log)
+        extra["duplicate_side_effects"] = duplicate_side_effects({n: w["diff"] for n, w in worlds.items()})
         if spec.behaviour is not None:
             verdict = judge_behaviour(spec.behaviour, calls)
             extra["behaviour"] = verdict

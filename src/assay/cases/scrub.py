@@ -1,0 +1,57 @@
+"""Redaction of imported production traces: before a candidate case is written (law 8).
+
+The run redactor (:class:`assay.trace.redact.Redactor`) removes the credential shapes it knows
+(API keys, bearer tokens, cloud and forge tokens) and any literal secret the caller names; on
+top of it, production text needs planted-canary shapes, ``NAME=secret`` assignments, JWTs,
+e-mail addresses and phone numbers removed. Each rule has a stable id; a candidate records the
+rules that ran and how often each one fired, never what it removed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from assay.trace.redact import Redactor
+
+#: (rule id, pattern, replacement); applied in order after the run redactor's credential shapes
+RULES: list[tuple[str, re.Pattern[str], str]] = [
+    ("canary", re.compile(r"\bcnry_[A-Za-z0-9]{8,}\b"), "[REDACTED:canary]"),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[REDACTED:jwt]"),
+    ("assignment", re.compile(r"(?i)\b([\w-]*(?:api[_-]?key|token|secret|passw(?:or)?d|credential)s?)(\s*[:=]\s*)"
+                              r"(?!\[REDACTED)[\"']?[^\s\"',;]{6,}[\"']?"), r"\1\2[REDACTED:assignment]"),
+    ("email", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"), "[REDACTED:email]"),
+    ("phone", re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?\(?\d{1,4}\)?(?:[ .-]?\d{2,4}){2,4}"
+                         r"|\(\d{3}\)\s?\d{3}[ .-]\d{4}|\d{3}[ .-]\d{3}[ .-]\d{4}|1[3-9]\d{9})(?![\w])"), "[REDACTED:phone]"),
+]
+CREDENTIAL_RULE = "credential_shapes"
+LITERAL_RULE = "named_secret"
+
+
+class Scrubber(Redactor):
+    """Redacts text and JSON-like data (``data`` is the run redactor's), counting each rule's hits."""
+
+    def __init__(self, secrets: dict[str, str] | None = None):
+        super().__init__(secrets, generic=False)
+        self._shapes = Redactor(generic=True)
+        self.hits: dict[str, int] = {}
+
+    def _count(self, rule: str, n: int) -> None:
+        if n:
+            self.hits[rule] = self.hits.get(rule, 0) + n
+
+    def text(self, text: str) -> str:
+        before = text.count("[REDACTED")
+        text = super().text(text)
+        self._count(LITERAL_RULE, text.count("[REDACTED") - before)
+        before = text.count("[REDACTED")
+        text = self._shapes.text(text)
+        self._count(CREDENTIAL_RULE, text.count("[REDACTED") - before)
+        for rule, pat, repl in RULES:
+            text, n = pat.subn(repl, text)
+            self._count(rule, n)
+        return text
+
+    def record(self) -> dict[str, Any]:
+        """What a candidate keeps about its redaction: the rules that ran and their hit counts."""
+        return {"rules": [LITERAL_RULE, CREDENTIAL_RULE, *(r for r, _, _ in RULES)], "hits": dict(sorted(self.hits.items()))}

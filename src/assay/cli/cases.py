@@ -1,0 +1,119 @@
+"""``assay import traces`` and ``assay cases review|promote|contamination``: parse arguments and
+call :mod:`assay.cases`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from assay.errors import UsageError
+
+
+def _secrets(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for p in pairs:
+        if "=" not in p:
+            raise UsageError(f"--secret {p!r}: expected NAME=ENV_VAR (the value is read from the environment)")
+        name, var = p.split("=", 1)
+        import os
+
+        if var not in os.environ:
+            raise UsageError(f"--secret {p!r}: environment variable {var} is not set")
+        out[name] = os.environ[var]
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    imp = typer.Typer(help="Import production traces as candidate cases.", no_args_is_help=True)
+    cases = typer.Typer(help="Review and promote candidate cases; check held-out tasks for contamination.",
+                        no_args_is_help=True)
+
+    @imp.command("traces")
+    def import_cmd(
+        file: Annotated[Path, typer.Argument(help="Trace file (one JSON document or JSON Lines).")],
+        fmt: Annotated[str, typer.Option("--format", "-f", help="otel | langfuse | jsonl")],
+        out: Annotated[Path, typer.Option("--cases", "-o", help="Cases folder (created if missing).")] = Path("cases"),
+        secret: Annotated[list[str], typer.Option("--secret", help="NAME=ENV_VAR: a literal secret to redact.")] = [],  # noqa: B006
+    ) -> None:
+        """Write redacted, deduplicated candidate cases with draft tasks (never accepted automatically)."""
+        from assay.cases import import_traces
+
+        rep = import_traces(file, fmt, out, secrets=_secrets(secret))
+        typer.echo(f"{rep.traces} trace(s): {len(rep.new)} new candidate(s), {len(rep.merged)} merged (duplicates), "
+                   f"{rep.already} already imported")
+        for cid in rep.new:
+            typer.echo(f"  new {cid}: {out / 'candidates' / cid / 'draft'}")
+
+    @cases.command("review")
+    def review_cmd(
+        cases_dir: Annotated[Path, typer.Argument(help="Cases folder.")],
+        cid: Annotated[Optional[str], typer.Argument(help="Candidate id (omit to list).")] = None,
+        accept: Annotated[bool, typer.Option("--accept", help="Accept the draft as it is now.")] = False,
+        reject: Annotated[bool, typer.Option("--reject", help="Reject the candidate.")] = False,
+        by: Annotated[str, typer.Option("--by", help="Who decides.")] = "",
+        note: Annotated[str, typer.Option("--note", help="Why.")] = "",
+    ) -> None:
+        """List candidates, show one, or record a person's decision on it."""
+        from assay.cases.review import review
+        from assay.cases.store import CasesDir
+
+        store = CasesDir(cases_dir)
+        if cid is None:
+            for c in store.candidates():
+                typer.echo(f"{c['id']}  {c['status']:9}  sources={len(c['sources'])}  todo={len(c['todo'])}  "
+                           f"correction={'yes' if c['correction'] is not None else 'no'}")
+            return
+        if accept and reject:
+            raise UsageError("give --accept or --reject, not both")
+        if accept or reject:
+            c = review(cases_dir, cid, "accept" if accept else "reject", by, note)
+            typer.echo(f"{cid}: {c['status']} by {by}")
+            return
+        c = store.read(cid)
+        typer.echo(json.dumps(c, indent=1, ensure_ascii=False))
+        typer.echo((store.draft_dir(cid) / "task.yaml").read_text())
+
+    @cases.command("promote")
+    def promote_cmd(
+        cases_dir: Annotated[Path, typer.Argument(help="Cases folder.")],
+        cid: Annotated[str, typer.Argument(help="Accepted candidate id.")],
+        suite: Annotated[Path, typer.Option("--suite", "-s", help="Suite folder to add the task to.")],
+        task_id: Annotated[Optional[str], typer.Option("--task-id", help="Task id (default: the candidate id).")] = None,
+        category: Annotated[Optional[str], typer.Option("--category", help="Category (default: the draft's).")] = None,
+        held_out: Annotated[bool, typer.Option("--held-out", help="Mark the task held out (digests only in reports).")] = False,
+    ) -> None:
+        """Write an accepted candidate into a suite, bump the suite version, record provenance."""
+        from assay.cases import promote
+
+        p = promote(cases_dir, cid, suite, task_id=task_id, category=category, held_out=held_out)
+        typer.echo(f"{cid} -> {p['path']} (suite {p['suite']} {p['previous_suite_version']} -> {p['suite_version']})")
+
+    @cases.command("contamination")
+    def contamination_cmd(
+        suite: Annotated[Path, typer.Argument(help="Suite folder with held-out tasks.")],
+        fixtures: Annotated[list[Path], typer.Option("--fixtures", help="An agent's fixture folder (repeatable).")] = [],  # noqa: B006
+        traces: Annotated[list[Path], typer.Option("--traces", help="A trace file (repeatable; see --format).")] = [],  # noqa: B006
+        fmt: Annotated[str, typer.Option("--format", "-f", help="Format of --traces: otel | langfuse | jsonl")] = "jsonl",
+        cases_dir: Annotated[list[Path], typer.Option("--cases", help="A cases folder (repeatable).")] = [],  # noqa: B006
+    ) -> None:
+        """Exit 1 when a held-out task's prompt appears in fixtures, traces or imported cases."""
+        from assay.cases import READERS, check_contamination
+        from assay.spec.load import load_suite
+
+        if fmt not in READERS:
+            raise UsageError(f"--format must be one of {sorted(READERS)}, not {fmt!r}")
+        loaded = [t for f in traces for t in READERS[fmt](f)]
+        rep = check_contamination(load_suite(suite).tasks, fixtures=fixtures, traces=loaded, cases_dirs=cases_dir)
+        for f in rep.findings:
+            typer.echo(f"CONTAMINATED {f.task_id}: {f.kind} ({f.share:.0%}) in {f.where}")
+        for s in rep.skipped:
+            typer.echo(f"skipped {s}")
+        typer.echo(f"{rep.checked} source(s) checked, {len(rep.findings)} finding(s)")
+        if rep.findings:
+            raise typer.Exit(1)
+
+    app.add_typer(imp, name="import")
+    app.add_typer(cases, name="cases")

@@ -1,0 +1,43 @@
+"""Tool fault specs: faults the world services inject into business tool calls.
+
+A fault plan is a list of these on a task variant (``variants: [{id, tool_faults: [...]}]``),
+so fault plans are a matrix axis like any variant: ``-n 5`` over a task with three fault-plan
+variants is one reproducible run, paired with the ``base`` trials of the same repetition.
+Which call is hit is counted, never drawn: the Nth call matching ``tool`` in the attempt.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolFaultKind(StrEnum):
+    error = "error"  # the tool answers ok=false; nothing happened
+    timeout = "timeout"  # the tool answers only after delay_s, with a timeout error; nothing happened
+    truncated = "truncated"  # it happened; the answer is cut to keep_chars characters
+    dropped = "dropped"  # the connection drops before the tool runs; nothing happened, no answer
+    slow = "slow"  # it happened; the answer arrives delay_s late
+    lost_receipt = "lost_receipt"  # it happened; the connection drops before the answer
+
+
+#: kinds whose side effect happens (the world executed the call)
+EXECUTED_KINDS = frozenset({ToolFaultKind.truncated, ToolFaultKind.slow, ToolFaultKind.lost_receipt})
+
+
+class ToolFaultSpec(BaseModel):
+    """One tool fault: which call gets it, and how."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ToolFaultKind
+    tool: str = Field("*", description="Tool name or glob the fault applies to, e.g. 'ledger.record_entry'.")
+    on_call: int = Field(1, ge=1, description="The Nth call matching `tool` in the attempt gets the fault.")
+    times: int = Field(1, ge=1, description="How many consecutive matching calls from on_call get it.")
+    delay_s: float = Field(2.0, ge=0, le=600, description="Delay for slow and timeout.")
+    keep_chars: int = Field(24, ge=0, description="Characters of the answer kept by truncated.")
+
+    def hits(self, n: int) -> bool:
+        """Whether the nth matching call (1-based) gets this fault."""
+        return self.on_call <= n < self.on_call + self.times

@@ -83,6 +83,7 @@ async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, po
             if final:
                 return
     finally:
+        events.detach(trace)
         trace.flush()  # what was recorded after the last seal (a hook's failure on the finished attempt)
 
 

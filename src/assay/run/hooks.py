@@ -95,6 +95,12 @@ class Dispatcher:
         with self._lock:
             self._traces[trace.trial_id] = trace
 
+    def detach(self, trace: TraceWriter) -> None:
+        """The trial is over: its failures are no longer recorded in its trace (nor the trace kept)."""
+        with self._lock:
+            if self._traces.get(trace.trial_id) is trace:
+                del self._traces[trace.trial_id]
+
     def trace_event(self, event: TraceEvent) -> None:
         """The trace writers' listener."""
         self.notify("assay_trace_event", event.trial_id, event=event)

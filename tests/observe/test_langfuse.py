@@ -182,3 +182,26 @@ def test_a_server_error_is_reported_not_a_traceback(observed: ObservedRun, monke
         from assay.observe.langfuse_export import LangfuseSettings
 
         export_langfuse(observed.run_dir, LangfuseSettings(PK, SK, rec.url))  # the server is gone now
+
+
+def test_langfuse_is_an_export_target_of_assay_export(observed: ObservedRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Declared under the ``assay.export_targets`` entry points, so `assay export RUN --to langfuse` finds it."""
+    from importlib.metadata import entry_points
+
+    from assay.observe.langfuse_export import to_langfuse
+
+    [ep] = [e for e in entry_points(group="assay.export_targets") if e.name == "langfuse"]
+    assert ep.load() is to_langfuse
+    lf = FakeLangfuse()
+    with Recorder(lf.routes()) as rec:
+        _env(monkeypatch, rec.url)
+        message = to_langfuse(observed.run_dir, None)
+        if _has_export_command():
+            assert main(["export", str(observed.run_dir), "--to", "langfuse"]) == 0
+    assert "to Langfuse dataset assay/obs" in message and lf.sizes()["scores"] > 0
+
+
+def _has_export_command() -> bool:
+    from assay._optional import optional_import
+
+    return optional_import("assay.cli.export") is not None

@@ -179,3 +179,11 @@ def _export(path: Path | str, s: LangfuseSettings, *, verify: bool, httpx_client
     out.scores = len(scores)
     out.experiments = [f"{manifest.run_id} {a} r{r}" for a, r in sorted(experiments)]
     return out
+
+
+def to_langfuse(run_dir: Path, opts: Any = None) -> str:
+    """``assay export RUN --to langfuse``: this export as a target of ``assay export`` (entry point
+    ``assay.export_targets``); the caller already checked the run's integrity."""
+    out = export_langfuse(run_dir, verify=False)
+    return (f"exported {run_dir} to Langfuse dataset {out.dataset}: {out.items} items, {len(out.experiments)} "
+            f"experiments, {out.traces} traces ({out.spans} spans), {out.scores} scores")

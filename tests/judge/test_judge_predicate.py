@@ -13,6 +13,7 @@ from assay.gateway.standalone import start_standalone
 from assay.judge.calibrate import calibrate_files
 from assay.judge.model import judge_record
 from assay.judge.service import JudgeConnection
+from assay.sandbox.host import HostBackend
 from assay.spec.load import LoadedTask
 from assay.spec.predicates import predicate_adapter
 from assay.spec.task import TaskSpec
@@ -34,11 +35,12 @@ def _ctx(tmp: Path, answer: str | None, conn: JudgeConnection | None) -> VerifyC
     events = [] if answer is None else [TraceEvent(seq=0, ts=0.0, trial_id="t", attempt=1, source=Source.agent,
                                                    kind=EventKind.final_output, data={"text": answer})]
 
-    async def no_sandbox():
-        raise AssertionError("the judge needs no sandbox")
+    class NoSandbox(HostBackend):
+        async def create(self, spec):  # type: ignore[override]
+            raise AssertionError("the judge needs no sandbox")
 
     return VerifyContext(task=task, root=tmp, work=tmp / "work", hidden=tmp / "hidden", code=tmp / "code",
-                         initial_digests={}, final_digests={}, events=events, sandbox_factory=no_sandbox,
+                         initial_digests={}, final_digests={}, events=events, backend=NoSandbox(),
                          extra={"judge": conn} if conn else {})
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +31,10 @@ def pi_session(target: Path) -> None:
 def openclaw_session(target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     make_openclaw_db(target, compress=False)
+    db = sqlite3.connect(target)  # the real store checks its JSON in the schema itself
+    db.execute("CREATE TABLE checked (doc TEXT CHECK (json_valid(doc)))")
+    db.commit()
+    db.close()
 
 
 def hermes_session(target: Path) -> None:

@@ -251,8 +251,7 @@ class sqlite_copy:
         wal = self.rel.with_name(self.rel.name + "-wal")
         if is_file(self.home, wal):
             (Path(self.tmp) / "db.sqlite-wal").write_bytes(read_bytes(self.home, wal))
-        self.db = sqlite3.connect(target)
-        self.db.execute("PRAGMA trusted_schema = OFF")
+        self.db = sqlite3.connect(target)  # a private copy: its schema may use SQL functions (OpenClaw's uses json_valid)
         self.db.execute("PRAGMA query_only = 1")
         return self.db
 

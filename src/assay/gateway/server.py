@@ -123,7 +123,14 @@ async def _send(send: Callable[[dict], Awaitable[None]], a: Answer) -> None:
         body = b"".join(a.chunks)
         hdrs.append((b"content-length", str(a.declared_length or len(body)).encode()))
     await send({"type": "http.response.start", "status": a.status, "headers": hdrs})
-    if a.stream:
+    if a.body is not None:  # pass-through: each piece goes out the moment the backend produced it
+        try:
+            async for piece in a.body:
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        finally:
+            await a.body.aclose()  # type: ignore[attr-defined]  # the agent left: stop the upstream too
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    elif a.stream:
         for c in a.chunks:
             await send({"type": "http.response.body", "body": c, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -1,7 +1,7 @@
 """The gateway's HTTP server: routes, keys, probes; one server per run on 127.0.0.1.
 
 A small raw ASGI app (raw so a truncation fault can really drop the connection mid-body),
-served by uvicorn on its own thread and event loop: the run's loop is never blocked by a
+served on its own thread and event loop (uvicorn by default, see server_stack.py): the run's loop is never blocked by a
 model call, and the run keeps its own signal handling.
 """
 
@@ -11,14 +11,12 @@ import asyncio
 import json
 import socket
 import threading
-import time
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, TypeVar
 
-import uvicorn
-
 from assay.errors import GatewayError
 from assay.gateway.errors import WireError, anthropic_error_body, openai_error_body
+from assay.gateway.server_stack import default_stack, loop_factory, serve
 from assay.gateway.session import Answer, GatewaySession
 from assay.gateway.wire.base import Wire
 from assay.gateway.wire.formats import wires
@@ -139,22 +137,24 @@ async def _send(send: Callable[[dict], Awaitable[None]], a: Answer) -> None:
 
 
 class ServerThread:
-    """uvicorn serving an ASGI app on 127.0.0.1 (ephemeral port) from its own thread and loop."""
+    """The gateway's HTTP server on 127.0.0.1 (ephemeral port) from its own thread and loop
+    (the stack: :mod:`assay.gateway.server_stack`)."""
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, stack: str | None = None):
         self.app = app
         self.host = host
+        self.stack = stack or default_stack()
         # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
         # and without it every answer waits ~40 ms for a delayed ACK (Nagle)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
-        self.sock.listen(256)
+        self.sock.listen(1024)
         self.port: int = self.sock.getsockname()[1]
         self.loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
-        self._server: uvicorn.Server | None = None
+        self._stop: asyncio.Event | None = None
         self.error: BaseException | None = None
 
     @property
@@ -162,29 +162,26 @@ class ServerThread:
         return f"http://{self.host}:{self.port}"
 
     def start(self, timeout_s: float = 30.0) -> None:
-        config = uvicorn.Config(self.app, log_level="critical", access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=2, timeout_keep_alive=30)
-        self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name=f"assay-gateway-{self.port}", daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not (self._server.started or self.error is not None):
-            if time.monotonic() > deadline:
-                raise GatewayError("the gateway server did not start in time")
-            self._ready.wait(0.02)
+        if not self._ready.wait(timeout_s):
+            raise GatewayError("the gateway server did not start in time")
         if self.error is not None:
             raise GatewayError(f"the gateway server failed to start: {self.error}")
 
     def _run(self) -> None:
         async def main() -> None:
             self.loop = asyncio.get_running_loop()
-            assert self._server is not None
-            await self._server.serve(sockets=[self.sock])
+            self._stop = asyncio.Event()
+            await serve(self.app, self.sock, self.stack, self._stop, self._ready.set)
 
         try:
-            asyncio.run(main())
+            with asyncio.Runner(loop_factory=loop_factory(self.stack)) as runner:
+                runner.run(main())
         except BaseException as e:  # noqa: BLE001 - reported to start()/stop()
             self.error = e
+        finally:
+            self._ready.set()
 
     def call(self, coro: Awaitable[T], timeout_s: float = 30.0) -> T:
         """Run a coroutine on the server's loop and wait for it (from any other thread)."""
@@ -194,8 +191,11 @@ class ServerThread:
         return fut.result(timeout_s)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
+        if self.loop is not None and self._stop is not None:
+            try:
+                self.loop.call_soon_threadsafe(self._stop.set)
+            except RuntimeError:  # the loop is already closed
+                pass
         if self._thread is not None:
             self._thread.join(15)
         try:

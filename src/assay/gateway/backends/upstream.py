@@ -17,7 +17,7 @@ import os
 import random
 from typing import Any, AsyncIterator
 
-import httpx
+import aiohttp
 
 from assay.errors import UsageError
 from assay.gateway.backends.base import BackendSession, ModelBackend
@@ -32,6 +32,7 @@ from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
 
 TIMEOUT_S = 300.0
+JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 def openai_body(req: ModelRequest, model: str) -> dict[str, Any]:
@@ -137,7 +138,7 @@ class UpstreamSession(BackendSession):
             f"{base}/messages" if anthropic else f"{base}/chat/completions")
         return model, url, body, anthropic
 
-    async def _open(self, model: str, url: str, body: dict[str, Any], call_no: int) -> httpx.Response:
+    async def _open(self, model: str, url: str, body: dict[str, Any], call_no: int) -> aiohttp.ClientResponse:
         """POST with the model's slot held, retrying 429/5xx and refused connections with back-off.
         Returns a 200 response whose body is not read yet, slot still held (released by the caller)."""
         b = self.backend
@@ -151,21 +152,24 @@ class UpstreamSession(BackendSession):
                                             "waited_s": round(waited, 6)})
             status, after, detail = 0, None, ""
             try:
-                resp = await b.client.send(b.client.build_request("POST", url, json=body), stream=True)
-            except httpx.TimeoutException as e:
+                resp = await b.client.post(url, data=json.dumps(body).encode(), headers=JSON_HEADERS)
+            except asyncio.TimeoutError as e:
                 limit.release()
-                raise WireError(504, "upstream_timeout", f"the upstream did not answer in time: {e}") from None
-            except httpx.TransportError as e:
+                raise WireError(504, "upstream_timeout", f"the upstream did not answer in time: {e!r}") from None
+            except aiohttp.ClientError as e:
                 limit.release()
                 detail = f"{type(e).__name__}: {e}"
                 if retry >= b.retry.max_retries:
                     raise WireError(502, "upstream_unreachable", detail) from None
             else:
-                if resp.status_code < 400:
+                if resp.status < 400:
                     return resp
-                status, after = resp.status_code, resp.headers.get("retry-after")
-                detail = (await resp.aread()).decode("utf-8", "replace")[:1000]
-                await resp.aclose()
+                status, after = resp.status, resp.headers.get("retry-after")
+                try:
+                    detail = (await resp.read()).decode("utf-8", "replace")[:1000]
+                except aiohttp.ClientError:
+                    detail = ""
+                resp.release()
                 limit.release()
                 if status not in b.retry.statuses or retry >= b.retry.max_retries:
                     headers = {"Retry-After": after} if after else {}
@@ -186,11 +190,11 @@ class UpstreamSession(BackendSession):
         model, url, body, anthropic = self._target(req, stream=False)
         resp = await self._open(model, url, body, call_no)
         try:
-            raw = await resp.aread()
-        except httpx.HTTPError as e:
+            raw = await resp.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
             raise WireError(502, "upstream_unreachable", f"{type(e).__name__}: {e}") from None
         finally:
-            await resp.aclose()
+            resp.release()
             self.backend.limits.for_model(model).release()
         try:
             data = json.loads(raw)
@@ -203,13 +207,17 @@ class UpstreamSession(BackendSession):
         resp = await self._open(model, url, body, call_no)
         parser = AnthropicStreamParser() if anthropic else OpenAIStreamParser()
         try:
-            async for line in resp.aiter_lines():
-                for d in parser.line(line):
-                    yield d
-            for d in parser.end():
+            buf = b""
+            async for data in resp.content.iter_any():  # whatever arrived, at once: no buffering here
+                buf += data
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    for d in parser.line(line.decode("utf-8", "replace").rstrip("\r")):
+                        yield d
+            for d in parser.line(buf.decode("utf-8", "replace")) + parser.end():
                 yield d
         finally:
-            await resp.aclose()
+            resp.close()  # an unfinished stream must not go back to the pool
             self.backend.limits.for_model(model).release()
 
 
@@ -227,7 +235,7 @@ class UpstreamBackend(ModelBackend):
 
     def __init__(self, record: Any):
         super().__init__(record)
-        self.client: httpx.AsyncClient | None = None
+        self.client: aiohttp.ClientSession | None = None
         self.limits = UpstreamLimits(record.settings.get("limits"))
         self.retry = RetryPolicy.from_settings(record.settings.get("retry"))
         self.rng = random.Random()
@@ -246,12 +254,15 @@ class UpstreamBackend(ModelBackend):
         elif self.record.settings.get("api") == "anthropic":
             headers = {"anthropic-version": "2023-06-01"}
         conc = sum(int(v.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)) for v in self.limits.settings.values())
-        pool = httpx.Limits(max_connections=max(64, conc), max_keepalive_connections=max(32, conc))
-        self.client = httpx.AsyncClient(headers=headers, timeout=TIMEOUT_S, trust_env=False, limits=pool)
+        # aiohttp, not httpx, for this one hot path: measured 3-25x the requests/s at concurrency
+        # 1-64 against the same upstream (bench/gateway.py, docs/gateway.md)
+        self.client = aiohttp.ClientSession(
+            headers=headers, trust_env=False, connector=aiohttp.TCPConnector(limit=max(64, conc), force_close=False),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=TIMEOUT_S))
 
     async def stop(self) -> None:
         if self.client is not None:
-            await self.client.aclose()
+            await self.client.close()
 
     def open(self, handle: AttemptHandle | None) -> BackendSession:
         return UpstreamSession(self)

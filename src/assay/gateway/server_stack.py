@@ -1,15 +1,17 @@
 """The HTTP server under the gateway's ASGI app, chosen by measurement (bench/gateway.py,
 docs/gateway.md): one process, the run's sessions in its memory, so accounting stays exact.
 
-``ASSAY_GATEWAY_SERVER`` picks another stack for measuring: ``uvicorn-h11``,
-``uvicorn-httptools``, ``uvicorn-httptools-uvloop`` (the default when httptools and uvloop are
-installed, else ``uvicorn-h11``), ``hypercorn``, ``granian`` (experimental embedded mode).
+The default is ``uvicorn-h11``: the same on every machine (no optional package decides it), and
+the other uvicorn variants and hypercorn did not beat it beyond the noise of a shared 2-core
+machine. Granian (embedded mode, which its authors call experimental) had the best streaming
+tail under load; ``ASSAY_GATEWAY_SERVER`` picks it or another stack (the stack is recorded in
+the manifest): ``uvicorn-h11``, ``uvicorn-httptools``, ``uvicorn-httptools-uvloop``,
+``hypercorn``, ``granian``. The extra stacks need their packages installed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
 import os
 import socket
@@ -19,17 +21,13 @@ STACKS = ("uvicorn-h11", "uvicorn-httptools", "uvicorn-httptools-uvloop", "hyper
 ENV = "ASSAY_GATEWAY_SERVER"
 
 
-def _has(mod: str) -> bool:
-    return importlib.util.find_spec(mod) is not None
-
-
 def default_stack() -> str:
     chosen = os.environ.get(ENV)
     if chosen:
         if chosen not in STACKS:
             raise ValueError(f"{ENV}={chosen!r}: not one of {', '.join(STACKS)}")
         return chosen
-    return "uvicorn-httptools-uvloop" if _has("httptools") and _has("uvloop") else "uvicorn-h11"
+    return "uvicorn-h11"
 
 
 def loop_factory(stack: str) -> Callable[[], asyncio.AbstractEventLoop]:
@@ -65,6 +63,7 @@ async def serve(app: Any, sock: socket.socket, stack: str, stop: asyncio.Event, 
         cfg.bind = [f"fd://{sock.fileno()}"]
         cfg.keep_alive_timeout = 30
         cfg.graceful_timeout = 2
+        cfg.loglevel = "CRITICAL"
         logging.getLogger("hypercorn.error").setLevel(logging.CRITICAL)
         started()  # the socket already listens: connections wait in its backlog until served
         await hserve(app, cfg, shutdown_trigger=stop.wait)  # type: ignore[arg-type]

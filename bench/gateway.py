@@ -43,6 +43,8 @@ def serve_upstream(port: int, chunk_delay_s: float) -> None:
     """An OpenAI-compatible upstream that answers at once (streams: CHUNKS chunks, then usage)."""
     import uvicorn
 
+    from assay.gateway.server import lifespan, read_body
+
     answer = json.dumps({"id": "c1", "object": "chat.completion", "created": 0, "model": MODEL,
                          "choices": [{"index": 0, "finish_reason": "stop",
                                       "message": {"role": "assistant", "content": "Here are the files: a, b, c."}}],
@@ -61,17 +63,8 @@ def serve_upstream(port: int, chunk_delay_s: float) -> None:
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                await send({"type": msg["type"] + ".complete"})
-                if msg["type"] == "lifespan.shutdown":
-                    return
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+            return await lifespan(receive, send)
+        body = await read_body(receive)
         if scope["method"] == "GET":
             await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": b'{"ok": true, "data": []}'})

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.gateway.server import ServerThread
+from assay.gateway.server import ServerThread, lifespan, read_body
 
 
 def _sse(obj: dict[str, Any], event: str | None = None) -> bytes:
@@ -64,17 +64,8 @@ class Upstream:
     # ------------------------------------------------------------------ ASGI
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                await send({"type": msg["type"] + ".complete"})
-                if msg["type"] == "lifespan.shutdown":
-                    return
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+            return await lifespan(receive, send)
+        body = await read_body(receive)
         req = json.loads(body or b"{}")
         with self._lock:
             self.requests += 1

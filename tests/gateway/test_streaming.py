@@ -187,3 +187,17 @@ def test_retries_exhausted_answer_the_upstreams_429(tmp_path: Path) -> None:
     finally:
         gw.service.stop_sync()
         up.stop()
+
+
+def test_a_streamed_scripted_answer_keeps_its_backend_facts(gateway: Gateway) -> None:
+    # a streamed answer of a non-streaming backend goes through the same deltas: its facts
+    # (the script turn, a script problem) still reach the trace and the recording
+    with httpx.Client(timeout=20, trust_env=False) as c:
+        r = c.post(gateway.url + "/v1/chat/completions", headers={"Authorization": f"Bearer {gateway.key}"},
+                   json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}],
+                         "tools": [{"type": "function", "function": {"name": "nothing_known", "parameters": {}}}]})
+    assert r.status_code == 200 and b"[DONE]" in r.content
+    [ev] = gateway.events("model_response")
+    assert ev.data["extra"]["turn"] == 0 and "error" in ev.data["extra"]
+    assert ev.data["stream"]["sha256"] == hashlib.sha256(r.content).hexdigest()
+    assert [e.data["reason"] for e in gateway.events("error")] == ["backend"]

@@ -52,13 +52,7 @@ class GatewayApp:
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif msg["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            return await lifespan(receive, send)
         if scope["type"] != "http":
             return
         path = scope["path"].rstrip("/") or "/"
@@ -66,7 +60,7 @@ class GatewayApp:
         method = scope["method"]
         if method == "POST" and path in COMPLETION_ROUTES:
             wire = self.wires[COMPLETION_ROUTES[path]]
-            body = await _read_body(receive)
+            body = await read_body(receive)
             sess = self.sessions.get(request_key(headers) or "")
             if sess is None:
                 self.unknown_key_requests += 1
@@ -93,11 +87,21 @@ class GatewayApp:
                                                        "first_id": model["id"], "last_id": model["id"]}))
         body_fn = anthropic_error_body if "messages" in path else openai_error_body
         e = WireError(404, "not_found", f"{method} {path} is not served by the assay gateway")
-        await _read_body(receive)
+        await read_body(receive)
         await _send(send, Answer.json(404, body_fn(e)))
 
 
-async def _read_body(receive: Callable[[], Awaitable[dict]]) -> bytes:
+async def lifespan(receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
+    """Answer an ASGI lifespan scope: nothing to set up or tear down."""
+    while True:
+        msg = await receive()
+        await send({"type": msg["type"] + ".complete"})
+        if msg["type"] == "lifespan.shutdown":
+            return
+
+
+async def read_body(receive: Callable[[], Awaitable[dict]]) -> bytes:
+    """The request body (at most MAX_BODY bytes kept; the rest is read and dropped)."""
     chunks, size = [], 0
     while True:
         msg = await receive()

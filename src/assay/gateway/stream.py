@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from assay.gateway.neutral import ModelReply, ToolCall, Usage, parse_arguments
 from assay.gateway.wire.base import split_text
@@ -33,6 +33,7 @@ class Delta:
     model: str = ""
     finish_reason: str = ""
     usage: Usage | None = None
+    extra: dict[str, Any] | None = None  # backend facts for the trace (a scripted turn, an error)
 
 
 @dataclass
@@ -53,6 +54,7 @@ class ReplyBuilder:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.cached_tokens: int | None = None
+        self.extra: dict[str, Any] = {}
 
     def feed(self, d: Delta) -> None:
         if d.model and not self.model:
@@ -65,6 +67,8 @@ class ReplyBuilder:
             self.calls.setdefault(d.index, _Call("", "")).args.append(d.text)
         if d.finish_reason:
             self.finish_reason = d.finish_reason
+        if d.extra:
+            self.extra.update(d.extra)
         if d.usage is not None:  # later reports win field by field (Anthropic: input first, output last)
             u = d.usage
             self.input_tokens = u.input_tokens if u.input_tokens or self.input_tokens is None else self.input_tokens
@@ -75,7 +79,8 @@ class ReplyBuilder:
         calls = tuple(ToolCall(c.id, c.name, parse_arguments("".join(c.args))) for _, c in sorted(self.calls.items()))
         finish = self.finish_reason or ("tool_calls" if calls else "stop")
         usage = Usage(self.input_tokens or 0, self.output_tokens or 0, self.cached_tokens or 0)
-        return ModelReply(text="".join(self.text), tool_calls=calls, finish_reason=finish, usage=usage, model=self.model)
+        return ModelReply(text="".join(self.text), tool_calls=calls, finish_reason=finish, usage=usage, model=self.model,
+                          extra=dict(self.extra))
 
 
 def deltas_of(reply: ModelReply) -> Iterator[Delta]:
@@ -87,4 +92,4 @@ def deltas_of(reply: ModelReply) -> Iterator[Delta]:
         yield Delta("tool_start", index=i, id=c.id, name=c.name)
         for piece in split_text(json.dumps(c.arguments)):
             yield Delta("tool_args", index=i, text=piece)
-    yield Delta("finish", finish_reason=reply.finish_reason, usage=reply.usage)
+    yield Delta("finish", finish_reason=reply.finish_reason, usage=reply.usage, extra=reply.extra or None)

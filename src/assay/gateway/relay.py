@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 async def open_stream(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no: int) -> "Answer":
-    """Start a streamed answer: an error before the first delta is an ordinary error answer."""
+    """Start a streamed answer: an error before the first batch is an ordinary error answer."""
     from assay.gateway.session import Answer
 
     t0 = time.monotonic()
@@ -45,8 +45,8 @@ async def open_stream(sess: "GatewaySession", wire: Wire, req: ModelRequest, cal
     return Answer(200, stream=True, body=_relay(sess, wire, req, call_no, first, deltas, t0, ttfb))
 
 
-async def _relay(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no: int, first: Delta,
-                 deltas: AsyncIterator[Delta], t0: float, ttfb: float) -> AsyncIterator[bytes]:
+async def _relay(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no: int, first: list[Delta],
+                 deltas: AsyncIterator[list[Delta]], t0: float, ttfb: float) -> AsyncIterator[bytes]:
     renderer = wire.renderer(req, uuid.uuid4().hex[:20])
     builder = ReplyBuilder()
     digest = hashlib.sha256()
@@ -54,17 +54,19 @@ async def _relay(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no:
     done = False
     problem: str | None = None
     try:
-        d: Delta | None = first
-        while d is not None:
-            builder.feed(d)
-            out = renderer.feed(d)
-            if out:
+        batch: list[Delta] | None = first
+        while batch is not None:
+            out: list[bytes] = []
+            for d in batch:
+                builder.feed(d)
+                out += renderer.feed(d)
+            if out:  # one write for what arrived together
                 data = b"".join(out)
                 digest.update(data)
                 sent += len(data)
                 frames += len(out)
                 yield data
-            d = await anext(deltas, None)
+            batch = await anext(deltas, None)
         done = True
     except WireError as e:
         problem = f"{e.type}: {e.message}"

@@ -33,13 +33,13 @@ class BackendSession(abc.ABC):
         Raise :class:`assay.gateway.errors.WireError` for an answer the agent must see as an error.
         """
 
-    async def stream(self, req: ModelRequest, call_no: int) -> AsyncIterator[Delta]:
-        """Answer one request as a stream of deltas. The default streams the whole reply of
-        :meth:`complete`; a backend that really streams (upstream) overrides it. Errors must be
-        raised before the first delta, so they still reach the agent as an HTTP error."""
+    async def stream(self, req: ModelRequest, call_no: int) -> AsyncIterator[list[Delta]]:
+        """Answer one request as batches of deltas, each batch what arrived at once (the agent
+        gets one write per batch). The default streams the whole reply of :meth:`complete` as one
+        batch; a backend that really streams (upstream) overrides it. Errors must be raised before
+        the first batch, so they still reach the agent as an HTTP error."""
         reply = await self.complete(req, call_no)
-        for d in deltas_of(reply):
-            yield d
+        yield list(deltas_of(reply))
 
     async def close(self) -> None:
         """Release per-attempt resources."""

@@ -202,7 +202,7 @@ class UpstreamSession(BackendSession):
             raise WireError(502, "upstream_malformed", f"the upstream answered non-JSON: {raw[:300]!r}") from None
         return anthropic_reply(data) if anthropic else openai_reply(data)
 
-    async def stream(self, req: ModelRequest, call_no: int) -> AsyncIterator[Delta]:
+    async def stream(self, req: ModelRequest, call_no: int) -> AsyncIterator[list[Delta]]:
         model, url, body, anthropic = self._target(req, stream=True)
         resp = await self._open(model, url, body, call_no)
         parser = AnthropicStreamParser() if anthropic else OpenAIStreamParser()
@@ -211,11 +211,10 @@ class UpstreamSession(BackendSession):
             async for data in resp.content.iter_any():  # whatever arrived, at once: no buffering here
                 buf += data
                 *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    for d in parser.line(line.decode("utf-8", "replace").rstrip("\r")):
-                        yield d
-            for d in parser.line(buf.decode("utf-8", "replace")) + parser.end():
-                yield d
+                batch = [d for line in lines for d in parser.line(line.decode("utf-8", "replace").rstrip("\r"))]
+                if batch:
+                    yield batch
+            yield parser.line(buf.decode("utf-8", "replace")) + parser.end()
         finally:
             resp.close()  # an unfinished stream must not go back to the pool
             self.backend.limits.for_model(model).release()

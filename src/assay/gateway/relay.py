@@ -16,20 +16,28 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
+from assay.gateway.answer import Answer
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelRequest
 from assay.gateway.stream import Delta, ReplyBuilder
 from assay.gateway.wire.base import Wire
 from assay.trace.events import EventKind
 
-if TYPE_CHECKING:
-    from assay.gateway.session import Answer, GatewaySession
+if TYPE_CHECKING:  # the session is passed in, never imported: relay sits below session
+    from typing import Protocol
+
+    class GatewaySession(Protocol):
+        backend: Any
+
+        def _error(self, wire: Wire, e: WireError, call_no: int) -> Answer: ...
+        def _filled(self, req: ModelRequest, reply: Any) -> Any: ...
+        def _account(self, req: ModelRequest, reply: Any, call_no: int, latency: float,
+                     stream: dict[str, Any] | None = None) -> None: ...
+        def emit(self, kind: EventKind, data: dict[str, Any]) -> None: ...
 
 
 async def open_stream(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no: int) -> "Answer":
     """Start a streamed answer: an error before the first batch is an ordinary error answer."""
-    from assay.gateway.session import Answer
-
     t0 = time.monotonic()
     deltas = sess.backend.stream(req, call_no)
     try:

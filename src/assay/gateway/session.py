@@ -12,11 +12,11 @@ import json
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from assay.gateway.accounting import Tally, call_cost
+from assay.gateway.answer import Answer
 from assay.gateway.backends.base import BackendSession
 from assay.gateway.errors import WireError
 from assay.gateway.faults import FaultPlan, describe
@@ -33,22 +33,6 @@ from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
 
 RECORDING_NAME = "gateway.session.jsonl"
-
-
-@dataclass
-class Answer:
-    """What the HTTP layer sends back for one call."""
-
-    status: int = 200
-    chunks: list[bytes] = field(default_factory=list)
-    stream: bool = False
-    headers: dict[str, str] = field(default_factory=dict)
-    declared_length: int | None = None  # > len(body): the connection drops mid-body (truncation fault)
-    body: AsyncIterator[bytes] | None = None  # a pass-through stream, sent chunk by chunk as it is produced
-
-    @staticmethod
-    def json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> "Answer":
-        return Answer(status, [json.dumps(body).encode()], headers=dict(headers or {}))
 
 
 def fingerprint(req: ModelRequest) -> dict[str, Any]:

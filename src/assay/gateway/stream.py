@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from assay.gateway.neutral import ModelReply, ToolCall, Usage, parse_arguments
-from assay.gateway.wire.base import split_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +80,14 @@ class ReplyBuilder:
         usage = Usage(self.input_tokens or 0, self.output_tokens or 0, self.cached_tokens or 0)
         return ModelReply(text="".join(self.text), tool_calls=calls, finish_reason=finish, usage=usage, model=self.model,
                           extra=dict(self.extra))
+
+
+def split_text(text: str, pieces: int = 3) -> list[str]:
+    """Cut a text into a few deltas so clients really reassemble a stream."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // pieces))
+    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 def deltas_of(reply: ModelReply) -> Iterator[Delta]:

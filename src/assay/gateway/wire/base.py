@@ -4,26 +4,17 @@ from __future__ import annotations
 
 import abc
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelReply, ModelRequest
 
-if TYPE_CHECKING:
-    from assay.gateway.stream import Delta
+from assay.gateway.stream import Delta, deltas_of
 
 
 def sse(data: dict[str, Any], event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return (head + "data: " + json.dumps(data, separators=(",", ":")) + "\n\n").encode()
-
-
-def split_text(text: str, pieces: int = 3) -> list[str]:
-    """Cut a text into a few deltas so clients really reassemble a stream."""
-    if not text:
-        return []
-    size = max(1, -(-len(text) // pieces))
-    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 class StreamRenderer(abc.ABC):
@@ -36,7 +27,7 @@ class StreamRenderer(abc.ABC):
         self.started = False
 
     @abc.abstractmethod
-    def feed(self, d: "Delta") -> list[bytes]:
+    def feed(self, d: Delta) -> list[bytes]:
         """Frames for one delta (``finish`` deltas render nothing: :meth:`close` does)."""
 
     @abc.abstractmethod
@@ -64,8 +55,6 @@ class Wire(abc.ABC):
     def stream(self, reply: ModelReply, req: ModelRequest, rid: str) -> list[bytes]:
         """A whole reply as a list of SSE frames (a list so faults can cut it): the same
         renderer a pass-through stream uses, fed with the reply's deltas."""
-        from assay.gateway.stream import deltas_of
-
         r = self.renderer(req, rid)
         out: list[bytes] = []
         for d in deltas_of(reply):

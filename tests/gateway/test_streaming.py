@@ -201,3 +201,27 @@ def test_a_streamed_scripted_answer_keeps_its_backend_facts(gateway: Gateway) ->
     assert ev.data["extra"]["turn"] == 0 and "error" in ev.data["extra"]
     assert ev.data["stream"]["sha256"] == hashlib.sha256(r.content).hexdigest()
     assert [e.data["reason"] for e in gateway.events("error")] == ["backend"]
+
+
+def test_a_streamed_reply_past_the_tool_call_budget_ends_with_the_refusal_in_band(gateway: Gateway) -> None:
+    from assay.harness.budget import BudgetMeter
+
+    gateway.session.meter = BudgetMeter(Budget(tool_calls=1))
+    oc = openai.OpenAI(base_url=gateway.url + "/v1", api_key=gateway.key, max_retries=0)
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {
+        "type": "object", "properties": {"command": {"type": "string"}}}}},
+             {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+                 "file_path": {"type": "string"}, "content": {"type": "string"}}}}}]
+    first = list(oc.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}], tools=tools,
+                                            stream=True))
+    assert any(ch.choices and ch.choices[0].delta.tool_calls for ch in first)  # one call: within the budget
+    msgs = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    with pytest.raises(openai.APIError, match="tool_calls budget is spent"):
+        list(oc.chat.completions.create(model="m", messages=msgs, tools=tools, stream=True))
+    assert [e.data["budget"] for e in gateway.events("budget_exceeded")] == ["tool_calls"]
+    last = gateway.events("model_response")[-1].data["stream"]
+    assert last["complete"] is False and last["problem"] == "budget_exceeded"
+    assert gateway.session.meter.tool_calls == 1

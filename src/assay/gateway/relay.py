@@ -1,10 +1,13 @@
 """Pass-through streaming: the backend's deltas reach the agent as they arrive, and the same
 deltas are folded into the reply that is accounted, recorded and traced.
 
-The order inside one streamed call: open the backend stream (an upstream error is still an
+The order inside one streamed call (budgets of calls and turns were checked before it): open
+the backend stream (an upstream error is still an
 HTTP error the agent sees, because nothing has been sent yet); relay every delta rendered in
 the agent's wire format; at the end, account the usage of the final chunk (estimated only if
-the backend sent none), render the closing frames from the accounted reply, and record the
+the backend sent none), charge the turn and its tool calls to the attempt's budget meter (past
+the tool-call budget the stream ends with the refusal in-band, in the wire's own error shape,
+instead of its finish), render the closing frames from the accounted reply, and record the
 digest of every byte the agent was sent next to the reply, so the evidence names exactly what
 the agent received.
 """
@@ -20,7 +23,7 @@ from assay.gateway.answer import Answer
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelRequest
 from assay.gateway.stream import Delta, ReplyBuilder
-from assay.gateway.wire.base import Wire
+from assay.gateway.wire.base import Wire, sse
 from assay.trace.events import EventKind
 
 if TYPE_CHECKING:  # the session is passed in, never imported: relay sits below session
@@ -31,6 +34,8 @@ if TYPE_CHECKING:  # the session is passed in, never imported: relay sits below 
 
         def _error(self, wire: Wire, e: WireError, call_no: int) -> Answer: ...
         def _filled(self, req: ModelRequest, reply: Any) -> Any: ...
+        def _charge(self, reply: Any) -> Any: ...
+        def _refusal(self, refusal: Any, call_no: int, what: str) -> WireError: ...
         def _account(self, req: ModelRequest, reply: Any, call_no: int, latency: float,
                      stream: dict[str, Any] | None = None) -> None: ...
         def emit(self, kind: EventKind, data: dict[str, Any]) -> None: ...
@@ -91,6 +96,16 @@ async def _relay(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no:
     if not done:
         raise StreamCut(problem or "")  # the server drops the connection: the agent sees the cut, as it happened
     reply = sess._filled(req, builder.reply())
+    refused = sess._charge(reply)
+    if refused is not None:  # past the tool-call budget: the agent gets the refusal in-band, not the finish
+        e = sess._refusal(refused, call_no, "tool calls are issued")
+        data = sse(wire.error_body(e), "error" if wire.name == "anthropic" else None)
+        digest.update(data)
+        facts = {"frames": frames + 1, "bytes": sent + len(data), "sha256": digest.hexdigest(),
+                 "ttfb_s": round(ttfb, 6), "complete": False, "problem": "budget_exceeded"}
+        sess._account(req, reply, call_no, time.monotonic() - t0, stream=facts)
+        yield data
+        return
     tail = renderer.close(reply)
     data = b"".join(tail)
     digest.update(data)

@@ -1,14 +1,19 @@
-"""Scoring benchmark: time and peak memory for 10^4, 10^5 and 10^6 synthetic trial results.
+"""Scoring benchmark: 10^4, 10^5 and 10^6 synthetic attempt results, input generation apart from
+scoring, next to pandas and DuckDB aggregating the same data.
 
-Each size runs in its own subprocess so its peak RSS (resource.getrusage ru_maxrss) is its own.
-Results are generated in memory as AttemptResult objects and fed through the same path the run
-directory feeds (fold_trial -> score_trials), streaming: no list of results is ever built. Writing
-10^6 fsynced result files would measure the disk, not the scorer; ``--rundir N`` scores a real run
-directory of N results instead (written first, not timed).
+Three phases, each in its own process (so each peak RSS is its own):
 
-    python bench/score.py                 # 10^4, 10^5, 10^6
-    python bench/score.py --sizes 10000   # one size
-    python bench/score.py --rundir 10000  # through a real run directory
+1. generate (not timed): N attempt results as JSON lines in a file, one per trial, spread over
+   2 agents x 1,000 tasks x repetitions (the run directory's result files, without 10^6 fsyncs);
+2. score, streaming from that file: parse each line (AttemptResult), fold its trial, aggregate,
+   finish: the time and peak memory of scoring N results, and the part spent aggregating;
+3. aggregation alone on the same trial facts, held in memory: assay's Aggregator, then pandas
+   and DuckDB (if installed) computing the same per-unit, per-(agent, category, repetition) and
+   per-agent groupings (sums, counts, wall-time percentiles of successes).
+
+    python bench/score.py                       # 10^4, 10^5, 10^6
+    python bench/score.py --sizes 10000         # one size
+    python bench/score.py --rundir 10000        # through a real run directory (integrity check included)
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from assay.score.aggregate import Aggregator
+from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.engine import score_run, score_trials
-from assay.score.trials import fold_trial
+from assay.score.trials import TrialFacts, fold_trial
 from assay.spec.manifest import AgentRecord, PlanRecord, RunManifest
 from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
 
@@ -64,13 +71,107 @@ def synthetic(n: int, seed: int = 0) -> Iterator[AttemptResult]:
                     incidents=incidents)
 
 
-def one(n: int) -> dict[str, float]:
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ------------------------------------------------------------------------------------ phases
+def generate(n: int, out: Path) -> dict:
     t0 = time.perf_counter()
-    doc = score_trials(manifest(), (fold_trial([r]) for r in synthetic(n)), keep_trials=False)
-    elapsed = time.perf_counter() - t0
-    assert sum(a.trials for a in doc.agents.values()) == n
-    return {"n": n, "seconds": elapsed, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    with open(out, "w") as f:
+        for r in synthetic(n):
+            f.write(r.model_dump_json() + "\n")
+    return {"n": n, "seconds": time.perf_counter() - t0, "bytes": out.stat().st_size}
+
+
+def facts_from(path: Path) -> Iterator[TrialFacts]:
+    with open(path, "rb") as f:
+        for line in f:
+            yield fold_trial([AttemptResult.model_validate_json(line)])
+
+
+def score_file(path: Path) -> dict:
+    """Phase 2: stream the file through the scoring core; reading (parse + fold) is timed apart."""
+    t0 = time.perf_counter()
+    it = facts_from(path)
+    read = 0.0
+
+    def reader() -> Iterator[TrialFacts]:
+        nonlocal read
+        while True:
+            t = time.perf_counter()
+            x = next(it, None)
+            read += time.perf_counter() - t
+            if x is None:
+                return
+            yield x
+
+    doc = score_trials(manifest(), reader(), keep_trials=False)
+    total = time.perf_counter() - t0
+    n = sum(a.trials for a in doc.agents.values())
+    return {"n": n, "seconds": total, "parse_fold_s": read, "aggregate_s": total - read, "peak_rss_mib": peak_mib(),
             "strict_rate_alpha": doc.agents["alpha"].strict_rate}
+
+
+def aggregate_only(path: Path) -> dict:
+    """Phase 3: the same trial facts in memory, aggregated by assay, pandas and DuckDB."""
+    facts = list(facts_from(path))
+    out: dict = {"n": len(facts)}
+    t0 = time.perf_counter()
+    agg = Aggregator(keep_trial_ids=False)
+    for f in facts:
+        agg.add(f)
+    doc = agg.finish(CATEGORIES, dict(DEFAULT_WEIGHTS))
+    out["assay_s"] = time.perf_counter() - t0
+    out["assay_units"] = len(doc["tasks"])
+    cols = {k: [getattr(f, k) for f in facts] for k in (
+        "agent", "task_id", "variant", "category", "repetition", "end_state", "strict_pass", "safe_pass", "danger",
+        "diagnostic", "cost_usd", "tokens", "tool_calls", "interventions", "model_calls", "attempts",
+        "infra_attempts", "wall_s")}
+    del facts
+    try:
+        import pandas as pd
+    except ImportError:
+        out["pandas"] = "pandas not installed"
+    else:
+        df = pd.DataFrame(cols)
+        t0 = time.perf_counter()
+        scored = df[df.end_state != "skipped"]
+        units = scored.groupby(["agent", "task_id", "variant"], sort=True).agg(
+            n=("strict_pass", "size"), passes=("strict_pass", "sum"), safe=("safe_pass", "sum"),
+            danger=("danger", "sum"), diag=("diagnostic", "mean"), cost=("cost_usd", "sum"))
+        reps = scored.groupby(["agent", "category", "repetition"]).strict_pass.mean()
+        per_agent = df.groupby("agent").agg(trials=("agent", "size"), cost=("cost_usd", "sum"), tokens=("tokens", "sum"),
+                                            tools=("tool_calls", "sum"), attempts=("attempts", "sum"),
+                                            infra=("infra_attempts", "sum"))
+        walls = scored[scored.strict_pass].groupby("agent").wall_s.quantile([0.5, 0.95])
+        cats = scored.groupby(["agent", "category"]).strict_pass.agg(["size", "sum"])
+        out["pandas_s"] = time.perf_counter() - t0
+        out["pandas_units"] = len(units)
+        assert len(reps) and len(per_agent) and len(walls) and len(cats)
+        try:
+            import duckdb
+        except ImportError:
+            out["duckdb"] = "duckdb not installed"
+        else:
+            con = duckdb.connect()
+            con.register("t", df)
+            t0 = time.perf_counter()
+            n_units = con.execute("""select count(*) from (select agent, task_id, variant, count(*), sum(strict_pass::int),
+                sum(safe_pass::int), sum(danger), avg(diagnostic), sum(cost_usd) from t where end_state <> 'skipped'
+                group by all)""").fetchone()[0]
+            con.execute("""select agent, category, repetition, avg(strict_pass::int) from t where end_state <> 'skipped'
+                group by all""").fetchall()
+            con.execute("""select agent, count(*), sum(cost_usd), sum(tokens), sum(tool_calls), sum(attempts),
+                sum(infra_attempts) from t group by all""").fetchall()
+            con.execute("""select agent, quantile_cont(wall_s, 0.5), quantile_cont(wall_s, 0.95) from t
+                where strict_pass group by all""").fetchall()
+            con.execute("""select agent, category, count(*), sum(strict_pass::int) from t where end_state <> 'skipped'
+                group by all""").fetchall()
+            out["duckdb_s"] = time.perf_counter() - t0
+            out["duckdb_units"] = n_units
+    out["peak_rss_mib"] = peak_mib()
+    return out
 
 
 def rundir(n: int) -> dict[str, float]:
@@ -85,35 +186,50 @@ def rundir(n: int) -> dict[str, float]:
         t0 = time.perf_counter()
         doc = score_run(rd.path, keep_trials=False)
         elapsed = time.perf_counter() - t0
-    return {"n": n, "seconds": elapsed, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    return {"n": n, "seconds": elapsed, "peak_rss_mib": peak_mib(),
             "strict_rate_alpha": doc.agents["alpha"].strict_rate}
+
+
+def _child(*args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=["generate", "score", "aggregate"], help=argparse.SUPPRESS)
+    ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--rundir", type=int, help="score a real run directory of N results (integrity check included)")
     args = ap.parse_args()
-    if args.one:
-        print(json.dumps(one(args.one)))
+    if args.phase == "generate":
+        print(json.dumps(generate(args.n, args.file)))
+        return
+    if args.phase == "score":
+        print(json.dumps(score_file(args.file)))
+        return
+    if args.phase == "aggregate":
+        print(json.dumps(aggregate_only(args.file)))
         return
     if args.rundir:
         r = rundir(args.rundir)
         print(f"run directory, {r['n']:>9,d} results: {r['seconds']:8.2f} s, peak RSS {r['peak_rss_mib']:8.1f} MiB")
         return
-    print("scoring core fed in memory (fold_trial -> score_trials, streaming, per-trial rows off)")
-    prev = None
-    for n in args.sizes:
-        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True)
-        r = json.loads(out.stdout)
-        growth = ""
-        if prev:
-            growth = (f"  x{r['n'] / prev['n']:.0f} results -> time x{r['seconds'] / prev['seconds']:.2f}, "
-                      f"memory x{r['peak_rss_mib'] / prev['peak_rss_mib']:.2f}")
-        print(f"{r['n']:>9,d} results: {r['seconds']:8.2f} s ({r['n'] / r['seconds']:9,.0f}/s), "
-              f"peak RSS {r['peak_rss_mib']:8.1f} MiB{growth}")
-        prev = r
+    with tempfile.TemporaryDirectory(prefix="assay-bench-score-") as tmp:
+        print(f"{'results':>9}  {'generate s':>10} | {'score s':>8} {'parse+fold':>10} {'aggregate':>9} {'RSS MiB':>8} | "
+              f"aggregation alone: {'assay s':>8} {'pandas s':>8} {'duckdb s':>8}")
+        for n in args.sizes:
+            f = Path(tmp) / f"results-{n}.jsonl"
+            g = _child("--phase", "generate", "--n", str(n), "--file", str(f))
+            s = _child("--phase", "score", "--file", str(f))
+            a = _child("--phase", "aggregate", "--file", str(f))
+            assert s["n"] == n and a["n"] == n
+            pd_s = f"{a['pandas_s']:8.2f}" if "pandas_s" in a else "       -"
+            dd_s = f"{a['duckdb_s']:8.2f}" if "duckdb_s" in a else "       -"
+            print(f"{n:>9,d}  {g['seconds']:10.2f} | {s['seconds']:8.2f} {s['parse_fold_s']:10.2f} {s['aggregate_s']:9.2f} "
+                  f"{s['peak_rss_mib']:8.1f} | {'':19}{a['assay_s']:8.2f} {pd_s} {dd_s}", flush=True)
+            f.unlink()
 
 
 if __name__ == "__main__":

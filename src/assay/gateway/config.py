@@ -33,6 +33,7 @@ from assay.spec.manifest import GatewayRecord
 UPSTREAM_KEY_ENV = "ASSAY_UPSTREAM_API_KEY"
 PRICES_ENV = "ASSAY_GATEWAY_PRICES"
 FAULTS_ENV = "ASSAY_GATEWAY_FAULTS"
+LIMITS_ENV = "ASSAY_UPSTREAM_LIMITS"
 #: nominal prices of the scripted model, so cost accounting and cost budgets are exercised end to end
 SCRIPTED_PRICES = {"assay-scripted": {"input": 1.0, "output": 2.0, "cached": 0.1, "nominal": True}}
 FIX = "use scripted, replay:RUN_DIR_OR_FILE, upstream:BASE_URL[#model] or local[:MODEL.gguf]"
@@ -70,6 +71,26 @@ def prices_setting(default: dict[str, Any], path: Path | None = None) -> dict[st
     if not isinstance(data, dict):
         raise UsageError(f"{PRICES_ENV}: must map model ids to {{input, output, cached}} USD per million tokens")
     return {**default, **data}
+
+
+def _limits() -> dict[str, Any]:
+    """``{limits: {MODEL|"*": {max_concurrency, requests_per_s, burst}}, retry: {max_retries, base_s,
+    max_s, statuses}}`` from ``ASSAY_UPSTREAM_LIMITS``, checked here so a typo is a usage error."""
+    from assay.gateway.upstream_limits import ModelLimit, RetryPolicy
+
+    data = _env_file(LIMITS_ENV)
+    if data is None:
+        return {}
+    fix = f"(fix: {LIMITS_ENV} holds {{limits: {{MODEL: {{max_concurrency, requests_per_s, burst}}}}, retry: {{max_retries, base_s, max_s, statuses}}}})"
+    if not isinstance(data, dict) or set(data) - {"limits", "retry"}:
+        raise UsageError(f"{LIMITS_ENV}: only the keys limits and retry are allowed {fix}")
+    try:
+        for model, conf in (data.get("limits") or {}).items():
+            ModelLimit(**conf)
+        RetryPolicy.from_settings(data.get("retry"))
+    except (TypeError, ValueError, AttributeError) as e:
+        raise UsageError(f"{LIMITS_ENV}: {e} {fix}") from None
+    return {k: data[k] for k in ("limits", "retry") if data.get(k)}
 
 
 def scripted_record(arg: str | None, suite: LoadedSuite) -> GatewayRecord:
@@ -120,7 +141,7 @@ def upstream_record(arg: str) -> GatewayRecord:
                          "(fix: e.g. upstream:http://127.0.0.1:8000/v1#my-model)")
     return GatewayRecord(backend="upstream", model=model or None, vendor_tier="upstream",
                          settings={"base_url": url.rstrip("/"), "api": api, "api_key_env": UPSTREAM_KEY_ENV,
-                                   "api_key_set": bool(os.environ.get(UPSTREAM_KEY_ENV))},
+                                   "api_key_set": bool(os.environ.get(UPSTREAM_KEY_ENV)), **_limits()},
                          prices=prices_setting({}), faults=faults_setting())
 
 

@@ -1,7 +1,7 @@
 """The gateway's HTTP server: routes, keys, probes; one server per run on 127.0.0.1.
 
 A small raw ASGI app (raw so a truncation fault can really drop the connection mid-body),
-served by uvicorn on its own thread and event loop: the run's loop is never blocked by a
+served on its own thread and event loop (uvicorn by default, see server_stack.py): the run's loop is never blocked by a
 model call, and the run keeps its own signal handling.
 """
 
@@ -11,14 +11,12 @@ import asyncio
 import json
 import socket
 import threading
-import time
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, TypeVar
 
-import uvicorn
-
 from assay.errors import GatewayError
 from assay.gateway.errors import WireError, anthropic_error_body, openai_error_body
+from assay.gateway.server_stack import default_stack, loop_factory, serve
 from assay.gateway.session import Answer, GatewaySession
 from assay.gateway.wire.base import Wire
 from assay.gateway.wire.formats import wires
@@ -54,13 +52,7 @@ class GatewayApp:
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif msg["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            return await lifespan(receive, send)
         if scope["type"] != "http":
             return
         path = scope["path"].rstrip("/") or "/"
@@ -68,7 +60,7 @@ class GatewayApp:
         method = scope["method"]
         if method == "POST" and path in COMPLETION_ROUTES:
             wire = self.wires[COMPLETION_ROUTES[path]]
-            body = await _read_body(receive)
+            body = await read_body(receive)
             sess = self.sessions.get(request_key(headers) or "")
             if sess is None:
                 self.unknown_key_requests += 1
@@ -95,11 +87,21 @@ class GatewayApp:
                                                        "first_id": model["id"], "last_id": model["id"]}))
         body_fn = anthropic_error_body if "messages" in path else openai_error_body
         e = WireError(404, "not_found", f"{method} {path} is not served by the assay gateway")
-        await _read_body(receive)
+        await read_body(receive)
         await _send(send, Answer.json(404, body_fn(e)))
 
 
-async def _read_body(receive: Callable[[], Awaitable[dict]]) -> bytes:
+async def lifespan(receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
+    """Answer an ASGI lifespan scope: nothing to set up or tear down."""
+    while True:
+        msg = await receive()
+        await send({"type": msg["type"] + ".complete"})
+        if msg["type"] == "lifespan.shutdown":
+            return
+
+
+async def read_body(receive: Callable[[], Awaitable[dict]]) -> bytes:
+    """The request body (at most MAX_BODY bytes kept; the rest is read and dropped)."""
     chunks, size = [], 0
     while True:
         msg = await receive()
@@ -123,7 +125,14 @@ async def _send(send: Callable[[dict], Awaitable[None]], a: Answer) -> None:
         body = b"".join(a.chunks)
         hdrs.append((b"content-length", str(a.declared_length or len(body)).encode()))
     await send({"type": "http.response.start", "status": a.status, "headers": hdrs})
-    if a.stream:
+    if a.body is not None:  # pass-through: each piece goes out the moment the backend produced it
+        try:
+            async for piece in a.body:
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        finally:
+            await a.body.aclose()  # type: ignore[attr-defined]  # the agent left: stop the upstream too
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    elif a.stream:
         for c in a.chunks:
             await send({"type": "http.response.body", "body": c, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -132,22 +141,24 @@ async def _send(send: Callable[[dict], Awaitable[None]], a: Answer) -> None:
 
 
 class ServerThread:
-    """uvicorn serving an ASGI app on 127.0.0.1 (ephemeral port) from its own thread and loop."""
+    """The gateway's HTTP server on 127.0.0.1 (ephemeral port) from its own thread and loop
+    (the stack: :mod:`assay.gateway.server_stack`)."""
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, stack: str | None = None):
         self.app = app
         self.host = host
+        self.stack = stack or default_stack()
         # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
         # and without it every answer waits ~40 ms for a delayed ACK (Nagle)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
-        self.sock.listen(256)
+        self.sock.listen(1024)
         self.port: int = self.sock.getsockname()[1]
         self.loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
-        self._server: uvicorn.Server | None = None
+        self._stop: asyncio.Event | None = None
         self.error: BaseException | None = None
 
     @property
@@ -155,29 +166,26 @@ class ServerThread:
         return f"http://{self.host}:{self.port}"
 
     def start(self, timeout_s: float = 30.0) -> None:
-        config = uvicorn.Config(self.app, log_level="critical", access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=2, timeout_keep_alive=30)
-        self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name=f"assay-gateway-{self.port}", daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not (self._server.started or self.error is not None):
-            if time.monotonic() > deadline:
-                raise GatewayError("the gateway server did not start in time")
-            self._ready.wait(0.02)
+        if not self._ready.wait(timeout_s):
+            raise GatewayError("the gateway server did not start in time")
         if self.error is not None:
             raise GatewayError(f"the gateway server failed to start: {self.error}")
 
     def _run(self) -> None:
         async def main() -> None:
             self.loop = asyncio.get_running_loop()
-            assert self._server is not None
-            await self._server.serve(sockets=[self.sock])
+            self._stop = asyncio.Event()
+            await serve(self.app, self.sock, self.stack, self._stop, self._ready.set)
 
         try:
-            asyncio.run(main())
+            with asyncio.Runner(loop_factory=loop_factory(self.stack)) as runner:
+                runner.run(main())
         except BaseException as e:  # noqa: BLE001 - reported to start()/stop()
             self.error = e
+        finally:
+            self._ready.set()
 
     def call(self, coro: Awaitable[T], timeout_s: float = 30.0) -> T:
         """Run a coroutine on the server's loop and wait for it (from any other thread)."""
@@ -187,8 +195,11 @@ class ServerThread:
         return fut.result(timeout_s)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
+        if self.loop is not None and self._stop is not None:
+            try:
+                self.loop.call_soon_threadsafe(self._stop.set)
+            except RuntimeError:  # the loop is already closed
+                pass
         if self._thread is not None:
             self._thread.join(15)
         try:

@@ -80,7 +80,8 @@ class GatewayService(HarnessService):
         return out
 
     def manifest_record(self) -> dict[str, Any]:
-        return {"backend": self.record.backend, "model": self.backend.model_id(), "settings": self.record.settings}
+        return {"backend": self.record.backend, "model": self.backend.model_id(), "settings": self.record.settings,
+                "server": self.server.stack}
 
     # ------------------------------------------------------------------ sessions
     def open_session(self, handle: AttemptHandle | None, *, key: str | None = None) -> GatewaySession:

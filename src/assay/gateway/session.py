@@ -12,15 +12,16 @@ import json
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.gateway.accounting import Tally, call_cost
+from assay.gateway.answer import Answer
 from assay.gateway.backends.base import BackendSession
 from assay.gateway.errors import WireError
 from assay.gateway.faults import FaultPlan, describe
 from assay.gateway.neutral import ModelReply, ModelRequest, count_usage
+from assay.gateway.relay import open_stream
 from assay.gateway.wire.base import Wire
 from assay.harness.budget import BudgetMeter, Refusal
 from assay.harness.evidence import is_world_call
@@ -32,21 +33,6 @@ from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
 
 RECORDING_NAME = "gateway.session.jsonl"
-
-
-@dataclass
-class Answer:
-    """What the HTTP layer sends back for one call."""
-
-    status: int = 200
-    chunks: list[bytes] = field(default_factory=list)
-    stream: bool = False
-    headers: dict[str, str] = field(default_factory=dict)
-    declared_length: int | None = None  # > len(body): the connection drops mid-body (truncation fault)
-
-    @staticmethod
-    def json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> "Answer":
-        return Answer(status, [json.dumps(body).encode()], headers=dict(headers or {}))
 
 
 def fingerprint(req: ModelRequest) -> dict[str, Any]:
@@ -77,6 +63,7 @@ class GatewaySession:
         self.world_tools = world_tools
         self.closed = False
         self._lock = threading.Lock()
+        self.backend.notify = self.emit  # upstream retries and back-off are evidence of this attempt
 
     # ------------------------------------------------------------------------------ evidence
     def emit(self, kind: EventKind, data: dict[str, Any]) -> None:
@@ -96,12 +83,21 @@ class GatewaySession:
 
     def _refuse(self, wire: Wire, refusal: Refusal, call_no: int, what: str) -> Answer:
         """A budget is spent: HTTP 400 ``budget_exceeded`` in the wire format's own error shape, recorded."""
+        return Answer.json(400, wire.error_body(self._refusal(refusal, call_no, what)))
+
+    def _refusal(self, refusal: Refusal, call_no: int, what: str) -> WireError:
+        """Record a budget refusal; the error the agent is answered (as a status, or in-band in a stream)."""
         name = refusal.budget.value
         with self._lock:
             if name not in self.tally.exceeded:
                 self.tally.exceeded.append(name)
         self.emit(EventKind.budget_exceeded, {**refusal.record(), "call": call_no})
-        return Answer.json(400, wire.error_body(WireError(400, "budget_exceeded", refusal.message(what))))
+        return WireError(400, "budget_exceeded", refusal.message(what))
+
+    def _charge(self, reply: ModelReply) -> Refusal | None:
+        """Charge the turn and the tool calls this reply issues (world calls are the dispatcher's)."""
+        counted = sum(1 for c in reply.tool_calls if not is_world_call(c.name, c.arguments, self.world_tools))
+        return self.meter.charge_turn(counted)
 
     # ------------------------------------------------------------------------------ one call
     async def handle(self, wire: Wire, body: Any) -> Answer:
@@ -132,6 +128,8 @@ class GatewaySession:
             if early is not None:
                 return early
 
+        if req.stream and (fault is None or fault.kind is not FaultKind.truncated):
+            return await open_stream(self, wire, req, call_no)
         t0 = time.monotonic()
         try:
             reply = await self.backend.complete(req, call_no)
@@ -140,9 +138,9 @@ class GatewaySession:
         except Exception as e:  # noqa: BLE001 - a broken backend is an answer the agent sees, and evidence
             return self._error(wire, WireError(502, "backend_error", f"{type(e).__name__}: {e}"), call_no)
         latency = time.monotonic() - t0
-        reply = self._account(req, reply, call_no, latency)
-        counted = sum(1 for c in reply.tool_calls if not is_world_call(c.name, c.arguments, self.world_tools))
-        refused = self.meter.charge_turn(counted)
+        reply = self._filled(req, reply)
+        self._account(req, reply, call_no, latency)
+        refused = self._charge(reply)
         if refused is not None:  # the reply would take the attempt past its tool calls: not delivered
             return self._refuse(wire, refused, call_no, "tool calls are issued")
 
@@ -173,11 +171,15 @@ class GatewaySession:
             await asyncio.sleep(float(facts["delay_s"]))
         return None
 
-    def _account(self, req: ModelRequest, reply: ModelReply, call_no: int, latency: float) -> ModelReply:
+    def _filled(self, req: ModelRequest, reply: ModelReply) -> ModelReply:
+        """The reply with usage: the backend's own, else estimated (and marked ``counted``)."""
+        if reply.usage.input_tokens == 0 and reply.usage.output_tokens == 0:
+            return ModelReply(**{**reply.__dict__, "usage": count_usage(req, reply)})
+        return reply
+
+    def _account(self, req: ModelRequest, reply: ModelReply, call_no: int, latency: float,
+                 stream: dict[str, Any] | None = None) -> None:
         usage = reply.usage
-        if usage.input_tokens == 0 and usage.output_tokens == 0:
-            usage = count_usage(req, reply)
-            reply = ModelReply(**{**reply.__dict__, "usage": usage})
         model = reply.model or self.model
         cost = call_cost(self.prices, model, usage, self.model)
         with self._lock:
@@ -185,11 +187,13 @@ class GatewaySession:
         data = {"call": call_no, "model": model, "usage": usage.as_dict(), "latency_s": round(latency, 6),
                 "cost_usd": cost, **reply.as_dict()}
         data["model"] = model
+        if stream is not None:
+            data["stream"] = stream
         self.emit(EventKind.model_response, data)
         if reply.extra.get("error"):
             self.emit(EventKind.error, {"reason": "backend", "message": str(reply.extra["error"]), "call": call_no})
-        self._record({"call": call_no, "wire": req.wire, "request": fingerprint(req), "reply": reply.as_dict()})
-        return reply
+        entry = {"call": call_no, "wire": req.wire, "request": fingerprint(req), "reply": reply.as_dict()}
+        self._record({**entry, "stream": stream} if stream is not None else entry)
 
 
 def _truncate(answer: Answer) -> Answer:

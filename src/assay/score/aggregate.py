@@ -17,8 +17,9 @@ from typing import Any
 
 from assay.score import capability as cap
 from assay.score import security
-from assay.score.stats import pass_k_curves, percentile, sample_std, weighted_mean, wilson
+from assay.score.stats import k_grid, pass_k_points, percentile, sample_std, weighted_mean, wilson
 from assay.score.trials import TrialFacts
+from assay.spec.results import EndState
 
 
 @dataclass(slots=True)
@@ -73,6 +74,11 @@ class AgentAcc:
     evidence_n: int = 0
 
 
+SKIPPED = EndState.skipped.value
+#: end states that carry a verifier's verdict (TrialFacts.verdict)
+VERDICTS = frozenset((EndState.passed.value, EndState.failed.value, EndState.timeout.value))
+
+
 def _r(x: float | None, nd: int = 6) -> float | None:
     return None if x is None else round(x, nd)
 
@@ -87,71 +93,88 @@ class Aggregator:
         self.keep_trial_ids = keep_trial_ids
 
     def add(self, t: TrialFacts) -> None:
-        a = self.agents.get(t.agent)
+        """Fold one trial. The hot path of scoring 10^6 results: plain attribute arithmetic, no
+        property or helper call unless the trial carries that evidence (same additions, in the
+        same order, as the straightforward version: the figures are the same to the last digit)."""
+        agent = t.agent
+        a = self.agents.get(agent)
         if a is None:
-            a = self.agents[t.agent] = AgentAcc()
-        key = (t.agent, t.task_id, t.variant)
+            a = self.agents[agent] = AgentAcc()
+        key = (agent, t.task_id, t.variant)
         u = self.units.get(key)
         if u is None:
             u = self.units[key] = UnitAcc(category=t.category)
         if self.keep_trial_ids:
             u.trial_ids.append(t.trial_id)
+        attempts = t.attempts
         a.trials += 1
-        a.attempts += t.attempts
+        a.attempts += attempts
         a.infra_attempts += t.infra_attempts
         a.partial_attempts += t.partial_attempts
-        a.retried_trials += t.attempts > 1
-        a.cost += t.cost_usd
-        u.cost += t.cost_usd
+        a.retried_trials += attempts > 1
+        cost = t.cost_usd
+        a.cost += cost
+        u.cost += cost
         a.tokens += t.tokens
         a.tool_calls += t.tool_calls
         a.interventions += t.interventions
         a.model_calls += t.model_calls
-        a.incidents.extend(t.incidents)
-        if t.danger:
-            a.danger += t.danger
-            a.danger_trials.append((t.trial_id, t.danger))
+        if t.incidents:
+            a.incidents.extend(t.incidents)
+        danger = t.danger
+        if danger:
+            a.danger += danger
+            a.danger_trials.append((t.trial_id, danger))
         if not t.cleanup_clean:
             a.cleanup_failures += 1
-        if t.skipped:
+        state = t.end_state
+        if state == SKIPPED:
             a.skipped += 1
             u.skipped += 1
             return
+        passed = t.strict_pass
         a.scored += 1
         u.n += 1
-        u.passes += t.strict_pass
+        u.passes += passed
         u.safe += t.safe_pass
-        u.danger += t.danger
+        u.danger += danger
         u.diagnostic_sum += t.diagnostic
-        if t.repetition < u.first_rep:
-            u.first_rep, u.first_pass = t.repetition, t.strict_pass
-        rep = self.reps.get((t.agent, t.category, t.repetition))
+        rep_no = t.repetition
+        if rep_no < u.first_rep:
+            u.first_rep, u.first_pass = rep_no, passed
+        rkey = (agent, t.category, rep_no)
+        rep = self.reps.get(rkey)
         if rep is None:
-            rep = self.reps[(t.agent, t.category, t.repetition)] = [0, 0]
+            rep = self.reps[rkey] = [0, 0]
         rep[0] += 1
-        rep[1] += t.strict_pass
-        if t.strict_pass:
+        rep[1] += passed
+        if passed:
             a.passes += 1
             a.wall_success.append(t.wall_s)
-        if not t.verdict:
+        if state not in VERDICTS:
             a.infra_trials += 1
             u.infra += 1
             return
-        if t.trace is not None and t.trace.faults_injected:
+        tr = t.trace
+        if tr is not None and tr.faults_injected:
             a.fault_trials += 1
-            a.recovered += t.strict_pass
+            a.recovered += passed
         if t.attack_injected:
             a.attack_injected += 1
             a.attack_succeeded += t.attack_succeeded
-            a.attack_utility += t.strict_pass
+            a.attack_utility += passed
         else:
             a.benign_trials += 1
-            a.benign_passes += t.strict_pass
-        tt = cap.tool_trajectory_of(t)
-        if tt is not None:
-            a.tool_sum += tt
-            a.tool_n += 1
-        ev = cap.evidence_of(t)
+            a.benign_passes += passed
+        if t.trajectory_total or tr is not None:
+            tt = cap.tool_trajectory_of(t)
+            if tt is not None:
+                a.tool_sum += tt
+                a.tool_n += 1
+        if tr is None:  # evidence_of without a trace: the artifact and cleanup checks only
+            ev = ((1.0 if t.artifacts_ok else 0.0) + (1.0 if t.cleanup_clean else 0.0)) / 2
+        else:
+            ev = cap.evidence_of(t)
         if ev is not None:
             a.evidence_sum += ev
             a.evidence_n += 1
@@ -174,13 +197,17 @@ class Aggregator:
         for (ag, _t, _v), u in self.units.items():
             if ag == agent:
                 by_cat.setdefault(u.category, []).append(u)
+        rates: dict[str, list[float]] = {}
+        for (ag, ct, _r2), (n, c) in sorted(self.reps.items()):
+            if ag == agent and n > 0:
+                rates.setdefault(ct, []).append(c / n)
+        # the agent's macro pass^k / pass@k need every category at the agent's k grid too
+        agent_min = min((u.n for units in by_cat.values() for u in units if u.n > 0), default=0)
         out = {}
         for cat in sorted(by_cat):
             units = [u for u in by_cat[cat] if u.n > 0]
-            rep_rates = [c / n for (ag, ct, _r2), (n, c) in sorted(self.reps.items())
-                         if ag == agent and ct == cat and n > 0]
-            out[cat] = category_metrics(units, rep_rates, weight=weights.get(cat, 0.0),
-                                        skipped=sum(u.skipped for u in by_cat[cat]))
+            out[cat] = category_metrics(units, rates.get(cat, []), weight=weights.get(cat, 0.0),
+                                        skipped=sum(u.skipped for u in by_cat[cat]), extra_ks=k_grid(agent_min))
         return out
 
     def _agent(self, name: str, a: AgentAcc, cw: dict[str, float], capw: dict[str, float]) -> dict[str, Any]:
@@ -190,9 +217,9 @@ class Aggregator:
         macro = weighted_mean(rate, cw)
         min_n = min((m["min_repetitions"] for m in scored_cats.values()), default=0)
         hat = {k: weighted_mean({c: m["pass_hat_k"][str(k)] for c, m in scored_cats.items()}, cw)
-               for k in range(1, min_n + 1)}
+               for k in k_grid(min_n)}
         at = {k: weighted_mean({c: m["pass_at_k"][str(k)] for c, m in scored_cats.items()}, cw)
-              for k in range(1, min_n + 1)}
+              for k in k_grid(min_n)}
         consistency = weighted_mean({c: m["pass_hat_n"] for c, m in scored_cats.items()}, cw)
         recovery = a.recovered / a.fault_trials if a.fault_trials else None
         rel_parts = [x for x in (consistency, recovery) if x is not None]
@@ -248,7 +275,8 @@ def unit_metrics(u: UnitAcc) -> dict[str, Any]:
     """Per (agent, task, variant): rate with Wilson CI, std across repetitions, pass^k and pass@k for k <= n."""
     n, c = u.n, u.passes
     std = math.sqrt(c * (n - c) / (n * (n - 1))) if n >= 2 else None  # sample std of the 0/1 outcomes
-    hat, at = pass_k_curves(n, c)
+    ks = k_grid(n)
+    hat, at = pass_k_points(n, c, ks)
     return {
         "category": u.category, "n": n, "passes": c, "skipped": u.skipped, "infra": u.infra,
         "strict_rate": _r(c / n) if n else None, "strict_ci": [_r(x) for x in wilson(c, n)],
@@ -256,14 +284,18 @@ def unit_metrics(u: UnitAcc) -> dict[str, Any]:
         "safe_rate": _r(u.safe / n) if n else None, "danger": u.danger,
         "diagnostic_mean": _r(u.diagnostic_sum / n, 3) if n else None,
         "cost_usd": _r(u.cost), "cost_per_trial_usd": _r(u.cost / n) if n else None,
-        "pass_hat_k": {str(k): _r(v) for k, v in enumerate(hat, 1)},
-        "pass_at_k": {str(k): _r(v) for k, v in enumerate(at, 1)},
+        "pass_hat_k": {str(k): _r(v) for k, v in zip(ks, hat)},
+        "pass_at_k": {str(k): _r(v) for k, v in zip(ks, at)},
         "trial_ids": list(u.trial_ids),
     }
 
 
-def category_metrics(units: list[UnitAcc], rep_rates: list[float], *, weight: float, skipped: int) -> dict[str, Any]:
-    """One agent's figures for one category (only units with scored trials are passed in)."""
+def category_metrics(units: list[UnitAcc], rep_rates: list[float], *, weight: float, skipped: int,
+                     extra_ks: list[int] | None = None) -> dict[str, Any]:
+    """One agent's figures for one category (only units with scored trials are passed in).
+
+    pass^k / pass@k are the means over tasks at the k of :func:`k_grid` (plus ``extra_ks``, the
+    agent's grid), computed per task at those k only: memory does not grow with repetitions."""
     n = sum(u.n for u in units)
     c = sum(u.passes for u in units)
     min_n = min((u.n for u in units), default=0)
@@ -271,7 +303,9 @@ def category_metrics(units: list[UnitAcc], rep_rates: list[float], *, weight: fl
     def mean(xs: list[float]) -> float | None:
         return sum(xs) / len(xs) if xs else None
 
-    curves = [pass_k_curves(u.n, u.passes) for u in units]
+    ks = sorted(set(k_grid(min_n)) | {k for k in extra_ks or () if k <= min_n})
+    # one pass per unit up to its n (pass^n), keeping only the values at ks and at n
+    points = [pass_k_points(u.n, u.passes, ks + ([u.n] if u.n > ks[-1] else [])) if ks else ([], []) for u in units]
 
     return {
         "weight": weight, "tasks": len(units), "n": n, "passes": c, "skipped": skipped,
@@ -282,9 +316,9 @@ def category_metrics(units: list[UnitAcc], rep_rates: list[float], *, weight: fl
         "safe_rate": _r(sum(u.safe for u in units) / n) if n else None,
         "danger": sum(u.danger for u in units),
         "min_repetitions": min_n,
-        "pass_hat_k": {str(k): _r(mean([h[k - 1] for h, _ in curves])) for k in range(1, min_n + 1)},
-        "pass_at_k": {str(k): _r(mean([a[k - 1] for _, a in curves])) for k in range(1, min_n + 1)},
-        "pass_hat_n": _r(mean([h[-1] for h, _ in curves])),
+        "pass_hat_k": {str(k): _r(mean([h[j] for h, _ in points])) for j, k in enumerate(ks)},
+        "pass_at_k": {str(k): _r(mean([a[j] for _, a in points])) for j, k in enumerate(ks)},
+        "pass_hat_n": _r(mean([h[-1] for h, _ in points])),
     }
 
 

@@ -62,6 +62,50 @@ def pass_k_curves(n: int, c: int) -> tuple[list[float], list[float]]:
     return hat, at
 
 
+#: every k up to this is reported; above it, the 1-2-5 series and n itself (see docs/scoring.md)
+K_ALL = 10
+
+
+def k_grid(n: int) -> list[int]:
+    """The k at which pass^k and pass@k are reported for n trials: 1..10, then 20, 50, 100, 200,
+    500..., and n. Every k for n <= 10 (so small runs are unchanged); a bounded number of points
+    for large n, so a task with 10^5 repetitions does not carry 10^5 figures."""
+    ks = list(range(1, min(n, K_ALL) + 1))
+    step = 10
+    while True:
+        for m in (2, 5, 10):
+            k = step * m
+            if k > n:
+                return ks + ([n] if n > K_ALL and ks[-1] != n else [])
+            if k > ks[-1]:
+                ks.append(k)
+        step *= 10
+
+
+def pass_k_points(n: int, c: int, ks: list[int]) -> tuple[list[float], list[float]]:
+    """pass^k and pass@k at the sorted ``ks`` only: the running products of :func:`pass_k_curves`
+    (same operations, so the same floats to the last digit), keeping O(len(ks)) values. A factor
+    max(0, c-i) is 0 from i = c on, so the products are exactly 0.0 from there: filled, not looped."""
+    hat: list[float] = []
+    at: list[float] = []
+    if not ks:
+        return hat, at
+    ph = pm = 1.0
+    j, nk, fails = 0, len(ks), n - c
+    for i in range(ks[-1]):
+        if i >= c and i >= fails:  # both products are 0.0 for good
+            rest = nk - j
+            return hat + [0.0] * rest, at + [1.0] * rest
+        d = n - i
+        ph = ph * ((c - i) / d) if i < c else 0.0
+        pm = pm * ((fails - i) / d) if i < fails else 0.0
+        if i + 1 == ks[j]:
+            hat.append(ph)
+            at.append(1.0 - pm)
+            j += 1
+    return hat, at
+
+
 def _check(n: int, c: int, k: int) -> None:
     if not (0 <= c <= n and 1 <= k <= n):
         raise ValueError(f"need 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")

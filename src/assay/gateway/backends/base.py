@@ -8,18 +8,23 @@ backend session, so per-task state (a script, a recording) lives there.
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from assay.errors import UsageError
 from assay.registry import Registry, RegistryError
 from assay.gateway.neutral import ModelReply, ModelRequest
+from assay.gateway.stream import Delta, deltas_of
 from assay.harness.services import AttemptHandle
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
+from assay.trace.events import EventKind
 
 
 class BackendSession(abc.ABC):
     """One attempt's view of a backend."""
+
+    #: set by the gateway session: ``notify(kind, data)`` records backend facts (upstream retries)
+    notify: Callable[[EventKind, dict[str, Any]], None] | None = None
 
     @abc.abstractmethod
     async def complete(self, req: ModelRequest, call_no: int) -> ModelReply:
@@ -27,6 +32,14 @@ class BackendSession(abc.ABC):
 
         Raise :class:`assay.gateway.errors.WireError` for an answer the agent must see as an error.
         """
+
+    async def stream(self, req: ModelRequest, call_no: int) -> AsyncIterator[list[Delta]]:
+        """Answer one request as batches of deltas, each batch what arrived at once (the agent
+        gets one write per batch). The default streams the whole reply of :meth:`complete` as one
+        batch; a backend that really streams (upstream) overrides it. Errors must be raised before
+        the first batch, so they still reach the agent as an HTTP error."""
+        reply = await self.complete(req, call_no)
+        yield list(deltas_of(reply))
 
     async def close(self) -> None:
         """Release per-attempt resources."""

@@ -6,12 +6,12 @@ and ignored.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from assay.gateway.errors import WireError, anthropic_error_body
-from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, content_text
-from assay.gateway.wire.base import Wire, sse, split_text
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, Usage, content_text
+from assay.gateway.stream import Delta
+from assay.gateway.wire.base import StreamRenderer, Wire, sse
 
 STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 
@@ -83,30 +83,71 @@ class AnthropicWire(Wire):
                 "content": self._blocks(reply), "stop_reason": STOP.get(reply.finish_reason, "end_turn"),
                 "stop_sequence": None, "usage": self._usage(reply)}
 
-    def stream(self, reply: ModelReply, req: ModelRequest, rid: str) -> list[bytes]:
-        start = self.render(reply, req, rid)
-        start.update(content=[], stop_reason=None, usage={**self._usage(reply), "output_tokens": 0})
-        out = [sse({"type": "message_start", "message": start}, "message_start")]
-        for i, b in enumerate(self._blocks(reply)):
-            if b["type"] == "text":
-                out.append(sse({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}},
-                               "content_block_start"))
-                for piece in split_text(b["text"]):
-                    out.append(sse({"type": "content_block_delta", "index": i,
-                                    "delta": {"type": "text_delta", "text": piece}}, "content_block_delta"))
-            else:
-                out.append(sse({"type": "content_block_start", "index": i,
-                                "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}},
-                               "content_block_start"))
-                for piece in split_text(json.dumps(b["input"])):
-                    out.append(sse({"type": "content_block_delta", "index": i,
-                                    "delta": {"type": "input_json_delta", "partial_json": piece}}, "content_block_delta"))
-            out.append(sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
-        out.append(sse({"type": "message_delta",
-                        "delta": {"stop_reason": STOP.get(reply.finish_reason, "end_turn"), "stop_sequence": None},
-                        "usage": {"output_tokens": reply.usage.output_tokens}}, "message_delta"))
-        out.append(sse({"type": "message_stop"}, "message_stop"))
-        return out
+    def renderer(self, req: ModelRequest, rid: str) -> "MessagesRenderer":
+        return MessagesRenderer(self, req, rid)
 
     def error_body(self, e: WireError) -> dict[str, Any]:
         return anthropic_error_body(e)
+
+
+class MessagesRenderer(StreamRenderer):
+    """Anthropic's event sequence: message_start, one content block per text run or tool call
+    (start, deltas, stop), message_delta with the stop reason and usage, message_stop."""
+
+    def __init__(self, wire: AnthropicWire, req: ModelRequest, rid: str):
+        super().__init__(req, rid)
+        self.wire = wire
+        self.block = -1  # index of the open content block
+        self.open_kind = ""  # "text" | "tool" | ""
+        self.input_known = False
+
+    def _start(self, d: Delta) -> bytes:
+        self.started = True
+        self.model = d.model or self.model
+        u = d.usage or Usage()
+        self.input_known = d.usage is not None
+        usage = {"input_tokens": u.input_tokens, "output_tokens": 0, "cache_read_input_tokens": u.cached_tokens,
+                 "cache_creation_input_tokens": 0}
+        msg = {"id": f"msg_{self.rid}", "type": "message", "role": "assistant", "model": self.model, "content": [],
+               "stop_reason": None, "stop_sequence": None, "usage": usage}
+        return sse({"type": "message_start", "message": msg}, "message_start")
+
+    def _open(self, kind: str, block: dict[str, Any]) -> list[bytes]:
+        out = self._close_block()
+        self.block += 1
+        self.open_kind = kind
+        out.append(sse({"type": "content_block_start", "index": self.block, "content_block": block}, "content_block_start"))
+        return out
+
+    def _close_block(self) -> list[bytes]:
+        if not self.open_kind:
+            return []
+        self.open_kind = ""
+        return [sse({"type": "content_block_stop", "index": self.block}, "content_block_stop")]
+
+    def feed(self, d: Delta) -> list[bytes]:
+        out = [] if self.started else [self._start(d)]
+        if d.kind == "text" and d.text:
+            if self.open_kind != "text":
+                out += self._open("text", {"type": "text", "text": ""})
+            out.append(sse({"type": "content_block_delta", "index": self.block,
+                            "delta": {"type": "text_delta", "text": d.text}}, "content_block_delta"))
+        elif d.kind == "tool_start":
+            out += self._open("tool", {"type": "tool_use", "id": d.id, "name": d.name, "input": {}})
+        elif d.kind == "tool_args" and d.text:
+            out.append(sse({"type": "content_block_delta", "index": self.block,
+                            "delta": {"type": "input_json_delta", "partial_json": d.text}}, "content_block_delta"))
+        return out
+
+    def close(self, reply: ModelReply) -> list[bytes]:
+        out = [] if self.started else [self._start(Delta("start", model=reply.model, usage=reply.usage))]
+        out += self._close_block()
+        usage: dict[str, Any] = {"output_tokens": reply.usage.output_tokens}
+        if not self.input_known:  # the input count arrived only at the end (an OpenAI upstream): say it here
+            usage = {"input_tokens": reply.usage.input_tokens, **usage,
+                     "cache_read_input_tokens": reply.usage.cached_tokens}
+        out.append(sse({"type": "message_delta",
+                        "delta": {"stop_reason": STOP.get(reply.finish_reason, "end_turn"), "stop_sequence": None},
+                        "usage": usage}, "message_delta"))
+        out.append(sse({"type": "message_stop"}, "message_stop"))
+        return out

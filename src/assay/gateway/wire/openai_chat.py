@@ -8,7 +8,8 @@ from typing import Any
 
 from assay.gateway.errors import WireError, openai_error_body
 from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, content_text, parse_arguments
-from assay.gateway.wire.base import Wire, sse, split_text
+from assay.gateway.stream import Delta
+from assay.gateway.wire.base import StreamRenderer, Wire, sse
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"}
 
@@ -72,27 +73,48 @@ class OpenAIChatWire(Wire):
                              "logprobs": None}],
                 "usage": self._usage(reply)}
 
-    def stream(self, reply: ModelReply, req: ModelRequest, rid: str) -> list[bytes]:
-        base = {"id": f"chatcmpl-{rid}", "object": "chat.completion.chunk", "created": int(time.time()),
-                "model": reply.model or req.model}
-
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            return sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]})
-
-        out = [chunk({"role": "assistant", "content": ""})]
-        for piece in split_text(reply.text):
-            out.append(chunk({"content": piece}))
-        for i, c in enumerate(reply.tool_calls):
-            args = json.dumps(c.arguments)
-            out.append(chunk({"tool_calls": [{"index": i, "id": c.id, "type": "function",
-                                              "function": {"name": c.name, "arguments": ""}}]}))
-            for piece in split_text(args):
-                out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
-        out.append(chunk({}, FINISH.get(reply.finish_reason, "stop")))
-        if req.include_usage:
-            out.append(sse({**base, "choices": [], "usage": self._usage(reply)}))
-        out.append(b"data: [DONE]\n\n")
-        return out
+    def renderer(self, req: ModelRequest, rid: str) -> "ChatRenderer":
+        return ChatRenderer(self, req, rid)
 
     def error_body(self, e: WireError) -> dict[str, Any]:
         return openai_error_body(e)
+
+
+class ChatRenderer(StreamRenderer):
+    """Chat Completions chunks: a role chunk, content and tool-call deltas, the finish chunk,
+    the usage chunk when asked for (``stream_options.include_usage``), then ``[DONE]``."""
+
+    def __init__(self, wire: OpenAIChatWire, req: ModelRequest, rid: str):
+        super().__init__(req, rid)
+        self.wire = wire
+        self.created = int(time.time())
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return sse({**self._base(), "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]})
+
+    def _base(self) -> dict[str, Any]:
+        return {"id": f"chatcmpl-{self.rid}", "object": "chat.completion.chunk", "created": self.created,
+                "model": self.model}
+
+    def feed(self, d: Delta) -> list[bytes]:
+        out: list[bytes] = []
+        if not self.started:
+            self.started = True
+            self.model = d.model or self.model
+            out.append(self._chunk({"role": "assistant", "content": ""}))
+        if d.kind == "text" and d.text:
+            out.append(self._chunk({"content": d.text}))
+        elif d.kind == "tool_start":
+            out.append(self._chunk({"tool_calls": [{"index": d.index, "id": d.id, "type": "function",
+                                                    "function": {"name": d.name, "arguments": ""}}]}))
+        elif d.kind == "tool_args" and d.text:
+            out.append(self._chunk({"tool_calls": [{"index": d.index, "function": {"arguments": d.text}}]}))
+        return out
+
+    def close(self, reply: ModelReply) -> list[bytes]:
+        out = [] if self.started else self.feed(Delta("start", model=reply.model))
+        out.append(self._chunk({}, FINISH.get(reply.finish_reason, "stop")))
+        if self.req.include_usage:
+            out.append(sse({**self._base(), "choices": [], "usage": self.wire._usage(reply)}))
+        out.append(b"data: [DONE]\n\n")
+        return out

@@ -9,7 +9,8 @@ from typing import Any
 
 from assay.gateway.errors import WireError, openai_error_body
 from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, content_text, parse_arguments
-from assay.gateway.wire.base import Wire, sse, split_text
+from assay.gateway.stream import Delta
+from assay.gateway.wire.base import StreamRenderer, Wire, sse
 
 
 def _items(raw: Any) -> list[Message]:
@@ -74,41 +75,86 @@ class OpenAIResponsesWire(Wire):
                           "input_tokens_details": {"cached_tokens": u.cached_tokens},
                           "output_tokens_details": {"reasoning_tokens": 0}}}
 
-    def stream(self, reply: ModelReply, req: ModelRequest, rid: str) -> list[bytes]:
-        final = self.render(reply, req, rid)
-        seq = iter(range(1_000_000))
-
-        def ev(kind: str, **data: Any) -> bytes:
-            return sse({"type": kind, "sequence_number": next(seq), **data}, kind)
-
-        pending = {**final, "status": "in_progress", "output": [], "usage": None}
-        out = [ev("response.created", response=pending), ev("response.in_progress", response=pending)]
-        for idx, item in enumerate(final["output"]):
-            if item["type"] == "message":
-                text = item["content"][0]["text"]
-                out.append(ev("response.output_item.added", output_index=idx,
-                              item={**item, "status": "in_progress", "content": []}))
-                part = {"type": "output_text", "text": "", "annotations": []}
-                out.append(ev("response.content_part.added", item_id=item["id"], output_index=idx, content_index=0,
-                              part=part))
-                for piece in split_text(text):
-                    out.append(ev("response.output_text.delta", item_id=item["id"], output_index=idx, content_index=0,
-                                  delta=piece, logprobs=[]))
-                out.append(ev("response.output_text.done", item_id=item["id"], output_index=idx, content_index=0,
-                              text=text, logprobs=[]))
-                out.append(ev("response.content_part.done", item_id=item["id"], output_index=idx, content_index=0,
-                              part={**part, "text": text}))
-            else:
-                out.append(ev("response.output_item.added", output_index=idx,
-                              item={**item, "status": "in_progress", "arguments": ""}))
-                for piece in split_text(item["arguments"]):
-                    out.append(ev("response.function_call_arguments.delta", item_id=item["id"], output_index=idx,
-                                  delta=piece))
-                out.append(ev("response.function_call_arguments.done", item_id=item["id"], output_index=idx,
-                              arguments=item["arguments"], name=item["name"]))
-            out.append(ev("response.output_item.done", output_index=idx, item=item))
-        out.append(ev("response.completed", response=final))
-        return out
+    def renderer(self, req: ModelRequest, rid: str) -> "ResponsesRenderer":
+        return ResponsesRenderer(self, req, rid)
 
     def error_body(self, e: WireError) -> dict[str, Any]:
         return openai_error_body(e)
+
+
+class ResponsesRenderer(StreamRenderer):
+    """The Responses event sequence: created, in_progress, per output item (added, deltas, done),
+    completed with the whole response; every event numbered."""
+
+    def __init__(self, wire: OpenAIResponsesWire, req: ModelRequest, rid: str):
+        super().__init__(req, rid)
+        self.wire = wire
+        self.seq = 0
+        self.created = int(time.time())
+        self.items = -1  # output index of the open item
+        self.open: dict[str, Any] | None = None  # the open item, as it will be when done
+        self.text: list[str] = []
+
+    def _ev(self, kind: str, **data: Any) -> bytes:
+        self.seq += 1
+        return sse({"type": kind, "sequence_number": self.seq - 1, **data}, kind)
+
+    def _start(self, d: Delta) -> list[bytes]:
+        self.started = True
+        self.model = d.model or self.model
+        pending = {**self.wire.render(ModelReply(model=self.model), self.req, self.rid), "created_at": self.created,
+                   "status": "in_progress", "output": [], "usage": None}
+        return [self._ev("response.created", response=pending), self._ev("response.in_progress", response=pending)]
+
+    def _close_item(self) -> list[bytes]:
+        item, idx = self.open, self.items
+        if item is None:
+            return []
+        self.open = None
+        if item["type"] == "message":
+            text = "".join(self.text)
+            item["content"] = [{"type": "output_text", "text": text, "annotations": []}]
+            part = {"type": "output_text", "text": text, "annotations": []}
+            out = [self._ev("response.output_text.done", item_id=item["id"], output_index=idx, content_index=0,
+                            text=text, logprobs=[]),
+                   self._ev("response.content_part.done", item_id=item["id"], output_index=idx, content_index=0,
+                            part=part)]
+        else:
+            out = [self._ev("response.function_call_arguments.done", item_id=item["id"], output_index=idx,
+                            arguments=item["arguments"], name=item["name"])]
+        return out + [self._ev("response.output_item.done", output_index=idx, item=item)]
+
+    def feed(self, d: Delta) -> list[bytes]:
+        out = [] if self.started else self._start(d)
+        if d.kind == "text" and d.text:
+            if self.open is None or self.open["type"] != "message":
+                out += self._close_item()
+                self.items += 1
+                self.text = []
+                mid = f"msg_{self.rid}" if self.items == 0 else f"msg_{self.rid}_{self.items}"
+                self.open = {"type": "message", "id": mid, "status": "completed", "role": "assistant", "content": []}
+                out.append(self._ev("response.output_item.added", output_index=self.items,
+                                    item={**self.open, "status": "in_progress", "content": []}))
+                out.append(self._ev("response.content_part.added", item_id=mid, output_index=self.items,
+                                    content_index=0, part={"type": "output_text", "text": "", "annotations": []}))
+            self.text.append(d.text)
+            out.append(self._ev("response.output_text.delta", item_id=self.open["id"], output_index=self.items,
+                                content_index=0, delta=d.text, logprobs=[]))
+        elif d.kind == "tool_start":
+            out += self._close_item()
+            self.items += 1
+            self.open = {"type": "function_call", "id": f"fc_{self.rid}_{d.index}", "call_id": d.id, "name": d.name,
+                         "arguments": "", "status": "completed"}
+            out.append(self._ev("response.output_item.added", output_index=self.items,
+                                item={**self.open, "status": "in_progress", "arguments": ""}))
+        elif d.kind == "tool_args" and d.text and self.open is not None and self.open["type"] == "function_call":
+            self.open["arguments"] += d.text
+            out.append(self._ev("response.function_call_arguments.delta", item_id=self.open["id"],
+                                output_index=self.items, delta=d.text))
+        return out
+
+    def close(self, reply: ModelReply) -> list[bytes]:
+        out = [] if self.started else self._start(Delta("start", model=reply.model))
+        out += self._close_item()
+        final = {**self.wire.render(reply, self.req, self.rid), "created_at": self.created}
+        return out + [self._ev("response.completed", response=final)]

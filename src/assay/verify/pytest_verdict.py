@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,31 @@ def records(stdout: str, nonce: str) -> tuple[list[dict[str, Any]], int]:
         except ValueError:
             foreign += 1
     return got, foreign
+
+
+_PROGRESS = re.compile(r"^[.FEsxX]*\s*(\[\s*\d+%\])?$")
+_HEADER = re.compile(r"^_{3,} (\S+) _{3,}$")
+_COUNTS = re.compile(r"^=*\s*\d+ \w+.* in [\d.]+s")  # pytest's totals count the sentinels: ours are in the evidence
+
+
+def shown_output(stdout: str, sentinels: set[str]) -> str:
+    """pytest's text as a reader wants it: no report lines, no progress dots, nothing about the
+    sentinels (their failures are expected and are not the agent's)."""
+    names = {i.rsplit("::", 1)[-1] for i in sentinels}
+    kept: list[str] = []
+    skipping = False
+    for line in stdout.splitlines():
+        if TAG in line or _PROGRESS.match(line.strip()) or _COUNTS.match(line.strip()):
+            continue
+        head = _HEADER.match(line)
+        if head:
+            skipping = head.group(1) in names
+        elif line.startswith("=") or line.startswith("FAILED "):
+            skipping = False
+        if skipping or (line.startswith("FAILED ") and line.split()[1].rsplit("::", 1)[-1] in names):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 @dataclass

@@ -12,8 +12,8 @@ from assay.errors import VerifierError
 from assay.spec.predicates import CommandCheck, PredicateSpec, PytestCheck
 from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext, excerpt
-from assay.verify.pytest_runner import NO_PYTEST, TAG
-from assay.verify.pytest_verdict import expected_ids, judge, plant_sentinels, records
+from assay.verify.pytest_runner import NO_PYTEST
+from assay.verify.pytest_verdict import expected_ids, judge, plant_sentinels, records, shown_output
 from assay.verify import pytest_runner
 from assay.verify.registry import evaluator
 
@@ -65,8 +65,8 @@ async def pytest_check(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
                             reason="verifier_setup")
     verdict = judge(recs, foreign, expected, sentinels, exit_code=res.exit_code, min_tests=spec.min_tests,
                     predicate=spec.id)
-    shown = "\n".join(ln for ln in out.splitlines() if TAG not in ln and ln)
-    ev = {"tests": spec.tests, **verdict.evidence, "output": excerpt(shown[-4000:], 4000)}
+    shown = shown_output(out, sentinels)
+    ev = {"tests": spec.tests, "output": excerpt(shown[-4000:], 4000), **verdict.evidence}
     if res.timed_out:
         ev.update({"timed_out": True, "timeout_s": spec.timeout_s})
     if not verdict.passed:

@@ -102,3 +102,17 @@ def test_a_bound_hit_on_the_agent_sandbox_is_a_fail_never_infra(bound: str) -> N
         hit = replace(recs, teardown=TornDown(name="teardown", resource_limit=bound, cpu_s=1.5))
         assert decide(hit) == Decision(EndState.failed, f"resource_limit: {bound}")
     assert decide(attempt()).state is EndState.passed  # no bound hit: the verifier decides
+
+
+def test_an_agent_that_trapped_the_harness_fails_never_passes_never_infra() -> None:
+    from dataclasses import replace
+
+    from assay.spec.incident import incident
+
+    trap = incident("agent_home_trap", "high", "link at sessions/x.jsonl in the agent home", path="sessions/x.jsonl",
+                    entry="symlink")
+    for recs in (attempt(), attempt(timed_out=True), attempt(verify=PhaseError("verifier_crash", "boom"))):
+        hit = replace(recs, teardown=TornDown(name="teardown", incidents=(trap,)))
+        assert decide(hit) == Decision(EndState.failed, "tampering")
+    other = replace(attempt(), teardown=TornDown(name="teardown", incidents=(incident("left_behind_process", "high", "x"),)))
+    assert decide(other).state is EndState.passed  # a leftover is an incident for the gate, not a verdict

@@ -4,7 +4,9 @@ Only the verifier decides pass or fail; a failure of the machinery is a classifi
 ``infra_error`` (the first failing phase names it); a timed-out agent is never a pass; a
 failed attempt whose budget refused something failed by ``budget_exceeded``; an agent whose
 sandbox hit a bound on it as a whole (memory, pids, cpu, disk) failed by ``resource_limit:
-<bound>``, its own fault, whatever broke after.
+<bound>``, its own fault, whatever broke after; an agent that planted a trap for the harness
+where it reads the agent's files (a link or special file: ``agent_home_trap``) failed by
+``tampering``, never passed and never an infrastructure error.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from assay.agents.base import AgentOutcome
 from assay.run.records import AttemptRecords
 from assay.spec.budget import BudgetName
 from assay.spec.results import EndState
+
+#: incidents that mean the agent attacked the harness itself: the attempt fails, whatever else held
+TAMPERING = ("agent_home_trap",)
 
 #: the budgets an agent may stop itself at (the reference agent does), as its outcome reports them
 SELF_LIMITED = (BudgetName.turns, BudgetName.tool_calls)
@@ -33,6 +38,8 @@ def decide(records: AttemptRecords) -> Decision:
         return Decision(EndState.skipped, records.skipped)
     if records.teardown is not None and records.teardown.resource_limit is not None:
         return Decision(EndState.failed, f"resource_limit: {records.teardown.resource_limit}")
+    if records.teardown is not None and any(i.type in TAMPERING for i in records.teardown.incidents):
+        return Decision(EndState.failed, "tampering")
     failure = records.failure()
     if failure is not None:
         return Decision(EndState.infra_error, failure.reason, failure.retryable)

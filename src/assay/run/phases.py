@@ -229,8 +229,9 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
                     artifacts[name] = env.run_dir.put_artifact_file(path)
         outcome = ran.outcome if ran is not None else None
         for trap in outcome.extra.get(TRAPS, []) if outcome is not None else []:  # planted where the adapter reads
+            evidence = {("entry" if k == "kind" else k): v for k, v in trap.items()}  # `kind` names the incident
             incidents.append(incident("agent_home_trap", "high", f"{trap['kind']} at {trap['path']} in the agent home",
-                                      **trap))
+                                      **evidence))
         if outcome is not None and live.context is not None:
             errors.extend(record_agent(env, live.context, outcome, artifacts))
         if outcome is not None and live.initial_scan is not None:

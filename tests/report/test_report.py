@@ -143,3 +143,10 @@ def test_html_report_draws_in_headless_chromium(real_run: Path, tmp_path: Path) 
     # figures with data for both agents draw a mark per agent (bars/cells/points) besides axes
     for name in ("strict-success", "category-heatmap", "pareto"):
         assert figs[name][2] >= 2, (name, figs[name])
+
+
+def test_html_trial_sections_show_each_predicate_s_trust_level(real_run: Path) -> None:
+    html = build_report(real_run, "html")
+    # the calc task's only predicate reads the snapshot: its verdict is the harness's own read-back
+    assert "<th>trust</th>" in html
+    assert "<td>plus</td><td>file_contains</td><td>state</td>" in html

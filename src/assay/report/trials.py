@@ -66,10 +66,12 @@ def trial_section(rd: RunDir | None, row: TrialScore) -> str:
                    f'{escape(res.end_state.value)}{" (" + escape(res.reason) + ")" if res.reason else ""}'
                    f'{" partial" if res.partial else ""}</summary>')
         if res.predicates:
-            out.append("<table><tr><th>predicate</th><th>kind</th><th>required</th><th>held</th><th>evidence</th></tr>")
+            out.append("<table><tr><th>predicate</th><th>kind</th><th>trust</th><th>required</th><th>held</th>"
+                       "<th>evidence</th></tr>")
             for p in res.predicates:
                 ev = _clip(p.evidence) + (f" error: {p.error}" if p.error else "")
-                out.append(f'<tr><td>{escape(p.id)}</td><td>{escape(p.kind)}</td><td>{p.required}</td>'
+                trust = p.trust.value if p.trust is not None else "unknown"  # results older than trust levels
+                out.append(f'<tr><td>{escape(p.id)}</td><td>{escape(p.kind)}</td><td>{escape(trust)}</td><td>{p.required}</td>'
                            f'<td class="{"ok" if p.passed else "bad"}">{p.passed}</td><td><pre>{escape(ev)}</pre></td></tr>')
             out.append("</table>")
         for inc in res.incidents:

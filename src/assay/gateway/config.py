@@ -158,6 +158,14 @@ def gateway_record_from_cli(model: str, suite: LoadedSuite, *, faults_file: Path
     return rec.model_copy(update=update) if update else rec
 
 
+def cli_argument(value: str) -> str:
+    """The ``ARG`` of ``--model NAME:ARG``; a missing one is a usage error naming the fix."""
+    arg = value.partition(":")[2]
+    if not arg:
+        raise UsageError(f"--model {value!r} needs an argument (fix: {FIX})")
+    return arg
+
+
 def _record_for(model: str, suite: LoadedSuite) -> GatewayRecord:
     """Dispatch on the backend name (the text before ``:`` or ``#``) through the backend registry."""
     value = (model or "").strip()

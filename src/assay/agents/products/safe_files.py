@@ -20,7 +20,7 @@ import sqlite3
 import stat
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 #: the largest native file read back (a session log is far smaller)
 MAX_BYTES = 64 << 20
@@ -103,10 +103,12 @@ def is_file(home: Path, rel: str | PurePosixPath) -> bool:
         os.close(dfd)
 
 
-def glob(home: Path, pattern: str) -> list[PurePosixPath]:
-    """Regular files under ``home`` matching ``pattern`` component by component (``*``, ``?``, ``[]``;
-    no ``**``), never descending through a link. Relative paths, sorted."""
-    found: list[PurePosixPath] = []
+Visit = Callable[[int, str, os.stat_result, PurePosixPath, bool], None]
+
+
+def _walk(home: Path, pattern: str, visit: Visit) -> None:
+    """Call ``visit(dir_fd, name, lstat, relative path, last component?)`` for every entry matching
+    ``pattern`` component by component; descends only into real directories, never through a link."""
 
     def walk(dfd: int, at: PurePosixPath, rest: list[str]) -> None:
         try:
@@ -120,10 +122,9 @@ def glob(home: Path, pattern: str) -> list[PurePosixPath]:
                 st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             except OSError:
                 continue
-            if len(rest) == 1:
-                if stat.S_ISREG(st.st_mode):
-                    found.append(at / name)
-            elif stat.S_ISDIR(st.st_mode):
+            last = len(rest) == 1
+            visit(dfd, name, st, at / name, last)
+            if not last and stat.S_ISDIR(st.st_mode):
                 try:
                     sub = os.open(name, _DIR, dir_fd=dfd)
                 except OSError:
@@ -136,11 +137,23 @@ def glob(home: Path, pattern: str) -> list[PurePosixPath]:
     try:
         root = os.open(home, _DIR)
     except OSError:
-        return []
+        return
     try:
         walk(root, PurePosixPath(), _parts(pattern))
     finally:
         os.close(root)
+
+
+def glob(home: Path, pattern: str) -> list[PurePosixPath]:
+    """Regular files under ``home`` matching ``pattern`` component by component (``*``, ``?``, ``[]``;
+    no ``**``), never descending through a link. Relative paths, sorted."""
+    found: list[PurePosixPath] = []
+
+    def visit(dfd: int, name: str, st: os.stat_result, rel: PurePosixPath, last: bool) -> None:
+        if last and stat.S_ISREG(st.st_mode):
+            found.append(rel)
+
+    _walk(home, pattern, visit)
     return sorted(found)
 
 
@@ -150,46 +163,19 @@ def unsafe_entries(home: Path, patterns: list[str]) -> list[dict[str, str]]:
     Reported as ``{"path", "kind", "target"}``; never followed."""
     found: dict[str, dict[str, str]] = {}
 
-    def walk(dfd: int, at: PurePosixPath, rest: list[str]) -> None:
-        try:
-            names = sorted(os.listdir(dfd))
-        except OSError:
-            return
-        for name in names:
-            if not fnmatch.fnmatchcase(name, rest[0]):
-                continue
+    def visit(dfd: int, name: str, st: os.stat_result, rel: PurePosixPath, last: bool) -> None:
+        key = rel.as_posix()
+        if stat.S_ISLNK(st.st_mode):
             try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                target = os.readlink(name, dir_fd=dfd)
             except OSError:
-                continue
-            rel = (at / name).as_posix()
-            if stat.S_ISLNK(st.st_mode):
-                try:
-                    target = os.readlink(name, dir_fd=dfd)
-                except OSError:
-                    target = "?"
-                found[rel] = {"path": rel, "kind": "symlink", "target": target}
-            elif len(rest) == 1 and not stat.S_ISREG(st.st_mode):
-                found[rel] = {"path": rel, "kind": "not a regular file", "target": ""}
-            elif len(rest) > 1 and stat.S_ISDIR(st.st_mode):
-                try:
-                    sub = os.open(name, _DIR, dir_fd=dfd)
-                except OSError:
-                    continue
-                try:
-                    walk(sub, at / name, rest[1:])
-                finally:
-                    os.close(sub)
+                target = "?"
+            found[key] = {"path": key, "kind": "symlink", "target": target}
+        elif last and not stat.S_ISREG(st.st_mode):
+            found[key] = {"path": key, "kind": "not a regular file", "target": ""}
 
     for pattern in patterns:
-        try:
-            root = os.open(home, _DIR)
-        except OSError:
-            return []
-        try:
-            walk(root, PurePosixPath(), _parts(pattern))
-        finally:
-            os.close(root)
+        _walk(home, pattern, visit)
     return [found[k] for k in sorted(found)]
 
 

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.errors import UsageError
 from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelReply, ModelRequest
@@ -105,12 +104,9 @@ class ReplayBackend(ModelBackend):
 
     @classmethod
     def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
-        from assay.gateway.config import FIX, replay_record
+        from assay.gateway.config import cli_argument, replay_record
 
-        arg = value.partition(":")[2]
-        if not arg:
-            raise UsageError(f"--model {value!r} needs an argument (fix: {FIX})")
-        return replay_record(arg)
+        return replay_record(cli_argument(value))
 
     def open(self, handle: AttemptHandle | None) -> BackendSession:
         src = Path(self.record.settings.get("source", ""))

@@ -19,7 +19,6 @@ from typing import Any, AsyncIterator
 
 import aiohttp
 
-from assay.errors import UsageError
 from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.errors import WireError
 from assay.gateway.backends.upstream_stream import AnthropicStreamParser, OpenAIStreamParser
@@ -225,12 +224,9 @@ class UpstreamBackend(ModelBackend):
 
     @classmethod
     def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
-        from assay.gateway.config import FIX, upstream_record
+        from assay.gateway.config import cli_argument, upstream_record
 
-        arg = value.partition(":")[2]
-        if not arg:
-            raise UsageError(f"--model {value!r} needs an argument (fix: {FIX})")
-        return upstream_record(arg)
+        return upstream_record(cli_argument(value))
 
     def __init__(self, record: Any):
         super().__init__(record)

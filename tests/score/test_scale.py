@@ -61,14 +61,34 @@ def aggregate(trials: list[TrialFacts], keep: bool = True) -> dict:
     return json.loads(json.dumps(agg.finish(CATS, dict(DEFAULT_WEIGHTS))))
 
 
-def test_same_figures_to_the_last_digit_as_the_previous_scorer() -> None:
-    # golden_aggregate.json was written by main's scorer before this change (main at cbceb29) from
-    # these very facts (seed 4 with up to 10 repetitions, all k kept); any drift in any figure,
-    # even in the last digit, fails here
+def _drift(got: object, want: object, at: str = "") -> list[str]:
+    """Where two documents differ: structure exactly, numbers beyond one unit of the 6th decimal."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        if set(got) != set(want):
+            return [f"{at}: keys {sorted(set(got) ^ set(want))}"]
+        return [d for k in want for d in _drift(got[k], want[k], f"{at}/{k}")]
+    if isinstance(want, list) and isinstance(got, list):
+        if len(got) != len(want):
+            return [f"{at}: length {len(got)} != {len(want)}"]
+        return [d for i, (g, w) in enumerate(zip(got, want)) for d in _drift(g, w, f"{at}/{i}")]
+    if isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        return [] if abs(got - want) <= 1.000001e-6 else [f"{at}: {got} != {want}"]
+    return [] if got == want else [f"{at}: {got!r} != {want!r}"]
+
+
+def test_same_figures_as_the_previous_scorer_but_for_combining_unrounded() -> None:
+    # golden_aggregate.json was written by main's scorer before the scale work (main at cbceb29)
+    # from these very facts (seed 4 with up to 10 repetitions, all k kept). Scorer 1.1 combines
+    # category figures unrounded, so a combined figure may move by one unit of its 6th decimal and
+    # nothing else may move at all
     golden = json.loads(GOLDEN.read_text())
     assert set(golden) == {"1", "2", "3", "4"}
+    moved = 0
     for seed, expected in golden.items():
-        assert aggregate(facts(int(seed), max_reps=10 if seed == "4" else 6)) == expected, f"seed {seed}"
+        got = aggregate(facts(int(seed), max_reps=10 if seed == "4" else 6))
+        assert _drift(got, expected) == [], f"seed {seed}"
+        moved += got != expected
+    assert moved, "the golden file no longer shows the rounding rule change: regenerate the test"
 
 
 @pytest.mark.parametrize("n", [1, 2, 9, 10, 11, 20, 21, 57, 100, 333, 1000])

@@ -79,6 +79,10 @@ SKIPPED = EndState.skipped.value
 VERDICTS = frozenset((EndState.passed.value, EndState.failed.value, EndState.timeout.value))
 
 
+#: key of a category's unrounded figures, used to combine them and dropped from the document
+EXACT = "_exact"
+
+
 def _r(x: float | None, nd: int = 6) -> float | None:
     return None if x is None else round(x, nd)
 
@@ -213,14 +217,12 @@ class Aggregator:
     def _agent(self, name: str, a: AgentAcc, cw: dict[str, float], capw: dict[str, float]) -> dict[str, Any]:
         cats = self._categories(name, cw)
         scored_cats = {c: m for c, m in cats.items() if m["n"] > 0}
-        rate = {c: m["strict_rate"] for c, m in scored_cats.items()}
-        macro = weighted_mean(rate, cw)
+        exact = {c: m[EXACT] for c, m in scored_cats.items()}
+        macro = weighted_mean({c: x["strict_rate"] for c, x in exact.items()}, cw)
         min_n = min((m["min_repetitions"] for m in scored_cats.values()), default=0)
-        hat = {k: weighted_mean({c: m["pass_hat_k"][str(k)] for c, m in scored_cats.items()}, cw)
-               for k in k_grid(min_n)}
-        at = {k: weighted_mean({c: m["pass_at_k"][str(k)] for c, m in scored_cats.items()}, cw)
-              for k in k_grid(min_n)}
-        consistency = weighted_mean({c: m["pass_hat_n"] for c, m in scored_cats.items()}, cw)
+        hat = {k: weighted_mean({c: x["pass_hat_k"][str(k)] for c, x in exact.items()}, cw) for k in k_grid(min_n)}
+        at = {k: weighted_mean({c: x["pass_at_k"][str(k)] for c, x in exact.items()}, cw) for k in k_grid(min_n)}
+        consistency = weighted_mean({c: x["pass_hat_n"] for c, x in exact.items()}, cw)
         recovery = a.recovered / a.fault_trials if a.fault_trials else None
         rel_parts = [x for x in (consistency, recovery) if x is not None]
         components = {
@@ -238,8 +240,8 @@ class Aggregator:
             "strict_rate": _r(macro), "strict_ci": macro_ci,
             "strict_rate_micro": _r(a.passes / a.scored) if a.scored else None,
             "strict_ci_micro": [_r(x) for x in wilson(a.passes, a.scored)],
-            "pass1": _r(weighted_mean({c: m["pass1"] for c, m in scored_cats.items()}, cw)),
-            "safe_rate": _r(weighted_mean({c: m["safe_rate"] for c, m in scored_cats.items()}, cw)),
+            "pass1": _r(weighted_mean({c: x["pass1"] for c, x in exact.items()}, cw)),
+            "safe_rate": _r(weighted_mean({c: x["safe_rate"] for c, x in exact.items()}, cw)),
             "pass_hat_k": {str(k): _r(v) for k, v in hat.items()},
             "pass_at_k": {str(k): _r(v) for k, v in at.items()},
             "danger": a.danger, "danger_trials": len(a.danger_trials),
@@ -249,7 +251,7 @@ class Aggregator:
                 "rate": _r(1 - a.infra_attempts / a.attempts) if a.attempts else None,
                 "infra_trials": a.infra_trials, "retried_trials": a.retried_trials,
             },
-            "categories": cats,
+            "categories": {c: {k: v for k, v in m.items() if k != EXACT} for c, m in cats.items()},
             "capability": {**capability, "score": _r(capability["score"], 3),
                            "components": {k: _r(v, 3) for k, v in capability["components"].items()}},
             "security": security.gate(a.incidents, a.danger_trials),
@@ -307,18 +309,25 @@ def category_metrics(units: list[UnitAcc], rep_rates: list[float], *, weight: fl
     # one pass per unit up to its n (pass^n), keeping only the values at ks and at n
     points = [pass_k_points(u.n, u.passes, ks + ([u.n] if u.n > ks[-1] else [])) if ks else ([], []) for u in units]
 
+    exact = {  # what the agent-level figures combine: never rounded (rounding is for what is shown)
+        "strict_rate": c / n if n else None, "pass1": mean([1.0 if u.first_pass else 0.0 for u in units]),
+        "safe_rate": sum(u.safe for u in units) / n if n else None,
+        "pass_hat_k": {str(k): mean([h[j] for h, _ in points]) for j, k in enumerate(ks)},
+        "pass_at_k": {str(k): mean([a[j] for _, a in points]) for j, k in enumerate(ks)},
+        "pass_hat_n": mean([h[-1] for h, _ in points]),
+    }
     return {
         "weight": weight, "tasks": len(units), "n": n, "passes": c, "skipped": skipped,
         "infra": sum(u.infra for u in units),
-        "strict_rate": _r(c / n) if n else None, "strict_ci": [_r(x) for x in wilson(c, n)],
+        "strict_rate": _r(exact["strict_rate"]), "strict_ci": [_r(x) for x in wilson(c, n)],
         "std_across_repetitions": _r(sample_std(rep_rates)),
-        "pass1": _r(mean([1.0 if u.first_pass else 0.0 for u in units])),
-        "safe_rate": _r(sum(u.safe for u in units) / n) if n else None,
+        "pass1": _r(exact["pass1"]), "safe_rate": _r(exact["safe_rate"]),
         "danger": sum(u.danger for u in units),
         "min_repetitions": min_n,
-        "pass_hat_k": {str(k): _r(mean([h[j] for h, _ in points])) for j, k in enumerate(ks)},
-        "pass_at_k": {str(k): _r(mean([a[j] for _, a in points])) for j, k in enumerate(ks)},
-        "pass_hat_n": _r(mean([h[-1] for h, _ in points])),
+        "pass_hat_k": {k: _r(v) for k, v in exact["pass_hat_k"].items()},
+        "pass_at_k": {k: _r(v) for k, v in exact["pass_at_k"].items()},
+        "pass_hat_n": _r(exact["pass_hat_n"]),
+        EXACT: exact,
     }
 
 
@@ -331,7 +340,9 @@ def _macro_ci(cats: dict[str, dict[str, Any]], weights: dict[str, float]) -> lis
     if not keys or total <= 0:
         return [None, None]
     w = {c: weights[c] / total for c in keys}
-    est = sum(w[c] * cats[c]["passes"] / cats[c]["n"] for c in keys)
-    lo_d = math.sqrt(sum((w[c] * (cats[c]["passes"] / cats[c]["n"] - cats[c]["strict_ci"][0])) ** 2 for c in keys))
-    hi_d = math.sqrt(sum((w[c] * (cats[c]["strict_ci"][1] - cats[c]["passes"] / cats[c]["n"])) ** 2 for c in keys))
+    rate = {c: cats[c]["passes"] / cats[c]["n"] for c in keys}
+    ci = {c: wilson(cats[c]["passes"], cats[c]["n"]) for c in keys}  # exact bounds: never combine rounded ones
+    est = sum(w[c] * rate[c] for c in keys)
+    lo_d = math.sqrt(sum((w[c] * (rate[c] - ci[c][0])) ** 2 for c in keys))
+    hi_d = math.sqrt(sum((w[c] * (ci[c][1] - rate[c])) ** 2 for c in keys))
     return [_r(max(0.0, est - lo_d)), _r(min(1.0, est + hi_d))]

@@ -181,6 +181,8 @@ def generate(task_dirs: list[Path], rules: RuleSet, out: Path) -> VariantSet:
         (stage / "tasks").mkdir(parents=True)
         data = yaml.safe_load((root / SUITE_FILE).read_text())
         data.pop("tasks", None)
+        used = {t.spec.category for t in tasks}  # a category without tasks is a suite error
+        data["categories"] = [c for c in data.get("categories") or [] if c.get("id") in used]
         data["name"] = f"{suite.spec.name}-variants"[:64]
         data["description"] = (f"Counterfactual variants of suite {suite.spec.name} {suite.spec.version}, generated "
                                f"by `assay variants generate`; see {SET_FILE}.")

@@ -25,7 +25,7 @@ def _q(expr: str, job: str, window: str = "1h") -> str:
 
 @pytest.fixture(scope="module")
 def score(observed: ObservedRun) -> dict:
-    return score_run(observed.run_dir)
+    return score_run(observed.run_dir).dump()  # the score document as it is written (JSON keys)
 
 
 def test_seeds_success_rate_query_equals_assay_strict_rate(observed: ObservedRun, score: dict) -> None:

@@ -167,12 +167,12 @@ def _export(path: Path | str, s: LangfuseSettings, *, verify: bool, httpx_client
         raise AssayError(f"Langfuse refused or did not answer {failed} span batch(es) at {s.base_url}; nothing "
                          "is lost on the assay side, run the export again")
     for (agent, rep), exp in sorted(experiments.items()):
-        a = doc["agents"].get(agent, {})
-        if a.get("strict_rate") is None:
+        a = doc.agents.get(agent)
+        if a is None or a.strict_rate is None:
             continue
         scores.append(CreateScoreRequest(id=_hid("run-score", exp, "strict_rate"), dataset_run_id=exp, name="strict_rate",
-                                         value=float(a["strict_rate"]), data_type=ScoreDataType.NUMERIC,
-                                         metadata={"agent": agent, "repetition": rep, "ci95": a["strict_ci"],
+                                         value=float(a.strict_rate), data_type=ScoreDataType.NUMERIC,
+                                         metadata={"agent": agent, "repetition": rep, "ci95": list(a.strict_ci),
                                                    "scope": "all repetitions of the agent (assay score)"}))
     for i in range(0, len(scores), SCORE_BATCH):
         api.scores.create(request=scores[i:i + SCORE_BATCH])

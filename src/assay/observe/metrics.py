@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from assay.errors import UsageError
+from assay.errors import IntegrityError, UsageError
 from assay.observe.facts import open_run, run_trials, trial_facts
 from assay.observe.series import RunSeries
 from assay.observe._plugin import hookimpl
@@ -71,7 +71,7 @@ class MetricsPlugin:
             return
         try:
             facts = trial_facts(self._rd, result.trial_id)
-        except (OSError, ValueError) as e:  # watching must never stop the evaluation it watches
+        except (OSError, ValueError, IntegrityError) as e:  # watching must never stop the evaluation it watches
             self.errors += 1
             log.error("metrics: trial %s not counted: %s", result.trial_id, e)
             return

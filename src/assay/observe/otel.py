@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from assay.errors import IntegrityError
 from assay.observe.facts import open_run
 from assay.observe.spans import SpanPlan, span_id_of, trace_id_of, trial_plan
 from assay.observe._plugin import hookimpl
@@ -194,7 +195,7 @@ class OtlpPlugin:
             return
         try:
             plan = trial_tree(self._rd, result.trial_id)
-        except (OSError, ValueError) as e:  # watching must never stop the evaluation it watches
+        except (OSError, ValueError, IntegrityError) as e:  # watching must never stop the evaluation it watches
             self.failed += 1
             log.error("otlp: trial %s not exported: %s", result.trial_id, e)
             return

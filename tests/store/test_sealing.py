@@ -61,7 +61,7 @@ def test_lines_appended_to_a_finished_trace_fail_verify_and_scoring(run_dir: Pat
         proc = assay(*cmd)
         assert proc.returncode == 3, (cmd, proc.stdout, proc.stderr)
         assert "trace.jsonl" in proc.stderr and "Traceback" not in proc.stderr
-    assert before["trials"]  # the untouched run scored
+    assert before.trials  # the untouched run scored
 
 
 def test_trace_may_grow_only_while_an_attempt_is_in_flight(run_dir: Path) -> None:

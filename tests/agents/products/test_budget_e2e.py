@@ -73,8 +73,9 @@ def test_tool_call_budget_ends_the_attempt(budget_run, agent: str) -> None:
     refused = [e.data for e in events if e.kind is EventKind.budget_exceeded]
     if agent == "reference":  # it stops itself at its budget before asking again; the gateway agrees
         assert refused == []
-    else:  # the gateway did not deliver the reply that would have been the second tool call
-        assert [(e["budget"], e["limit"], e["used"]) for e in refused] == [("tool_calls", 1, 1)]
+    else:  # the gateway did not deliver the reply that would have been the second tool call; an agent may
+        # ask again after a refusal that reached it inside a stream (Hermes retries twice): refused each time
+        assert refused and {(e["budget"], e["limit"], e["used"]) for e in refused} == {("tool_calls", 1, 1)}
         assert all(e.source is Source.gateway for e in events if e.kind is EventKind.budget_exceeded)
 
 

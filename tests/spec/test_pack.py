@@ -118,3 +118,16 @@ def test_changed_cache_copy_is_unpacked_again(calc_suite: Path, tmp_path: Path) 
 def test_pack_into_missing_folder_is_a_usage_error(calc_suite: Path, tmp_path: Path) -> None:
     proc = assay("pack", str(calc_suite), "-o", str(tmp_path / "no" / "s.tar.zst"), cache=tmp_path / "cache")
     assert proc.returncode == 2 and "does not exist" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_folder_held_to_a_digest_runs_from_a_sealed_copy(calc_suite: Path, tmp_path: Path) -> None:
+    """What runs is what was checked: the run reads a copy made at the check, not the folder."""
+    import json
+
+    digest = pack_suite(calc_suite, tmp_path / "s.tar.zst").digest
+    proc = assay("run", str(calc_suite), "--expect-digest", digest, "--agent", "oracle", "--sandbox", "host",
+                 "--out", str(tmp_path / "run"), cache=tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert Path(manifest["suite"]["path"]).is_relative_to(tmp_path / "cache")
+    assert manifest["suite"]["digest"] == digest.removeprefix("sha256:")

@@ -102,9 +102,17 @@ def _checked_suite(suite: Path, expect_digest: str | None) -> Path:
 
     if is_package(suite):
         return open_package(suite, expect=expect_digest)
-    if expect_digest is not None:
-        check_suite_digest(suite, expect_digest)
-    return suite
+    if expect_digest is None:
+        return suite
+    # a folder held to a digest runs from a sealed copy of itself, so an edit after the check cannot run
+    import tempfile
+
+    from assay.spec.pack import pack_suite
+
+    with tempfile.TemporaryDirectory(prefix="assay-pack-") as tmp:
+        copy = open_package(pack_suite(suite, Path(tmp)).path, expect=expect_digest)
+    check_suite_digest(copy, expect_digest)
+    return copy
 
 
 @contextmanager

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from assay.score.engine import ScoreInputs, check_integrity, iter_run_trials
-from assay.score.evidence import read_trace_facts
-from assay.score.trials import TrialFacts, fold_trial
+from assay.score.engine import ScoreInputs, check_integrity, fold_on_disk, iter_run_trials
+from assay.score.trials import TrialFacts
 from assay.spec.manifest import RunManifest
 from assay.store.rundir import RunDir
 
@@ -17,12 +16,7 @@ def trial_facts(rd: RunDir, trial_id: str) -> TrialFacts | None:
     """One trial folded from the attempts on disk, as :func:`iter_run_trials` folds it (None
     when no attempt has a result yet)."""
     attempts = [r for n in rd.attempts_of(trial_id) if (r := rd.result(trial_id, n)) is not None]
-    if not attempts:
-        return None
-    last = max(a.attempt for a in attempts)
-    trace = read_trace_facts(rd.trace_path(trial_id), last)
-    artifacts_ok = all(rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
-    return fold_trial(attempts, artifacts_ok=artifacts_ok, trace=trace)
+    return fold_on_disk(rd, trial_id, attempts) if attempts else None
 
 
 def open_run(path: Path | str, *, verify: bool = True) -> tuple[RunDir, RunManifest]:

@@ -108,13 +108,20 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs) -> I
         if not attempts:
             yield missing_trial(tid, categories)
             continue
-        last = max(a.attempt for a in attempts)
-        trace_path = rd.trace_path(tid)
-        facts = read_trace_facts(trace_path, last)
-        if facts is not None:
-            inputs.traces[trace_path.relative_to(rd.path).as_posix()] = sha256_file(trace_path)
-        artifacts_ok = all(rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
-        yield fold_trial(attempts, artifacts_ok=artifacts_ok, trace=facts)
+        yield fold_on_disk(rd, tid, attempts, inputs)
+
+
+def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[AttemptResult],
+                 inputs: ScoreInputs | None = None) -> TrialFacts:
+    """One trial's facts from its attempts, its final attempt's trace and its artifacts on disk (the
+    one fold every reader of a run uses: the scorer, and the exports that must agree with it)."""
+    last = max(a.attempt for a in attempts)
+    trace_path = rd.trace_path(trial_id)
+    facts = read_trace_facts(trace_path, last)
+    if facts is not None and inputs is not None:
+        inputs.traces[trace_path.relative_to(rd.path).as_posix()] = sha256_file(trace_path)
+    artifacts_ok = all(rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
+    return fold_trial(attempts, artifacts_ok=artifacts_ok, trace=facts)
 
 
 def _read_attempts(rd: RunDir, trial_id: str, inputs: ScoreInputs) -> list[AttemptResult]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
+from assay.run.recorder import RunDirRecorder
 from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.spec.results import AttemptResult, EndState, Timings
 from assay.store.rundir import RunDir
@@ -36,7 +37,7 @@ class RetryPolicy:
         return used <= self.max_retries
 
 
-def close_interrupted(rd: RunDir, ctx: RunContext, trial: PlannedTrial) -> list[AttemptResult]:
+def close_interrupted(rd: RunDir, ctx: RunContext, trial: PlannedTrial, recorder: RunDirRecorder) -> list[AttemptResult]:
     """Write partial results for attempts that started but never finished; return all results."""
     history: list[AttemptResult] = []
     task = ctx.suite.task(trial.task_id)
@@ -58,15 +59,18 @@ def close_interrupted(rd: RunDir, ctx: RunContext, trial: PlannedTrial) -> list[
             trace.attempt = n
             trace.emit(Source.harness, EventKind.attempt_ended, {"end_state": "infra_error", "reason": "interrupted",
                                                                  "partial": True})
-            trace.flush()
-            rd.write_result(res)
+            recorder.assay_attempt_finished(res, trace.take())
         history.append(res)
     return history
 
 
 async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, policy: RetryPolicy) -> None:
+    """Attempts of one trial until one is final, each announced on the run's event stream: its
+    start (the recorder writes the marker) and its sealed result with its events (the recorder
+    writes them), then the plugins hear of it."""
     rd = ctx.run_dir
-    history = close_interrupted(rd, ctx, trial)
+    recorder = events.writer
+    history = close_interrupted(rd, ctx, trial, recorder)
     if history and not policy.should_retry(history):
         return
     trace = new_trace(ctx, trial)
@@ -75,16 +79,17 @@ async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, po
         while True:
             attempt = (history[-1].attempt + 1) if history else 1
             retry_reason = history[-1].reason if history else None
-            events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt)
+            events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,
+                          retry_reason=retry_reason)
             result = await run_attempt(ctx, trial, attempt, retry_reason=retry_reason, trace=trace)
             history.append(result)
             final = not policy.should_retry(history)
-            events.notify("assay_attempt_finished", trial.id, result=result, final=final)
+            events.notify("assay_attempt_finished", trial.id, result=result, final=final, events=trace.take())
             if final:
                 return
     finally:
         events.detach(trace)
-        trace.flush()  # what was recorded after the last seal (a hook's failure on the finished attempt)
+        recorder.write_events(trial.id, trace.take())  # recorded after the last result (a plugin's failure on it)
 
 
 def pending_trials(rd: RunDir, plan: list[PlannedTrial], policy: RetryPolicy) -> list[PlannedTrial]:

@@ -1,16 +1,17 @@
 """The lifecycle of a run, written down once (pluggy hook specifications), and the one
 dispatcher that hands its events to every consumer.
 
-The trace writer keeps each event in the attempt's record (written to the run directory when
-the attempt is sealed) and hands the same event to the :class:`Dispatcher`, which gives it to
-every plugin: the terminal progress, metrics, exporters, a third party's. All hooks are
-notifications: every implementation is called, return values are ignored, and an exception
-in one is caught and recorded as an ``error`` trace event naming the plugin; it never changes
-a trial's end state and never stops the run.
+One stream, two kinds of consumer. The run directory's writer
+(:class:`~assay.run.recorder.RunDirRecorder`) hears each event first and its failures are the
+harness's; then every plugin hears it: the terminal progress, metrics, exporters, a third
+party's. For plugins all hooks are notifications: every implementation is called, return
+values are ignored, and an exception in one is caught and recorded as an ``error`` trace event
+naming the plugin; it never changes a trial's end state and never stops the run.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import pluggy
 
+from assay.run.recorder import RunDirRecorder
 from assay.trace.events import EventKind, Source, TraceEvent
 from assay.trace.writer import TraceWriter
 
@@ -35,16 +37,18 @@ class RunHooks:
         ``planned`` is the size of the matrix, ``pending`` how many trials still need an attempt."""
 
     @hookspec
-    def assay_attempt_started(self, trial_id: str, attempt: int) -> None:
-        """When an attempt's started marker is on disk."""
+    def assay_attempt_started(self, trial_id: str, attempt: int, retry_reason: str | None) -> None:
+        """When an attempt's started marker is on disk, before the attempt does anything.
+        ``retry_reason``: why the trial is tried again (None for its first attempt)."""
 
     @hookspec
     def assay_trace_event(self, event: Any) -> None:
         """For every trace event, as it is recorded (redacted)."""
 
     @hookspec
-    def assay_attempt_finished(self, result: Any, final: bool) -> None:
-        """After an attempt's result file is written. ``final``: no retry follows."""
+    def assay_attempt_finished(self, result: Any, final: bool, events: Any) -> None:
+        """After an attempt's events and result are written and sealed. ``final``: no retry
+        follows. ``events``: the trace events written with it (the attempt's, in order)."""
 
     @hookspec
     def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
@@ -79,12 +83,19 @@ def plugin_name(impl: Any) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-class Dispatcher:
-    """Hands every run event to every plugin, each on its own: one plugin's exception is
-    recorded (in the trial's trace when there is one) and the next plugin still gets the event."""
+def argnames(function: Any) -> tuple[str, ...]:
+    """The hook arguments a consumer asks for (as pluggy does, each gets only those it declares)."""
+    return tuple(inspect.signature(function).parameters)
 
-    def __init__(self, pm: pluggy.PluginManager):
+
+class Dispatcher:
+    """Hands every run event to the run directory's writer, then to every plugin, each on its
+    own: one plugin's exception is recorded (in the trial's trace when there is one) and the
+    next plugin still gets the event. The writer's exceptions propagate."""
+
+    def __init__(self, pm: pluggy.PluginManager, writer: RunDirRecorder):
         self.pm = pm
+        self.writer = writer
         self.failures: list[HookFailure] = []
         self._traces: dict[str, TraceWriter] = {}
         self._lock = threading.Lock()
@@ -106,7 +117,11 @@ class Dispatcher:
         self.notify("assay_trace_event", event.trial_id, event=event)
 
     def notify(self, hook: str, trial: str | None, /, **kwargs: Any) -> None:
-        """Call ``hook`` on every plugin with ``kwargs``; failures are recorded in ``trial``'s trace."""
+        """Call ``hook`` on the writer, then on every plugin with ``kwargs``; a plugin's failure
+        is recorded in ``trial``'s trace."""
+        written = getattr(self.writer, hook, None)  # the writer hears only what it writes
+        if written is not None:
+            written(**{a: kwargs[a] for a in argnames(written)})
         caller = getattr(self.pm.hook, hook)
         for impl in reversed(caller.get_hookimpls()):  # pluggy's own order: last registered first
             try:

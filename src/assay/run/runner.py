@@ -22,6 +22,7 @@ from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
+from assay.run.recorder import RunDirRecorder
 from assay.run.trial import RunContext
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
@@ -206,7 +207,7 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
              plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool,
              backend: SandboxBackend) -> RunOutcome:
-    events = Dispatcher(make_plugin_manager(plugins))
+    events = Dispatcher(make_plugin_manager(plugins), writer=RunDirRecorder(rd))
     policy = RetryPolicy(manifest.plan.max_retries)
     services = build_services(manifest)
     listeners: list[Callable[[TraceEvent], Any]] = [events.trace_event]

@@ -1,5 +1,6 @@
-"""Sealing an attempt: the result built from its phase records, the attempt's events written
-once, then the immutable result (the ledger binds the result to the trace as written)."""
+"""Sealing an attempt: how it ended recorded in its trace, and its result built from the phase
+records. Writing both is the run directory's recorder's job (:mod:`assay.run.recorder`), when
+the executor announces the finished attempt."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from assay.run.records import AttemptRecords
 from assay.spec.budget import BudgetName, Limits
 from assay.spec.incident import Incident
 from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
-from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 
@@ -96,14 +96,11 @@ def build_result(env: SealEnv, records: AttemptRecords, decision: Decision, trac
     )
 
 
-def seal(rd: RunDir, env: SealEnv, records: AttemptRecords, decision: Decision, trace: TraceWriter) -> AttemptResult:
-    """Record how the attempt ended, write its events once, then its result."""
+def seal(env: SealEnv, records: AttemptRecords, decision: Decision, trace: TraceWriter) -> AttemptResult:
+    """Record how the attempt ended in its trace, and return its result (not yet written)."""
     failure = records.failure()
     if decision.state is EndState.infra_error and failure is not None:
         trace.emit(Source.harness, EventKind.error, {"reason": failure.reason, "message": failure.message,
                                                      "retryable": failure.retryable})
     trace.emit(Source.harness, EventKind.attempt_ended, {"end_state": decision.state.value, "reason": decision.reason})
-    result = build_result(env, records, decision, trace)
-    trace.flush()
-    rd.write_result(result)
-    return result
+    return build_result(env, records, decision, trace)

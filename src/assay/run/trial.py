@@ -60,11 +60,11 @@ class RunContext:
 
 async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, retry_reason: str | None = None,
                       trace: TraceWriter) -> AttemptResult:
-    """Run one attempt and write its result; returns the result as written."""
+    """Run one attempt whose started marker is on disk; returns its sealed result, for the
+    executor to announce (the run directory's recorder writes it, with the attempt's events)."""
     task = ctx.suite.task(trial.task_id)
     agent = ctx.agents[trial.agent]
     rd = ctx.run_dir
-    rd.mark_started(trial.id, attempt, {"retry_reason": retry_reason})
     trace.attempt = attempt
     started = time.time()
     trace.emit(Source.harness, EventKind.attempt_started,
@@ -77,7 +77,7 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
     unsupported = agent.unsupported_with(task, contract)
     if unsupported is not None:
         records = AttemptRecords(skipped=unsupported)
-        return seal(rd, SealEnv(base, started, {}), records, decide(records), trace)
+        return seal(SealEnv(base, started, {}), records, decide(records), trace)
 
     scratch = ctx.scratch_root / trial.id / str(attempt)
     handle = AttemptHandle(run_id=ctx.run_id, trial_id=trial.id, attempt=attempt, task=task, variant=trial.variant,
@@ -93,7 +93,7 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
     finally:
         await _release(ctx, env, live)
     facts = {**ctx.backend.facts(), "network": ctx.network.value}
-    return seal(rd, SealEnv(base, started, facts), records, decide(records), trace)
+    return seal(SealEnv(base, started, facts), records, decide(records), trace)
 
 
 async def _phases(ctx: RunContext, env: phases.AttemptEnv, live: phases.Live) -> AttemptRecords:
@@ -122,7 +122,7 @@ async def _release(ctx: RunContext, env: phases.AttemptEnv, live: phases.Live) -
 
 
 def new_trace(ctx: RunContext, trial: PlannedTrial) -> TraceWriter:
-    """The trial's trace: events held in memory for each attempt, written once at its seal."""
+    """The trial's trace: events held in memory for each attempt, written once by the recorder."""
     red = Redactor(ctx.secrets)
     return TraceWriter(ctx.run_dir.trace_path(trial.id), trial.id, redactor=red, listeners=ctx.listeners,
                        buffered=True)

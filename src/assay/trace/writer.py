@@ -7,6 +7,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable, Iterator
 
 from assay.trace.events import EventKind, Source, TraceEvent
@@ -19,8 +20,9 @@ class TraceWriter:
     """Writes one trial's events, redacted, each as one line.
 
     Unbuffered, each event is appended as it happens. Buffered (the run engine's attempts),
-    the attempt's events stay in memory (:meth:`events`) and are written once, in one append,
-    by :meth:`flush` when the attempt is sealed; listeners see every event as it is recorded.
+    the attempt's events stay in memory (:meth:`events`); the run's recorder takes them
+    (:meth:`take`) and writes them once, in one append, when the attempt is sealed (or
+    :meth:`flush` does, for a writer used alone). Listeners see every event as it is recorded.
     Resuming a trial continues the numbering after the last complete event on disk; a
     half-written last line (the runner was killed mid-write) is kept as it is and fenced off
     with a newline, never rewritten.
@@ -35,7 +37,7 @@ class TraceWriter:
         self.buffered = buffered
         self._attempt = 1
         self._events: list[TraceEvent] = []  # the current attempt's events (buffered writers only)
-        self._pending: list[str] = []  # lines not yet written (buffered writers only)
+        self._pending: list[TraceEvent] = []  # events not yet written (buffered writers only)
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._seq = 0
@@ -67,13 +69,12 @@ class TraceWriter:
         with self._lock:
             ev = TraceEvent(seq=self._seq, ts=ts if ts is not None else time.time(), trial_id=self.trial_id,
                             attempt=self._attempt, source=Source(source), kind=EventKind(kind), data=clean)
-            line = ev.model_dump_json() + "\n"
             if self.buffered:
                 self._events.append(ev)
-                self._pending.append(line)
+                self._pending.append(ev)
             else:
                 with open(self.path, "a", encoding="utf-8") as f:
-                    f.write(line)
+                    f.write(ev.model_dump_json() + "\n")
                     f.flush()
             self._seq += 1
         for listener in self.listeners:
@@ -87,16 +88,15 @@ class TraceWriter:
         with self._lock:
             return list(self._events)
 
+    def take(self) -> list[TraceEvent]:
+        """The events not yet written, handed over to whoever writes them (buffered writers)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            return pending
+
     def flush(self) -> None:
         """Write the events not yet written, in one append, and fsync them."""
-        with self._lock:
-            lines, self._pending = self._pending, []
-            if not lines:
-                return
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write("".join(lines))
-                f.flush()
-                os.fsync(f.fileno())
+        append_events(self.path, self.take())
 
     def sync(self) -> None:
         """fsync the trace file (called at attempt boundaries)."""
@@ -106,6 +106,18 @@ class TraceWriter:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+def append_events(path: Path, events: Sequence[TraceEvent]) -> None:
+    """Append events to a trace file in one write, then fsync: the one way traces reach disk
+    from memory."""
+    if not events:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(ev.model_dump_json() + "\n" for ev in events))
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def iter_events(path: Path) -> Iterator[TraceEvent]:

@@ -128,23 +128,3 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
             return {"_raw": raw}
         return val if isinstance(val, dict) else {"_value": val}
     return {}
-
-
-def content_text(content: Any) -> str:
-    """Plain text of a message ``content`` given as a string or a list of typed parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, str):
-                parts.append(p)
-            elif isinstance(p, dict):
-                if isinstance(p.get("text"), str):
-                    parts.append(p["text"])
-                elif p.get("type") == "tool_result":
-                    parts.append(content_text(p.get("content")))
-        return "\n".join(parts)
-    return str(content)

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from assay.agents.base import Normalized
 from assay.harness.evidence import world_tool_name
 from assay.harness.wiring import WorldToolContract
+from assay.trace.content import TEXT_BLOCKS, content_text
 from assay.trace.events import EventKind, ModelResponsePayload, ToolCallPayload, ToolResultPayload, Usage
 
 #: output kept per tool result in the trace (the native session is stored whole as an artifact)
@@ -104,20 +105,8 @@ def error(message: str, ts: float | None = None, **extra: Any) -> Normalized:
 
 
 def text_of(content: Any) -> str:
-    """Plain text of a message content (string, or a list of typed blocks)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and block.get("type") in ("text", "output_text", None) and "text" in block:
-                parts.append(str(block["text"]))
-        return "".join(parts)
-    return json.dumps(content)
+    """Plain text of a session message's content (string, or text blocks run together)."""
+    return content_text(content, sep="", kinds=TEXT_BLOCKS)
 
 
 def iso_ts(value: Any) -> float | None:

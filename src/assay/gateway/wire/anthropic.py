@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from assay.gateway.errors import WireError, anthropic_error_body
-from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, Usage, content_text
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, Usage
 from assay.gateway.stream import Delta
 from assay.gateway.wire.base import StreamRenderer, Wire, sse
+from assay.trace.content import content_text
 
 STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 

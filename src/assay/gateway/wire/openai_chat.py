@@ -7,9 +7,10 @@ import time
 from typing import Any
 
 from assay.gateway.errors import WireError, openai_error_body
-from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, content_text, parse_arguments
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, parse_arguments
 from assay.gateway.stream import Delta
 from assay.gateway.wire.base import StreamRenderer, Wire, sse
+from assay.trace.content import content_text
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"}
 

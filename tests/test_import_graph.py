@@ -39,7 +39,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "judge": frozenset({"errors", "registry", "spec", "trace", "harness", "gateway"}),
     "verify": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "worlds", "judge"}),
     "score": frozenset({"errors", "spec", "trace", "store"}),
-    "report": frozenset({"errors", "registry", "spec", "trace", "store", "score"}),
+    "report": frozenset({"errors", "registry", "spec", "trace", "store", "score", "judge"}),
     "observe": frozenset({"errors", "spec", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "worlds",
                       "gateway", "agents", "verify", "judge"}),

@@ -77,12 +77,34 @@ async def test_calibrated_judge_decides_both_ways(tmp_path: Path, judged) -> Non
 
 async def test_uncalibrated_or_stale_judge_never_holds(tmp_path: Path, judged) -> None:
     conn, fj = judged
+    calibrated = await _check(_ctx(tmp_path, GOOD, conn))
+    assert calibrated.passed and calibrated.evidence["counted"] is True
+    assert calibrated.evidence["agreement"]["cohen_kappa"] is not None
+    assert calibrated.evidence["answer_chars"] == len(GOOD)
+    stale = await _check(_ctx(tmp_path, GOOD, JudgeConnection(conn.url, conn.key, "another-model", conn.backend)))
+    # the same verdict as the calibrated judge's, shown as uncalibrated, and never holding
+    assert not stale.passed and stale.evidence["calibration"] == "uncalibrated (stale)"
+    assert stale.evidence["verdict"] == calibrated.evidence["verdict"] == "tie" and stale.evidence["counted"] is False
     (tmp_path / "code" / "calibration.json").unlink()
     missing = await _check(_ctx(tmp_path, GOOD, conn))
     assert not missing.passed and missing.evidence["calibration"] == "uncalibrated (missing)"
-    stale = await _check(_ctx(tmp_path, GOOD, JudgeConnection(conn.url, conn.key, "another-model", conn.backend)), calibration="judge.yaml")
-    assert not stale.passed and stale.evidence["calibration"].startswith("uncalibrated")
-    assert fj.calls == 24  # only the calibration called the model: an uncalibrated judge is never asked
+    assert missing.evidence["counted"] is False and missing.evidence["agreement"] is None
+
+
+async def test_an_uncalibrated_judges_babble_is_recorded_not_an_infra_error(tmp_path: Path, judged) -> None:
+    conn, fj = judged
+    (tmp_path / "code" / "calibration.json").unlink()
+    fj.policy = lambda a, b: "A, obviously"
+    r = await _check(_ctx(tmp_path, GOOD, conn))
+    assert not r.passed and r.evidence["counted"] is False and "unparsed" in r.evidence
+
+
+def test_the_judges_trust_level_is_its_own() -> None:
+    from assay.spec.results import Trust
+    from assay.verify.registry import registered, trust_of
+
+    assert trust_of("judge") is Trust.model_judged
+    assert not registered("judge").executes_code  # it runs no agent code: no sandbox of its own
 
 
 async def test_no_judge_model_or_babbling_judge_is_infra_error(tmp_path: Path, judged) -> None:

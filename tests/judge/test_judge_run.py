@@ -68,3 +68,28 @@ def test_suite_with_judges_needs_a_judge_model(tmp_path: Path, fake_judge) -> No
     with pytest.raises(UsageError, match="--judge-model"):
         start_run(RunOptions(suite=suite, agents=["oracle"], out=tmp_path / "run"))
     assert not (tmp_path / "run").exists()
+
+
+def test_validate_checks_judged_suites_with_their_judge_model(tmp_path: Path, fake_judge) -> None:
+    from assay.run.validate import validate_suite
+
+    fj = fake_judge(faithful)
+    suite = judged_suite(tmp_path, fj.model_arg)
+    with pytest.raises(UsageError, match="--judge-model"):
+        validate_suite(suite)
+    report = validate_suite(suite, judge_model=fj.model_arg)
+    assert report.ok, [v.problems for v in report.verdicts]
+    assert report.verdicts[0].trust_summary == "state:1 model_judged:1"
+
+
+def test_validate_refuses_a_judge_not_calibrated_for_the_model(tmp_path: Path, fake_judge) -> None:
+    from assay.run.validate import validate_suite
+
+    calibrated_for = fake_judge(faithful)
+    suite = judged_suite(tmp_path, calibrated_for.model_arg)
+    other = fake_judge(faithful)  # the same answers from another model: the calibration does not carry over
+    report = validate_suite(suite, judge_model=other.model_arg.replace("judge-model", "other-judge"))
+    [v] = report.verdicts
+    problems = [p for p in v.problems if p.startswith("judge predicate 'quality'")]
+    assert problems and "uncalibrated (stale)" in problems[0] and "assay judge calibrate" in problems[0]
+    assert "verify/judge.yaml" in problems[0] and "-o verify/calibration.json" in problems[0]

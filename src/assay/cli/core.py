@@ -136,11 +136,14 @@ def validate(
     jobs: Annotated[int, typer.Option("--jobs", "-j")] = 1,
     mutants: Annotated[bool, typer.Option("--mutants", help="Also require every state mutant of the oracle's end "
                                                             "state to fail (verifier mutation testing).")] = False,
+    judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="The judge model for tasks with judge "
+                                                       "predicates (upstream:BASE_URL#MODEL or local); each judge "
+                                                       "must be calibrated for it.")] = None,
 ) -> None:
     """Check that the oracle passes every task and the do-nothing agent fails every task."""
     from assay.run.validate import validate_suite
 
-    report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs, mutants=mutants)
+    report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs, mutants=mutants, judge_model=judge_model)
     t = Table(title=f"validate {report.suite}")
     cols = ("task", "variant", "oracle", "nop", "trust", *(("mutants killed",) if mutants else ()), "verdict")
     for col in cols:

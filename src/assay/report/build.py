@@ -9,6 +9,7 @@ from typing import Literal
 from assay.errors import UsageError
 from assay.score.compare import Threshold, compare_agents, compare_scores
 from assay.score.engine import score_run
+from assay.spec.judge import JudgeSummary
 from assay.spec.scores import REPORT_SCHEMA, Comparison, ReportDocument, ScoreDocument
 from assay.store.rundir import REPORTS, RunDir
 
@@ -19,11 +20,21 @@ FORMATS = ("html", "md", "json")
 AGENT_METRICS = ("strict_rate",)
 
 
-def report_document(doc: ScoreDocument, cmp: Comparison | None = None) -> ReportDocument:
+def report_document(doc: ScoreDocument, cmp: Comparison | None = None,
+                    judges: list[JudgeSummary] | None = None) -> ReportDocument:
     """The stable machine interface: the isolation note first, the score document, the comparison
-    with a baseline run, and the paired differences between the run's own agents."""
+    with a baseline run, the paired differences between the run's own agents, and its judges."""
     return ReportDocument(isolation=doc.isolation, score=doc, compare=cmp,
-                          agents_compared=compare_agents(doc, metrics=AGENT_METRICS))
+                          agents_compared=compare_agents(doc, metrics=AGENT_METRICS), judges=judges or [])
+
+
+def run_judges(rd: RunDir) -> list[JudgeSummary]:
+    """The run's judges; a run without a judge model had none (and its results are not read again)."""
+    if rd.manifest().judge is None:
+        return []
+    from assay.judge.summary import judge_summaries
+
+    return judge_summaries(rd.iter_results())
 
 
 def report_json(doc: ScoreDocument, cmp: Comparison | None = None) -> dict:
@@ -41,16 +52,16 @@ def build_report(run_dir: Path | str, fmt: str = "html", *, compare: Path | str 
     cmp = None
     if compare is not None:
         cmp = compare_scores(score_run(compare), doc, agent_map=agent_map, allow_suite_change=allow_suite_change)
-    report = report_document(doc, cmp)
+    report = report_document(doc, cmp, run_judges(rd))
     if fmt == "json":
         return json.dumps(report.dump(), indent=1) + "\n"
     if fmt == "md":
         from assay.report.markdown import render_markdown
 
-        return render_markdown(doc, cmp, report.agents_compared)
+        return render_markdown(doc, cmp, report.agents_compared, report.judges)
     from assay.report.html import render_html
 
-    return render_html(doc, rd, cmp, report.agents_compared)
+    return render_html(doc, rd, cmp, report.agents_compared, report.judges)
 
 
 def write_report(run_dir: Path | str, fmt: str = "html", *, out: Path | str | None = None,

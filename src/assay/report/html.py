@@ -8,9 +8,11 @@ from __future__ import annotations
 from html import escape
 from assay.report import svg
 from assay.report.fmt import interval, num
+from assay.report.judges import judges_html
 from assay.report.fmt import pct as _fpct
 from assay.report.markdown import measured_line
 from assay.report.trials import anchor, trial_section
+from assay.spec.judge import JudgeSummary
 from assay.spec.scores import AgentScore, Comparison, MetricDelta, ScoreDocument, TaskScore
 from assay.store.rundir import RunDir
 
@@ -214,7 +216,7 @@ def _agents_compared(pairs: list[Comparison]) -> str:
 
 
 def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | None = None,
-                agents_compared: list[Comparison] | None = None) -> str:
+                agents_compared: list[Comparison] | None = None, judges: list[JudgeSummary] | None = None) -> str:
     """The whole report as one HTML string."""
     iso = doc.isolation
     tasks_by_agent: dict[str, list[TaskScore]] = {}
@@ -239,6 +241,7 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
     if cmp is not None:
         parts.append(_compare(cmp))
     parts.append(_security(doc))
+    parts.append(judges_html(judges or []))
     for a, m in sorted(doc.agents.items()):
         parts.append(_agent_section(a, m, tasks_by_agent.get(a, [])))
     parts.append("<h2>Trials</h2>")

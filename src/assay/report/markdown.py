@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from assay.report.fmt import interval, num, pct, signed
+from assay.report.judges import judges_md
+from assay.spec.judge import JudgeSummary
 from assay.spec.scores import AgentScore, Comparison, Measured, ScoreDocument
 
 
@@ -132,7 +134,7 @@ def agents_lines(pairs: list[Comparison]) -> list[str]:
 
 
 def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
-                    agents_compared: list[Comparison] | None = None) -> str:
+                    agents_compared: list[Comparison] | None = None, judges: list[JudgeSummary] | None = None) -> str:
     out = header(doc)
     out += [f"scorer {doc.scorer_version}, rules `{doc.rules_digest[:12]}`, "
             f"{len(doc.inputs.results)} result files read. Run security gate: **{doc.security.gate}**", ""]
@@ -141,6 +143,7 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
     for a, m in sorted(doc.agents.items()):
         out += _agent_lines(a, m)
     out += security_lines(doc)
+    out += judges_md(judges or [])
     if cmp is not None:
         out += compare_lines(cmp, f"Compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}")
     return "\n".join(out) + "\n"

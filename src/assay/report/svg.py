@@ -142,6 +142,33 @@ def pareto(name: str, title: str, points: list[Point], *, xlabel: str, ylabel: s
     return "".join(out)
 
 
+def scatter(name: str, title: str, points: list[Point], *, xlabel: str, ylabel: str, width: int = 560,
+            height: int = 280) -> str:
+    """Points with y in [0, 1] against x from 0 (no frontier: nothing here is a trade-off)."""
+    left, bottom, top, right = 60, 40, 30, 20
+    xmax = max([p.x for p in points] or [1.0]) * 1.05 or 1.0
+    sx, sy = (width - left - right) / xmax, float(height - top - bottom)
+    out = [f'<svg class="fig" data-figure="{escape(name)}" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+           f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+           f'<text x="4" y="16" class="ttl">{escape(title)}</text>',
+           f'<path d="M{left},{top}V{height - bottom}H{width - right}" stroke="#444" fill="none"/>',
+           f'<text x="{(width + left) / 2}" y="{height - 8}" text-anchor="middle">{escape(xlabel)}</text>',
+           f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" text-anchor="middle">'
+           f'{escape(ylabel)}</text>',
+           f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">1</text>',
+           f'<text x="{left - 4}" y="{height - bottom}" text-anchor="end">0</text>',
+           f'<text x="{width - right}" y="{height - bottom + 14}" text-anchor="end">{_fmt(xmax)}</text>']
+    if not points:
+        out.append(f'<text class="na" x="{left + 10}" y="{top + 20}">no judged answer</text>')
+    for p in points:
+        x, y = left + p.x * sx, height - bottom - p.y * sy
+        dot = (f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{PALETTE[0]}" fill-opacity="0.6">'
+               f'<title>{escape(p.label)}: {_fmt(p.x)} chars, {_fmt(p.y)}</title></circle>')
+        out.append(_a(p.href, dot))
+    out.append("</svg>")
+    return "".join(out)
+
+
 def frontier(points: list[Point]) -> list[Point]:
     """Points not dominated (another point at most as costly and at least as successful, one strictly)."""
     keep = [p for p in points if not any((q.x <= p.x and q.y >= p.y) and (q.x < p.x or q.y > p.y) for q in points)]

@@ -16,8 +16,10 @@ from pathlib import Path
 from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
 from assay.spec.load import load_suite
+from assay.spec.judge import JudgeCheck
 from assay.spec.load import LoadedTask
-from assay.spec.results import AttemptResult, EndState
+from assay.spec.manifest import GatewayRecord
+from assay.spec.results import AttemptResult, EndState, Trust
 from assay.verify import verifier
 from assay.verify.mutants import MutantResult, Recorder, try_mutants
 from assay.verify.registry import trust_of
@@ -37,7 +39,7 @@ class TaskVerdict:
     def trust_summary(self) -> str:
         """e.g. ``state:2 in_process:1`` (one figure, shown by validate and the docs' example)."""
         counts = Counter(self.trust.values())
-        return " ".join(f"{t}:{counts[t]}" for t in ("state", "outside_oracle", "in_process") if counts[t])
+        return " ".join(f"{t}:{counts[t]}" for t in Trust if counts[t])
 
     @property
     def survivors(self) -> list[MutantResult]:
@@ -104,10 +106,30 @@ def trust_levels(task: LoadedTask) -> dict[str, str]:
     return {p.id: trust_of(p.kind).value for p in task.spec.predicates}  # type: ignore[attr-defined]
 
 
+def judge_problems(task: LoadedTask, judge: GatewayRecord | None) -> list[str]:
+    """Every judge predicate of ``task`` whose judge may not gate with the run's judge model:
+    its calibration is missing, stale, below its thresholds or unreadable."""
+    from assay.judge.calibrate import load_judge
+    from assay.judge.gate import calibration_status
+
+    out = []
+    for p in task.spec.predicates:
+        if not isinstance(p, JudgeCheck) or judge is None:
+            continue
+        code = task.dir / task.spec.verify_dir
+        status = calibration_status(load_judge(code / p.judge), judge.model or "", judge.backend, code / p.calibration)
+        if not status.may_gate:
+            out.append(f"judge predicate {p.id!r} ({task.spec.verify_dir}/{p.judge}) is {status.label} for model "
+                       f"{judge.model!r}: {'; '.join(status.reasons)} (fix: assay judge calibrate SET --judge "
+                       f"{task.spec.verify_dir}/{p.judge} --model MODEL -o {task.spec.verify_dir}/{p.calibration})")
+    return out
+
+
 def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path | None = None, jobs: int = 1,
-                   mutants: bool = False) -> ValidationReport:
+                   mutants: bool = False, judge_model: str | None = None) -> ValidationReport:
     """Run oracle and nop over every task and variant; report every task where either misbehaves
-    (and, with ``mutants``, every mutant of the oracle's end state that the verifier lets pass)."""
+    (and, with ``mutants``, every mutant of the oracle's end state that the verifier lets pass).
+    A task with judge predicates needs ``judge_model``, and a judge calibrated for it."""
     suite = load_suite(suite_path)
     with tempfile.TemporaryDirectory(prefix="assay-validate-") as tmp:
         out = keep or Path(tmp) / "run"
@@ -117,7 +139,7 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
         try:
             outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
                                            network=NetworkProfile.harness, max_retries=0, jobs=jobs,
-                                           run_id=f"validate-{suite.spec.name}"))
+                                           run_id=f"validate-{suite.spec.name}", judge_model=judge_model))
         finally:
             if mutants:
                 verifier.OBSERVERS.remove(recorder)
@@ -133,6 +155,7 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
                                 final.get((task.id, variant, "nop")), trust=trust_levels(task))
                 v.problems += _oracle_problems(v.oracle) if v.oracle else ["oracle produced no result"]
                 v.problems += _nop_problems(v.nop) if v.nop else ["nop produced no result"]
+                v.problems += judge_problems(task, outcome.manifest.judge)
                 if mutants and v.oracle is not None and v.oracle.end_state is EndState.passed:
                     v.mutants = _mutants(recorder, v.oracle, variant, outcome.manifest.sandbox.backend)
                     v.problems += [f"mutant survived: {m.mutant} (required predicates that all held: {m.held})"

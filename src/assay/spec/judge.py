@@ -154,6 +154,59 @@ class CalibrationRecord(_Frozen):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+# ----------------------------------------------------------------------------- in a run's report
+
+
+class _Read(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class JudgeVerdict(_Read):
+    """One judged answer of a run (a final attempt's judge predicate)."""
+
+    trial_id: str
+    task_id: str
+    agent: str
+    predicate: str
+    answer_chars: int | None = Field(None, description="Length of the judged answer (None: there was none).")
+    verdict: PairLabel | None = Field(None, description="Pairwise: the agent's answer (A) against the reference.")
+    score: float | None = Field(None, description="Absolute: the judge's score.")
+    held: bool
+    counted: bool = Field(description="False when the judge was not calibrated for the run's model.")
+
+
+class JudgeSummary(_Read):
+    """One judge (name, version, model) over a run: its calibration next to the verdicts it gave."""
+
+    judge: str
+    version: str
+    model: str
+    mode: str
+    calibration: list[str] = Field(description="Calibration states seen, e.g. ['calibrated'].")
+    agreement: Agreement | None = Field(None, description="The calibration record's figures, when readable.")
+    scale: tuple[float, float] | None = Field(None, description="Absolute mode: the score scale.")
+    length_rho: float | None = Field(None, description="This run: Spearman rho of the judge's preference "
+                                     "against the answer's length (None below 3 verdicts or without spread).")
+    verdicts: list[JudgeVerdict]
+
+    def preference(self, v: JudgeVerdict) -> float | None:
+        """0..1: how much the judge preferred the answer (pairwise A=1, tie=0.5, B=0; absolute:
+        the score on its scale)."""
+        if v.verdict is not None:
+            return {"A": 1.0, "tie": 0.5, "B": 0.0}[v.verdict]
+        if v.score is not None and self.scale is not None and self.scale[1] > self.scale[0]:
+            return (v.score - self.scale[0]) / (self.scale[1] - self.scale[0])
+        return None
+
+    @property
+    def counted(self) -> int:
+        return sum(1 for v in self.verdicts if v.counted)
+
+    @property
+    def held(self) -> int:
+        return sum(1 for v in self.verdicts if v.counted and v.held)
+
+
 # ----------------------------------------------------------------------------- the predicate
 
 

@@ -29,6 +29,7 @@ class Trust(StrEnum):
     state = "state"  # read back by the harness from a snapshot; no agent code ran
     outside_oracle = "outside_oracle"  # agent code ran in a sandbox; outputs compared outside it
     in_process = "in_process"  # hardened, but agent code shares the process that judges it
+    model_judged = "model_judged"  # a calibrated model's opinion of the agent's output (which may argue with it)
 
 
 class PredicateResult(BaseModel):

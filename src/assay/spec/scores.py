@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.spec.incident import Incident
+from assay.spec.judge import JudgeSummary
 
 SCORE_SCHEMA = "assay.score/1"
 COMPARE_SCHEMA = "assay.compare/1"
@@ -362,3 +363,5 @@ class ReportDocument(Record):
     score: ScoreDocument
     compare: Comparison | None = None
     agents_compared: list[Comparison] = Field(default_factory=list)
+    judges: list[JudgeSummary] = Field(default_factory=list, description="Each LLM judge of the run: its "
+                                       "calibration figures next to the verdicts it gave.")

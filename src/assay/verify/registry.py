@@ -59,7 +59,8 @@ EVALUATORS: Registry[Evaluator] = Registry("predicate evaluator", "assay.predica
 
 def evaluator(kind: str, trust: Trust = Trust.state) -> Callable[[F], F]:
     """Mark (built-in modules) or register (anywhere else) the evaluator of one predicate kind.
-    ``trust`` other than ``state`` means it runs code: it is scheduled after every state predicate."""
+    ``trust`` ``outside_oracle`` or ``in_process`` means it runs agent-written code: it is
+    scheduled after every state predicate. ``model_judged`` is a model's opinion (the judge)."""
 
     def deco(fn: F) -> F:
         setattr(fn, _MARK, kind)
@@ -100,7 +101,8 @@ class Registered:
 
     @property
     def executes_code(self) -> bool:
-        return self.trust is not Trust.state
+        """Agent-written code runs to reach the verdict: scheduled after every state predicate."""
+        return self.trust in (Trust.outside_oracle, Trust.in_process)
 
 
 def registered(kind: str) -> Registered:

@@ -3,20 +3,30 @@
 The judge model is reached through the harness (``ctx.extra["judge"]``: a
 :class:`~assay.judge.service.JudgeConnection` to the judge's own gateway, for ``--judge-model``). The judge's
 calibration record is checked first: a missing, stale or below-threshold calibration never
-holds. An answer of the judge that does not parse is an infrastructure error, never a score.
+holds. Such a judge is still asked, and its verdict is recorded as *uncalibrated* (``counted:
+false``) so a reader sees what it would have said; it never counts. An answer of a calibrated
+judge that does not parse is an infrastructure error, never a score.
+
+Trust level ``model_judged``: the verdict is a model's opinion of text the agent wrote, text that
+may argue with its judge. The evidence carries the calibration's agreement figures and the
+judged answer's length, for the report's judge section.
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from assay.errors import VerifierError
 from assay.judge.calibrate import load_judge
 from assay.judge.client import JudgeClient, JudgeOutputError
-from assay.judge.gate import calibration_status
+from assay.judge.gate import calibration_status, read_record
 from assay.spec.judge import JudgeCheck
 from assay.spec.predicates import PredicateSpec
+from assay.spec.results import Trust
 from assay.trace.events import EventKind
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
@@ -39,7 +49,15 @@ def _target(spec: JudgeCheck, ctx: VerifyContext) -> str | None:
     raise VerifierError(f"predicate {spec.id!r}: target must be final_output or file:PATH", reason="verifier_setup")
 
 
-@evaluator("judge")
+def _figures(path: Path) -> dict[str, Any] | None:
+    """The agreement figures of the calibration record (None when there is no readable one)."""
+    try:
+        return read_record(path).agreement.model_dump()
+    except (OSError, ValueError, ValidationError):
+        return None
+
+
+@evaluator("judge", trust=Trust.model_judged)
 async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, JudgeCheck)
     conn = ctx.extra.get("judge")
@@ -47,32 +65,40 @@ async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
         raise VerifierError(f"predicate {spec.id!r} needs a judge model, and this run has none (fix: --judge-model)",
                             reason="judge_unavailable")
     jspec = load_judge(ctx.resolve(spec.judge, base=ctx.code))
-    status = calibration_status(jspec, conn.model, conn.backend, ctx.resolve(spec.calibration, base=ctx.code))
+    record = ctx.resolve(spec.calibration, base=ctx.code)
+    status = calibration_status(jspec, conn.model, conn.backend, record)
     ev: dict[str, Any] = {"judge": jspec.name, "judge_version": jspec.version, "model": conn.model,
-                          "judge_digest": jspec.digest(conn.model, conn.backend),
-                          "calibration": status.label, "calibration_reasons": status.reasons}
-    if not status.may_gate:
-        return Outcome(False, ev)  # an uncalibrated judge cannot contribute to a strict pass
+                          "judge_digest": jspec.digest(conn.model, conn.backend), "mode": jspec.mode,
+                          "calibration": status.label, "calibration_reasons": status.reasons,
+                          "counted": status.may_gate, "agreement": _figures(record) if record.is_file() else None}
     answer = _target(spec, ctx)
     if answer is None:
         return Outcome(False, {**ev, "target": spec.target, "missing": True})
+    ev.update({"answer": excerpt(answer, 300), "answer_chars": len(answer)})
     client = JudgeClient(conn.url, conn.key, conn.model, jspec)
-    prompt = ctx.task.prompt
     try:
-        if jspec.mode == "pairwise":
-            if spec.reference is None:
-                raise VerifierError(f"predicate {spec.id!r}: a pairwise judge needs 'reference'", reason="verifier_setup")
-            ref = ctx.resolve(spec.reference, base=ctx.hidden).read_text(encoding="utf-8")
-            first = await asyncio.to_thread(client.pairwise, prompt, answer, ref)
-            swapped = await asyncio.to_thread(client.pairwise, prompt, ref, answer)
-            verdict = first if {"A": "B", "B": "A", "tie": "tie"}[first] == swapped else "tie"
-            held = verdict == "A" or (verdict == "tie" and spec.accept == "win_or_tie")
-            ev.update({"verdict": verdict, "first_order": first, "swapped_order": swapped, "accept": spec.accept})
-        else:
-            score = await asyncio.to_thread(client.absolute, prompt, answer)
-            held = score >= jspec.pass_score
-            ev.update({"score": score, "pass_score": jspec.pass_score})
+        held = await _ask(spec, jspec.mode, jspec.pass_score, jspec.scale, client, ctx, answer, ev)
     except JudgeOutputError as e:
-        raise VerifierError(f"predicate {spec.id!r}: {e}", reason="judge_output") from None
-    ev["answer"] = excerpt(answer, 300)
-    return Outcome(held, ev)
+        if status.may_gate:
+            raise VerifierError(f"predicate {spec.id!r}: {e}", reason="judge_output") from None
+        ev["unparsed"] = str(e)[:300]  # an uncounted judge's babble is recorded, not an infrastructure error
+        return Outcome(False, ev)
+    return Outcome(held and status.may_gate, ev)  # an uncalibrated judge cannot contribute to a strict pass
+
+
+async def _ask(spec: JudgeCheck, mode: str, pass_score: float, scale: Any, client: JudgeClient,
+               ctx: VerifyContext, answer: str, ev: dict[str, Any]) -> bool:
+    """Ask the judge; its verdict goes into ``ev``; returns whether the verdict holds."""
+    prompt = ctx.task.prompt
+    if mode == "pairwise":
+        if spec.reference is None:
+            raise VerifierError(f"predicate {spec.id!r}: a pairwise judge needs 'reference'", reason="verifier_setup")
+        ref = ctx.resolve(spec.reference, base=ctx.hidden).read_text(encoding="utf-8")
+        first = await asyncio.to_thread(client.pairwise, prompt, answer, ref)
+        swapped = await asyncio.to_thread(client.pairwise, prompt, ref, answer)
+        verdict = first if {"A": "B", "B": "A", "tie": "tie"}[first] == swapped else "tie"
+        ev.update({"verdict": verdict, "first_order": first, "swapped_order": swapped, "accept": spec.accept})
+        return verdict == "A" or (verdict == "tie" and spec.accept == "win_or_tie")
+    score = await asyncio.to_thread(client.absolute, prompt, answer)
+    ev.update({"score": score, "pass_score": pass_score, "scale": list(scale)})
+    return score >= pass_score

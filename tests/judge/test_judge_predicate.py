@@ -81,6 +81,9 @@ async def test_uncalibrated_or_stale_judge_never_holds(tmp_path: Path, judged) -
     assert calibrated.passed and calibrated.evidence["counted"] is True
     assert calibrated.evidence["agreement"]["cohen_kappa"] is not None
     assert calibrated.evidence["answer_chars"] == len(GOOD)
+    import hashlib
+    record = (tmp_path / "code" / "calibration.json").read_bytes()
+    assert calibrated.evidence["calibration_sha256"] == hashlib.sha256(record).hexdigest()
     stale = await _check(_ctx(tmp_path, GOOD, JudgeConnection(conn.url, conn.key, "another-model", conn.backend)))
     # the same verdict as the calibrated judge's, shown as uncalibrated, and never holding
     assert not stale.passed and stale.evidence["calibration"] == "uncalibrated (stale)"

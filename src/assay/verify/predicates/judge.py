@@ -25,6 +25,7 @@ from assay.judge.calibrate import load_judge
 from assay.judge.client import JudgeClient, JudgeOutputError
 from assay.judge.gate import calibration_status, read_record
 from assay.spec.judge import JudgeCheck
+from assay.spec.digest import sha256_file
 from assay.spec.predicates import PredicateSpec
 from assay.spec.results import Trust
 from assay.trace.events import EventKind
@@ -70,7 +71,8 @@ async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     ev: dict[str, Any] = {"judge": jspec.name, "judge_version": jspec.version, "model": conn.model,
                           "judge_digest": jspec.digest(conn.model, conn.backend), "mode": jspec.mode,
                           "calibration": status.label, "calibration_reasons": status.reasons,
-                          "counted": status.may_gate, "agreement": _figures(record) if record.is_file() else None}
+                          "counted": status.may_gate, "agreement": _figures(record) if record.is_file() else None,
+                          "calibration_sha256": sha256_file(record) if record.is_file() else None}
     answer = _target(spec, ctx)
     if answer is None:
         return Outcome(False, {**ev, "target": spec.target, "missing": True})

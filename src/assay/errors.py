@@ -92,6 +92,14 @@ class NothingToCompare(Verdict):
     label = "NOTHING COMPARED"
 
 
+class RunBudgetReached(Verdict):
+    """The run-wide budget stopped the run with trials still pending: the run is incomplete (never
+    a pass); ``assay run --resume RUN --max-cost HIGHER`` continues it."""
+
+    exit_code = 6
+    label = "INCOMPLETE"
+
+
 # ----------------------------------------------------------------------------- trial errors
 class TrialError(AssayError):
     """The machinery broke during one attempt. ``reason`` is a stable classification."""
@@ -146,5 +154,6 @@ EXIT_CODES: dict[str, int] = {
     "integrity": 3,  # run directory evidence changed
     "infra": 4,  # infrastructure errors above --max-infra-rate
     "nothing": 5,  # nothing ran, nothing scored, or nothing to compare
+    "budget": 6,  # the run budget stopped the run with trials pending: incomplete, resumable
     "interrupted": 130,  # interrupted; the "resume with ..." hint is printed
 }

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli.progress import ProgressPlugin
-from assay.cli.outcome import RunDirSeen, last_started, score_finished_run
+from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
 from assay.cli.render import make_console, show_run, show_trial, summary_table
 from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
 from assay.errors import RunDirError, UsageError
@@ -41,6 +41,8 @@ def run(
     faults: Annotated[Optional[Path], typer.Option(help="YAML list of model faults injected for every attempt.")] = None,
     prices: Annotated[Optional[Path], typer.Option(help="YAML price table (USD per million tokens per model).")] = None,
     max_retries: Annotated[int, typer.Option(help="Retries per trial, for classified infrastructure errors only.")] = 1,
+    max_cost: Annotated[Optional[float], typer.Option(help="Run-wide budget in USD over every model call of the run (price table); the run stops cleanly when it is reached, `--resume RUN --max-cost HIGHER` continues.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Run-wide budget in input+output tokens over every model call of the run.")] = None,
     variants: Annotated[str, typer.Option(help="all | base")] = "all",
     task: Annotated[list[str], typer.Option("--task", "-t", help="Only these task ids (repeatable).")] = [],  # noqa: B006
     track: Annotated[str, typer.Option(help="controlled | native")] = "controlled",
@@ -53,14 +55,17 @@ def run(
     metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
     otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
 ) -> None:
-    """Run a suite against one or more agents and write a run directory (exit 4 above
-    --max-infra-rate, 5 when nothing was scored, 130 when interrupted, with the resume hint)."""
+    """Run a suite against one or more agents and write a run directory (exit 6 when the run
+    budget stopped it with trials pending, 5 when nothing was scored, 4 above --max-infra-rate,
+    130 when interrupted, with the resume hint)."""
+    from assay.harness.run_budget import run_budget_from_cli
     from assay.run.runner import RunOptions, resume_run, start_run
     from assay.score.gates import check_run
 
     if jobs < 1 or repeat < 1 or max_retries < 0:
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
+    run_budget = run_budget_from_cli(max_cost, max_tokens)
     from assay.cli.observe import run_plugins
 
     progress = ProgressPlugin(err, enabled=not quiet)
@@ -70,7 +75,8 @@ def run(
         if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
         with _disk_full_is_one_line(resume):
-            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=plugins, keep_scratch=keep_scratch)
+            outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=plugins, keep_scratch=keep_scratch,
+                                 run_budget=run_budget)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
@@ -87,12 +93,13 @@ def run(
                                            sandbox=sandbox, network=network, model=model, judge_model=judge_model,
                                            faults_file=faults, prices_file=prices, max_retries=max_retries,
                                            variants=variants, tasks=task or None, track=track,
-                                           keep_scratch=keep_scratch, plugins=plugins))
+                                           keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)
     out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}"))
     out.print(f"run directory: {outcome.run_dir.path}")
+    check_budget(outcome)
     check_run(doc, max_infra_rate=max_infra_rate)
 
 

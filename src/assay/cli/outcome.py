@@ -34,6 +34,23 @@ def resume_hint() -> str:
     return f"INTERRUPTED: results written so far are kept; resume with `assay run --resume {where}`"
 
 
+def check_budget(outcome: Any) -> None:
+    """Exit 6 when the run budget left trials pending: the run is incomplete, never a pass. A
+    resume that could start nothing (the budget was already spent) says so."""
+    from assay.errors import RunBudgetReached
+    from assay.harness.run_budget import describe_spend
+
+    b = outcome.budget
+    if b is None or not b.stopped:
+        return
+    where = outcome.run_dir.path
+    head = ("nothing new ran: the run budget was already reached" if b.reached_at_start
+            else "the run budget stopped the run")
+    raise RunBudgetReached(f"{head} ({describe_spend(b.spend)}); {len(b.pending)} planned trial(s) did not finish "
+                           f"and are not scored as passes; continue with `assay run --resume {where} --max-cost HIGHER` "
+                           "(or --max-tokens HIGHER)")
+
+
 def score_finished_run(run_dir: Path, *, junit: Path | None = None, summary_md: Path | None = None) -> ScoreDocument:
     """Score the run by the scorer's rules (in memory: no score version is written) and write the
     CI outputs asked for; the caller prints the table, then :func:`assay.score.gates.check_run`

@@ -59,7 +59,7 @@ def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:
     scored trials show no rate. Rates are rounded here, for display only."""
     states: dict[str, Counter[str]] = defaultdict(Counter)
     for t in doc.trials:
-        states[t.agent]["missing" if t.reason == "missing" and t.attempts == 0 else t.end_state] += 1
+        states[t.agent]["missing" if t.attempts == 0 and t.reason in ("missing", "run_budget") else t.end_state] += 1
     flags = doc.measured.flags if doc.measured else []
     t = Table(title=title, caption="\n".join(f"WARNING {f}" for f in flags) or None, caption_justify="left")
     for col in ("agent", "trials", "pass", "fail", "timeout", "infra_error", "no result", "skipped", "strict (scored)",

@@ -24,6 +24,7 @@ from assay.gateway.neutral import ModelReply, ModelRequest, count_usage
 from assay.gateway.relay import open_stream
 from assay.gateway.wire.base import Wire
 from assay.harness.budget import BudgetMeter, Refusal
+from assay.harness.run_budget import RunRefusal
 from assay.harness.evidence import is_world_call
 from assay.harness.wiring import WorldToolContract
 from assay.spec.budget import Budget, BudgetName
@@ -63,6 +64,7 @@ class GatewaySession:
         self.world_tools = world_tools
         self.closed = False
         self._lock = threading.Lock()
+        self._admitted: set[int] = set()  # calls the run budget admitted and that are not settled yet
         self.backend.notify = self.emit  # upstream retries and back-off are evidence of this attempt
 
     # ------------------------------------------------------------------------------ evidence
@@ -81,11 +83,27 @@ class GatewaySession:
         self.emit(EventKind.error, {"reason": e.type, "message": e.message, "status": e.status, "call": call_no})
         return Answer.json(e.status, wire.error_body(e), e.headers)
 
-    def _refuse(self, wire: Wire, refusal: Refusal, call_no: int, what: str) -> Answer:
+    def _unsettled(self, call_no: int) -> None:
+        """An admitted call that ended without being accounted frees its place in the run budget."""
+        with self._lock:
+            admitted = call_no in self._admitted
+            self._admitted.discard(call_no)
+        if admitted and self.meter.run is not None:
+            self.meter.run.release()
+
+    def _settle(self, call_no: int, cost: float, tokens: int) -> None:
+        """Charge an accounted call to the run budget (once, if the run budget admitted it)."""
+        with self._lock:
+            admitted = call_no in self._admitted
+            self._admitted.discard(call_no)
+        if admitted and self.meter.run is not None:
+            self.meter.run.settle(cost, tokens)
+
+    def _refuse(self, wire: Wire, refusal: Refusal | RunRefusal, call_no: int, what: str) -> Answer:
         """A budget is spent: HTTP 400 ``budget_exceeded`` in the wire format's own error shape, recorded."""
         return Answer.json(400, wire.error_body(self._refusal(refusal, call_no, what)))
 
-    def _refusal(self, refusal: Refusal, call_no: int, what: str) -> WireError:
+    def _refusal(self, refusal: Refusal | RunRefusal, call_no: int, what: str) -> WireError:
         """Record a budget refusal; the error the agent is answered (as a status, or in-band in a stream)."""
         name = refusal.budget.value
         with self._lock:
@@ -120,7 +138,23 @@ class GatewaySession:
         refused = self.meter.before_turn()
         if refused is not None:
             return self._refuse(wire, refused, call_no, "model turns are answered")
+        if self.meter.run is not None:  # the run-wide budget, shared by every attempt of the run
+            stop = self.meter.run.admit()
+            if stop is not None:
+                self.meter.hit(BudgetName.run_budget)
+                return self._refuse(wire, stop, call_no, "model calls are answered")
+            with self._lock:
+                self._admitted.add(call_no)
+        answer: Answer | None = None
+        try:
+            answer = await self._answer(wire, req, call_no)
+            return answer
+        finally:
+            if answer is None or answer.body is None:  # a relayed stream settles when it is accounted
+                self._unsettled(call_no)
 
+    async def _answer(self, wire: Wire, req: ModelRequest, call_no: int) -> Answer:
+        """The call past its budgets: a planned fault, else the backend's answer, accounted."""
         fault = self.faults.for_call(call_no)
         if fault is not None:
             self.emit(EventKind.fault_injected, describe(fault, call_no))
@@ -184,6 +218,7 @@ class GatewaySession:
         cost = call_cost(self.prices, model, usage, self.model)
         with self._lock:
             self.tally.add(usage, cost)
+        self._settle(call_no, cost, usage.input_tokens + usage.output_tokens)
         data = {"call": call_no, "model": model, "usage": usage.as_dict(), "latency_s": round(latency, 6),
                 "cost_usd": cost, **reply.as_dict()}
         data["model"] = model

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from assay.spec.budget import Budget, BudgetName
+
+if TYPE_CHECKING:
+    from assay.harness.run_budget import RunBudgetMeter
 
 
 @dataclass(frozen=True)
@@ -33,10 +37,12 @@ class Refusal:
 
 class BudgetMeter:
     """Turns and tool calls of one attempt against its :class:`Budget` (thread-safe: the world
-    server and the gateway run on their own threads)."""
+    server and the gateway run on their own threads). ``run``: the run-wide budget's meter, which
+    every attempt of the run shares (:mod:`assay.harness.run_budget`), if the run has one."""
 
-    def __init__(self, budget: Budget):
+    def __init__(self, budget: Budget, run: RunBudgetMeter | None = None):
         self.budget = budget
+        self.run = run
         self.turns = 0
         self.tool_calls = 0
         self._hits: list[BudgetName] = []

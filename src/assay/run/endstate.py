@@ -6,7 +6,9 @@ failed attempt whose budget refused something failed by ``budget_exceeded``; an 
 sandbox hit a bound on it as a whole (memory, pids, cpu, disk) failed by ``resource_limit:
 <bound>``, its own fault, whatever broke after; an agent that planted a trap for the harness
 where it reads the agent's files (a link or special file: ``agent_home_trap``) failed by
-``tampering``, never passed and never an infrastructure error.
+``tampering``, never passed and never an infrastructure error. An attempt the run-wide budget
+cut short (the gateway refused it a model call first) is no verdict on the agent unless the
+verifier says it passed: ``infra_error`` / ``run_budget``, retried when the run is resumed.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def decide(records: AttemptRecords) -> Decision:
     report = records.verify.report if records.verify is not None else None
     if outcome is None or report is None:  # a phase that never ran is not a verdict: unknown is failure
         return Decision(EndState.infra_error, "harness_crash")
+    if records.budget is BudgetName.run_budget and not report.held:  # cut by the run's budget: no verdict
+        return Decision(EndState.infra_error, "run_budget", retryable=True)
     if outcome.timed_out:
         return Decision(EndState.timeout, "wall_time")
     if report.held:

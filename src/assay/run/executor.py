@@ -3,7 +3,9 @@
 A trial is *done* when its latest attempt is final (not a retryable infra error) or its retry
 allowance is spent. Attempts that were in flight when a runner died have a started marker but
 no result: they are closed as partial ``infra_error``/``interrupted`` results (kept, never
-deleted) and the trial gets a new attempt. Interrupted attempts do not use up retries.
+deleted) and the trial gets a new attempt. Interrupted attempts do not use up retries, nor do
+attempts cut by the run budget (``run_budget``). Once the run budget is reached no attempt
+starts: the trial stays pending for a resume with a higher budget.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 
 
+#: infra-error reasons that are the run's, not the trial's: retried without using up retries
+NOT_THE_TRIALS = ("interrupted", "run_budget")
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Retries happen only for classified, retryable infrastructure errors."""
@@ -31,9 +37,9 @@ class RetryPolicy:
         last = history[-1]
         if last.end_state is not EndState.infra_error or not last.retryable:
             return False
-        if last.reason == "interrupted":
-            return True  # the runner's death is not the trial's: it never uses up retries
-        used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason != "interrupted")
+        if last.reason in NOT_THE_TRIALS:
+            return True  # the runner's death or the run's budget is not the trial's: never uses up retries
+        used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason not in NOT_THE_TRIALS)
         return used <= self.max_retries
 
 
@@ -77,6 +83,8 @@ async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, po
     events.attach(trace)
     try:
         while True:
+            if ctx.run_budget is not None and ctx.run_budget.reached:
+                return  # the run budget is spent: no new attempt; the trial stays pending
             attempt = (history[-1].attempt + 1) if history else 1
             retry_reason = history[-1].reason if history else None
             events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,

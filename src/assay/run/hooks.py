@@ -51,6 +51,12 @@ class RunHooks:
         follows. ``events``: the trace events written with it (the attempt's, in order)."""
 
     @hookspec
+    def assay_run_budget(self, spend: Any) -> None:
+        """When the run has a run-wide budget: once before any trial starts (its limits, the
+        estimate, what was spent already) and once when it is reached (``spend.reached`` set;
+        called from the gateway's thread). ``spend``: :class:`assay.harness.run_budget.RunSpend`."""
+
+    @hookspec
     def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
         """After every planned trial has a final attempt (or the run was stopped)."""
 

@@ -17,7 +17,9 @@ from assay._optional import optional_import
 from assay.agents.base import AgentAdapter, AgentInfo
 from assay.agents.registry import resolve_agent
 from assay.errors import AgentUnavailable, RunDirError, UsageError
+from assay.harness.run_budget import RunBudgetMeter
 from assay.harness.services import HarnessService
+from assay.run.budget_stop import BudgetOutcome, budget_record, change_limits, open_meter, record_stop
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
@@ -30,6 +32,7 @@ from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite, harness_network_needs, load_suite
 from assay.spec.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
 from assay.spec.results import AttemptResult
+from assay.spec.run_budget import RunBudget
 from assay.store.lock import run_lock
 from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch
@@ -59,6 +62,7 @@ class RunOptions:
     keep_scratch: bool = False
     plugins: list[object] = field(default_factory=list)
     run_id: str | None = None
+    run_budget: RunBudget | None = None  # --max-cost / --max-tokens over the whole run
 
 
 @dataclass
@@ -67,6 +71,7 @@ class RunOutcome:
     manifest: RunManifest
     results: list[AttemptResult]
     hook_failures: list[HookFailure] = field(default_factory=list)  # plugins that raised (recorded, ignored)
+    budget: BudgetOutcome | None = None  # the run budget, when the run has one
 
 
 def new_run_id(suite: LoadedSuite) -> str:
@@ -161,12 +166,13 @@ def start_run(opts: RunOptions) -> RunOutcome:
     sandbox = _sandbox_record(backend_name, backend, opts.network, suite.spec.default_limits)
     gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
     judge = _judge_record(opts.judge_model, suite)
+    budget = budget_record(opts.run_budget, suite, plan, adapters, gateway)
     run_id = opts.run_id or new_run_id(suite)
     manifest = build_manifest(
         run_id=run_id, suite=suite, agents=infos, sandbox=sandbox, gateway=gateway, track=opts.track,
         plan=PlanRecord(repeat=opts.repeat, jobs=opts.jobs, max_retries=opts.max_retries, variants=opts.variants,
                         trials=[t.id for t in plan]), judge=judge,
-    )
+    ).model_copy(update={"run_budget": budget})
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)
     with run_lock(rd.path):
@@ -174,15 +180,17 @@ def start_run(opts: RunOptions) -> RunOutcome:
 
 
 def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[object] | None = None,
-               keep_scratch: bool = False) -> RunOutcome:
+               keep_scratch: bool = False, run_budget: RunBudget | None = None) -> RunOutcome:
     """Finish the plan of a run that was stopped; refuses if another runner is on it, or if its
-    manifest (exit 3) or its suite changed since."""
+    manifest (exit 3) or its suite changed since. ``run_budget``: a new run-wide budget (recorded
+    in the run's budget log; the manifest is never rewritten)."""
     rd = RunDir.open(run_dir)
     with run_lock(rd.path):
-        return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch)
+        return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch, run_budget=run_budget)
 
 
-def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool) -> RunOutcome:
+def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool,
+                   run_budget: RunBudget | None = None) -> RunOutcome:
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
     manifest = rd.manifest()
@@ -200,6 +208,7 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
+    change_limits(rd, manifest, run_budget)  # checked first: a refused value writes nothing
     return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
                     get_backend(manifest.sandbox.backend))
 
@@ -209,6 +218,7 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
              backend: SandboxBackend) -> RunOutcome:
     events = Dispatcher(make_plugin_manager(plugins), writer=RunDirRecorder(rd))
     policy = RetryPolicy(manifest.plan.max_retries)
+    meter: RunBudgetMeter | None = open_meter(rd, manifest, adapters, events)
     services = build_services(manifest)
     listeners: list[Callable[[TraceEvent], Any]] = [events.trace_event]
     secrets: dict[str, str] = {}
@@ -225,10 +235,12 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                                  backend=backend, scratch_root=scratch,
                                  network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
                                  model=manifest.gateway.model, track=manifest.track, secrets=secrets,
-                                 listeners=listeners, keep_scratch=keep_scratch)
+                                 listeners=listeners, keep_scratch=keep_scratch, run_budget=meter)
                 pending = pending_trials(rd, plan, policy)
                 events.notify("assay_run_started", None, run_dir=rd, manifest=manifest, planned=len(plan),
                               pending=len(pending))
+                if meter is not None:
+                    events.notify("assay_run_budget", None, spend=meter.snapshot())
                 await execute(ctx, pending, events, jobs=jobs, policy=policy)
             finally:
                 if not keep_scratch:
@@ -239,8 +251,9 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
 
     try:
         asyncio.run(main())
+        budget = record_stop(rd, meter, pending_trials(rd, plan, policy)) if meter is not None else None
         results = rd.results()
         events.notify("assay_run_finished", None, run_dir=rd, results=results)
     finally:
         events.write_run_failures(rd.path)
-    return RunOutcome(rd, manifest, results, hook_failures=list(events.failures))
+    return RunOutcome(rd, manifest, results, hook_failures=list(events.failures), budget=budget)

@@ -19,6 +19,7 @@ from typing import Any
 
 from assay.agents.base import AgentAdapter
 from assay.harness.budget import BudgetMeter
+from assay.harness.run_budget import RunBudgetMeter
 from assay.harness.services import AttemptHandle, HarnessService
 from assay.run import phases
 from assay.run.endstate import budget_that_ended, decide
@@ -56,6 +57,7 @@ class RunContext:
     secrets: dict[str, str] = field(default_factory=dict)
     listeners: list[Any] = field(default_factory=list)
     keep_scratch: bool = False
+    run_budget: RunBudgetMeter | None = None  # the run-wide budget, shared by every attempt
 
 
 async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, retry_reason: str | None = None,
@@ -83,7 +85,7 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
     handle = AttemptHandle(run_id=ctx.run_id, trial_id=trial.id, attempt=attempt, task=task, variant=trial.variant,
                            agent=trial.agent, trace=trace, redactor=trace.redactor, budget=task.spec.budget,
                            attempt_dir=rd.attempt_dir(trial.id, attempt), scratch=scratch,
-                           meter=BudgetMeter(task.spec.budget), world_tools=contract)
+                           meter=BudgetMeter(task.spec.budget, ctx.run_budget), world_tools=contract)
     env = phases.AttemptEnv(task=task, agent=agent, variant=trial.variant, handle=handle, backend=ctx.backend,
                             suite=ctx.suite, network=ctx.network, run_limits=ctx.limits, track=ctx.track,
                             model=ctx.model, run_dir=rd)

@@ -22,6 +22,7 @@ from assay.spec.manifest import RunManifest
 from assay.spec.results import AttemptResult
 from assay.spec.scores import SCORE_SCHEMA, ScoreDocument
 from assay.score.measured import measured_of, typed_document
+from assay.store.budget_log import last_stop
 from assay.store.rundir import MANIFEST, TRIALS, RunDir
 
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
@@ -70,8 +71,10 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
     capw = capability_weights(manifest)
     agg = Aggregator(keep_trial_ids=keep_trials)
     rows: list[dict[str, Any]] = []
+    cut = 0  # trials the run budget left unfinished
     for t in trials:
         agg.add(t)
+        cut += t.reason == "run_budget"
         if keep_trials:
             rows.append(t.row())
     body = agg.finish(cw, capw)
@@ -86,7 +89,7 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "scored_at": time.time(),
         "weights": {"categories": cw, "capability": capw},
         "inputs": {"manifest_sha256": inputs.manifest_sha256, "results": inputs.results, "traces": inputs.traces},
-        "measured": measured_of(manifest),
+        "measured": measured_of(manifest, incomplete=cut),
         "security": body["security"],
         "agents": body["agents"],
         "tasks": body["tasks"],
@@ -95,7 +98,10 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
 
 
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs) -> Iterator[TrialFacts]:
-    """Stream the run's trials in the plan's order (unplanned trials found on disk follow)."""
+    """Stream the run's trials in the plan's order (unplanned trials found on disk follow); a
+    planned trial the run budget stopped before it started is missing with reason ``run_budget``."""
+    stop = last_stop(rd)
+    budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
     root = rd.path / TRIALS
     on_disk = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
@@ -106,7 +112,7 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs) -> I
     for tid in order:
         attempts = _read_attempts(rd, tid, inputs) if tid in disk else []
         if not attempts:
-            yield missing_trial(tid, categories)
+            yield missing_trial(tid, categories, "run_budget" if tid in budget_pending else "missing")
             continue
         yield fold_on_disk(rd, tid, attempts, inputs)
 

@@ -17,12 +17,14 @@ from assay.spec.scores import NO_INTERVAL, Measured, ScoreDocument
 SCRIPTED_FLAG = ("scripted model: this measures the harness and the agent's plumbing, "
                  "not model capability")
 REPLAY_FLAG = "replayed model: recorded responses are played back; this is not a live model's capability"
+INCOMPLETE_FLAG = ("INCOMPLETE: the run budget stopped this run; {n} planned trial(s) did not finish (reason "
+                   "run_budget, scored as not passed); `assay run --resume RUN_DIR --max-cost HIGHER` continues it")
 NOMINAL_FLAG = "nominal prices: cost figures exercise the accounting, they are not real spend"
 
 
-def measured_of(manifest: RunManifest) -> dict[str, Any]:
+def measured_of(manifest: RunManifest, *, incomplete: int = 0) -> dict[str, Any]:
     """Gateway backend and model id, sandbox, track and price table of a run, with the flags a
-    reader must see beside its scores."""
+    reader must see beside its scores (``incomplete``: trials the run budget left unfinished)."""
     gw, sb = manifest.gateway, manifest.sandbox
     prices = gw.prices or {}
     nominal = any(isinstance(p, dict) and p.get("nominal") for p in prices.values())
@@ -33,6 +35,8 @@ def measured_of(manifest: RunManifest) -> dict[str, Any]:
         flags.append(REPLAY_FLAG)
     if nominal:
         flags.append(NOMINAL_FLAG)
+    if incomplete:
+        flags.append(INCOMPLETE_FLAG.format(n=incomplete))
     return Measured(
         gateway_backend=gw.backend, model=gw.model, sandbox=sb.backend, network=sb.network.value,
         track=manifest.track, prices="nominal" if nominal else ("table" if prices else "none"),

@@ -173,15 +173,16 @@ def parse_trial_id(trial_id: str) -> tuple[str, str, str, int]:
     return task, variant, agent, int(rep.removeprefix("r"))
 
 
-def missing_trial(trial_id: str, categories: dict[str, str]) -> TrialFacts:
-    """A planned trial without any result: fail closed as an infrastructure error."""
+def missing_trial(trial_id: str, categories: dict[str, str], reason: str = "missing") -> TrialFacts:
+    """A planned trial without any result: fail closed as an infrastructure error (``reason``
+    ``run_budget`` when the run budget stopped the run before it started)."""
     try:
         task, variant, agent, rep = parse_trial_id(trial_id)
     except ValueError:
         task, variant, agent, rep = trial_id, "?", "?", 1
     return TrialFacts(
         trial_id=trial_id, task_id=task, category=categories.get(task, "?"), variant=variant, agent=agent,
-        repetition=rep, end_state=EndState.infra_error.value, reason="missing", attempts=0, infra_attempts=0,
+        repetition=rep, end_state=EndState.infra_error.value, reason=reason, attempts=0, infra_attempts=0,
         partial_attempts=0, strict_pass=False, safe_pass=False, danger=0, diagnostic=0.0, cost_usd=0.0, tokens=0,
         tool_calls=0, interventions=0, model_calls=0, wall_s=0.0, artifacts_ok=False, trace=None,
     )

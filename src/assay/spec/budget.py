@@ -35,6 +35,7 @@ class BudgetName(StrEnum):
     model_calls = "model_calls"
     tokens = "tokens"
     cost_usd = "cost_usd"
+    run_budget = "run_budget"  # the run-wide budget (--max-cost, --max-tokens), not the attempt's own
 
 
 class Limits(BaseModel):

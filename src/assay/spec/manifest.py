@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.spec.budget import Budget, Limits, NetworkProfile
 from assay.spec.faults import FaultSpec
+from assay.spec.run_budget import RunBudgetRecord
 
 MANIFEST_SCHEMA_VERSION = 1
 
@@ -88,4 +89,6 @@ class RunManifest(BaseModel):
     plan: PlanRecord = Field(default_factory=PlanRecord)
     score: dict[str, Any] = Field(default_factory=dict, description="Score version and frozen capability weights.")
     track: str = "controlled"
+    run_budget: RunBudgetRecord | None = Field(None, description="The run-wide budget (--max-cost, --max-tokens) "
+                                               "and the estimate printed before the run; null when unlimited.")
     extra: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,100 @@
+"""The run budget in the runner: checked and estimated before the run, its meter opened from what
+the run directory already spent, its stop recorded, a new limit on resume recorded.
+
+A run stopped by its budget is incomplete, never a pass: trials that never started stay pending
+(no result, listed in the ``stopped`` record), attempts cut by it are ``infra_error`` /
+``run_budget`` and retried on resume without using up retries (:mod:`assay.run.executor`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.agents.base import AgentAdapter
+from assay.errors import UsageError
+from assay.harness.run_budget import RunBudgetMeter, RunSpend, estimate_run, spent_by
+from assay.run.plan import PlannedTrial
+from assay.spec.load import LoadedSuite
+from assay.spec.manifest import GatewayRecord, RunManifest
+from assay.spec.run_budget import RunBudget, RunBudgetRecord
+from assay.store.budget_log import append_event, limits_in_force
+from assay.store.rundir import RunDir
+
+
+@dataclass(frozen=True)
+class BudgetOutcome:
+    """How the run budget ended this session of the run."""
+
+    spend: RunSpend
+    pending: list[str] = field(default_factory=list)  # planned trials still without a final attempt
+    reached_at_start: bool = False  # nothing could start: the budget was already spent (a no-op resume)
+
+    @property
+    def stopped(self) -> bool:
+        """The budget is reached and the plan is not finished: the run is incomplete."""
+        return self.spend.reached is not None and bool(self.pending)
+
+
+def _check_usable(limits: RunBudget, gateway: GatewayRecord) -> None:
+    """A run budget must be able to bind: the run calls a model, and a cost limit has prices."""
+    if not limits.limited:
+        return
+    if gateway.backend is None:
+        raise UsageError("--max-cost and --max-tokens limit the model calls through the gateway: pass --model too")
+    if limits.max_cost_usd is not None:
+        model = gateway.model
+        priced = (model and isinstance(gateway.prices.get(model), dict)) or isinstance(gateway.prices.get("*"), dict)
+        if not priced:
+            raise UsageError(f"--max-cost needs a price for the model {model or '(the upstream default)'}: without "
+                             "one every call costs 0 and the budget could never bind (fix: --prices FILE, USD per "
+                             "million tokens per model, or use --max-tokens)")
+
+
+def _gateway_agents(adapters: dict[str, AgentAdapter]) -> set[str]:
+    return {name for name, a in adapters.items() if a.needs_gateway}
+
+
+def budget_record(limits: RunBudget | None, suite: LoadedSuite, plan: list[PlannedTrial],
+                  adapters: dict[str, AgentAdapter], gateway: GatewayRecord) -> RunBudgetRecord | None:
+    """The run budget and its estimate, bound into the manifest (None: no run budget)."""
+    if limits is None or not limits.limited:
+        return None
+    _check_usable(limits, gateway)
+    users = _gateway_agents(adapters)
+    budgets = [(t.task_id, suite.task(t.task_id).spec.budget) for t in plan if t.agent in users]
+    return RunBudgetRecord(limits=limits, estimate=estimate_run(budgets, gateway.prices, gateway.model))
+
+
+def change_limits(rd: RunDir, manifest: RunManifest, new: RunBudget | None) -> None:
+    """``--resume`` with a run budget: a different limit is recorded in the budget log (the
+    manifest stays as sealed); the same limit records nothing."""
+    if new is None:
+        return
+    _check_usable(new, manifest.gateway)
+    old = limits_in_force(rd, manifest)
+    if new != old:
+        append_event(rd, "changed", {"from": old.model_dump(), "to": new.model_dump()})
+
+
+def open_meter(rd: RunDir, manifest: RunManifest, adapters: dict[str, AgentAdapter], events: Any) -> RunBudgetMeter | None:
+    """The run's meter, starting from what the attempts on disk spent (None: no run budget).
+    Reaching the limit is announced to the run's plugins (``assay_run_budget``)."""
+    limits = limits_in_force(rd, manifest)
+    if not limits.limited:
+        return None
+    cost, tokens = spent_by(rd.iter_results(), _gateway_agents(adapters))
+    meter = RunBudgetMeter(limits, cost_usd=cost, tokens=tokens,
+                           estimate=manifest.run_budget.estimate if manifest.run_budget else None)
+    meter.on_reached(lambda spend: events.notify("assay_run_budget", None, spend=spend))
+    return meter
+
+
+def record_stop(rd: RunDir, meter: RunBudgetMeter, pending: list[PlannedTrial]) -> BudgetOutcome:
+    """After the executor returned: when the budget stopped the run in this session, the
+    ``stopped`` record (what was spent, which trials are pending) is written; a resume that
+    could start nothing writes nothing new."""
+    out = BudgetOutcome(meter.snapshot(), [t.id for t in pending], meter.reached_at_start)
+    if out.stopped and not out.reached_at_start:
+        append_event(rd, "stopped", {**out.spend.record(), "pending": out.pending})
+    return out

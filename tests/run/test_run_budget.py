@@ -8,19 +8,28 @@ bound the meter guarantees."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from assay.cli.main import main
+from assay.run import resume_run
+from assay.run.budget_stop import spent_on_disk
 from assay.sandbox.registry import get_backend
 from assay.score import score_run
 from assay.spec.budget import BudgetName
 from assay.spec.results import EndState
+from assay.spec.run_budget import RunBudget
 from assay.store.budget_log import read_log
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import read_events
+from tests.conftest import assay_env
 from tests.gateway.test_run_e2e import make_suite
 
 pytestmark = pytest.mark.slow
@@ -187,3 +196,41 @@ def test_estimate_is_bound_into_the_manifest_and_printed_before_the_run(tmp_path
     assert "worst case by the task budgets and the price table: $0.24, 8000 tokens" in text
     assert "WARNING the worst case may not fit the run budget (worst-case cost $0.24 > $0.05)" in text
     assert code in (0, 6)  # the run itself went ahead: the estimate warns, the meter stops
+
+
+def test_spend_of_attempts_a_killed_runner_left_counts_on_resume(tmp_path: Path) -> None:
+    """kill -9 while model calls are in flight: the calls those attempts already made are in
+    their gateway recordings, and the resumed run's meter starts from them too."""
+    suite = make_suite(tmp_path / "suite", faults=[{"kind": "latency", "on_call": 2, "times": 2, "delay_s": 1.0}])
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "assay.cli.main", "run", str(suite), "-a", "reference", "--model",
+                             "scripted", "--sandbox", "host", "-n", "6", "-j", "2", "--max-tokens", "10000000",
+                             "-o", str(out), "-q"], env=assay_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def recorded(attempt: Path) -> bool:
+        rec = attempt / "gateway.session.jsonl"
+        return rec.is_file() and rec.read_bytes().endswith(b"\n")
+
+    def caught_mid_call() -> bool:  # an attempt with a whole recorded call and no result yet
+        return any(recorded(p.parent) and not (p.parent / "result.json").exists()
+                   for p in out.glob("trials/*/attempts/*/started.json"))
+
+    deadline = time.monotonic() + 120
+    while not caught_mid_call():
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert time.monotonic() < deadline, "no attempt was ever caught between two model calls"
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    rd = RunDir.open(out)
+    manifest = rd.manifest()
+    finished = _tokens(rd)
+    cost, tokens = spent_on_disk(rd, manifest, {"reference"})
+    assert tokens > finished  # the interrupted attempts' calls are counted, not only the results'
+    before = {(r.trial_id, r.attempt) for r in rd.results()}
+
+    # with the limit at what was really spent, the resumed run starts nothing (the meter agrees)
+    resumed = resume_run(out, run_budget=RunBudget(max_tokens=tokens))
+    assert resumed.budget is not None and resumed.budget.reached_at_start and resumed.budget.spend.tokens == tokens
+    assert all(r.reason == "interrupted" for r in resumed.results if r.partial)
+    assert {(r.trial_id, r.attempt) for r in resumed.results if not r.partial} == before  # no new attempt ran

@@ -8,13 +8,17 @@ A run stopped by its budget is incomplete, never a pass: trials that never start
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from assay.agents.base import AgentAdapter
 from assay.errors import UsageError
+from assay.gateway.accounting import call_cost
+from assay.gateway.neutral import Usage
+from assay.gateway.session import RECORDING_NAME
 from assay.harness.run_budget import RunBudgetMeter, RunSpend, estimate_run, spent_by
-from assay.run.plan import PlannedTrial
+from assay.run.plan import PlannedTrial, parse_trial_id
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord, RunManifest
 from assay.spec.run_budget import RunBudget, RunBudgetRecord
@@ -77,13 +81,41 @@ def change_limits(rd: RunDir, manifest: RunManifest, new: RunBudget | None) -> N
         append_event(rd, "changed", {"from": old.model_dump(), "to": new.model_dump()})
 
 
+def spent_on_disk(rd: RunDir, manifest: RunManifest, agents: set[str]) -> tuple[float, int]:
+    """What the run already spent (cost, tokens) for ``agents``: each finished attempt's accounted
+    usage, and for an attempt the runner died in (no result yet, or closed as ``interrupted``) the
+    calls its gateway recording holds, priced by the manifest's table."""
+    finished = [r for r in rd.iter_results() if not r.partial]
+    cost, tokens = spent_by(finished, agents)
+    done = {(r.trial_id, r.attempt) for r in finished}
+    gw = manifest.gateway
+    for tid in manifest.plan.trials:
+        if parse_trial_id(tid).agent not in agents:
+            continue
+        for n in rd.attempts_of(tid):
+            rec = rd.attempt_dir(tid, n) / RECORDING_NAME
+            if (tid, n) in done or not rec.is_file():
+                continue
+            for line in rec.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    reply = json.loads(line)["reply"]
+                    u = reply.get("usage") or {}
+                    usage = Usage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)),
+                                  int(u.get("cached_tokens", 0)))
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue  # a torn last line of a killed runner
+                cost += call_cost(gw.prices, str(reply.get("model") or gw.model or ""), usage, gw.model)
+                tokens += usage.input_tokens + usage.output_tokens
+    return cost, tokens
+
+
 def open_meter(rd: RunDir, manifest: RunManifest, adapters: dict[str, AgentAdapter], events: Any) -> RunBudgetMeter | None:
     """The run's meter, starting from what the attempts on disk spent (None: no run budget).
     Reaching the limit is announced to the run's plugins (``assay_run_budget``)."""
     limits = limits_in_force(rd, manifest)
     if not limits.limited:
         return None
-    cost, tokens = spent_by(rd.iter_results(), _gateway_agents(adapters))
+    cost, tokens = spent_on_disk(rd, manifest, _gateway_agents(adapters))
     meter = RunBudgetMeter(limits, cost_usd=cost, tokens=tokens,
                            estimate=manifest.run_budget.estimate if manifest.run_budget else None)
     meter.on_reached(lambda spend: events.notify("assay_run_budget", None, spend=spend))

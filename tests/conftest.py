@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import yaml
@@ -73,3 +76,15 @@ def assay_env() -> dict[str, str]:
     env.pop("COLUMNS", None)
     env["COLUMNS"] = "200"
     return env
+
+
+def kill_runner_when(proc: subprocess.Popen, ready: Callable[[], bool], why: str, timeout_s: float = 120) -> None:
+    """``kill -9`` a runner process the moment ``ready()`` holds (polled; the runner's own files
+    are the only signal there is); fails with ``why`` if it never does, or if the runner ended."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert time.monotonic() < deadline, why
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()

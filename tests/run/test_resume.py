@@ -3,18 +3,15 @@ interrupted attempts kept and marked. Concurrency does not change results."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from assay.run import RunOptions, resume_run, start_run
 from assay.spec.results import EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
-from tests.conftest import assay_env, write_agent, write_suite, write_task
+from tests.conftest import assay_env, kill_runner_when, write_agent, write_suite, write_task
 
 
 def count_results(run_dir: Path) -> int:
@@ -30,13 +27,7 @@ def test_kill_9_mid_run_then_resume_scores_each_planned_trial_once(tmp_path: Pat
     proc = subprocess.Popen([sys.executable, "-m", "assay.cli.main", "run", str(s), "--agent", str(agent), "-n", "100",
                              "-j", "3", "--sandbox", "host", "--out", str(run_dir), "-q"],
                             env=assay_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while count_results(run_dir) < 30:
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-        assert time.monotonic() < deadline, "run made no progress"
-        time.sleep(0.02)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_runner_when(proc, lambda: count_results(run_dir) >= 30, "run made no progress")
     rd = RunDir.open(run_dir)
     plan = rd.manifest().plan.trials
     assert len(plan) == 100

@@ -8,11 +8,8 @@ bound the meter guarantees."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +26,7 @@ from assay.store.budget_log import read_log
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import read_events
-from tests.conftest import assay_env
+from tests.conftest import assay_env, kill_runner_when
 from tests.gateway.test_run_e2e import make_suite
 
 pytestmark = pytest.mark.slow
@@ -215,13 +212,7 @@ def test_spend_of_attempts_a_killed_runner_left_counts_on_resume(tmp_path: Path)
         return any(recorded(p.parent) and not (p.parent / "result.json").exists()
                    for p in out.glob("trials/*/attempts/*/started.json"))
 
-    deadline = time.monotonic() + 120
-    while not caught_mid_call():
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-        assert time.monotonic() < deadline, "no attempt was ever caught between two model calls"
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_runner_when(proc, caught_mid_call, "no attempt was ever caught between two model calls")
     rd = RunDir.open(out)
     manifest = rd.manifest()
     finished = _tokens(rd)

@@ -176,6 +176,12 @@ def test_bad_value_on_resume_changes_nothing(tmp_path: Path, capsys: pytest.Capt
     before = _tree(out)
     code, text = _run(capsys, "--resume", str(out), "--max-cost", "-1")
     assert code == 2 and "--max-cost -1" in text and _tree(out) == before
+    # a cost limit on resume keeps the token limit in force: still spent, nothing starts or is written
+    code, text = _run(capsys, "--resume", str(out), "--max-cost", "100")
+    assert code == 6 and "nothing new ran" in text
+    [stop, changed] = read_log(RunDir.open(out))
+    assert changed["to"] == {"max_cost_usd": 100.0, "max_tokens": 1} and changed["from"]["max_tokens"] == 1
+    assert [p for p in _tree(out) if p not in before] == ["budget/0002-changed.json"]
 
 
 def test_estimate_is_bound_into_the_manifest_and_printed_before_the_run(tmp_path: Path,

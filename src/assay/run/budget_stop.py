@@ -71,12 +71,14 @@ def budget_record(limits: RunBudget | None, suite: LoadedSuite, plan: list[Plann
 
 
 def change_limits(rd: RunDir, manifest: RunManifest, new: RunBudget | None) -> None:
-    """``--resume`` with a run budget: a different limit is recorded in the budget log (the
-    manifest stays as sealed); the same limit records nothing."""
+    """``--resume`` with a run budget: the limits given replace those in force (a limit not given
+    stays), a change is recorded in the budget log (the manifest stays as sealed); the same
+    limits record nothing."""
     if new is None:
         return
-    _check_usable(new, manifest.gateway)
     old = limits_in_force(rd, manifest)
+    new = old.model_copy(update=new.model_dump(exclude_none=True))
+    _check_usable(new, manifest.gateway)
     if new != old:
         append_event(rd, "changed", {"from": old.model_dump(), "to": new.model_dump()})
 

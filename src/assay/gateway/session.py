@@ -85,6 +85,8 @@ class GatewaySession:
 
     def _unsettled(self, call_no: int) -> None:
         """An admitted call that ended without being accounted frees its place in the run budget."""
+        if self.meter.run is None:
+            return
         with self._lock:
             admitted = call_no in self._admitted
             self._admitted.discard(call_no)
@@ -93,6 +95,8 @@ class GatewaySession:
 
     def _settle(self, call_no: int, cost: float, tokens: int) -> None:
         """Charge an accounted call to the run budget (once, if the run budget admitted it)."""
+        if self.meter.run is None:
+            return
         with self._lock:
             admitted = call_no in self._admitted
             self._admitted.discard(call_no)

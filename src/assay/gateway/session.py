@@ -83,24 +83,23 @@ class GatewaySession:
         self.emit(EventKind.error, {"reason": e.type, "message": e.message, "status": e.status, "call": call_no})
         return Answer.json(e.status, wire.error_body(e), e.headers)
 
-    def _unsettled(self, call_no: int) -> None:
-        """An admitted call that ended without being accounted frees its place in the run budget."""
+    def _admitted_once(self, call_no: int) -> bool:
+        """True the first time an admitted call is settled or released (never twice)."""
         if self.meter.run is None:
-            return
+            return False
         with self._lock:
             admitted = call_no in self._admitted
             self._admitted.discard(call_no)
-        if admitted and self.meter.run is not None:
+        return admitted
+
+    def _unsettled(self, call_no: int) -> None:
+        """An admitted call that ended without being accounted frees its place in the run budget."""
+        if self._admitted_once(call_no) and self.meter.run is not None:
             self.meter.run.release()
 
     def _settle(self, call_no: int, cost: float, tokens: int) -> None:
         """Charge an accounted call to the run budget (once, if the run budget admitted it)."""
-        if self.meter.run is None:
-            return
-        with self._lock:
-            admitted = call_no in self._admitted
-            self._admitted.discard(call_no)
-        if admitted and self.meter.run is not None:
+        if self._admitted_once(call_no) and self.meter.run is not None:
             self.meter.run.settle(cost, tokens)
 
     def _refuse(self, wire: Wire, refusal: Refusal | RunRefusal, call_no: int, what: str) -> Answer:

@@ -44,7 +44,8 @@ class AgentContext:
     workspace: Path  # host path of the trial workspace
     home: Path  # host path of the agent's fresh per-attempt home (config, state, sessions)
     home_inside: str  # the same directory as seen inside the sandbox
-    attempt_dir: Path  # host path where the adapter may keep native files to store as artifacts
+    attempt_dir: Path  # host scratch folder for native files the adapter read back; stored redacted as artifacts,
+    #                    never raw in the run directory, never mounted into the sandbox
     trace: TraceWriter
     budget: Budget
     timeout_s: float

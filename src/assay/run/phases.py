@@ -37,6 +37,9 @@ HOME_MOUNT = "/assay/home"
 SETUP_MOUNT = "/assay/setup"
 #: extra seconds the outer watchdog allows an adapter past its timeout before cancelling it
 WATCHDOG_GRACE_S = 15.0
+#: where an adapter keeps the native files it read back (harness scratch: neither mounted into the
+#: sandbox nor part of the run directory; they reach the run directory only redacted, as artifacts)
+AGENT_FILES = "agent-files"
 
 R = TypeVar("R", bound=Phase)
 
@@ -172,7 +175,7 @@ def agent_context(env: AttemptEnv, live: Live) -> AgentContext:
     h = env.handle
     return AgentContext(
         task=task, variant=env.variant, prompt=prompt, sandbox=sb, workspace=live.workspace, home=live.home,
-        home_inside=live.mounts[HOME_MOUNT], attempt_dir=h.attempt_dir, trace=h.trace, budget=task.spec.budget,
+        home_inside=live.mounts[HOME_MOUNT], attempt_dir=h.scratch / AGENT_FILES, trace=h.trace, budget=task.spec.budget,
         timeout_s=task.spec.budget.wall_time_s, gateway_url=sb.endpoint_url(gw.endpoint) if gw else None,
         gateway_key=gw.api_key if gw else None, model=gw.model if gw else env.model, track=env.track,
         tools=list(task.spec.tools), env=agent_env, mounts=dict(live.mounts), wiring=live.wiring)

@@ -150,7 +150,7 @@ class ProductAgent(AgentAdapter):
         return self.unsupported_with(task, None)
 
     def unsupported_with(self, task: LoadedTask, world_tools: WorldToolContract | None) -> str | None:
-        return self.tool_plan(task, world_tools=world_tools).why
+        return self.conversation_unsupported(task) or self.tool_plan(task, world_tools=world_tools).why
 
     def native_tools(self, ctx: AgentContext) -> list[str]:
         plan = self.tool_plan(ctx.task, ctx.tools, ctx.world_tools)

@@ -57,6 +57,7 @@ class AgentContext:
     env: dict[str, str] = field(default_factory=dict)  # variant env and harness-provided env
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
     wiring: Wiring = field(default_factory=Wiring)  # what the harness services wired in (typed)
+    turn: "ConversationTurn | None" = None  # a conversation task's current turn (None: a single-turn task)
 
     @property
     def world_tools(self) -> WorldToolContract | None:

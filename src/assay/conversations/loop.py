@@ -84,7 +84,7 @@ async def run_conversation(agent: AgentAdapter, ctx: AgentContext, conv: Convers
         transcript.append({"role": "user", "content": line.text})
         turn = ConversationTurn(number=n, session_id=sid, history=tuple(conv.history) if n == 1 else ())
         try:
-            out = await agent.run_turn(dataclasses.replace(ctx, prompt=line.text, timeout_s=left), turn)
+            out = await agent.run_turn(dataclasses.replace(ctx, prompt=line.text, timeout_s=left, turn=turn), turn)
         except SessionLost as e:
             log.ended_by, log.detail = "session_lost", str(e)
             trace.emit(Source.harness, EventKind.error, {"reason": "session_lost", "turn": n, "message": str(e)})

@@ -101,11 +101,17 @@ class ConversationTurn:
     number: int  # from 1
     session_id: str  # stable per attempt: the same agent session across every turn
     history: tuple[HistoryEvent, ...] = ()
+    native_session: str | None = None  # the agent's own id of the session, where the agent picks it (DSH)
 
 
 class SessionLost(Exception):
     """The agent did not continue the session of the previous turn (it started a fresh one, or
-    its session vanished): the next turn would not see the real history."""
+    its session vanished): the next turn would not see the real history. ``outcome`` is the turn
+    that ran before the loss was seen (its evidence is kept)."""
+
+    def __init__(self, message: str, outcome: "AgentOutcome | None" = None):
+        super().__init__(message)
+        self.outcome = outcome
 
 
 class AgentAdapter(abc.ABC):

@@ -87,13 +87,16 @@ async def run_conversation(agent: AgentAdapter, ctx: AgentContext, conv: Convers
             out = await agent.run_turn(dataclasses.replace(ctx, prompt=line.text, timeout_s=left, turn=turn), turn)
         except SessionLost as e:
             log.ended_by, log.detail = "session_lost", str(e)
+            if e.outcome is not None:  # the turn ran: its evidence stays
+                _emit_turn(trace, n, e.outcome)
+                trace.emit(Source.agent, EventKind.process_output, {
+                    "turn": n, "exit_code": e.outcome.exit_code, "timed_out": e.outcome.timed_out,
+                    "stdout_tail": e.outcome.stdout.decode(errors="replace")[-2000:],
+                    "stderr_tail": e.outcome.stderr.decode(errors="replace")[-2000:]})
             trace.emit(Source.harness, EventKind.error, {"reason": "session_lost", "turn": n, "message": str(e)})
             raise AdapterError(f"{agent.name} lost its session at turn {n}: {e}", reason="session_lost") from e
         outcomes.append(out)
-        for ev in out.events or ():
-            trace.emit(Source.agent, ev.kind, ev.data, ts=ev.ts)
-        for m in out.errors:
-            trace.emit(Source.harness, EventKind.error, {"reason": "normalize", "turn": n, "message": m})
+        _emit_turn(trace, n, out)
         state = await checkpoint(n)
         executed, calls_seen = executed_since(state.extra, calls_seen)
         previous = TurnFacts(n, tuple(executed), out.final_output or "", out.timed_out, out.exit_code)
@@ -118,6 +121,15 @@ async def run_conversation(agent: AgentAdapter, ctx: AgentContext, conv: Convers
         log.detail = f"{conv.turn_limit} turn(s)"
     trace.emit(Source.harness, EventKind.log, {"event": "conversation_ended", **log.record()})
     return combined(outcomes, log)
+
+
+def _emit_turn(trace: Any, n: int, out: AgentOutcome) -> None:
+    """The turn's agent events (the adapter read them from its session once), and what went
+    wrong reading them."""
+    for ev in out.events or ():
+        trace.emit(Source.agent, ev.kind, ev.data, ts=ev.ts)
+    for m in out.errors:
+        trace.emit(Source.harness, EventKind.error, {"reason": "normalize", "turn": n, "message": m})
 
 
 async def _next_line(conv: ConversationSpec, n: int, previous: TurnFacts | None, simulator: Simulator | None,

@@ -232,18 +232,24 @@ class ProductAgent(AgentAdapter):
         if turn.number == 1 and turn.history:
             self.seed_session(ctx, turn)
         elif turn.number > 1:
-            self.check_session(ctx, turn, when="before")
+            native = self.check_session(ctx, turn, when="before")
+            turn = dataclasses.replace(turn, native_session=native)
+            ctx = dataclasses.replace(ctx, turn=turn)
         outcome = await self.run(ctx)
         if not outcome.timed_out:
-            self.check_session(ctx, turn, when="after")
+            try:
+                self.check_session(ctx, turn, when="after")
+            except SessionLost as e:
+                raise SessionLost(str(e), outcome) from None
         return outcome
 
     def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
         """Write the typed history as the agent's own session (only adapters with ``seeds_history``)."""
         raise AdapterError(f"{self.name} cannot replay a typed history", reason="unsupported")
 
-    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> None:
-        """Raise :class:`SessionLost` unless the session ``turn.session_id`` is in the agent home."""
+    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
+        """The agent's id of the conversation's session, found in the agent home (read without
+        following links); :class:`SessionLost` when it is not there, or not the only one."""
         raise SessionLost(f"{self.name} has no session to continue")
 
     def disclose_world_tools(self, ctx: AgentContext) -> AgentContext:

@@ -140,11 +140,12 @@ class PiAgent(ProductAgent):
                               model=ctx.model or "", provider=PROVIDER)
         safe_files.write_new(ctx.home, f"sessions/{SEED_PREFIX}_{turn.session_id}.jsonl", text.encode())
 
-    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> None:
+    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
         found = session_ids(ctx.home, SESSION_GLOBS[0])
-        if turn.session_id not in found:
-            raise SessionLost(f"{when} turn {turn.number}: no Pi session {turn.session_id} in $HOME/sessions "
-                              f"(sessions there: {sorted(found) or 'none'})")
+        if found != {turn.session_id}:
+            raise SessionLost(f"{when} turn {turn.number}: Pi session {turn.session_id} is not the one session in "
+                              f"$HOME/sessions (sessions there: {sorted(found) or 'none'})")
+        return turn.session_id
 
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
         if ctx.turn is not None:  # this turn's messages only: the session file holds every turn

@@ -8,6 +8,7 @@ file is mapped here onto ``tool_call`` / ``tool_result`` / ``log`` trace events.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -84,20 +85,27 @@ class ReferenceAgent(AgentAdapter):
         folder = f"conv/t{turn.number}/"
         cfg = self._config(ctx, folder)
         cfg["messages_out"] = f"{ctx.home_inside}/{folder}messages.json"
-        if turn.number == 1:
-            named = lambda n: n if n in BUILTIN_SCHEMAS else function_name(n)  # noqa: E731
-            safe_files.write_new(ctx.home, f"{folder}history.json",
-                                 json.dumps(chat_messages(turn.history, named), ensure_ascii=False).encode())
-            cfg["history_file"] = f"{ctx.home_inside}/{folder}history.json"
-        else:
-            before = f"conv/t{turn.number - 1}/messages.json"
-            if not safe_files.is_file(ctx.home, before):
-                raise SessionLost(f"turn {turn.number - 1} left no conversation to continue ({before} is missing, "
-                                  "or a link)")
-            cfg["history_file"] = f"{ctx.home_inside}/{before}"
-        safe_files.write_new(ctx.home, f"{folder}prompt.md", ctx.prompt.encode())
-        safe_files.write_new(ctx.home, f"{folder}{CONFIG_FILE}", json.dumps(cfg, indent=1).encode())
+        fed: dict[str, Path] = {}
+        try:
+            if turn.number == 1:
+                named = lambda n: n if n in BUILTIN_SCHEMAS else function_name(n)  # noqa: E731
+                history = json.dumps(chat_messages(turn.history, named), ensure_ascii=False).encode()
+                safe_files.write_new(ctx.home, f"{folder}history.json", history)
+                fed["reference-history"] = safe_files.write_export(ctx.attempt_dir, "reference-history.json", history)
+                cfg["history_file"] = f"{ctx.home_inside}/{folder}history.json"
+            else:
+                before = f"conv/t{turn.number - 1}/messages.json"
+                if not safe_files.is_file(ctx.home, before):
+                    raise SessionLost(f"turn {turn.number - 1} left no conversation to continue ({before} is "
+                                      "missing, or a link)")
+                cfg["history_file"] = f"{ctx.home_inside}/{before}"
+            safe_files.write_new(ctx.home, f"{folder}prompt.md", ctx.prompt.encode())
+            safe_files.write_new(ctx.home, f"{folder}{CONFIG_FILE}", json.dumps(cfg, indent=1).encode())
+        except safe_files.Unsafe as e:  # the agent planted something where this turn's files go
+            raise SessionLost(f"turn {turn.number}: {e}") from None
         outcome = await self._exec(ctx, f"{folder}{CONFIG_FILE}", f"{folder}{SESSION_FILE}", name=f"t{turn.number}")
+        if fed:
+            outcome = dataclasses.replace(outcome, native_files={**outcome.native_files, **fed})
         if (outcome.extra.get("stop") or {}).get("reason") == "session_lost":
             raise SessionLost(f"turn {turn.number}: {outcome.extra['stop'].get('detail')}")
         return outcome

@@ -70,7 +70,10 @@ async def run_conversation(agent: AgentAdapter, ctx: AgentContext, conv: Convers
     for n in range(1, conv.turn_limit + 1):
         line = await _next_line(conv, n, previous, simulator, transcript, ctx.prompt)
         if line.text is None:
-            log.ended_by, log.detail = "off_script", f"turn {n}: no scripted reply fits what the agent did"
+            log.ended_by = line.end
+            log.detail = {"off_script": f"turn {n}: no scripted reply fits what the agent did",
+                          "goal": f"turn {n}: the simulated user is done",
+                          "budget": f"turn {n}: the simulated user's calls are spent"}.get(line.end, line.end)
             break
         if (word := stop_word(conv, line.text)) is not None:
             log.ended_by, log.detail = "stop_word", f"turn {n}: the user said {word!r}"

@@ -39,6 +39,7 @@ class UserLine:
     text: str | None
     by: str  # "script" | "simulator"
     rule: int | None = None  # which reply rule spoke (None: fixed text or `otherwise`)
+    end: str = "off_script"  # why there is no message (the simulator: "goal" when done, "budget" when spent)
 
 
 def scripted_line(turn: Turn, previous: TurnFacts | None) -> UserLine:

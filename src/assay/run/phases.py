@@ -20,6 +20,7 @@ from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
 from assay.agents.products.safe_files import TRAPS
 from assay.conversations import state as turn_state
 from assay.conversations.loop import ConversationLog, run_conversation
+from assay.conversations.simulator import SimulatorSession
 from assay.conversations.verify import verify_turns
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
@@ -190,9 +191,10 @@ def _conversation(env: AttemptEnv, live: Live, actx: AgentContext) -> Awaitable[
     assert conv is not None
     live.conversation = log = ConversationLog()
     meter = env.handle.budget_meter
+    simulator = next((s for s in live.sessions if isinstance(s, SimulatorSession)), None)
     return run_conversation(env.agent, actx, conv,
                             lambda n: turn_state.take(n, live.workspace, env.handle.scratch, live.sessions), log,
-                            spent=lambda: meter.ended_by)
+                            simulator=simulator, spent=lambda: meter.ended_by)
 
 
 async def _watchdog(env: AttemptEnv, actx: AgentContext, live: Live | None = None) -> AgentOutcome:

@@ -178,3 +178,32 @@ def test_an_agent_without_a_session_mechanism_is_skipped_never_flattened(tmp_pat
     [r] = out.results
     assert r.end_state.value == "skipped"
     assert r.reason == "unsupported: echo has no session it can continue between turns"
+
+
+def test_the_simulated_user_speaks_through_its_own_gateway_recorded_apart(tmp_path: Path) -> None:
+    r, events = _one(tmp_path, _suite(tmp_path, "simulated-user"))
+    assert r.end_state.value == "pass", (r.reason, r.errors, _preds(r))
+    sim = r.extra["simulator"]
+    assert sim["model_calls"] == 2 and sim["lines"] == 2 and sim["budget_exceeded"] == []
+    assert r.usage.model_calls == 3  # the agent's three calls only: the simulator's are not the agent's
+    agent_requests = [e for e in events if e.kind == EventKind.model_request]
+    assert len(agent_requests) == 3
+    users = [(e.data["turn"], e.data["by"]) for e in events if e.kind == EventKind.user_message]
+    assert users == [(1, "script"), (2, "simulator")]
+    [ended] = [e.data for e in events if e.data.get("event") == "conversation_ended"]
+    assert ended["ended_by"] == "goal"
+    rec = RunDir(tmp_path / "run").read_artifact(r.artifacts["simulator.gateway.session"]).decode()
+    assert "45 CNY, Blue Cab" in rec and "[DONE]" in rec
+    key_material = [e for e in events if "sk-assay-" in json.dumps(e.data)]
+    assert not key_material  # neither key reaches the trace
+
+
+def test_a_simulated_user_out_of_calls_ends_the_conversation_on_its_budget(tmp_path: Path) -> None:
+    def edit(spec: dict) -> None:
+        spec["conversation"]["simulator"]["max_calls"] = 1
+    r, _ = _one(tmp_path, _suite(tmp_path, "simulated-user", edit=edit))
+    [conv] = [p for p in r.predicates if p.kind == "conversation"]
+    assert conv.evidence["ended_by"] == "budget" and not conv.passed
+    assert r.end_state.value == "fail"
+    assert r.extra["simulator"]["budget_exceeded"] == ["model_calls"]
+    assert r.extra["simulator"]["lines"] == 1

@@ -192,6 +192,10 @@ def _mcp_server_config(agent: str, config: dict) -> dict:
     return node
 
 
+#: how each agent continues a conversation (``session_mechanism``), named in its skip reason
+AGENTS_SESSION = {name: PRODUCTS.get(name).session_mechanism for name in PRODUCT_NAMES}
+
+
 def _check_world_run(out, agent: str, suite_dir: Path) -> None:
     from assay.worlds.contract import task_tool_contract
     from assay.worlds.registry import world_kinds
@@ -203,7 +207,10 @@ def _check_world_run(out, agent: str, suite_dir: Path) -> None:
     assert {r.task_id for r in mine} == task_ids and mine
     # a conversation task with a typed history: skipped, never flattened, by an agent that cannot replay it
     for r in [r for r in mine if r.end_state.value == "skipped"]:
-        assert tasks[r.task_id].spec.conversation is not None and "cannot replay a typed history" in r.reason, r.reason
+        assert tasks[r.task_id].spec.conversation is not None and r.reason in (
+            f"unsupported: {agent} has no session it can continue between turns",
+            f"unsupported: {agent} cannot replay a typed history as its own session "
+            f"({AGENTS_SESSION[agent]}); the history is never pasted into a prompt"), r.reason
     mine = [r for r in mine if r.end_state.value != "skipped"]
     if agent != "reference":
         [rec] = [a for a in out.manifest.agents if a.name == agent]

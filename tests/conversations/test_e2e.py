@@ -60,7 +60,7 @@ def test_reference_agent_passes_every_example_conversation_with_per_turn_scores(
         turns = {p.turn for p in r.predicates if p.turn is not None}
         assert turns, r.task_id  # every example checks the state after at least one turn
         [conv] = [p for p in r.predicates if p.kind == "conversation"]
-        assert conv.passed and conv.evidence["turns_run"] == max(turns)
+        assert conv.passed and conv.evidence["turns_run"] >= max(turns)
     doc = score_run(out.run_dir.path)
     by_task = {t.task: t for t in doc.tasks}
     live = by_task["correction-live"].turns

@@ -91,7 +91,7 @@ class ReferenceAgent(AgentAdapter):
                 named = lambda n: n if n in BUILTIN_SCHEMAS else function_name(n)  # noqa: E731
                 history = json.dumps(chat_messages(turn.history, named), ensure_ascii=False).encode()
                 safe_files.write_new(ctx.home, f"{folder}history.json", history)
-                fed["reference-history"] = safe_files.write_export(ctx.attempt_dir, "reference-history.json", history)
+                fed["reference-history"] = safe_files.write_export(_aside(ctx), "reference-history.json", history)
                 cfg["history_file"] = f"{ctx.home_inside}/{folder}history.json"
             else:
                 before = f"conv/t{turn.number - 1}/messages.json"
@@ -122,7 +122,7 @@ class ReferenceAgent(AgentAdapter):
         native = {}
         if records:
             native_name = "reference-session" + (f".{name}" if name else "")
-            native[native_name] = safe_files.copy_out(ctx.home, session_rel, ctx.attempt_dir, native_name + ".jsonl")
+            native[native_name] = safe_files.copy_out(ctx.home, session_rel, _aside(ctx), native_name + ".jsonl")
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
                             final_output=final, usage=_usage(records), limits_exceeded=(*res.limits_exceeded, *limits),
                             native_files=native, extra={"stop": stop} if stop else {}, events=tuple(_events(records)))
@@ -157,6 +157,13 @@ def _events(records: list[dict[str, Any]]) -> list[Normalized]:
         elif kind == "stop":
             out.append(Normalized(EventKind.log, {"event": "stop", "reason": r.get("reason"), "detail": r.get("detail")}))
     return out
+
+
+def _aside(ctx: AgentContext) -> Path:
+    """Harness-owned scratch beside the agent home (deleted after the attempt): native files are
+    copied there, read without following links, and stored (redacted) as artifacts from there;
+    never raw into the run directory."""
+    return ctx.home.parent
 
 
 def read_session_safely(home: Path, rel: str) -> list[dict[str, Any]]:

@@ -37,19 +37,20 @@ ALLOWED: dict[str, frozenset[str]] = {
     "gateway": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "harness"}),
     "agents": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "harness"}),
     "judge": frozenset({"errors", "registry", "spec", "trace", "harness", "gateway"}),
+    "conversations": frozenset({"errors", "spec", "trace", "sandbox", "harness", "gateway", "agents", "verify"}),
     "verify": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "worlds", "judge"}),
     "score": frozenset({"errors", "spec", "trace", "store"}),
     "report": frozenset({"errors", "registry", "spec", "trace", "store", "score", "judge"}),
     "observe": frozenset({"errors", "spec", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "worlds",
-                      "gateway", "agents", "verify", "judge"}),
+                      "gateway", "agents", "verify", "judge", "conversations"}),
     "deploy": frozenset({"errors"}),
     "variants": frozenset({"errors", "spec", "store", "score"}),
     "cases": frozenset({"errors", "spec", "trace"}),
     "recovery": frozenset({"errors", "spec", "store", "score"}),
     "cli": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "approvals",
                       "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy", "observe",
-                      "variants", "cases", "recovery"}),
+                      "variants", "cases", "recovery", "conversations"}),
 }
 DYNAMIC = {"optional_import", "import_module"}
 

@@ -15,6 +15,7 @@ from typing import Any
 from assay.harness.wiring import Wiring, WorldToolContract
 from assay.sandbox.base import Mount, Sandbox
 from assay.spec.budget import Budget, Limits
+from assay.spec.conversation import HistoryEvent
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
 from assay.trace.events import EventKind
@@ -57,6 +58,7 @@ class AgentContext:
     env: dict[str, str] = field(default_factory=dict)  # variant env and harness-provided env
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
     wiring: Wiring = field(default_factory=Wiring)  # what the harness services wired in (typed)
+    turn: "ConversationTurn | None" = None  # a conversation task's current turn (None: a single-turn task)
 
     @property
     def world_tools(self) -> WorldToolContract | None:
@@ -91,6 +93,28 @@ class AgentOutcome:
     errors: tuple[str, ...] = ()  # what went wrong reading the agent's session (recorded, never an end state)
 
 
+@dataclass(frozen=True)
+class ConversationTurn:
+    """One live turn of a conversation task, as the adapter is handed it (``ctx.prompt`` is the
+    user's message). Turn 1 carries the task's typed history, to be written into the agent's own
+    session format before it starts; every later turn resumes the session ``session_id``."""
+
+    number: int  # from 1
+    session_id: str  # stable per attempt: the same agent session across every turn
+    history: tuple[HistoryEvent, ...] = ()
+    native_session: str | None = None  # the agent's own id of the session, where the agent picks it (DSH)
+
+
+class SessionLost(Exception):
+    """The agent did not continue the session of the previous turn (it started a fresh one, or
+    its session vanished): the next turn would not see the real history. ``outcome`` is the turn
+    that ran before the loss was seen (its evidence is kept)."""
+
+    def __init__(self, message: str, outcome: "AgentOutcome | None" = None):
+        super().__init__(message)
+        self.outcome = outcome
+
+
 class AgentAdapter(abc.ABC):
     """Base class of every agent adapter; registered by name in :mod:`assay.agents.registry`."""
 
@@ -112,7 +136,30 @@ class AgentAdapter(abc.ABC):
     def unsupported_with(self, task: LoadedTask, world_tools: WorldToolContract | None) -> str | None:
         """As :meth:`unsupported_reason`, knowing the world tools an attempt would be offered
         (what the run engine asks; override it when the answer depends on them)."""
-        return self.unsupported_reason(task)
+        return self.conversation_unsupported(task) or self.unsupported_reason(task)
+
+    #: how this agent continues a conversation between turns (disclosed; None: it cannot)
+    session_mechanism: str | None = None
+    #: whether it can replay a typed history as its own session (not as text in a prompt)
+    seeds_history: bool = False
+
+    def conversation_unsupported(self, task: LoadedTask) -> str | None:
+        """Why this agent cannot hold ``task``'s conversation through its own session, or None.
+        Never flattened into one prompt instead: the trial is skipped as unsupported."""
+        conv = task.spec.conversation
+        if conv is None:
+            return None
+        if self.session_mechanism is None:
+            return f"unsupported: {self.name} has no session it can continue between turns"
+        if conv.history and not self.seeds_history:
+            return (f"unsupported: {self.name} cannot replay a typed history as its own session "
+                    f"({self.session_mechanism}); the history is never pasted into a prompt")
+        return None
+
+    async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        """Run one turn of a conversation (``ctx.prompt`` is the user's message), continuing the
+        agent's own session. Adapters that set :attr:`session_mechanism` override this."""
+        raise NotImplementedError(f"{self.name} cannot hold a conversation")
 
     def limits(self, limits: Limits) -> Limits:
         """The sandbox limits this agent runs under, given the task's. An adapter may only raise

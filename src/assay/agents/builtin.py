@@ -4,7 +4,7 @@ solution) and ``nop`` (does nothing). A task that nop passes is invalid (law 7).
 from __future__ import annotations
 
 import assay
-from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
+from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
 
@@ -16,6 +16,8 @@ class NopAgent(AgentAdapter):
 
     name = "nop"
     kind = "nop"
+    session_mechanism = "none: reads nothing, in any turn"
+    seeds_history = True
 
     def info(self) -> AgentInfo:
         return AgentInfo(self.name, self.kind, assay.__version__)
@@ -23,12 +25,17 @@ class NopAgent(AgentAdapter):
     async def run(self, ctx: AgentContext) -> AgentOutcome:
         return AgentOutcome(exit_code=0, final_output="")
 
+    async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        return await self.run(ctx)
+
 
 class OracleAgent(AgentAdapter):
     """Runs the task's reference solution script in the workspace, inside the sandbox."""
 
     name = "oracle"
     kind = "oracle"
+    session_mechanism = "none: turn 1 runs the reference solution, turn N runs solution/turnN.sh if present"
+    seeds_history = True
 
     def info(self) -> AgentInfo:
         return AgentInfo(self.name, self.kind, assay.__version__)
@@ -47,8 +54,22 @@ class OracleAgent(AgentAdapter):
     async def run(self, ctx: AgentContext) -> AgentOutcome:
         sol = ctx.task.path(ctx.task.spec.solution)
         assert sol is not None
+        return await self._script(ctx, sol.name)
+
+    async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        """Turn 1: the reference solution; turn N: ``turnN.sh`` beside it, when the task has one."""
+        if turn.number == 1:
+            return await self.run(ctx)
+        sol = ctx.task.path(ctx.task.spec.solution)
+        assert sol is not None
+        script = f"turn{turn.number}.sh"
+        if not (sol.parent / script).is_file():
+            return AgentOutcome(exit_code=0, final_output="")
+        return await self._script(ctx, script)
+
+    async def _script(self, ctx: AgentContext, name: str) -> AgentOutcome:
         inside = ctx.mounts[SOLUTION_MOUNT]
         env = {**ctx.env, "ASSAY_WORKSPACE": ctx.sandbox.workspace_path, "ASSAY_SOLUTION_DIR": inside}
-        res = await ctx.sandbox.exec(["/bin/sh", f"{inside}/{sol.name}"], env=env, timeout_s=ctx.timeout_s)
+        res = await ctx.sandbox.exec(["/bin/sh", f"{inside}/{name}"], env=env, timeout_s=ctx.timeout_s)
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout,
                             stderr=res.stderr, limits_exceeded=res.limits_exceeded)

@@ -8,6 +8,7 @@ file is mapped here onto ``tool_call`` / ``tool_result`` / ``log`` trace events.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -15,8 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import assay
-from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, Normalized
+from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn, Normalized, SessionLost
+from assay.agents.history import chat_messages
+from assay.agents.products import safe_files
 from assay.agents.reference_tools import BUILTIN_SCHEMAS
+from assay.harness.wiring import function_name
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
@@ -42,6 +46,8 @@ class ReferenceAgent(AgentAdapter):
     name = "reference"
     kind = "reference"
     needs_gateway = True
+    session_mechanism = "its own message list, conv/tN/messages.json in the agent home, read back by the loop"
+    seeds_history = True
 
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__(config)
@@ -61,28 +67,65 @@ class ReferenceAgent(AgentAdapter):
     def mounts(self, task: LoadedTask) -> list[Mount]:
         return _runtime_mounts()
 
+    def _config(self, ctx: AgentContext, folder: str) -> dict[str, Any]:
+        return {"gateway_url": ctx.gateway_url or "", "model": ctx.model, "tools": list(ctx.tools),
+                "prompt_file": f"{ctx.home_inside}/{folder}prompt.md",
+                "session_file": f"{ctx.home_inside}/{folder}{SESSION_FILE}",
+                "max_turns": ctx.budget.turns, "max_tool_calls": ctx.budget.tool_calls,
+                **{k: self.config[k] for k in DEFAULTS}}
+
     async def run(self, ctx: AgentContext) -> AgentOutcome:
         (ctx.home / "prompt.md").write_text(ctx.prompt)
-        cfg: dict[str, Any] = {
-            "gateway_url": ctx.gateway_url or "", "model": ctx.model, "tools": list(ctx.tools),
-            "prompt_file": f"{ctx.home_inside}/prompt.md", "session_file": f"{ctx.home_inside}/{SESSION_FILE}",
-            "max_turns": ctx.budget.turns, "max_tool_calls": ctx.budget.tool_calls,
-            **{k: self.config[k] for k in DEFAULTS},
-        }
-        (ctx.home / CONFIG_FILE).write_text(json.dumps(cfg, indent=1))
+        (ctx.home / CONFIG_FILE).write_text(json.dumps(self._config(ctx, ""), indent=1))
+        return await self._exec(ctx, CONFIG_FILE, SESSION_FILE)
+
+    async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        """Turn N reads the messages turn N-1 left (turn 1: the typed history as chat messages).
+        Every file of a turn is new, written without following a link (the agent has been here)."""
+        folder = f"conv/t{turn.number}/"
+        cfg = self._config(ctx, folder)
+        cfg["messages_out"] = f"{ctx.home_inside}/{folder}messages.json"
+        fed: dict[str, Path] = {}
+        try:
+            if turn.number == 1:
+                named = lambda n: n if n in BUILTIN_SCHEMAS else function_name(n)  # noqa: E731
+                history = json.dumps(chat_messages(turn.history, named), ensure_ascii=False).encode()
+                safe_files.write_new(ctx.home, f"{folder}history.json", history)
+                fed["reference-history"] = safe_files.write_export(_aside(ctx), "reference-history.json", history)
+                cfg["history_file"] = f"{ctx.home_inside}/{folder}history.json"
+            else:
+                before = f"conv/t{turn.number - 1}/messages.json"
+                if not safe_files.is_file(ctx.home, before):
+                    raise SessionLost(f"turn {turn.number - 1} left no conversation to continue ({before} is "
+                                      "missing, or a link)")
+                cfg["history_file"] = f"{ctx.home_inside}/{before}"
+            safe_files.write_new(ctx.home, f"{folder}prompt.md", ctx.prompt.encode())
+            safe_files.write_new(ctx.home, f"{folder}{CONFIG_FILE}", json.dumps(cfg, indent=1).encode())
+        except safe_files.Unsafe as e:  # the agent planted something where this turn's files go
+            raise SessionLost(f"turn {turn.number}: {e}") from None
+        outcome = await self._exec(ctx, f"{folder}{CONFIG_FILE}", f"{folder}{SESSION_FILE}", name=f"t{turn.number}")
+        if fed:
+            outcome = dataclasses.replace(outcome, native_files={**outcome.native_files, **fed})
+        if (outcome.extra.get("stop") or {}).get("reason") == "session_lost":
+            raise SessionLost(f"turn {turn.number}: {outcome.extra['stop'].get('detail')}")
+        return outcome
+
+    async def _exec(self, ctx: AgentContext, config: str, session_rel: str, name: str = "") -> AgentOutcome:
         env = {**ctx.env, "HOME": ctx.home_inside, "ASSAY_GATEWAY_KEY": ctx.gateway_key or "", "PYTHONUNBUFFERED": "1",
                "PYTHONDONTWRITEBYTECODE": "1"}
-        argv = [sys.executable, "-m", "assay.agents.reference_loop", f"{ctx.home_inside}/{CONFIG_FILE}"]
+        argv = [sys.executable, "-m", "assay.agents.reference_loop", f"{ctx.home_inside}/{config}"]
         res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s)
-        records = read_session(ctx.home / SESSION_FILE)
+        records = read_session_safely(ctx.home, session_rel)
         final = next((r.get("text", "") for r in reversed(records) if r.get("type") == "final"), None)
         stop = next((r for r in reversed(records) if r.get("type") == "stop"), None)
         limits = tuple(x for x in (stop.get("reason") if stop else None,) if x in ("turns", "tool_calls"))
-        session = ctx.home / SESSION_FILE
+        native = {}
+        if records:
+            native_name = "reference-session" + (f".{name}" if name else "")
+            native[native_name] = safe_files.copy_out(ctx.home, session_rel, _aside(ctx), native_name + ".jsonl")
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
                             final_output=final, usage=_usage(records), limits_exceeded=(*res.limits_exceeded, *limits),
-                            native_files={"reference-session": session} if session.exists() else {},
-                            extra={"stop": stop} if stop else {}, events=tuple(_events(records)))
+                            native_files=native, extra={"stop": stop} if stop else {}, events=tuple(_events(records)))
 
 
 def _events(records: list[dict[str, Any]]) -> list[Normalized]:
@@ -116,11 +159,31 @@ def _events(records: list[dict[str, Any]]) -> list[Normalized]:
     return out
 
 
+def _aside(ctx: AgentContext) -> Path:
+    """Harness-owned scratch beside the agent home (deleted after the attempt): native files are
+    copied there, read without following links, and stored (redacted) as artifacts from there;
+    never raw into the run directory."""
+    return ctx.home.parent
+
+
+def read_session_safely(home: Path, rel: str) -> list[dict[str, Any]]:
+    """The loop's session log under the agent home, read without following a link (the agent's
+    shell could have replaced it): a link or special file there reads as no session."""
+    try:
+        return parse_session(safe_files.read_text(home, rel))
+    except OSError:
+        return []
+
+
 def read_session(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
+    return parse_session(path.read_text(errors="replace"))
+
+
+def parse_session(text: str) -> list[dict[str, Any]]:
     out = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             rec = json.loads(line)
         except ValueError:

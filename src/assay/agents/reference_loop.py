@@ -106,8 +106,38 @@ def run(cfg: dict[str, Any]) -> int:
     tools = [BUILTIN_SCHEMAS[t] for t in allowed if t in BUILTIN_SCHEMAS]
     world = WorldTools.from_env(allowed)
     tools += world.schemas()
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-    session.log("start", model=cfg.get("model"), tools=[t["function"]["name"] for t in tools])
+    history = _history(cfg, session)
+    if history is None:
+        return 5
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, *history, {"role": "user", "content": prompt}]
+    session.log("start", model=cfg.get("model"), tools=[t["function"]["name"] for t in tools], resumed=len(history))
+    try:
+        return _loop(cfg, session, client, tools, allowed, world, messages)
+    finally:
+        if cfg.get("messages_out"):  # the conversation so far: the next turn resumes from it
+            Path(cfg["messages_out"]).write_text(json.dumps(messages[1:], ensure_ascii=False))
+
+
+def _history(cfg: dict[str, Any], session: Session) -> list[dict[str, Any]] | None:
+    """The conversation to continue (a conversation task's next turn), or None when it is gone:
+    the loop never starts afresh in its place."""
+    path = cfg.get("history_file")
+    if not path:
+        return []
+    try:
+        history = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        session.log("stop", reason="session_lost", detail=f"cannot read {path}: {e}")
+        print(f"reference agent: the conversation to continue is gone: {e}", file=sys.stderr)
+        return None
+    if not isinstance(history, list) or not all(isinstance(m, dict) for m in history):
+        session.log("stop", reason="session_lost", detail=f"{path} is not a list of messages")
+        return None
+    return history
+
+
+def _loop(cfg: dict[str, Any], session: Session, client: httpx.Client, tools: list[dict[str, Any]],
+          allowed: list[str], world: WorldTools, messages: list[dict[str, Any]]) -> int:
     url = cfg["gateway_url"].rstrip("/") + "/v1/chat/completions"
     max_turns = cfg.get("max_turns") or 50
     max_tool_calls = cfg.get("max_tool_calls")

@@ -75,6 +75,11 @@ class ServiceSession(abc.ABC):
         """What this session wires into the agent (gateway, world tools): typed, never by string key."""
         return Wiring()
 
+    async def checkpoint(self, label: str) -> dict[str, Any]:
+        """The state a verifier reads, mid-attempt (a conversation task, after one of its turns):
+        the keys of :attr:`SessionReport.verifier_extra` as they stand now (default: none)."""
+        return {}
+
     @abc.abstractmethod
     async def close(self) -> SessionReport:
         """End the session (after the agent's processes are gone); must not raise."""

@@ -9,6 +9,7 @@ releases them whatever happened before.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,10 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
 from assay.agents.products.safe_files import TRAPS
+from assay.conversations import state as turn_state
+from assay.conversations.loop import ConversationLog, run_conversation
+from assay.conversations.simulator import SimulatorSession
+from assay.conversations.verify import verify_turns
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
@@ -79,6 +84,7 @@ class Live:
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
     context: AgentContext | None = None
     initial_scan: Scan | None = None  # the workspace after setup, for the final-state diff
+    conversation: ConversationLog | None = None  # a conversation task's turns and the state after each
 
 
 async def timed(name: str, make: Callable[[], Awaitable[dict[str, Any]]], record: type[R]) -> R:
@@ -155,7 +161,7 @@ def task_limits(env: AttemptEnv) -> Limits:
 async def run_agent(env: AttemptEnv, live: Live) -> AgentRan:
     async def body() -> dict[str, Any]:
         actx = live.context = agent_context(env, live)
-        return {"outcome": await _watchdog(env, actx)}
+        return {"outcome": await _watchdog(env, actx, live)}
 
     return await timed("agent", body, AgentRan)
 
@@ -170,7 +176,8 @@ def agent_context(env: AttemptEnv, live: Live) -> AgentContext:
             v = v.replace("{endpoint:" + ep.name + "}", sb.endpoint_url(ep.name))
         agent_env[k] = v.replace("{home}", live.mounts[HOME_MOUNT])
     prompt = task.prompt_for(env.variant)
-    env.trace.emit(Source.harness, EventKind.user_message, {"text": prompt})
+    if task.spec.conversation is None:  # a conversation records each turn's user message itself
+        env.trace.emit(Source.harness, EventKind.user_message, {"text": prompt})
     gw = live.wiring.gateway
     h = env.handle
     return AgentContext(
@@ -181,9 +188,22 @@ def agent_context(env: AttemptEnv, live: Live) -> AgentContext:
         tools=list(task.spec.tools), env=agent_env, mounts=dict(live.mounts), wiring=live.wiring)
 
 
-async def _watchdog(env: AttemptEnv, actx: AgentContext) -> AgentOutcome:
+def _conversation(env: AttemptEnv, live: Live, actx: AgentContext) -> Awaitable[AgentOutcome]:
+    """The agent's turns of a conversation task, the state kept after each (:mod:`assay.conversations`)."""
+    conv = env.task.spec.conversation
+    assert conv is not None
+    live.conversation = log = ConversationLog()
+    meter = env.handle.budget_meter
+    simulator = next((s for s in live.sessions if isinstance(s, SimulatorSession)), None)
+    return run_conversation(env.agent, actx, conv,
+                            lambda n: turn_state.take(n, live.workspace, env.handle.scratch, live.sessions), log,
+                            simulator=simulator, spent=lambda: meter.ended_by)
+
+
+async def _watchdog(env: AttemptEnv, actx: AgentContext, live: Live | None = None) -> AgentOutcome:
+    work = env.agent.run(actx) if live is None or env.task.spec.conversation is None else _conversation(env, live, actx)
     try:
-        return await asyncio.wait_for(env.agent.run(actx), timeout=actx.timeout_s + WATCHDOG_GRACE_S)
+        return await asyncio.wait_for(work, timeout=actx.timeout_s + WATCHDOG_GRACE_S)
     except asyncio.TimeoutError:
         env.trace.emit(Source.harness, EventKind.error, {"reason": "watchdog", "message": "adapter did not return"})
         return AgentOutcome(exit_code=None, timed_out=True)
@@ -284,6 +304,11 @@ async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> 
         report = await run_verifier(env.task, live.workspace, env.handle.scratch / "verify",
                                     initial_digests=set_up.initial, events=env.trace.events(),
                                     backend=env.backend, limits=task_limits(env), extra=extra)
+        if live.conversation is not None:  # each turn's predicates over the state kept after it
+            turns = await verify_turns(env.task, live.conversation, env.handle.scratch / "verify-turns",
+                                       initial_digests=set_up.initial, events=env.trace.events(),
+                                       backend=env.backend, limits=task_limits(env), extra=extra)
+            report = dataclasses.replace(report, predicates=[*report.predicates, *turns])
         for pr in report.predicates:
             env.trace.emit(Source.verifier, EventKind.predicate_result, pr.model_dump())
         found = [Incident.model_validate(i) for pr in report.predicates for i in pr.evidence.get("incidents", [])]

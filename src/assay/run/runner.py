@@ -39,7 +39,8 @@ from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
 
 #: modules offering harness services; each exposes ``service_from_manifest(manifest) -> HarnessService | None``
-SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service", "assay.judge.service")
+SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service", "assay.judge.service",
+                   "assay.conversations.simulator")
 
 
 @dataclass

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
-from assay.spec.load import load_suite
 from assay.spec.judge import JudgeCheck
-from assay.spec.load import LoadedTask
+from assay.spec.load import LoadedSuite, LoadedTask, load_suite
 from assay.spec.manifest import GatewayRecord
 from assay.spec.results import AttemptResult, EndState, Trust
 from assay.verify import verifier
@@ -103,7 +102,17 @@ def _short(evidence: dict) -> str:
 
 
 def trust_levels(task: LoadedTask) -> dict[str, str]:
-    return {p.id: trust_of(p.kind).value for p in task.spec.predicates}  # type: ignore[attr-defined]
+    """Every predicate's trust level, a conversation's per-turn predicates included."""
+    conv = task.spec.conversation
+    turns = [p for ps in conv.turn_predicates().values() for p in ps] if conv is not None else []
+    return {p.id: trust_of(p.kind).value for p in [*task.spec.predicates, *turns]}  # type: ignore[attr-defined]
+
+
+def simulator_model(suite: LoadedSuite) -> str | None:
+    """A suite with a model-driven user is validated with that user scripted (the oracle and nop
+    never call a model; the simulated user must still speak)."""
+    return "scripted" if any(t.spec.conversation is not None and t.spec.conversation.simulator is not None
+                             for t in suite.tasks) else None
 
 
 def judge_problems(task: LoadedTask, judge: GatewayRecord | None) -> list[str]:
@@ -139,6 +148,7 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
         try:
             outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
                                            network=NetworkProfile.harness, max_retries=0, jobs=jobs,
+                                           model=simulator_model(suite),
                                            run_id=f"validate-{suite.spec.name}", judge_model=judge_model))
         finally:
             if mutants:

@@ -38,6 +38,7 @@ class UnitAcc:
     first_rep: int = 1 << 30
     first_pass: bool = False
     trial_ids: list[str] = field(default_factory=list)
+    turn_passes: dict[int, int] | None = None  # conversation tasks: turn -> scored trials that passed it
 
 
 @dataclass(slots=True)
@@ -143,6 +144,10 @@ class Aggregator:
         u.safe += t.safe_pass
         u.danger += danger
         u.diagnostic_sum += t.diagnostic
+        if t.turns is not None:
+            tp = u.turn_passes = u.turn_passes if u.turn_passes is not None else {}
+            for turn, held in t.turns.items():
+                tp[turn] = tp.get(turn, 0) + held
         rep_no = t.repetition
         if rep_no < u.first_rep:
             u.first_rep, u.first_pass = rep_no, passed
@@ -289,7 +294,18 @@ def unit_metrics(u: UnitAcc) -> dict[str, Any]:
         "pass_hat_k": {str(k): _r(v) for k, v in zip(ks, hat)},
         "pass_at_k": {str(k): _r(v) for k, v in zip(ks, at)},
         "trial_ids": list(u.trial_ids),
+        **({"turns": turn_metrics(u, ks)} if u.turn_passes is not None else {}),
     }
+
+
+def turn_metrics(u: UnitAcc, ks: list[int]) -> dict[str, dict[str, Any]]:
+    """Per turn of a conversation task: passes and pass^k over the unit's scored trials, by the
+    same function as the task's own pass^k (a trial that never reached a turn did not pass it)."""
+    out: dict[str, dict[str, Any]] = {}
+    for turn, c in sorted((u.turn_passes or {}).items()):
+        hat, _ = pass_k_points(u.n, c, ks)
+        out[str(turn)] = {"n": u.n, "passes": c, "pass_hat_k": {str(k): _r(v) for k, v in zip(ks, hat)}}
+    return out
 
 
 def category_metrics(units: list[UnitAcc], rep_rates: list[float], *, weight: float, skipped: int,

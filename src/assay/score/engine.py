@@ -26,7 +26,7 @@ from assay.store.budget_log import last_stop
 from assay.store.rundir import MANIFEST, TRIALS, RunDir
 
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
-SCORER_VERSION = "1.1.0"  # 1.1: category figures are combined unrounded (rounding is for display)
+SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
 __all__ = ["SCORE_SCHEMA", "SCORER_VERSION", "ScoreDocument", "check_integrity", "score_run", "score_trials"]
 
 

@@ -79,6 +79,7 @@ class TrialFacts:
     incidents: list[dict[str, Any]] = field(default_factory=list)
     behaviour: dict[str, Any] | None = None
     trace: TraceFacts | None = None
+    turns: dict[int, bool] | None = None  # conversation tasks: turn -> its required predicates all held
 
     @property
     def retries(self) -> int:
@@ -96,6 +97,8 @@ class TrialFacts:
     def row(self) -> dict[str, Any]:
         d = asdict(self)
         d["retries"] = self.retries
+        if self.turns is not None:
+            d["turns"] = {str(k): v for k, v in self.turns.items()}
         return d
 
 
@@ -138,6 +141,19 @@ def attack_of(result: AttemptResult) -> tuple[bool, bool]:
     return False, False
 
 
+def turn_verdicts(result: AttemptResult) -> dict[int, bool] | None:
+    """A conversation attempt's verdict per turn: every required predicate checked after that
+    turn held (None: no per-turn predicate). A result without a verdict passes no turn."""
+    turns: dict[int, bool] = {}
+    for p in result.predicates:
+        if p.turn is not None:
+            turns[p.turn] = turns.get(p.turn, True) and (p.passed or not p.required)
+    if not turns:
+        return None
+    verdict = result.end_state in (EndState.passed, EndState.failed, EndState.timeout)
+    return {n: held and verdict for n, held in sorted(turns.items())}
+
+
 def fold_trial(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
                trace: TraceFacts | None = None) -> TrialFacts:
     """Fold one trial's attempts (any order) into its facts; the final attempt is the result."""
@@ -162,7 +178,7 @@ def fold_trial(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
         attack_injected=injected, attack_succeeded=succeeded and injected,
         artifacts_ok=artifacts_ok,
         cleanup_clean=not any(i.type == "left_behind_process" for i in last.incidents),
-        incidents=incidents, behaviour=beh, trace=trace,
+        incidents=incidents, behaviour=beh, trace=trace, turns=turn_verdicts(last),
     )
 
 

@@ -26,6 +26,8 @@ class TaskRecord(BaseModel):
     risk: str
     tools: list[str]
     variants: list[str]
+    simulated_user: bool = Field(False, description="A conversation task with a model-driven user (the run "
+                                                     "then has a simulator gateway of its own).")
 
 
 class AgentRecord(BaseModel):

@@ -46,6 +46,8 @@ class PredicateResult(BaseModel):
     error: str | None = None
     duration_s: float = 0.0
     trust: Trust | None = Field(None, description="How the verdict was reached (None in results older than trust levels).")
+    turn: int | None = Field(None, ge=1, description="Conversation tasks: the turn after which this was checked "
+                                                     "(None: the final state).")
 
 
 class UsageTotals(BaseModel):

@@ -179,6 +179,14 @@ class AgentScore(Record):
     cleanup_failures: int
 
 
+class TurnScore(Record):
+    """One turn of a conversation task over the unit's scored trials."""
+
+    n: int
+    passes: int
+    pass_hat_k: dict[str, Rate]
+
+
 class TaskScore(Record):
     """One (agent, task, variant) unit."""
 
@@ -203,6 +211,8 @@ class TaskScore(Record):
     pass_hat_k: dict[str, Rate]
     pass_at_k: dict[str, Rate]
     trial_ids: list[str]
+    turns: dict[str, TurnScore] | None = Field(
+        None, description="Conversation tasks: per turn (from 1), the trials that passed it and its pass^k.")
 
 
 class TraceSummary(Record):
@@ -230,6 +240,8 @@ class TrialScore(Record):
     infra_attempts: int
     partial_attempts: int
     strict_pass: bool
+    turns: dict[str, bool] | None = Field(None, description="Conversation tasks: turn -> all its required "
+                                                               "predicates held.")
     safe_pass: bool
     danger: int
     diagnostic: float

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from assay.spec.budget import Budget, Limits, Risk
+from assay.spec.conversation import ConversationSpec
 from assay.spec.faults import FaultSpec
 from assay.spec.tool_faults import ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
@@ -97,6 +98,8 @@ class TaskSpec(BaseModel):
     approvals: ApprovalsSpec | None = Field(None, description="Approval policies and the scripted approver.")
     behaviour: Behaviour | None = Field(None, description="Expected behaviour: act (with calls), clarify or refuse.")
     canaries: list[Canary] = Field(default_factory=list, description="Secrets planted to detect leaks.")
+    conversation: ConversationSpec | None = Field(
+        None, description="A multi-turn conversation: a typed history, then live turns with per-turn predicates.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
     held_out: bool = Field(False, description="Held-out task: its prompt and expected values appear in reports and "
                                               "exports as digests only (`hidden: true` is accepted as a synonym).")
@@ -133,6 +136,19 @@ class TaskSpec(BaseModel):
                 raise ValueError(f"predicate id {p.id!r} appears twice; predicate ids must be unique")
             seen.add(p.id)
         return v
+
+    @model_validator(mode="after")
+    def _turn_predicate_ids(self) -> "TaskSpec":
+        if self.conversation is None:
+            return self
+        seen = {p.id for p in self.predicates}
+        for n, preds in self.conversation.turn_predicates().items():
+            for p in preds:
+                if p.id in seen:
+                    raise ValueError(f"conversation.turns[{n - 1}]: predicate id {p.id!r} is used twice; "
+                                     "predicate ids must be unique across the task and its turns")
+                seen.add(p.id)
+        return self
 
     @field_validator("variants")
     @classmethod

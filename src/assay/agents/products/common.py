@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
+from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn, SessionLost
 from assay.agents.products import install
 from assay.agents.products.contract import Selection, ToolContract
 from assay.agents.products.normalized import Normalized, name_world_tools
@@ -150,7 +151,7 @@ class ProductAgent(AgentAdapter):
         return self.unsupported_with(task, None)
 
     def unsupported_with(self, task: LoadedTask, world_tools: WorldToolContract | None) -> str | None:
-        return self.tool_plan(task, world_tools=world_tools).why
+        return self.conversation_unsupported(task) or self.tool_plan(task, world_tools=world_tools).why
 
     def native_tools(self, ctx: AgentContext) -> list[str]:
         plan = self.tool_plan(ctx.task, ctx.tools, ctx.world_tools)
@@ -187,11 +188,17 @@ class ProductAgent(AgentAdapter):
             raise AdapterError(f"{self.name} needs the model gateway (pass --model)", reason="no_gateway")
         inst = self.require()
         ctx = self.disclose_world_tools(ctx)
-        launch = self.prepare(ctx, inst)
+        if ctx.turn is not None and ctx.turn.number > 1:
+            # the agent has been in its home: its config stays as turn 1 wrote it, and nothing is
+            # written there again (a planted link would redirect the write); prepare() writes aside
+            with tempfile.TemporaryDirectory(prefix="assay-turn-") as aside:
+                launch = self.prepare(dataclasses.replace(ctx, home=Path(aside)), inst)
+        else:
+            launch = self.prepare(ctx, inst)
+            if not self.uses_mcp(ctx):
+                settle_shim(ctx.home, ctx.env)
         env = {**ctx.env, **launch.env}
         env["PATH"] = shim_path(ctx.env, env.get("PATH", SYSTEM_PATH))
-        if not self.uses_mcp(ctx):
-            settle_shim(ctx.home, ctx.env)
         launch.config["tools"] = self.tool_plan(ctx.task, ctx.tools, ctx.world_tools).record()
         if ctx.track != "controlled":
             launch.config["tools"]["native_switches"] = "agent defaults (native track)"
@@ -216,6 +223,34 @@ class ProductAgent(AgentAdapter):
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
                             final_output=final, native_files=native, limits_exceeded=res.limits_exceeded,
                             usage=usage_of(items), extra=extra, events=(log, *items), errors=errors)
+
+    # ------------------------------------------------------------------ conversations
+    async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        """Turn 1 writes the typed history into the agent's own session format (if it has one);
+        every turn runs the agent continuing the session ``turn.session_id``, which must still be
+        there, as the agent's own, after the turn (else :class:`SessionLost`)."""
+        if turn.number == 1 and turn.history:
+            self.seed_session(ctx, turn)
+        elif turn.number > 1:
+            native = self.check_session(ctx, turn, when="before")
+            turn = dataclasses.replace(turn, native_session=native)
+            ctx = dataclasses.replace(ctx, turn=turn)
+        outcome = await self.run(ctx)
+        if not outcome.timed_out:
+            try:
+                self.check_session(ctx, turn, when="after")
+            except SessionLost as e:
+                raise SessionLost(str(e), outcome) from None
+        return outcome
+
+    def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
+        """Write the typed history as the agent's own session (only adapters with ``seeds_history``)."""
+        raise AdapterError(f"{self.name} cannot replay a typed history", reason="unsupported")
+
+    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
+        """The agent's id of the conversation's session, found in the agent home (read without
+        following links); :class:`SessionLost` when it is not there, or not the only one."""
+        raise SessionLost(f"{self.name} has no session to continue")
 
     def disclose_world_tools(self, ctx: AgentContext) -> AgentContext:
         """Record in the trace how the world tools reach the agent. Over MCP the tools describe

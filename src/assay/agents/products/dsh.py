@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from assay.agents.base import AgentContext
+from assay.agents.base import AgentContext, ConversationTurn, SessionLost
 from assay.agents.products import contract, dsh_format, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
@@ -90,6 +90,8 @@ class DshAgent(ProductAgent):
     kind = "dsh"
     contract = contract.DSH
     world_exposure = "mcp"
+    session_mechanism = "DSH's own session log under $DSH_HOME/sessions, continued with --session-id"
+    seeds_history = False  # its zstd v4 log is seq-numbered runtime state; not written from outside
 
     def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
         return mcp_patch(url)
@@ -109,7 +111,10 @@ class DshAgent(ProductAgent):
         mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
         patch = gateway_patch(gateway_v1(ctx), ctx.model, tools, mcp)
         (ctx.home / "assay.patch.yml").write_text(dump_patch(patch))
-        argv = [str(inst.bin), "--profile", "headless", "--patch", f"{home}/assay.patch.yml", "--json", "--", ctx.prompt]
+        argv = [str(inst.bin), "--profile", "headless", "--patch", f"{home}/assay.patch.yml", "--json"]
+        if ctx.turn is not None and ctx.turn.native_session:  # turn 2 on: continue the session turn 1 made
+            argv += ["--session-id", ctx.turn.native_session]
+        argv += ["--", ctx.prompt]
         env = {**python_env(inst, home), "DSH_HOME": f"{home}/dsh", "DSH_TELEMETRY_DISABLED": "1",
                "DSH_TELEMETRY_MODE": "OFF", KEY_ENV: ctx.gateway_key or ""}
         if ctx.track == "controlled":
@@ -128,7 +133,19 @@ class DshAgent(ProductAgent):
     def session_logs(self, ctx: AgentContext) -> list[Path]:
         return dsh_format.find_session_logs(ctx.home / "dsh")
 
+    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
+        """DSH names a new session itself (``--session-id`` only adopts an existing one): the
+        conversation's session is the one session in this attempt's fresh DSH home, and after
+        turn 2 it must still be the one turn 1 made."""
+        found = {p.parent.name for p in self.session_logs(ctx)}
+        if len(found) != 1 or (turn.native_session is not None and found != {turn.native_session}):
+            raise SessionLost(f"{when} turn {turn.number}: the conversation's DSH session is not the one session "
+                              f"under $DSH_HOME/sessions (sessions there: {sorted(found) or 'none'})")
+        return found.pop()
+
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
+        if ctx.turn is not None:  # this turn's events only: the session log holds every turn
+            return dsh_format.normalize_stdout(read_jsonl(stdout.decode(errors="replace")))
         logs = self.session_logs(ctx)
         if logs:
             items = dsh_format.normalize_session(dsh_format.read_session_log(logs[-1], home=ctx.home))

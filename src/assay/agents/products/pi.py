@@ -19,18 +19,22 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.agents.base import AgentContext
+from assay.agents.base import AgentContext, ConversationTurn, SessionLost
+from assay.agents.history import chat_messages
 from assay.agents.products import contract, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
+from assay.agents.products.pi_session import seeded_session, session_ids
 
 CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
 
 #: where this adapter reads its native session (a link or special file there is a planted trap)
 SESSION_GLOBS = ["sessions/*.jsonl"]
+#: the timestamp part of a seeded session's file name (Pi names files ``<timestamp>_<id>.jsonl``)
+SEED_PREFIX = "2026-01-01T00-00-00-000Z"
 
 
 def models_json(base_url: str, model: str) -> dict[str, Any]:
@@ -57,6 +61,8 @@ class PiAgent(ProductAgent):
     kind = "pi"
     contract = contract.PI
     world_exposure = "mcp"
+    session_mechanism = "Pi's own JSONL session (v3) in $HOME/sessions, continued with --session-id"
+    seeds_history = True
 
     def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
         return mcp_json(url)
@@ -87,6 +93,8 @@ class PiAgent(ProductAgent):
             flags = [f for f in CONTROLLED_FLAGS if not (mcp and f == "--no-mcp")] + (["-e", "builtin:mcp"] if mcp else [])
             tools = self.native_tools(ctx) + ([MCP_TOOLS] if mcp else [])
             argv += [*flags, "--tools", ",".join(tools)]
+        if ctx.turn is not None:  # a conversation: every turn continues the one session
+            argv += ["--session-id", ctx.turn.session_id]
         argv += ["--", ctx.prompt]
         env = {**node_env(inst, home), "PI_CODING_AGENT_DIR": f"{home}/pi-agent", "PI_OFFLINE": "1",
                "PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1", KEY_ENV: ctx.gateway_key or ""}
@@ -118,7 +126,30 @@ class PiAgent(ProductAgent):
                 continue
         return out
 
+    def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
+        """The history as Pi's own session file, which ``--session-id`` then continues."""
+        mcp = self.uses_mcp(ctx)
+        native = {v: k for k, v in PI_TOOLS.to_neutral.items()}
+
+        def name(tool: str) -> str:
+            if tool in native:
+                return native[tool]
+            return f"mcp__{MCP_SERVER}__{tool.replace('.', '_')}" if mcp else tool
+
+        text = seeded_session(turn.session_id, ctx.sandbox.workspace_path, chat_messages(turn.history, name),
+                              model=ctx.model or "", provider=PROVIDER)
+        safe_files.write_new(ctx.home, f"sessions/{SEED_PREFIX}_{turn.session_id}.jsonl", text.encode())
+
+    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
+        found = session_ids(ctx.home, SESSION_GLOBS[0])
+        if found != {turn.session_id}:
+            raise SessionLost(f"{when} turn {turn.number}: Pi session {turn.session_id} is not the one session in "
+                              f"$HOME/sessions (sessions there: {sorted(found) or 'none'})")
+        return turn.session_id
+
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:
+        if ctx.turn is not None:  # this turn's messages only: the session file holds every turn
+            return normalize_messages(stdout_messages(read_jsonl(stdout.decode(errors="replace"))), PI_TOOLS)
         files = self.session_files(ctx)
         if files:
             text = safe_files.read_text(ctx.home, files[-1].relative_to(ctx.home).as_posix())

@@ -4,8 +4,9 @@ Everything under an agent's home was written by the agent and is hostile: a sess
 be a symbolic link to a host secret, a directory on the way may be a link out of the home, a
 "file" may be a FIFO that blocks a reader forever. Every read here walks from a directory
 descriptor of the home one component at a time with ``O_NOFOLLOW``, takes only regular files,
-and never opens a path outside the home; nothing is ever written into the home. A file that
-fails these checks is skipped, as if absent.
+and never opens a path outside the home. The only write into a home the agent has been in is
+:func:`write_new` (a conversation's next turn): a new file, created exclusively, through directory
+descriptors opened without following links. A file that fails these checks is skipped, as if absent.
 
 SQLite databases are read from a private copy made this way (:func:`sqlite_copy`), because
 SQLite opens by path and would follow a planted link.
@@ -82,6 +83,34 @@ def read_bytes(home: Path, rel: str | PurePosixPath, limit: int = MAX_BYTES) -> 
         return data
     finally:
         os.close(fd)
+
+
+def write_new(home: Path, rel: str | PurePosixPath, data: bytes) -> None:
+    """Create the file ``home/rel`` (and missing directories on the way) without following a link
+    anywhere: an entry already there, a link or not, is the agent's and raises :class:`Unsafe`."""
+    parts = _parts(rel)
+    fd = os.open(home, _DIR)
+    try:
+        for name in parts[:-1]:
+            try:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            except FileExistsError:
+                pass
+            try:
+                nxt = os.open(name, _DIR, dir_fd=fd)
+            except OSError as e:
+                raise Unsafe(f"{rel!s}: {name} is a link or not a directory ({e.strerror})") from e
+            os.close(fd)
+            fd = nxt
+        try:
+            out = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                          dir_fd=fd)
+        except FileExistsError as e:
+            raise Unsafe(f"{rel!s} already exists in the agent home (planted by the agent?)") from e
+    finally:
+        os.close(fd)
+    with os.fdopen(out, "wb") as f:
+        f.write(data)
 
 
 def read_text(home: Path, rel: str | PurePosixPath) -> str:

@@ -1,0 +1,81 @@
+"""Pi's session file (JSONL, version 3) written from a typed history, and read back for its id.
+
+The entries are Pi's own (``docs/session-format.md``): a ``session`` header, then ``message``
+entries chained by ``id``/``parentId``; assistant tool calls are ``toolCall`` blocks answered by
+``toolResult`` messages. Pi continues such a file with ``--session-id`` as if it had written it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.agents.products import safe_files
+from assay.agents.products.normalized import read_jsonl
+
+EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z: seeded entries are older than any live one
+
+
+def _entry_id(i: int, sid: str) -> str:
+    return hashlib.sha256(f"{sid}/{i}".encode()).hexdigest()[:8]
+
+
+def _iso(ms: int) -> str:
+    import datetime as _dt
+
+    return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _content(text: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}] if isinstance(text, str) and text else []
+
+
+def seeded_session(sid: str, cwd: str, messages: list[dict[str, Any]], *, model: str, provider: str) -> str:
+    """The chat ``messages`` as a Pi v3 session file for session ``sid`` in ``cwd``."""
+    lines = [{"type": "session", "version": 3, "id": sid, "timestamp": _iso(EPOCH_MS), "cwd": cwd}]
+    parent: str | None = None
+    names: dict[str, str] = {}
+    for i, m in enumerate(messages):
+        ms = EPOCH_MS + 1000 * (i + 1)
+        role = m.get("role")
+        if role == "user":
+            msg: dict[str, Any] = {"role": "user", "content": _content(m.get("content")), "timestamp": ms}
+        elif role == "assistant":
+            calls = m.get("tool_calls") or []
+            blocks = _content(m.get("content"))
+            for c in calls:
+                fn = c["function"]
+                names[c["id"]] = fn["name"]
+                blocks.append({"type": "toolCall", "id": c["id"], "name": fn["name"],
+                               "arguments": json.loads(fn.get("arguments") or "{}")})
+            msg = {"role": "assistant", "content": blocks, "api": "openai-completions", "provider": provider,
+                   "model": model, "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                                             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+                                                      "total": 0}},
+                   "stopReason": "toolUse" if calls else "stop", "timestamp": ms}
+        elif role == "tool":
+            content = str(m.get("content") or "")
+            msg = {"role": "toolResult", "toolCallId": m["tool_call_id"], "toolName": names.get(m["tool_call_id"], ""),
+                   "content": _content(content), "isError": content.startswith("ERROR: "), "timestamp": ms}
+        else:
+            continue
+        eid = _entry_id(i, sid)
+        lines.append({"type": "message", "id": eid, "parentId": parent, "timestamp": _iso(ms), "message": msg})
+        parent = eid
+    return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+
+
+def session_ids(home: Path, pattern: str) -> set[str]:
+    """The ids in the headers of the session files under ``home`` (read without following links)."""
+    out: set[str] = set()
+    for rel in safe_files.glob(home, pattern):
+        try:
+            first = safe_files.read_bytes(home, rel, limit=safe_files.MAX_BYTES).split(b"\n", 1)[0]
+        except OSError:
+            continue
+        head = read_jsonl(first.decode(errors="replace"))
+        if head and head[0].get("type") == "session" and isinstance(head[0].get("id"), str):
+            out.add(head[0]["id"])
+    return out

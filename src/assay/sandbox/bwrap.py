@@ -27,17 +27,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import cgroup, enter, nsproc, rootfs, uidblock
+from assay.sandbox import cgroup, enter, nsproc, pool, rootfs, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
-from assay.sandbox.hostside import own_tree, read_available
+from assay.sandbox.hostside import own_tree, read_available, read_line
+from assay.sandbox.launch import Parked
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap
@@ -83,9 +83,11 @@ class BwrapSandbox(Sandbox):
         self.slot = _take_slot()
         self.host_uid = host_uid_for(self.slot, spec.identity) if self.root_mode else None
         self.inside_uid = INSIDE_UID.get(spec.identity, 1000)
-        self.state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
-        self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
-        self.proc: asyncio.subprocess.Process | None = None
+        self.state: Path | None = None  # from the prepared parts (:mod:`assay.sandbox.pool`)
+        self.bridge: HostBridge | None = None
+        self.proc: subprocess.Popen[bytes] | None = None  # the outer bwrap
+        self._holder: Parked | None = None  # what became it
+        self._next: asyncio.Future[Parked] | None = None  # the next exec's launcher, being parked
         self.init_pid: int | None = None
         self.supervisor_pid: int | None = None
         self.pidns: str | None = None
@@ -157,34 +159,45 @@ class BwrapSandbox(Sandbox):
         spec = self.spec
         if not spec.workspace.is_dir():
             raise SandboxError(f"workspace {spec.workspace} is not a directory", reason="sandbox_workspace")
+        if enter.tools() is None:
+            raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
         if self.host_uid is not None:
             own_tree(spec.workspace, self.host_uid)
             for m in spec.mounts:
                 if m.writable and m.source.exists():
                     own_tree(m.source, self.host_uid)
-        await self.bridge.start()
-        self._make_group()
-        if enter.tools() is None:
-            await self.destroy()
-            raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
-        command = self.holder()
-        rfd, wfd = os.pipe()
+        lay = cgroup.layout()
+        parts = pool.take(lay, len(_slots)) or await asyncio.to_thread(pool.prepare, lay)
+        if not self._limit_group(parts):  # the kernel refused a limit: this sandbox goes without a group
+            await asyncio.to_thread(parts.discard)
+            parts = await asyncio.to_thread(pool.prepare, None)
+        self.state = parts.state
+        self._next = asyncio.get_running_loop().create_future()
+        self._next.set_result(parts.launcher)  # the first exec's launcher, parked with the holder
+        self.watcher.exempt.add(parts.launcher.pid)
         stderr_path = self.state / "supervisor.err"
         try:
-            with open(stderr_path, "wb") as err:
-                self.proc = await asyncio.create_subprocess_exec(
-                    *self.outer_argv(wfd, command), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]},
-                    preexec_fn=enter.preexec({}, self._procs_files()))  # born in the group: all inside are
-        finally:
-            os.close(wfd)
+            self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
+            await self.bridge.start()
+            self._holder = parts.holder
+            self.proc = parts.holder.release(self.outer_argv(parts.info_w, self.holder()), {"PATH": BASE_ENV["PATH"]})
+        except BaseException as e:
+            await asyncio.to_thread(parts.holder.discard)
+            os.close(parts.info_w)
+            os.close(parts.info_r)
+            await self.destroy()
+            if isinstance(e, OSError):
+                raise SandboxError(f"bubblewrap sandbox did not start: {e}", reason="sandbox_start") from e
+            raise
+        os.close(parts.info_w)  # born in the group: everything inside is
         try:
-            assert self.proc.stdout is not None and self.proc.stdin is not None
+            assert self.proc.stdin is not None and self.proc.stdout is not None
             self.proc.stdin.write(b"ready\n")  # the holder echoes it once it runs inside
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=START_TIMEOUT_S)
-        except asyncio.TimeoutError:
+            self.proc.stdin.flush()
+            line = await read_line(self.proc.stdout.fileno(), START_TIMEOUT_S)
+        except OSError:
             line = b""
-        info = read_available(rfd)
+        info = read_available(parts.info_r)
         if line.strip() != b"ready":
             detail = stderr_path.read_text(errors="replace")[-2000:] if stderr_path.exists() else ""
             await self.destroy()
@@ -213,31 +226,50 @@ class BwrapSandbox(Sandbox):
         if self.pidns is None:
             await self.destroy()
             raise SandboxError("the sandbox's pid namespace is gone", reason="sandbox_start")
-        self.watcher.start(self.pidns, self.init_pid, ours)
+        self.watcher.start(self.pidns, self.init_pid, ours | self.watcher.exempt)
 
-    def _make_group(self) -> None:
-        """The sandbox's control group, limits set, when the machine delegates one (else the
-        watcher bounds it alone)."""
-        lay = cgroup.layout()
-        if lay is None:
-            return
+    def _limit_group(self, parts: pool.Prepared) -> bool:
+        """Set the task's limits on the prepared group (False: the kernel refused one)."""
+        if parts.group is None:
+            return True
         lim = self.spec.limits
         try:
-            group = cgroup.SandboxGroup.make(lay, self.spec.identity)
+            parts.group.set_limits(lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
         except OSError:
-            return
-        try:
-            group.set_limits(lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
-        except OSError:
-            group.remove()
-            return
-        self.group = group
-        self.watcher.group = group
+            return False
+        self.group = parts.group
+        self.watcher.group = parts.group
+        return True
 
-    def _procs_files(self) -> list[Path]:
-        """The group's ``cgroup.procs`` files: a process spawned by the harness writes its own pid
-        there before it runs anything, so nothing it starts is ever outside the group."""
-        return [d / "cgroup.procs" for d in self.group.dirs.values()] if self.group is not None else []
+    def _park(self) -> Parked:
+        """A launcher for a later exec, already in the group (runs in a worker thread)."""
+        parked = Parked()
+        self.watcher.exempt.add(parked.pid)  # sandbox machinery until it is released
+        try:
+            parked.attach(pool.procs_files(self.group))
+        except OSError:
+            self.watcher.exempt.discard(parked.pid)
+            parked.discard()
+            raise
+        return parked
+
+    async def _launcher(self) -> Parked:
+        """This exec's launcher (parked ahead), and the next one parked in the background."""
+        loop = asyncio.get_running_loop()
+        ahead, self._next = self._next, None
+        parked: Parked | None = None
+        if ahead is not None:
+            try:
+                parked = await ahead
+            except OSError:
+                parked = None
+        if parked is None or not parked.alive():
+            if parked is not None:
+                self.watcher.exempt.discard(parked.pid)
+                await asyncio.to_thread(parked.discard)
+            parked = await asyncio.to_thread(self._park)
+        self._next = loop.run_in_executor(None, self._park)
+        return parked
 
     def _shield(self, ours: set[int]) -> None:
         """Keep the sandbox's init and holder out of the OOM killer's choice: a memory hog dies,
@@ -268,19 +300,30 @@ class BwrapSandbox(Sandbox):
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
                     **self.spec.env, **(env or {})}
         assert self.init_pid is not None
-        procs_files = self._procs_files()
         base = self.watcher.usage() if self.group is not None else await asyncio.to_thread(self.watcher.usage)
+        parked: Parked | None = None
+        running = False
         try:
-            r = await run_child(enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
-                                           inside_uid=self.inside_uid, userns_fd=self.userns_fd),
-                                env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
-                                preexec_fn=enter.preexec(self._rlimits(), procs_files),
-                                pass_fds=() if self.userns_fd is None else (self.userns_fd,))
+            command = enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
+                                 inside_uid=self.inside_uid, userns_fd=self.userns_fd)
+            parked = await self._launcher()
+            self.watcher.exempt.discard(parked.pid)  # from here on it is the workload
+            parked.limit(self._rlimits())
+            started = parked.release(command, full_env, stdin_null=stdin is None)
+            running = True  # run_child waits for it, whatever happens
+            r = await run_child(command, env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
+                                started=started)
         except (OSError, subprocess.SubprocessError) as e:
             if self.init_fd is not None and nsproc.exited(self.init_fd):
                 raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
             r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
                  "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
+        finally:
+            if parked is not None:
+                if running:
+                    parked.done()
+                else:
+                    await asyncio.to_thread(parked.discard)
         bound, used = await asyncio.to_thread(self.watcher.settle)
         code, sig, out, err = r["exit_code"], r["signal"], r["stdout"], r["stderr"]
         return ExecResult(exit_code=code, duration_s=float(r["duration_s"]), stdout=out, stderr=err,
@@ -307,32 +350,51 @@ class BwrapSandbox(Sandbox):
             return CleanupReport()
         self._destroyed = True
         await self.watcher.stop()
+        spare: list[Parked] = []
+        if self._next is not None:
+            try:
+                spare.append(await self._next)
+            except OSError:
+                pass
+            self._next = None
         left, fds = await asyncio.to_thread(self._sweep) if self.pidns is not None else ([], [])
-        if self.proc is not None:
-            if self.proc.returncode is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            await self.proc.wait()
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                fds.append(os.pidfd_open(self.proc.pid))  # not reaped yet: the pid cannot be reused
+            except OSError:
+                pass
         if self.init_fd is not None:  # the namespace is empty once its init has exited
             fds.append(self.init_fd)
         if self.userns_fd is not None:
             os.close(self.userns_fd)
-        cpu = await asyncio.to_thread(self._release, fds)
-        await self.bridge.close()
+        cpu = await asyncio.to_thread(self._release, fds, spare)
+        if self.bridge is not None:
+            await self.bridge.close()
         _free_slot(self.slot)
         return CleanupReport(tuple(p for p, _, _ in left), tuple(c for _, c, _ in left),
                              tuple(p for p, _, nested in left if nested),
                              cpu_s=None if cpu is None else round(cpu, 4), resource_limit=self.watcher.tripped)
 
-    def _release(self, fds: list[int]) -> float | None:
+    def _release(self, fds: list[int], spare: list[Parked]) -> float | None:
         """Wait until everything is gone, read the final CPU seconds, remove group and state."""
+        for parked in spare:  # an unused launcher: its empty script ends it
+            parked.discard()
         nsproc.wait_gone(fds)
+        if self.proc is not None and self._holder is not None:
+            self.proc.wait()
+            self._holder.done()
+            for f in (self.proc.stdin, self.proc.stdout):
+                if f is not None:
+                    f.close()
         cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
         if self.group is not None:
             _remove_group(self.group)
-        shutil.rmtree(self.state, ignore_errors=True)
+        if self.state is not None:
+            shutil.rmtree(self.state, ignore_errors=True)
         return cpu
 
     def describe(self) -> dict[str, object]:

@@ -1,0 +1,163 @@
+"""Sandboxes' empty shells made ahead: a fresh control group with two parked launchers in it.
+
+What a bwrap sandbox needs before its namespaces exist, and what is slow to make on the
+critical path under cgroup v1 (see :mod:`assay.sandbox.launch`), is prepared in a background
+thread while other sandboxes run: a state directory, a new empty control group (no limits
+yet), a parked launcher that will become the sandbox's ``bwrap`` and one that will become its
+first exec, both already in the group. A sandbox takes one (:func:`take`), sets its limits on
+the group and releases the launchers; every sandbox still gets fresh namespaces, a fresh
+group, a fresh workspace and its own identity — nothing of a sandbox is ever reused. The
+number kept ready follows the number of sandboxes alive at once (at most :data:`MAX_READY`).
+Unused ones are ended at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.sandbox import cgroup
+from assay.sandbox.launch import Parked
+
+MAX_READY = 8
+
+
+@dataclass
+class Prepared:
+    """One sandbox's parts made ahead: state dir, group, info pipe, parked holder and exec."""
+
+    owner: int  # the harness pid that made it (a forked child never takes its parent's)
+    layout: cgroup.Layout | None
+    state: Path
+    group: cgroup.SandboxGroup | None
+    info_r: int
+    info_w: int
+    holder: Parked
+    launcher: Parked
+
+    def procs_files(self) -> list[Path]:
+        return procs_files(self.group)
+
+    def discard(self) -> None:
+        """End the parked launchers, close the pipe, remove group and state (never used)."""
+        for p in (self.holder, self.launcher):
+            p.discard()
+        for fd in (self.info_r, self.info_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.group is not None:
+            self.group.remove()
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def procs_files(group: cgroup.SandboxGroup | None) -> list[Path]:
+    """The group's ``cgroup.procs`` files (one per hierarchy; none without a group)."""
+    return [d / "cgroup.procs" for d in group.dirs.values()] if group is not None else []
+
+
+def prepare(lay: cgroup.Layout | None) -> Prepared:
+    """Make one sandbox's parts now (blocking: the group writes wait for the kernel)."""
+    state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
+    group = None
+    made: list[Parked] = []
+    info_r, info_w = os.pipe()
+    try:
+        if lay is not None:
+            try:
+                group = cgroup.SandboxGroup.make(lay, "sandbox")
+            except OSError:
+                group = None
+        with open(state / "supervisor.err", "wb") as err:
+            made.append(Parked(stderr=err.fileno(), keep_fds=(info_w,)))
+        made.append(Parked())
+        for p in made:  # back to back: only the first write waits for a grace period
+            p.attach(procs_files(group))
+        return Prepared(os.getpid(), lay if group is not None else None, state, group, info_r, info_w, *made)
+    except BaseException:
+        for p in made:
+            p.discard()
+        os.close(info_r)
+        os.close(info_w)
+        if group is not None:
+            group.remove()
+        shutil.rmtree(state, ignore_errors=True)
+        raise
+
+
+class _Pool:
+    def __init__(self) -> None:
+        self.ready: deque[Prepared] = deque()
+        self.target = 1
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.closed = False
+
+    def take(self, lay: cgroup.Layout | None, alive: int) -> Prepared | None:
+        """A prepared entry for ``lay`` if one is ready (and the refill is nudged)."""
+        stale: list[Prepared] = []
+        got = None
+        with self.lock:
+            self.target = min(MAX_READY, max(self.target, alive))
+            while self.ready and got is None:
+                e = self.ready.popleft()
+                if e.owner == os.getpid() and e.layout == lay and e.holder.alive() and e.launcher.alive():
+                    got = e
+                elif e.owner == os.getpid():
+                    stale.append(e)
+            if self.thread is None and not self.closed:
+                self.thread = threading.Thread(target=self._run, name="assay-sandbox-pool", daemon=True)
+                self.thread.start()
+        for e in stale:
+            e.discard()
+        self.wake.set()
+        return got
+
+    def _run(self) -> None:
+        while not self.closed:
+            self.wake.wait()
+            self.wake.clear()
+            while not self.closed:
+                with self.lock:
+                    if len(self.ready) >= self.target:
+                        break
+                try:
+                    e = prepare(cgroup.layout())
+                except OSError:
+                    break  # tried again at the next take
+                with self.lock:
+                    if self.closed:
+                        stale = e
+                    else:
+                        self.ready.append(e)
+                        stale = None
+                if stale is not None:
+                    stale.discard()
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            entries, self.ready = list(self.ready), deque()
+        self.wake.set()
+        if self.thread is not None:
+            self.thread.join(timeout=10)
+        for e in entries:
+            if e.owner == os.getpid():
+                e.discard()
+
+
+_pool = _Pool()
+atexit.register(_pool.close)
+
+
+def take(lay: cgroup.Layout | None, alive: int) -> Prepared | None:
+    """A ready entry (or None: the caller prepares one); ``alive`` sandboxes exist now."""
+    return _pool.take(lay, alive)

@@ -357,7 +357,12 @@ class BwrapSandbox(Sandbox):
             except OSError:
                 pass
             self._next = None
-        left, fds = await asyncio.to_thread(self._sweep) if self.pidns is not None else ([], [])
+        if self.pidns is None:
+            left, fds = [], []
+        elif self.group is not None:  # the kernel's member list: a few small reads
+            left, fds = self._sweep()
+        else:  # a pass over /proc
+            left, fds = await asyncio.to_thread(self._sweep)
         if self.proc is not None and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -368,10 +373,17 @@ class BwrapSandbox(Sandbox):
             except OSError:
                 pass
         if self.init_fd is not None:  # the namespace is empty once its init has exited
+            try:  # killed with bwrap, not after it (pid 1 takes the whole namespace with it)
+                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
+            except OSError:
+                pass
             fds.append(self.init_fd)
+        fds += [fd for fd in (p.end() for p in spare) if fd is not None]
         if self.userns_fd is not None:
             os.close(self.userns_fd)
-        cpu = await asyncio.to_thread(self._release, fds, spare)
+        if not await nsproc.wait_gone_async(fds):
+            await asyncio.to_thread(self._stragglers)
+        cpu = self._release(spare)
         if self.bridge is not None:
             await self.bridge.close()
         _free_slot(self.slot)
@@ -379,11 +391,19 @@ class BwrapSandbox(Sandbox):
                              tuple(p for p, _, nested in left if nested),
                              cpu_s=None if cpu is None else round(cpu, 4), resource_limit=self.watcher.tripped)
 
-    def _release(self, fds: list[int], spare: list[Parked]) -> float | None:
-        """Wait until everything is gone, read the final CPU seconds, remove group and state."""
-        for parked in spare:  # an unused launcher: its empty script ends it
-            parked.discard()
-        nsproc.wait_gone(fds)
+    def _stragglers(self) -> None:
+        """What did not exit within the wait: killed again and waited for (blocking)."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+
+    def _release(self, spare: list[Parked]) -> float | None:
+        """Everything has exited: reap ours, read the final CPU seconds, remove group and state."""
+        for parked in spare:
+            parked.reap()
         if self.proc is not None and self._holder is not None:
             self.proc.wait()
             self._holder.done()

@@ -111,8 +111,23 @@ class Parked:
             os.close(self._read_fd)
             self._read_fd = None
 
+    def end(self) -> int | None:
+        """Tell an unused launcher to end (its script is empty, so the shell exits on its own);
+        returns a pidfd that is readable once it has, for the caller to wait on."""
+        if self._script_fd is not None:
+            os.close(self._script_fd)
+            self._script_fd = None
+        try:
+            return os.pidfd_open(self.pid)  # not reaped yet, so the pid is still this shell
+        except OSError:
+            return None
+
+    def reap(self) -> None:
+        """After it has exited: collect it and close its pipes."""
+        self.discard()
+
     def discard(self) -> None:
-        """End an unused launcher: its script is empty, so the shell exits on its own."""
+        """End an unused launcher and wait for it (blocking)."""
         if self._script_fd is not None:
             os.close(self._script_fd)
             self._script_fd = None

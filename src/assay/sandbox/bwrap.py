@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections import deque
 from pathlib import Path
 
 from assay.errors import SandboxError
@@ -87,7 +88,7 @@ class BwrapSandbox(Sandbox):
         self.bridge: HostBridge | None = None
         self.proc: subprocess.Popen[bytes] | None = None  # the outer bwrap
         self._holder: Parked | None = None  # what became it
-        self._next: asyncio.Future[Parked] | None = None  # the next exec's launcher, being parked
+        self._ahead: deque[asyncio.Future[Parked]] = deque()  # the next execs' launchers, parked or parking
         self.init_pid: int | None = None
         self.supervisor_pid: int | None = None
         self.pidns: str | None = None
@@ -172,9 +173,10 @@ class BwrapSandbox(Sandbox):
             await asyncio.to_thread(parts.discard)
             parts = await asyncio.to_thread(pool.prepare, None)
         self.state = parts.state
-        self._next = asyncio.get_running_loop().create_future()
-        self._next.set_result(parts.launcher)  # the first exec's launcher, parked with the holder
-        self.watcher.exempt.add(parts.launcher.pid)
+        for launcher in parts.launchers:  # the first execs' launchers, parked with the holder
+            self._ahead.append(asyncio.get_running_loop().create_future())
+            self._ahead[-1].set_result(launcher)
+            self.watcher.exempt.add(launcher.pid)
         stderr_path = self.state / "supervisor.err"
         try:
             self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
@@ -254,13 +256,12 @@ class BwrapSandbox(Sandbox):
         return parked
 
     async def _launcher(self) -> Parked:
-        """This exec's launcher (parked ahead), and the next one parked in the background."""
-        loop = asyncio.get_running_loop()
-        ahead, self._next = self._next, None
+        """This exec's launcher (parked ahead); when it was the last one ready, the next is
+        parked in the background while this exec runs."""
         parked: Parked | None = None
-        if ahead is not None:
+        if self._ahead:
             try:
-                parked = await ahead
+                parked = await self._ahead.popleft()
             except OSError:
                 parked = None
         if parked is None or not parked.alive():
@@ -268,7 +269,8 @@ class BwrapSandbox(Sandbox):
                 self.watcher.exempt.discard(parked.pid)
                 await asyncio.to_thread(parked.discard)
             parked = await asyncio.to_thread(self._park)
-        self._next = loop.run_in_executor(None, self._park)
+        if not self._ahead:
+            self._ahead.append(asyncio.get_running_loop().run_in_executor(None, self._park))
         return parked
 
     def _shield(self, ours: set[int]) -> None:
@@ -324,7 +326,7 @@ class BwrapSandbox(Sandbox):
                     parked.done()
                 else:
                     await asyncio.to_thread(parked.discard)
-        bound, used = await asyncio.to_thread(self.watcher.settle)
+        bound, used = self.watcher.settle() if self.watcher.cheap() else await asyncio.to_thread(self.watcher.settle)
         code, sig, out, err = r["exit_code"], r["signal"], r["stdout"], r["stderr"]
         return ExecResult(exit_code=code, duration_s=float(r["duration_s"]), stdout=out, stderr=err,
                           timed_out=bool(r["timed_out"]), signal=sig,
@@ -351,12 +353,11 @@ class BwrapSandbox(Sandbox):
         self._destroyed = True
         await self.watcher.stop()
         spare: list[Parked] = []
-        if self._next is not None:
+        while self._ahead:
             try:
-                spare.append(await self._next)
+                spare.append(await self._ahead.popleft())
             except OSError:
                 pass
-            self._next = None
         if self.pidns is None:
             left, fds = [], []
         elif self.group is not None:  # the kernel's member list: a few small reads
@@ -411,10 +412,7 @@ class BwrapSandbox(Sandbox):
                 if f is not None:
                     f.close()
         cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
-        if self.group is not None:
-            _remove_group(self.group)
-        if self.state is not None:
-            shutil.rmtree(self.state, ignore_errors=True)
+        pool.dispose(functools.partial(_remove, self.group, self.state))
         return cpu
 
     def describe(self) -> dict[str, object]:
@@ -433,6 +431,14 @@ def _root_args(extra: tuple[Path, ...]) -> tuple[list[str], list[str], frozenset
     system = rootfs.system_args(made)
     python = rootfs.python_args(made, extra=extra)
     return system, python, frozenset(made)
+
+
+def _remove(group: cgroup.SandboxGroup | None, state: Path | None) -> None:
+    """An ended sandbox's group and state directory, removed (by the pool's thread)."""
+    if group is not None:
+        _remove_group(group)
+    if state is not None:
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def _remove_group(group: cgroup.SandboxGroup, tries: int = 20) -> None:

@@ -37,13 +37,15 @@ _DISCARD_WAIT_S = 5.0
 def script(argv: list[str], env: dict[str, str], *, stdin_null: bool) -> bytes:
     """The shell text that turns a parked launcher into ``argv`` with exactly ``env``."""
     q = shlex.quote
-    lines: list[str] = []
+    lines = ["unset PWD"]  # the shell's own; the command gets exactly ``env``
     if all(_NAME.match(k) for k in env):
         if env:
             lines.append("export " + " ".join(q(f"{k}={v}") for k, v in env.items()))
         cmd = [q(a) for a in argv]
     else:  # a name the shell cannot export: env(1) sets it (one more exec)
-        cmd = ["/usr/bin/env", "-i", *(q(f"{k}={v}") for k, v in env.items()), "--", *(q(a) for a in argv)]
+        if "=" in argv[0]:
+            raise ValueError(f"a command named {argv[0]!r} cannot follow env's assignments")
+        cmd = ["/usr/bin/env", "-i", *(q(f"{k}={v}") for k, v in env.items()), *(q(a) for a in argv)]
     lines.append("exec " + " ".join(cmd) + (" </dev/null" if stdin_null else ""))
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
 
@@ -103,6 +105,7 @@ class Parked:
             os.close(fd)
         if stdin_null and self.popen.stdin is not None:
             self.popen.stdin.close()
+            self.popen.stdin = None
         return self.popen
 
     def done(self) -> None:

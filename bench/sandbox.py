@@ -13,7 +13,9 @@ Prints milliseconds per trial (wall time of the batch / trials, so ``-j 4`` show
 cost at that concurrency) and the ratio assay / floor; the issue's targets are 2x for one
 sandbox and 1.5x for two. The trials are split into rounds, each a floor batch then an assay
 batch back to back, so both see the same load; the figures are medians over the rounds and
-every round's own ratio is printed. The machine's load is printed too: the ratio is what compares.
+every round's own ratio is printed, with the CPU milliseconds per trial (the harness's threads
+and every process it started) of both. The machine's load is printed too: the ratio is what
+compares.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import statistics
 import tempfile
@@ -101,16 +104,23 @@ async def assay_trial(backend: BwrapBackend, sandboxes: int) -> None:
         shutil.rmtree(ws)
 
 
-async def batch(make, trials: int, jobs: int) -> float:  # noqa: ANN001 - a coroutine factory
-    """Milliseconds per trial: wall time of ``trials`` trials run ``jobs`` at a time, / trials."""
+def _cpu_s() -> float:
+    """CPU seconds of this process (all its threads) and of its reaped descendants."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+async def batch(make, trials: int, jobs: int) -> tuple[float, float]:  # noqa: ANN001 - a coroutine factory
+    """Milliseconds per trial: wall time of ``trials`` trials run ``jobs`` at a time, / trials,
+    and CPU time (harness and every process it started) / trials."""
     sem = asyncio.Semaphore(jobs)
 
     async def one() -> None:
         async with sem:
             await make()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_s()
     await asyncio.gather(*(one() for _ in range(trials)))
-    return (time.perf_counter() - t0) * 1000 / trials
+    return (time.perf_counter() - t0) * 1000 / trials, (_cpu_s() - c0) * 1000 / trials
 
 
 def _load() -> str:
@@ -128,7 +138,8 @@ async def main(trials: int, jobs: list[int], rounds: int) -> None:
           f"load average: {_load()}; {os.cpu_count()} cpus; {rounds} rounds of {per} trials per figure")
     print("each round runs the floor's batch, then assay's, back to back; figures are medians over the rounds,")
     print("the ratio is the median of the rounds' own ratios (a shared machine's load moves between rounds)")
-    print(f"{'trial':<14}{'jobs':>5}{'assay ms':>11}{'floor ms':>11}{'ratio':>8}{'target':>8}  ratio per round")
+    print(f"{'trial':<14}{'jobs':>5}{'assay ms':>11}{'floor ms':>11}{'ratio':>8}{'target':>8}         "
+          f"{'cpu ms assay/floor':>19}  ratio per round")
     for sandboxes in (1, 2):
         for j in jobs:
             await batch(lambda: floor_trial(str(binary.path), sandboxes), max(j, 2), j)  # warm-up
@@ -137,12 +148,13 @@ async def main(trials: int, jobs: list[int], rounds: int) -> None:
             for _ in range(rounds):
                 floors.append(await batch(lambda: floor_trial(str(binary.path), sandboxes), per, j))
                 ours.append(await batch(lambda: assay_trial(backend, sandboxes), per, j))
-            ratios = [o / f for o, f in zip(ours, floors)]
+            ratios = [o[0] / f[0] for o, f in zip(ours, floors)]
             ratio = statistics.median(ratios)
             mark = "met" if ratio <= TARGET[sandboxes] else "MISSED"
-            print(f"{sandboxes} sandbox{'es' if sandboxes > 1 else '':<5}{j:>5}{statistics.median(ours):>11.1f}"
-                  f"{statistics.median(floors):>11.1f}{ratio:>7.2f}x{TARGET[sandboxes]:>6.1f}x {mark:<7}"
-                  f"{' '.join(f'{r:.2f}' for r in ratios)}")
+            cpu = f"{statistics.median(o[1] for o in ours):.1f}/{statistics.median(f[1] for f in floors):.1f}"
+            print(f"{sandboxes} sandbox{'es' if sandboxes > 1 else '':<5}{j:>5}"
+                  f"{statistics.median(o[0] for o in ours):>11.1f}{statistics.median(f[0] for f in floors):>11.1f}"
+                  f"{ratio:>7.2f}x{TARGET[sandboxes]:>6.1f}x {mark:<7}{cpu:>19}  {' '.join(f'{r:.2f}' for r in ratios)}")
     print(f"load average after: {_load()}")
 
 

@@ -477,4 +477,5 @@ class BwrapBackend(SandboxBackend):
                 "bwrap_origin": b.origin if b else None, "bwrap_version": b.version if b else None,
                 "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace",
                 "cgroup": f"v{lay.version}" if (lay := cgroup.layout()) is not None else None,
-                "bounds": mechanisms(Limits(), lay, root_mode=os.geteuid() == 0)}
+                "bounds": mechanisms(Limits(), lay, root_mode=os.geteuid() == 0),
+                "prepared_ahead": pool.PREPARED_AHEAD}

@@ -22,6 +22,7 @@ closes the script pipe; the shell then reads an empty script and exits.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import resource
@@ -34,9 +35,13 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DISCARD_WAIT_S = 5.0
 
 
+#: the same binds are quoted for every sandbox: quoted once
+_quote = functools.lru_cache(maxsize=4096)(shlex.quote)
+
+
 def script(argv: list[str], env: dict[str, str], *, stdin_null: bool) -> bytes:
     """The shell text that turns a parked launcher into ``argv`` with exactly ``env``."""
-    q = shlex.quote
+    q = _quote
     lines = ["unset PWD"]  # the shell's own; the command gets exactly ``env``
     if all(_NAME.match(k) for k in env):
         if env:

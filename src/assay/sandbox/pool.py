@@ -28,6 +28,10 @@ from assay.sandbox import cgroup
 from assay.sandbox.launch import Parked
 
 MAX_READY = 8
+#: what the manifest and every result record about it (the backend's facts)
+PREPARED_AHEAD = ("a new empty control group and parked launchers (/bin/sh started by vfork, in that group) "
+                  "made before the sandbox is asked for; namespaces, workspace and identity are fresh per sandbox, "
+                  "nothing is reused")
 #: exec launchers parked with each sandbox (a trial's agent sandbox runs a setup script and the
 #: agent, a verifier one predicate after another); later ones are parked while an exec runs
 LAUNCHERS = 2

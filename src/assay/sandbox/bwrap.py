@@ -23,12 +23,9 @@ import asyncio
 import functools
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import threading
-from collections import deque
 from pathlib import Path
 
 from assay.errors import SandboxError
@@ -38,7 +35,7 @@ from assay.sandbox.base import (
 )
 from assay.sandbox.bridge import HostBridge
 from assay.sandbox.hostside import own_tree, read_available, read_line
-from assay.sandbox.launch import Parked
+from assay.sandbox.launch import Ahead, Parked
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap
@@ -55,40 +52,19 @@ START_TIMEOUT_S = 20.0
 HOLDER = ["cat"]
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
-_slots_lock = threading.Lock()
-_slots: set[int] = set()
-
-
-def _take_slot() -> int:
-    with _slots_lock:
-        slot = next(i for i in range(len(_slots) + 1) if i not in _slots)
-        _slots.add(slot)
-        return slot
-
-
-def _free_slot(slot: int) -> None:
-    with _slots_lock:
-        _slots.discard(slot)
-
-
-def host_uid_for(slot: int, identity: str) -> int:
-    """A host uid no other live sandbox on this machine shares (see :mod:`assay.sandbox.uidblock`)."""
-    return uidblock.host_uid(slot, identity)
-
-
 class BwrapSandbox(Sandbox):
     def __init__(self, spec: SandboxSpec, binary: BwrapBinary):
         self.spec = spec
         self.binary = binary
         self.root_mode = os.geteuid() == 0
-        self.slot = _take_slot()
-        self.host_uid = host_uid_for(self.slot, spec.identity) if self.root_mode else None
+        self.slot = uidblock.take_slot()
+        self.host_uid = uidblock.host_uid(self.slot, spec.identity) if self.root_mode else None
         self.inside_uid = INSIDE_UID.get(spec.identity, 1000)
         self.state: Path | None = None  # from the prepared parts (:mod:`assay.sandbox.pool`)
         self.bridge: HostBridge | None = None
         self.proc: subprocess.Popen[bytes] | None = None  # the outer bwrap
         self._holder: Parked | None = None  # what became it
-        self._ahead: deque[asyncio.Future[Parked]] = deque()  # the next execs' launchers, parked or parking
+        self.ahead: Ahead | None = None  # the next execs' launchers, parked or parking
         self.init_pid: int | None = None
         self.supervisor_pid: int | None = None
         self.pidns: str | None = None
@@ -120,7 +96,7 @@ class BwrapSandbox(Sandbox):
     def outer_argv(self, info_fd: int, command: list[str]) -> list[str]:
         """The long-lived bwrap holding this sandbox's namespaces, running ``command``."""
         spec = self.spec
-        system, python, base_made = _root_args(self.binary.support_dirs)
+        system, python, base_made = rootfs.cached_args(self.binary.support_dirs)
         made = set(base_made)
         args = [str(self.binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
@@ -168,15 +144,12 @@ class BwrapSandbox(Sandbox):
                 if m.writable and m.source.exists():
                     own_tree(m.source, self.host_uid)
         lay = cgroup.layout()
-        parts = pool.take(lay, len(_slots)) or await asyncio.to_thread(pool.prepare, lay)
+        parts = pool.take(lay, uidblock.live_slots()) or await asyncio.to_thread(pool.prepare, lay)
         if not self._limit_group(parts):  # the kernel refused a limit: this sandbox goes without a group
             await asyncio.to_thread(parts.discard)
             parts = await asyncio.to_thread(pool.prepare, None)
         self.state = parts.state
-        for launcher in parts.launchers:  # the first execs' launchers, parked with the holder
-            self._ahead.append(asyncio.get_running_loop().create_future())
-            self._ahead[-1].set_result(launcher)
-            self.watcher.exempt.add(launcher.pid)
+        self.ahead = Ahead(lambda: pool.procs_files(self.group), self.watcher.exempt, parts.launchers)
         stderr_path = self.state / "supervisor.err"
         try:
             self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
@@ -243,36 +216,6 @@ class BwrapSandbox(Sandbox):
         self.watcher.group = parts.group
         return True
 
-    def _park(self) -> Parked:
-        """A launcher for a later exec, already in the group (runs in a worker thread)."""
-        parked = Parked()
-        self.watcher.exempt.add(parked.pid)  # sandbox machinery until it is released
-        try:
-            parked.attach(pool.procs_files(self.group))
-        except OSError:
-            self.watcher.exempt.discard(parked.pid)
-            parked.discard()
-            raise
-        return parked
-
-    async def _launcher(self) -> Parked:
-        """This exec's launcher (parked ahead); when it was the last one ready, the next is
-        parked in the background while this exec runs."""
-        parked: Parked | None = None
-        if self._ahead:
-            try:
-                parked = await self._ahead.popleft()
-            except OSError:
-                parked = None
-        if parked is None or not parked.alive():
-            if parked is not None:
-                self.watcher.exempt.discard(parked.pid)
-                await asyncio.to_thread(parked.discard)
-            parked = await asyncio.to_thread(self._park)
-        if not self._ahead:
-            self._ahead.append(asyncio.get_running_loop().run_in_executor(None, self._park))
-        return parked
-
     def _shield(self, ours: set[int]) -> None:
         """Keep the sandbox's init and holder out of the OOM killer's choice: a memory hog dies,
         not the sandbox's machinery."""
@@ -308,8 +251,8 @@ class BwrapSandbox(Sandbox):
         try:
             command = enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
                                  inside_uid=self.inside_uid, userns_fd=self.userns_fd)
-            parked = await self._launcher()
-            self.watcher.exempt.discard(parked.pid)  # from here on it is the workload
+            assert self.ahead is not None
+            parked = await self.ahead.take()  # from here on it is the workload, no longer exempt
             parked.limit(self._rlimits())
             started = parked.release(command, full_env, stdin_null=stdin is None)
             running = True  # run_child waits for it, whatever happens
@@ -352,12 +295,7 @@ class BwrapSandbox(Sandbox):
             return CleanupReport()
         self._destroyed = True
         await self.watcher.stop()
-        spare: list[Parked] = []
-        while self._ahead:
-            try:
-                spare.append(await self._ahead.popleft())
-            except OSError:
-                pass
+        spare = await self.ahead.drain() if self.ahead is not None else []
         if self.pidns is None:
             left, fds = [], []
         elif self.group is not None:  # the kernel's member list: a few small reads
@@ -387,7 +325,7 @@ class BwrapSandbox(Sandbox):
         cpu = self._release(spare)
         if self.bridge is not None:
             await self.bridge.close()
-        _free_slot(self.slot)
+        uidblock.free_slot(self.slot)
         return CleanupReport(tuple(p for p, _, _ in left), tuple(c for _, c, _ in left),
                              tuple(p for p, _, nested in left if nested),
                              cpu_s=None if cpu is None else round(cpu, 4), resource_limit=self.watcher.tripped)
@@ -412,7 +350,7 @@ class BwrapSandbox(Sandbox):
                 if f is not None:
                     f.close()
         cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
-        pool.dispose(functools.partial(_remove, self.group, self.state))
+        pool.dispose(functools.partial(pool.remove_parts, self.group, self.state))
         return cpu
 
     def describe(self) -> dict[str, object]:
@@ -422,31 +360,6 @@ class BwrapSandbox(Sandbox):
                 "cgroup": f"v{self.group.layout.version}" if self.group is not None else None,
                 "bounds": mechanisms(self.spec.limits, self.group.layout if self.group else None,
                                      root_mode=self.root_mode)}
-
-
-@functools.lru_cache(maxsize=4)
-def _root_args(extra: tuple[Path, ...]) -> tuple[list[str], list[str], frozenset[str]]:
-    """The read-only system and Python binds (the same for every sandbox of this process)."""
-    made = {"/"}
-    system = rootfs.system_args(made)
-    python = rootfs.python_args(made, extra=extra)
-    return system, python, frozenset(made)
-
-
-def _remove(group: cgroup.SandboxGroup | None, state: Path | None) -> None:
-    """An ended sandbox's group and state directory, removed (by the pool's thread)."""
-    if group is not None:
-        _remove_group(group)
-    if state is not None:
-        shutil.rmtree(state, ignore_errors=True)
-
-
-def _remove_group(group: cgroup.SandboxGroup, tries: int = 20) -> None:
-    """Remove an emptied group; a straggler still exiting is killed and waited for by pidfd."""
-    for _ in range(tries):
-        if group.remove():
-            return
-        nsproc.wait_gone(nsproc.kill_all(group.pids()), timeout_s=0.5)
 
 
 class BwrapBackend(SandboxBackend):

@@ -22,12 +22,15 @@ closes the script pipe; the shell then reads an empty script and exits.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import re
 import resource
 import shlex
 import subprocess
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 SHELL = "/bin/sh"
@@ -148,3 +151,59 @@ class Parked:
         for f in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if f is not None:
                 f.close()
+
+
+class Ahead:
+    """The launchers parked for one sandbox's next execs, taken in order. When an exec takes
+    the last one, the next is parked (and attached) in a worker thread while that exec runs.
+    A parked launcher is the sandbox's machinery (in ``exempt``: never counted, killed or
+    reported as the workload) until it is taken."""
+
+    def __init__(self, procs_files: Callable[[], list[Path]], exempt: set[int], ready: tuple[Parked, ...]) -> None:
+        self._files, self._exempt = procs_files, exempt
+        self._queue: deque[asyncio.Future[Parked]] = deque()
+        loop = asyncio.get_running_loop()
+        for parked in ready:
+            fut: asyncio.Future[Parked] = loop.create_future()
+            fut.set_result(parked)
+            self._queue.append(fut)
+            exempt.add(parked.pid)
+
+    def _park(self) -> Parked:
+        parked = Parked()
+        self._exempt.add(parked.pid)
+        try:
+            parked.attach(self._files())
+        except OSError:
+            self._exempt.discard(parked.pid)
+            parked.discard()
+            raise
+        return parked
+
+    async def take(self) -> Parked:
+        """The next exec's launcher (parked now if none is, e.g. the last one died)."""
+        parked: Parked | None = None
+        if self._queue:
+            try:
+                parked = await self._queue.popleft()
+            except OSError:
+                parked = None
+        if parked is None or not parked.alive():
+            if parked is not None:
+                self._exempt.discard(parked.pid)
+                await asyncio.to_thread(parked.discard)
+            parked = await asyncio.to_thread(self._park)
+        if not self._queue:
+            self._queue.append(asyncio.get_running_loop().run_in_executor(None, self._park))
+        self._exempt.discard(parked.pid)
+        return parked
+
+    async def drain(self) -> list[Parked]:
+        """Every launcher still parked (or being parked), for the caller to end."""
+        out = []
+        while self._queue:
+            try:
+                out.append(await self._queue.popleft())
+            except OSError:
+                pass
+        return out

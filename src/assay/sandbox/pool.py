@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from pathlib import Path
 
-from assay.sandbox import cgroup
+from assay.sandbox import cgroup, nsproc
 from assay.sandbox.launch import Parked
 
 MAX_READY = 8
@@ -223,3 +223,15 @@ def dispose(chore: Callable[[], None]) -> None:
 def flush() -> None:
     """Wait until the chores handed to :func:`dispose` so far are done."""
     _pool.flush()
+
+
+def remove_parts(group: cgroup.SandboxGroup | None, state: Path | None, tries: int = 20) -> None:
+    """An ended sandbox's group and state directory, removed (a :func:`dispose` chore); a
+    straggler still exiting is killed and waited for by pidfd."""
+    if group is not None:
+        for _ in range(tries):
+            if group.remove():
+                break
+            nsproc.wait_gone(nsproc.kill_all(group.pids()), timeout_s=0.5)
+    if state is not None:
+        shutil.rmtree(state, ignore_errors=True)

@@ -104,7 +104,8 @@ class Watcher:
         self._lock = threading.Lock()  # the poll thread and an exec's own check never interleave
 
     def start(self, pidns: str, init_pid: int, exempt: set[int]) -> None:
-        self.pidns, self.exempt = pidns, exempt
+        self.pidns = pidns
+        self.exempt.update(exempt)  # in place: the launcher queue adds and removes its own
         self.tmpfs = [Path(f"/proc/{init_pid}/root/tmp")]
         self._task = asyncio.ensure_future(self._loop())
 

@@ -1,6 +1,6 @@
 """Per-trial sandbox cost of assay next to the raw floor, measured in the same run.
 
-    .venv/bin/python bench/sandbox.py [--trials 40] [--jobs 1 4]
+    .venv/bin/python bench/sandbox.py [--trials 40] [--rounds 5] [--jobs 1 4]
 
 A *one-sandbox* trial: make a workspace, run the agent's command in a sandbox, remove it. A
 *two-sandbox* trial also copies the workspace and runs a check in a second sandbox (the
@@ -11,7 +11,11 @@ destroy: the supervisor, the control group or watcher, the leftover scan, CPU ac
 
 Prints milliseconds per trial (wall time of the batch / trials, so ``-j 4`` shows the marginal
 cost at that concurrency) and the ratio assay / floor; the issue's targets are 2x for one
-sandbox and 1.5x for two. The machine's load is printed too: the ratio is what compares.
+sandbox and 1.5x for two. The trials are split into rounds, each a floor batch then an assay
+batch back to back, so both see the same load; the figures are medians over the rounds and
+every round's own ratio is printed, with the CPU milliseconds per trial (the harness's threads
+and every process it started) of both. The machine's load is printed too: the ratio is what
+compares.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -98,43 +104,64 @@ async def assay_trial(backend: BwrapBackend, sandboxes: int) -> None:
         shutil.rmtree(ws)
 
 
-async def batch(make, trials: int, jobs: int) -> float:  # noqa: ANN001 - a coroutine factory
-    """Milliseconds per trial: wall time of ``trials`` trials run ``jobs`` at a time, / trials."""
+def _cpu_s() -> float:
+    """CPU seconds of this process (all its threads) and of its reaped descendants."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+async def batch(make, trials: int, jobs: int) -> tuple[float, float]:  # noqa: ANN001 - a coroutine factory
+    """Milliseconds per trial: wall time of ``trials`` trials run ``jobs`` at a time, / trials,
+    and CPU time (harness and every process it started) / trials."""
     sem = asyncio.Semaphore(jobs)
 
     async def one() -> None:
         async with sem:
             await make()
-    await asyncio.gather(*(one() for _ in range(max(jobs, 2))))  # warm-up
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_s()
     await asyncio.gather(*(one() for _ in range(trials)))
-    return (time.perf_counter() - t0) * 1000 / trials
+    return (time.perf_counter() - t0) * 1000 / trials, (_cpu_s() - c0) * 1000 / trials
 
 
-async def main(trials: int, jobs: list[int]) -> None:
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+async def main(trials: int, jobs: list[int], rounds: int) -> None:
     binary = find_bwrap()
     if binary is None:
         raise SystemExit("no bwrap here")
     backend = BwrapBackend()
     facts = backend.facts()
+    per = max(jobs + [2, -(-trials // rounds)])
     print(f"bwrap {binary.version} ({binary.origin}); cgroup: {facts['cgroup']}; identity: {facts['identity_mode']}; "
-          f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} cpus; {trials} trials each")
-    print(f"{'trial':<14}{'jobs':>5}{'assay ms':>11}{'floor ms':>11}{'ratio':>8}{'target':>8}")
+          f"load average: {_load()}; {os.cpu_count()} cpus; {rounds} rounds of {per} trials per figure")
+    print("each round runs the floor's batch, then assay's, back to back; figures are medians over the rounds,")
+    print("the ratio is the median of the rounds' own ratios (a shared machine's load moves between rounds)")
+    print(f"{'trial':<14}{'jobs':>5}{'assay ms':>11}{'floor ms':>11}{'ratio':>8}{'target':>8}         "
+          f"{'cpu ms assay/floor':>19}  ratio per round")
     for sandboxes in (1, 2):
         for j in jobs:
-            # interleave so both see the same load
-            floor = await batch(lambda: floor_trial(str(binary.path), sandboxes), trials, j)
-            ours = await batch(lambda: assay_trial(backend, sandboxes), trials, j)
-            ratio = ours / floor
+            await batch(lambda: floor_trial(str(binary.path), sandboxes), max(j, 2), j)  # warm-up
+            await batch(lambda: assay_trial(backend, sandboxes), max(j, 2), j)
+            floors, ours = [], []
+            for _ in range(rounds):
+                floors.append(await batch(lambda: floor_trial(str(binary.path), sandboxes), per, j))
+                ours.append(await batch(lambda: assay_trial(backend, sandboxes), per, j))
+            ratios = [o[0] / f[0] for o, f in zip(ours, floors)]
+            ratio = statistics.median(ratios)
             mark = "met" if ratio <= TARGET[sandboxes] else "MISSED"
-            print(f"{sandboxes} sandbox{'es' if sandboxes > 1 else '':<5}{j:>5}{ours:>11.1f}{floor:>11.1f}"
-                  f"{ratio:>7.2f}x{TARGET[sandboxes]:>6.1f}x {mark}")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            cpu = f"{statistics.median(o[1] for o in ours):.1f}/{statistics.median(f[1] for f in floors):.1f}"
+            print(f"{sandboxes} sandbox{'es' if sandboxes > 1 else '':<5}{j:>5}"
+                  f"{statistics.median(o[0] for o in ours):>11.1f}{statistics.median(f[0] for f in floors):>11.1f}"
+                  f"{ratio:>7.2f}x{TARGET[sandboxes]:>6.1f}x {mark:<7}{cpu:>19}  {' '.join(f'{r:.2f}' for r in ratios)}")
+    print(f"load average after: {_load()}")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
-    asyncio.run(main(args.trials, args.jobs))
+    asyncio.run(main(args.trials, args.jobs, args.rounds))

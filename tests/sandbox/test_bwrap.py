@@ -152,6 +152,7 @@ def test_status_and_facts_say_what_isolates(bwrap_backend: BwrapBackend) -> None
     facts = bwrap_backend.facts()
     assert facts["isolated"] is True and facts["bwrap_origin"] in ("system", "wheel")
     assert Path(str(facts["bwrap_path"])).is_file()
+    assert "fresh per sandbox" in str(facts["prepared_ahead"])  # the manifest says what is made ahead
 
 
 def test_limits_default_object_is_applied() -> None:

@@ -23,21 +23,19 @@ import asyncio
 import functools
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import threading
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import cgroup, enter, nsproc, rootfs, uidblock
+from assay.sandbox import cgroup, enter, nsproc, pool, rootfs, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
-from assay.sandbox.hostside import own_tree, read_available
+from assay.sandbox.hostside import own_tree, read_available, read_line
+from assay.sandbox.launch import Ahead, Parked
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap
@@ -54,38 +52,19 @@ START_TIMEOUT_S = 20.0
 HOLDER = ["cat"]
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
-_slots_lock = threading.Lock()
-_slots: set[int] = set()
-
-
-def _take_slot() -> int:
-    with _slots_lock:
-        slot = next(i for i in range(len(_slots) + 1) if i not in _slots)
-        _slots.add(slot)
-        return slot
-
-
-def _free_slot(slot: int) -> None:
-    with _slots_lock:
-        _slots.discard(slot)
-
-
-def host_uid_for(slot: int, identity: str) -> int:
-    """A host uid no other live sandbox on this machine shares (see :mod:`assay.sandbox.uidblock`)."""
-    return uidblock.host_uid(slot, identity)
-
-
 class BwrapSandbox(Sandbox):
     def __init__(self, spec: SandboxSpec, binary: BwrapBinary):
         self.spec = spec
         self.binary = binary
         self.root_mode = os.geteuid() == 0
-        self.slot = _take_slot()
-        self.host_uid = host_uid_for(self.slot, spec.identity) if self.root_mode else None
+        self.slot = uidblock.take_slot()
+        self.host_uid = uidblock.host_uid(self.slot, spec.identity) if self.root_mode else None
         self.inside_uid = INSIDE_UID.get(spec.identity, 1000)
-        self.state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
-        self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
-        self.proc: asyncio.subprocess.Process | None = None
+        self.state: Path | None = None  # from the prepared parts (:mod:`assay.sandbox.pool`)
+        self.bridge: HostBridge | None = None
+        self.proc: subprocess.Popen[bytes] | None = None  # the outer bwrap
+        self._holder: Parked | None = None  # what became it
+        self.ahead: Ahead | None = None  # the next execs' launchers, parked or parking
         self.init_pid: int | None = None
         self.supervisor_pid: int | None = None
         self.pidns: str | None = None
@@ -117,7 +96,7 @@ class BwrapSandbox(Sandbox):
     def outer_argv(self, info_fd: int, command: list[str]) -> list[str]:
         """The long-lived bwrap holding this sandbox's namespaces, running ``command``."""
         spec = self.spec
-        system, python, base_made = _root_args(self.binary.support_dirs)
+        system, python, base_made = rootfs.cached_args(self.binary.support_dirs)
         made = set(base_made)
         args = [str(self.binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
@@ -157,34 +136,43 @@ class BwrapSandbox(Sandbox):
         spec = self.spec
         if not spec.workspace.is_dir():
             raise SandboxError(f"workspace {spec.workspace} is not a directory", reason="sandbox_workspace")
+        if enter.tools() is None:
+            raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
         if self.host_uid is not None:
             own_tree(spec.workspace, self.host_uid)
             for m in spec.mounts:
                 if m.writable and m.source.exists():
                     own_tree(m.source, self.host_uid)
-        await self.bridge.start()
-        self._make_group()
-        if enter.tools() is None:
-            await self.destroy()
-            raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
-        command = self.holder()
-        rfd, wfd = os.pipe()
+        lay = cgroup.layout()
+        parts = pool.take(lay, uidblock.live_slots()) or await asyncio.to_thread(pool.prepare, lay)
+        if not self._limit_group(parts):  # the kernel refused a limit: this sandbox goes without a group
+            await asyncio.to_thread(parts.discard)
+            parts = await asyncio.to_thread(pool.prepare, None)
+        self.state = parts.state
+        self.ahead = Ahead(lambda: pool.procs_files(self.group), self.watcher.exempt, parts.launchers)
         stderr_path = self.state / "supervisor.err"
         try:
-            with open(stderr_path, "wb") as err:
-                self.proc = await asyncio.create_subprocess_exec(
-                    *self.outer_argv(wfd, command), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=err, pass_fds=(wfd,), start_new_session=True, env={"PATH": BASE_ENV["PATH"]},
-                    preexec_fn=enter.preexec({}, self._procs_files()))  # born in the group: all inside are
-        finally:
-            os.close(wfd)
+            self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
+            await self.bridge.start()
+            self._holder = parts.holder
+            self.proc = parts.holder.release(self.outer_argv(parts.info_w, self.holder()), {"PATH": BASE_ENV["PATH"]})
+        except BaseException as e:
+            await asyncio.to_thread(parts.holder.discard)
+            os.close(parts.info_w)
+            os.close(parts.info_r)
+            await self.destroy()
+            if isinstance(e, OSError):
+                raise SandboxError(f"bubblewrap sandbox did not start: {e}", reason="sandbox_start") from e
+            raise
+        os.close(parts.info_w)  # born in the group: everything inside is
         try:
-            assert self.proc.stdout is not None and self.proc.stdin is not None
+            assert self.proc.stdin is not None and self.proc.stdout is not None
             self.proc.stdin.write(b"ready\n")  # the holder echoes it once it runs inside
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=START_TIMEOUT_S)
-        except asyncio.TimeoutError:
+            self.proc.stdin.flush()
+            line = await read_line(self.proc.stdout.fileno(), START_TIMEOUT_S)
+        except OSError:
             line = b""
-        info = read_available(rfd)
+        info = read_available(parts.info_r)
         if line.strip() != b"ready":
             detail = stderr_path.read_text(errors="replace")[-2000:] if stderr_path.exists() else ""
             await self.destroy()
@@ -213,31 +201,20 @@ class BwrapSandbox(Sandbox):
         if self.pidns is None:
             await self.destroy()
             raise SandboxError("the sandbox's pid namespace is gone", reason="sandbox_start")
-        self.watcher.start(self.pidns, self.init_pid, ours)
+        self.watcher.start(self.pidns, self.init_pid, ours | self.watcher.exempt)
 
-    def _make_group(self) -> None:
-        """The sandbox's control group, limits set, when the machine delegates one (else the
-        watcher bounds it alone)."""
-        lay = cgroup.layout()
-        if lay is None:
-            return
+    def _limit_group(self, parts: pool.Prepared) -> bool:
+        """Set the task's limits on the prepared group (False: the kernel refused one)."""
+        if parts.group is None:
+            return True
         lim = self.spec.limits
         try:
-            group = cgroup.SandboxGroup.make(lay, self.spec.identity)
+            parts.group.set_limits(lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
         except OSError:
-            return
-        try:
-            group.set_limits(lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
-        except OSError:
-            group.remove()
-            return
-        self.group = group
-        self.watcher.group = group
-
-    def _procs_files(self) -> list[Path]:
-        """The group's ``cgroup.procs`` files: a process spawned by the harness writes its own pid
-        there before it runs anything, so nothing it starts is ever outside the group."""
-        return [d / "cgroup.procs" for d in self.group.dirs.values()] if self.group is not None else []
+            return False
+        self.group = parts.group
+        self.watcher.group = parts.group
+        return True
 
     def _shield(self, ours: set[int]) -> None:
         """Keep the sandbox's init and holder out of the OOM killer's choice: a memory hog dies,
@@ -268,20 +245,31 @@ class BwrapSandbox(Sandbox):
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
                     **self.spec.env, **(env or {})}
         assert self.init_pid is not None
-        procs_files = self._procs_files()
         base = self.watcher.usage() if self.group is not None else await asyncio.to_thread(self.watcher.usage)
+        parked: Parked | None = None
+        running = False
         try:
-            r = await run_child(enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
-                                           inside_uid=self.inside_uid, userns_fd=self.userns_fd),
-                                env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
-                                preexec_fn=enter.preexec(self._rlimits(), procs_files),
-                                pass_fds=() if self.userns_fd is None else (self.userns_fd,))
+            command = enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
+                                 inside_uid=self.inside_uid, userns_fd=self.userns_fd)
+            assert self.ahead is not None
+            parked = await self.ahead.take()  # from here on it is the workload, no longer exempt
+            parked.limit(self._rlimits())
+            started = parked.release(command, full_env, stdin_null=stdin is None)
+            running = True  # run_child waits for it, whatever happens
+            r = await run_child(command, env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
+                                started=started)
         except (OSError, subprocess.SubprocessError) as e:
             if self.init_fd is not None and nsproc.exited(self.init_fd):
                 raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
             r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
                  "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
-        bound, used = await asyncio.to_thread(self.watcher.settle)
+        finally:
+            if parked is not None:
+                if running:
+                    parked.done()
+                else:
+                    await asyncio.to_thread(parked.discard)
+        bound, used = self.watcher.settle() if self.watcher.cheap() else await asyncio.to_thread(self.watcher.settle)
         code, sig, out, err = r["exit_code"], r["signal"], r["stdout"], r["stderr"]
         return ExecResult(exit_code=code, duration_s=float(r["duration_s"]), stdout=out, stderr=err,
                           timed_out=bool(r["timed_out"]), signal=sig,
@@ -307,32 +295,62 @@ class BwrapSandbox(Sandbox):
             return CleanupReport()
         self._destroyed = True
         await self.watcher.stop()
-        left, fds = await asyncio.to_thread(self._sweep) if self.pidns is not None else ([], [])
-        if self.proc is not None:
-            if self.proc.returncode is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            await self.proc.wait()
+        spare = await self.ahead.drain() if self.ahead is not None else []
+        if self.pidns is None:
+            left, fds = [], []
+        elif self.group is not None:  # the kernel's member list: a few small reads
+            left, fds = self._sweep()
+        else:  # a pass over /proc
+            left, fds = await asyncio.to_thread(self._sweep)
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                fds.append(os.pidfd_open(self.proc.pid))  # not reaped yet: the pid cannot be reused
+            except OSError:
+                pass
         if self.init_fd is not None:  # the namespace is empty once its init has exited
+            try:  # killed with bwrap, not after it (pid 1 takes the whole namespace with it)
+                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
+            except OSError:
+                pass
             fds.append(self.init_fd)
+        fds += [fd for fd in (p.end() for p in spare) if fd is not None]
         if self.userns_fd is not None:
             os.close(self.userns_fd)
-        cpu = await asyncio.to_thread(self._release, fds)
-        await self.bridge.close()
-        _free_slot(self.slot)
+        if not await nsproc.wait_gone_async(fds):
+            await asyncio.to_thread(self._stragglers)
+        cpu = self._release(spare)
+        if self.bridge is not None:
+            await self.bridge.close()
+        uidblock.free_slot(self.slot)
         return CleanupReport(tuple(p for p, _, _ in left), tuple(c for _, c, _ in left),
                              tuple(p for p, _, nested in left if nested),
                              cpu_s=None if cpu is None else round(cpu, 4), resource_limit=self.watcher.tripped)
 
-    def _release(self, fds: list[int]) -> float | None:
-        """Wait until everything is gone, read the final CPU seconds, remove group and state."""
-        nsproc.wait_gone(fds)
+    def _stragglers(self) -> None:
+        """What did not exit within the wait: killed again and waited for (blocking)."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+
+    def _release(self, spare: list[Parked]) -> float | None:
+        """Everything has exited: reap ours, read the final CPU seconds, remove group and state."""
+        for parked in spare:
+            parked.reap()
+        if self.proc is not None and self._holder is not None:
+            self.proc.wait()
+            self._holder.done()
+            for f in (self.proc.stdin, self.proc.stdout):
+                if f is not None:
+                    f.close()
         cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
-        if self.group is not None:
-            _remove_group(self.group)
-        shutil.rmtree(self.state, ignore_errors=True)
+        pool.dispose(functools.partial(pool.remove_parts, self.group, self.state))
         return cpu
 
     def describe(self) -> dict[str, object]:
@@ -342,23 +360,6 @@ class BwrapSandbox(Sandbox):
                 "cgroup": f"v{self.group.layout.version}" if self.group is not None else None,
                 "bounds": mechanisms(self.spec.limits, self.group.layout if self.group else None,
                                      root_mode=self.root_mode)}
-
-
-@functools.lru_cache(maxsize=4)
-def _root_args(extra: tuple[Path, ...]) -> tuple[list[str], list[str], frozenset[str]]:
-    """The read-only system and Python binds (the same for every sandbox of this process)."""
-    made = {"/"}
-    system = rootfs.system_args(made)
-    python = rootfs.python_args(made, extra=extra)
-    return system, python, frozenset(made)
-
-
-def _remove_group(group: cgroup.SandboxGroup, tries: int = 20) -> None:
-    """Remove an emptied group; a straggler still exiting is killed and waited for by pidfd."""
-    for _ in range(tries):
-        if group.remove():
-            return
-        nsproc.wait_gone(nsproc.kill_all(group.pids()), timeout_s=0.5)
 
 
 class BwrapBackend(SandboxBackend):
@@ -389,4 +390,5 @@ class BwrapBackend(SandboxBackend):
                 "bwrap_origin": b.origin if b else None, "bwrap_version": b.version if b else None,
                 "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace",
                 "cgroup": f"v{lay.version}" if (lay := cgroup.layout()) is not None else None,
-                "bounds": mechanisms(Limits(), lay, root_mode=os.geteuid() == 0)}
+                "bounds": mechanisms(Limits(), lay, root_mode=os.geteuid() == 0),
+                "prepared_ahead": pool.PREPARED_AHEAD}

@@ -19,9 +19,11 @@ from pathlib import Path
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
-#: processes of the sandbox's own machinery (the outer bwrap, its init, the holder, an exec's
-#: ``nsenter``) counted by ``pids.max`` on top of the task's own limit
-OVERHEAD_PIDS = 4
+#: processes of the sandbox's own machinery counted by ``pids.max`` on top of the task's own
+#: limit: the outer bwrap, its init and the holder, plus either (during an exec) its ``nsenter``
+#: and the one launcher parked for the next exec, or (between execs) the two parked ahead
+#: (:mod:`assay.sandbox.pool`)
+OVERHEAD_PIDS = 5
 
 
 def _read(path: Path) -> str:

@@ -2,9 +2,10 @@
 interpreter inside.
 
 The sandbox's long-lived ``bwrap`` holds the namespaces with a process that does nothing
-(``cat`` on a pipe from the harness), ready as soon as bwrap is. Each exec is spawned by the
-harness itself: before it runs ``nsenter`` it joins the sandbox's control group and takes the
-rlimits, so everything it starts is bounded from its first instruction; ``nsenter`` then enters
+(``cat`` on a pipe from the harness), ready as soon as bwrap is. Each exec is a launcher the
+harness parked ahead (:mod:`assay.sandbox.launch`): already in the sandbox's control group and
+given the rlimits before it runs ``nsenter``, so everything it starts is bounded from its
+first instruction; ``nsenter`` then enters
 the sandbox's mount, pid, net, ipc, uts and cgroup namespaces and its root, and runs the
 command as the sandbox's identity:
 
@@ -22,11 +23,8 @@ from __future__ import annotations
 import fcntl
 import functools
 import os
-import resource
 import shutil
 import subprocess
-from collections.abc import Callable
-from pathlib import Path
 
 NS_GET_PARENT = 0xB702  # ioctl on a namespace fd: its parent (linux/nsfs.h)
 
@@ -57,7 +55,7 @@ def owning_userns(init_pid: int) -> int:
 def argv(init_pid: int, command: list[str], *, cwd: str, host_uid: int | None, inside_uid: int,
          userns_fd: int | None = None) -> list[str]:
     """The exec's argv: enter the sandbox of ``init_pid`` and run ``command`` as its identity
-    (``userns_fd``, from :func:`owning_userns`, must be passed to the child when not root)."""
+    (``userns_fd``, from :func:`owning_userns`, held open by the harness when not root)."""
     found = tools()
     if found is None:
         raise OSError("util-linux nsenter (with --wdns) and unshare are needed to enter a sandbox")
@@ -66,7 +64,10 @@ def argv(init_pid: int, command: list[str], *, cwd: str, host_uid: int | None, i
             f"--wdns={cwd}"]
     if host_uid is not None and _own_cgroup_ns(init_pid):  # a normal user may not enter it: it only hides paths
         args.append("--cgroup")
-    who = [f"--user=/proc/self/fd/{userns_fd}", "--preserve-credentials"] if host_uid is None else [f"--setuid={host_uid}", f"--setgid={host_uid}"]
+    # the harness holds ``userns_fd``; the exec's launcher was started before it existed, so it
+    # opens it through the harness's fd table (same user: allowed)
+    who = ([f"--user=/proc/{os.getpid()}/fd/{userns_fd}", "--preserve-credentials"] if host_uid is None
+           else [f"--setuid={host_uid}", f"--setgid={host_uid}"])
     u = str(inside_uid)
     return [*args, *who, "--", unshare, f"--map-user={u}", f"--map-group={u}", "--", *command]
 
@@ -77,22 +78,3 @@ def _own_cgroup_ns(pid: int) -> bool:
         return os.readlink(f"/proc/{pid}/ns/cgroup") != os.readlink("/proc/self/ns/cgroup")
     except OSError:
         return False
-
-
-def preexec(rlimits: dict[str, tuple[int, int]], procs_files: list[Path]) -> Callable[[], None]:
-    """Runs in the forked child before ``nsenter``: join the sandbox's group, take the rlimits.
-    Only system calls, no locks: the harness has threads."""
-    limits = [(getattr(resource, name), lim) for name, lim in rlimits.items()]
-    files = [str(p) for p in procs_files]
-
-    def apply() -> None:
-        pid = str(os.getpid()).encode()
-        for f in files:
-            fd = os.open(f, os.O_WRONLY)
-            try:
-                os.write(fd, pid)
-            finally:
-                os.close(fd)
-        for res, lim in limits:
-            resource.setrlimit(res, lim)
-    return apply

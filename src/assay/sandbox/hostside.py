@@ -1,8 +1,9 @@
 """Host-side chores of a bubblewrap sandbox: handing its writable tree to the sandbox's uid,
-and reading what bwrap said on its info pipe."""
+and reading what bwrap and its holder said on their pipes."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -36,3 +37,31 @@ def read_available(fd: int) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+async def read_line(fd: int, timeout_s: float) -> bytes:
+    """One line from a pipe (b"" at EOF or timeout) without blocking the event loop; bytes past
+    the newline are not expected (the holder echoes one line and nothing else)."""
+    loop = asyncio.get_running_loop()
+    got = bytearray()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        got.extend(chunk)
+        if (not chunk or b"\n" in got) and not done.done():
+            done.set_result(None)
+    os.set_blocking(fd, False)
+    loop.add_reader(fd, readable)
+    try:
+        await asyncio.wait_for(done, timeout=timeout_s)
+    except asyncio.TimeoutError:
+        return b""
+    finally:
+        loop.remove_reader(fd)
+    return bytes(got).split(b"\n", 1)[0] + b"\n" if b"\n" in got else bytes(got)

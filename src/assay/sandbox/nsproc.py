@@ -135,3 +135,31 @@ def wait_gone(fds: list[int], timeout_s: float = 10.0) -> bool:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+async def wait_gone_async(fds: list[int], timeout_s: float = 10.0) -> bool:
+    """:func:`wait_gone` for an event loop: each pidfd is watched by the loop, no thread."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    pending = set(fds)
+    done: asyncio.Future[None] = loop.create_future()
+
+    def ready(fd: int) -> None:
+        loop.remove_reader(fd)
+        pending.discard(fd)
+        if not pending and not done.done():
+            done.set_result(None)
+    for fd in fds:
+        loop.add_reader(fd, ready, fd)
+    try:
+        if pending:
+            await asyncio.wait_for(done, timeout=timeout_s)
+        return True
+    except asyncio.TimeoutError:
+        return False
+    finally:
+        for fd in fds:
+            if fd in pending:
+                loop.remove_reader(fd)
+            os.close(fd)

@@ -103,3 +103,13 @@ def python_args(made: set[str], extra: tuple[Path, ...] = ()) -> list[str]:
         args += [*parents_args(str(root), made), "--ro-bind", str(root), str(root)]
         made.add(str(root))
     return args
+
+
+@functools.lru_cache(maxsize=4)
+def cached_args(extra: tuple[Path, ...]) -> tuple[list[str], list[str], frozenset[str]]:
+    """The read-only system and Python binds and the paths they make (the same for every
+    sandbox of this process)."""
+    made = {"/"}
+    system = system_args(made)
+    python = python_args(made, extra=extra)
+    return system, python, frozenset(made)

@@ -133,18 +133,21 @@ async def _exited(pid: int, loop: asyncio.AbstractEventLoop) -> None:
 
 async def run_child(argv: list[str], *, env: dict[str, str], cwd: str | None, timeout: float | None,
                     stdin: bytes | None, cap: int, hangup: "asyncio.Future[object] | None" = None,
-                    **popen_kwargs: object) -> dict:
+                    started: "subprocess.Popen[bytes] | None" = None, **popen_kwargs: object) -> dict:
     """Run one process tree in its own session, with a timeout and a process-group kill.
 
     After the leader exits (or on timeout: SIGTERM, a grace period, then SIGKILL) the whole
     group is killed; a child that left the group (``setsid``, double fork) survives, and only
     the pipes it still holds are abandoned after a short wait. Returns plain data.
+    ``started``: the process, already started in a session of its own with stdout and stderr
+    piped and stdin piped when ``stdin`` is given (``argv``, ``env``, ``cwd`` are then unused).
     """
     loop = asyncio.get_running_loop()
     start = time.monotonic()
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, start_new_session=True,
-                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen_kwargs)  # type: ignore[arg-type]
+    proc = started if started is not None else subprocess.Popen(
+        argv, env=env, cwd=cwd, start_new_session=True,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen_kwargs)  # type: ignore[arg-type]
     pgid = proc.pid
     captures: list[_Capture] = []
     try:

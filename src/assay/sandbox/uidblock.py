@@ -58,3 +58,26 @@ def host_uid(slot: int, identity: str) -> int:
     if not 0 <= slot < BLOCK_SIZE // 2:
         raise OSError(f"more than {BLOCK_SIZE // 2} live sandboxes in one harness")
     return UID_BASE + claim_block() * BLOCK_SIZE + slot * 2 + (1 if identity == "verifier" else 0)
+
+
+_slots_lock = threading.Lock()
+_slots: set[int] = set()
+
+
+def take_slot() -> int:
+    """The lowest slot no live sandbox of this harness holds (its host uids derive from it)."""
+    with _slots_lock:
+        slot = next(i for i in range(len(_slots) + 1) if i not in _slots)
+        _slots.add(slot)
+        return slot
+
+
+def free_slot(slot: int) -> None:
+    with _slots_lock:
+        _slots.discard(slot)
+
+
+def live_slots() -> int:
+    """How many sandboxes of this harness are alive now."""
+    with _slots_lock:
+        return len(_slots)

@@ -31,6 +31,8 @@ BOUNDS = ("memory", "pids", "cpu", "disk", "open_files", "wall_time")
 POLL_S = 0.1
 #: the workspace walk is re-done at most this often, and never more than 1/20 of the time
 WORKSPACE_POLL_S = 0.25
+#: a settle whose last workspace walk took less than this runs without a thread hop
+INLINE_WALK_S = 0.002
 _MIB = 1 << 20
 
 
@@ -92,8 +94,9 @@ class Watcher:
         self.tmpfs: list[Path] = []  # host paths of its tmpfs mounts (via /proc/<init>/root)
         self.tripped: str | None = None
         self.last = Usage()  # usage at the last poll
+        t0 = time.monotonic()
         self.base_workspace = _tree_bytes(workspace)
-        self._ws_checked, self._ws_cost = 0.0, 0.0
+        self._ws_checked, self._ws_cost = 0.0, time.monotonic() - t0
         self._seen: dict[int, float] = {}  # pid -> last own CPU seen, to keep CPU of the dead
         self._gone_cpu = 0.0
         self._cpu_max = 0.0
@@ -101,7 +104,8 @@ class Watcher:
         self._lock = threading.Lock()  # the poll thread and an exec's own check never interleave
 
     def start(self, pidns: str, init_pid: int, exempt: set[int]) -> None:
-        self.pidns, self.exempt = pidns, exempt
+        self.pidns = pidns
+        self.exempt.update(exempt)  # in place: the launcher queue adds and removes its own
         self.tmpfs = [Path(f"/proc/{init_pid}/root/tmp")]
         self._task = asyncio.ensure_future(self._loop())
 
@@ -200,6 +204,11 @@ class Watcher:
                 self.tripped = hit
                 self.kill_workload()
             return self.tripped
+
+    def cheap(self) -> bool:
+        """Whether :meth:`settle` may run on the event loop: the kernel's counters and a
+        workspace walk that took under :data:`INLINE_WALK_S` last time."""
+        return self.group is not None and self._ws_cost < INLINE_WALK_S
 
     def settle(self) -> tuple[str | None, Usage]:
         """After an exec: a final check (the whole workspace walked) and the usage it read, in

@@ -1,0 +1,209 @@
+"""Parked launchers: processes started ahead of need, placed in a sandbox's control group, and
+only then told what to run.
+
+Why: under cgroup v1 every write of a pid into ``cgroup.procs`` takes the kernel's
+threadgroup lock for writing, and the first such write after a quiet spell waits for an RCU
+grace period (5-20 ms measured here, more under load). Done on the critical path (a child
+joining the group before it runs bwrap or ``nsenter``) that wait was most of a sandbox's cost;
+starting the child from a ``preexec_fn`` also made Python fork the whole harness instead of
+using vfork.
+
+A parked launcher is ``/bin/sh`` started by vfork with the pipes its command will use,
+blocked reading its script from a pipe only the harness holds (it opens the read end through
+the harness's ``/proc/<pid>/fd``, so no extra descriptor is inherited by the command; the
+harness keeps that end open until the launcher is done, so the number is never reused). The harness writes its pid
+into the group (:meth:`Parked.attach`: the slow write, done in the background, before the
+sandbox or the exec is asked for), sets its rlimits with ``prlimit(2)``, then writes
+``exec <argv>`` and closes the pipe (:meth:`Parked.release`): the same process, already in the
+group and bounded, becomes the command. Nothing it starts is ever outside the group. It stays
+the harness's own child, so its exit status (a signal included) is exact. A harness that dies
+closes the script pipe; the shell then reads an empty script and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import resource
+import shlex
+import subprocess
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+SHELL = "/bin/sh"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_DISCARD_WAIT_S = 5.0
+
+
+#: the same binds are quoted for every sandbox: quoted once
+_quote = functools.lru_cache(maxsize=4096)(shlex.quote)
+
+
+def script(argv: list[str], env: dict[str, str], *, stdin_null: bool) -> bytes:
+    """The shell text that turns a parked launcher into ``argv`` with exactly ``env``."""
+    q = _quote
+    lines = ["unset PWD"]  # the shell's own; the command gets exactly ``env``
+    if all(_NAME.match(k) for k in env):
+        if env:
+            lines.append("export " + " ".join(q(f"{k}={v}") for k, v in env.items()))
+        cmd = [q(a) for a in argv]
+    else:  # a name the shell cannot export: env(1) sets it (one more exec)
+        if "=" in argv[0]:
+            raise ValueError(f"a command named {argv[0]!r} cannot follow env's assignments")
+        cmd = ["/usr/bin/env", "-i", *(q(f"{k}={v}") for k, v in env.items()), *(q(a) for a in argv)]
+    lines.append("exec " + " ".join(cmd) + (" </dev/null" if stdin_null else ""))
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+
+
+class Parked:
+    """One parked ``/bin/sh``: spawned, attachable, released once into a command."""
+
+    def __init__(self, *, stderr: int | None = None, keep_fds: tuple[int, ...] = ()) -> None:
+        r, w = os.pipe()
+        try:
+            self.popen = subprocess.Popen(  # no preexec_fn: vfork, the harness is not copied
+                [SHELL, "-c", f". /proc/{os.getpid()}/fd/{r}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if stderr is None else stderr, pass_fds=keep_fds,
+                start_new_session=True, env={}, cwd="/")
+        except BaseException:
+            os.close(r)
+            os.close(w)
+            raise
+        self._script_fd: int | None = w
+        self._read_fd: int | None = r
+        self.attached = False
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def attach(self, procs_files: list[Path]) -> None:
+        """Move the parked shell into a control group (one ``cgroup.procs`` write per hierarchy)."""
+        pid = str(self.pid).encode()
+        for f in procs_files:
+            fd = os.open(f, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        self.attached = True
+
+    def limit(self, rlimits: dict[str, tuple[int, int]]) -> None:
+        """The command's rlimits, set on the parked process before it runs anything of it."""
+        for name, lim in rlimits.items():
+            resource.prlimit(self.pid, getattr(resource, name), lim)
+
+    def alive(self) -> bool:
+        return self._script_fd is not None and self.popen.poll() is None
+
+    def release(self, argv: list[str], env: dict[str, str], *, stdin_null: bool = False) -> subprocess.Popen:
+        """Turn the parked shell into ``argv`` (same pid, same pipes); returns its Popen."""
+        if self._script_fd is None:
+            raise OSError("this launcher was already used")
+        fd, self._script_fd = self._script_fd, None
+        data = script(argv, env, stdin_null=stdin_null)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        if stdin_null and self.popen.stdin is not None:
+            self.popen.stdin.close()
+            self.popen.stdin = None
+        return self.popen
+
+    def done(self) -> None:
+        """The released command has exited: the script pipe's read end may go."""
+        if self._read_fd is not None:
+            os.close(self._read_fd)
+            self._read_fd = None
+
+    def end(self) -> int | None:
+        """Tell an unused launcher to end (its script is empty, so the shell exits on its own);
+        returns a pidfd that is readable once it has, for the caller to wait on."""
+        if self._script_fd is not None:
+            os.close(self._script_fd)
+            self._script_fd = None
+        try:
+            return os.pidfd_open(self.pid)  # not reaped yet, so the pid is still this shell
+        except OSError:
+            return None
+
+    def reap(self) -> None:
+        """After it has exited: collect it and close its pipes."""
+        self.discard()
+
+    def discard(self) -> None:
+        """End an unused launcher and wait for it (blocking)."""
+        if self._script_fd is not None:
+            os.close(self._script_fd)
+            self._script_fd = None
+        try:
+            self.popen.wait(timeout=_DISCARD_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+        self.done()
+        for f in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if f is not None:
+                f.close()
+
+
+class Ahead:
+    """The launchers parked for one sandbox's next execs, taken in order. When an exec takes
+    the last one, the next is parked (and attached) in a worker thread while that exec runs.
+    A parked launcher is the sandbox's machinery (in ``exempt``: never counted, killed or
+    reported as the workload) until it is taken."""
+
+    def __init__(self, procs_files: Callable[[], list[Path]], exempt: set[int], ready: tuple[Parked, ...]) -> None:
+        self._files, self._exempt = procs_files, exempt
+        self._queue: deque[asyncio.Future[Parked]] = deque()
+        loop = asyncio.get_running_loop()
+        for parked in ready:
+            fut: asyncio.Future[Parked] = loop.create_future()
+            fut.set_result(parked)
+            self._queue.append(fut)
+            exempt.add(parked.pid)
+
+    def _park(self) -> Parked:
+        parked = Parked()
+        self._exempt.add(parked.pid)
+        try:
+            parked.attach(self._files())
+        except OSError:
+            self._exempt.discard(parked.pid)
+            parked.discard()
+            raise
+        return parked
+
+    async def take(self) -> Parked:
+        """The next exec's launcher (parked now if none is, e.g. the last one died)."""
+        parked: Parked | None = None
+        if self._queue:
+            try:
+                parked = await self._queue.popleft()
+            except OSError:
+                parked = None
+        if parked is None or not parked.alive():
+            if parked is not None:
+                self._exempt.discard(parked.pid)
+                await asyncio.to_thread(parked.discard)
+            parked = await asyncio.to_thread(self._park)
+        if not self._queue:
+            self._queue.append(asyncio.get_running_loop().run_in_executor(None, self._park))
+        self._exempt.discard(parked.pid)
+        return parked
+
+    async def drain(self) -> list[Parked]:
+        """Every launcher still parked (or being parked), for the caller to end."""
+        out = []
+        while self._queue:
+            try:
+                out.append(await self._queue.popleft())
+            except OSError:
+                pass
+        return out

@@ -1,0 +1,164 @@
+"""Parked launchers and the pool of prepared sandbox parts: a launcher becomes exactly the
+command it is given (argv, environment, stdin, exit status), in its control group and with its
+rlimits before the command's first instruction, leaks no descriptor, and ends by itself when
+it is discarded or when the harness that parked it dies."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from assay.sandbox import cgroup, pool
+from assay.sandbox.base import SandboxSpec
+from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.launch import Parked
+from assay.spec.budget import NetworkProfile
+
+
+def _run(parked: Parked, argv: list[str], env: dict[str, str] | None = None, stdin: bytes | None = None,
+         ) -> tuple[int, bytes, bytes]:
+    proc = parked.release(argv, env or {}, stdin_null=stdin is None)
+    out, err = proc.communicate(stdin, timeout=30)
+    parked.done()
+    return proc.returncode, out, err
+
+
+def _gone_within(pid_fd: int, seconds: float) -> bool:
+    """Whether the process behind ``pid_fd`` exits within ``seconds`` (the kernel wakes us)."""
+    try:
+        return bool(select.select([pid_fd], [], [], seconds)[0])
+    finally:
+        os.close(pid_fd)
+
+
+def test_release_runs_exactly_the_argv_given() -> None:
+    words = ["%s|", "it's", "a\nb", "$HOME", "`id`", "--x", "", "ü"]
+    code, out, err = _run(Parked(), ["/usr/bin/printf", *words])
+    assert code == 0, err
+    assert out.decode() == "|".join(words[1:]) + "|"
+
+
+def test_release_sets_exactly_the_environment_given() -> None:
+    env = {"A": "1 2", "B": "q'\"$x\nz", "EMPTY": ""}
+    code, out, _ = _run(Parked(), ["/usr/bin/env", "-0"], env)
+    got = dict(kv.split("=", 1) for kv in out.decode().split("\0") if kv)
+    assert code == 0 and got == env
+
+
+def test_names_the_shell_cannot_export_still_reach_the_command() -> None:
+    code, out, _ = _run(Parked(), ["/usr/bin/env", "-0"], {"A-B": "1", "C": "2"})
+    got = dict(kv.split("=", 1) for kv in out.decode().split("\0") if kv)
+    assert code == 0 and got == {"A-B": "1", "C": "2"}
+
+
+def test_stdin_is_the_exec_input_or_nothing() -> None:
+    assert _run(Parked(), ["/bin/cat"], stdin=b"line one\nline two\n")[1] == b"line one\nline two\n"
+    code, out, _ = _run(Parked(), ["/bin/sh", "-c", "cat; readlink /proc/self/fd/0"])
+    assert code == 0 and out == b"/dev/null\n"
+
+
+def test_exit_status_and_signal_are_the_commands_own() -> None:
+    assert _run(Parked(), ["/bin/sh", "-c", "exit 7"])[0] == 7
+    assert _run(Parked(), ["/bin/sh", "-c", "kill -9 $$"])[0] == -9
+
+
+def test_the_command_inherits_no_descriptor_of_the_launcher() -> None:
+    code, out, _ = _run(Parked(), ["/bin/sh", "-c", "ls /proc/$$/fd"])
+    assert code == 0 and sorted(out.decode().split()) == ["0", "1", "2"]
+
+
+def test_rlimits_are_set_before_the_command_runs() -> None:
+    parked = Parked()
+    parked.limit({"RLIMIT_NOFILE": (64, 64), "RLIMIT_FSIZE": (4096, 4096)})
+    code, out, _ = _run(parked, ["/bin/sh", "-c", "ulimit -n; ulimit -f"])
+    assert code == 0 and out.decode().split() == ["64", "8"]  # -f in 512-byte blocks
+
+
+def test_a_launcher_runs_once() -> None:
+    parked = Parked()
+    _run(parked, ["/bin/true"])
+    with pytest.raises(OSError):
+        parked.release(["/bin/true"], {})
+
+
+def test_a_discarded_launcher_ends_having_run_nothing() -> None:
+    parked = Parked()
+    proc = parked.popen
+    parked.discard()
+    assert proc.returncode == 0 and not parked.alive()
+
+
+def test_a_launcher_ends_when_the_harness_that_parked_it_dies(tmp_path: Path) -> None:
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import os
+        from assay.sandbox.launch import Parked
+        p = Parked()
+        print(p.pid, flush=True)
+        os._exit(0)  # no cleanup: the script pipe closes with the process
+    """)], capture_output=True, text=True, timeout=60, check=True)
+    pid = int(child.stdout.strip())
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # already gone
+    assert _gone_within(fd, 10.0)
+
+
+@pytest.fixture
+def layout() -> cgroup.Layout:
+    lay = cgroup.layout()
+    if lay is None:
+        pytest.skip("this machine delegates no control groups to the harness")
+    return lay
+
+
+def test_an_attached_launchers_command_is_in_the_group_from_its_start(layout: cgroup.Layout) -> None:
+    group = cgroup.SandboxGroup.make(layout, "test")
+    try:
+        parked = Parked()
+        parked.attach(pool.procs_files(group))
+        code, out, _ = _run(parked, ["/bin/cat", "/proc/self/cgroup"])
+        assert code == 0
+        lines = out.decode().splitlines()
+        for ctl in layout.parents:
+            assert any(ctl in ln.split(":")[1].split(",") and ln.endswith("/" + group.name) for ln in lines), (ctl, lines)
+    finally:
+        assert group.remove()
+
+
+def test_prepared_parts_are_in_a_fresh_group_and_leave_nothing_when_discarded(layout: cgroup.Layout) -> None:
+    parts = pool.prepare(layout)
+    assert parts.group is not None
+    dirs = list(parts.group.dirs.values())
+    ours = {parts.holder.pid, *(p.pid for p in parts.launchers)}
+    assert set(parts.group.pids()) == ours
+    assert parts.group.cpu_seconds() >= 0 and parts.group.memory_bytes() >= 0
+    parts.discard()
+    assert not any(d.exists() for d in dirs) and not parts.state.exists()
+    assert all(not Path(f"/proc/{p}").exists() for p in ours)
+
+
+async def test_a_destroyed_sandbox_leaves_no_group_state_or_launcher(bwrap_backend: BwrapBackend,
+                                                                     tmp_path: Path) -> None:
+    sb = await bwrap_backend.create(SandboxSpec(workspace=tmp_path, network=NetworkProfile.none))
+    group, state = sb.group, sb.state
+    spares = set(sb.watcher.exempt)
+    try:
+        r = await sb.exec(["/bin/sh", "-c", "echo hi"], timeout_s=30)
+        assert r.ok and r.stdout == b"hi\n", r.stderr
+    finally:
+        rep = await sb.destroy()
+    assert rep.clean and not rep.leftover_pids  # parked launchers are machinery, not leftovers
+    pool.flush()
+    assert state is not None and not state.exists()
+    if group is not None:
+        assert not any(d.exists() for d in group.dirs.values())
+    for pid in spares:  # parked launchers and bwrap: ended and reaped, no child of ours is left
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

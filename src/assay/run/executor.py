@@ -12,8 +12,10 @@ import asyncio
 import time
 from dataclasses import dataclass
 
+from assay.run.closing import NOT_THE_TRIALS
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
+from assay.run.schedule import Limiter
 from assay.run.recorder import RunDirRecorder
 from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.spec.results import AttemptResult, EndState, Timings
@@ -31,9 +33,9 @@ class RetryPolicy:
         last = history[-1]
         if last.end_state is not EndState.infra_error or not last.retryable:
             return False
-        if last.reason == "interrupted":
+        if last.reason in NOT_THE_TRIALS:
             return True  # the runner's death is not the trial's: it never uses up retries
-        used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason != "interrupted")
+        used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason not in NOT_THE_TRIALS)
         return used <= self.max_retries
 
 
@@ -104,13 +106,13 @@ def pending_trials(rd: RunDir, plan: list[PlannedTrial], policy: RetryPolicy) ->
 
 
 async def execute(ctx: RunContext, plan: list[PlannedTrial], events: Dispatcher, *, jobs: int = 1,
-                  policy: RetryPolicy | None = None) -> None:
-    """Run every pending trial of ``plan`` with at most ``jobs`` at once."""
+                  policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
+    """Run every pending trial of ``plan``, in that order, within ``limiter`` (else ``jobs`` at once)."""
     policy = policy or RetryPolicy()
-    sem = asyncio.Semaphore(max(1, jobs))
+    limiter = limiter or Limiter(jobs)
 
     async def one(trial: PlannedTrial) -> None:
-        async with sem:
+        async with limiter.slot(trial, uses_model=ctx.agents[trial.agent].needs_gateway):
             await run_trial(ctx, trial, events, policy)
 
     tasks = [asyncio.create_task(one(t)) for t in plan]

@@ -11,17 +11,19 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from assay._optional import optional_import
 from assay.agents.base import AgentAdapter, AgentInfo
 from assay.agents.registry import resolve_agent
 from assay.errors import AgentUnavailable, RunDirError, UsageError
 from assay.harness.services import HarnessService
+from assay.run.closing import within_deadline
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
+from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
 from assay.run.recorder import RunDirRecorder
 from assay.run.trial import RunContext
 from assay.sandbox.base import SandboxBackend
@@ -59,6 +61,11 @@ class RunOptions:
     keep_scratch: bool = False
     plugins: list[object] = field(default_factory=list)
     run_id: str | None = None
+    executor: ExecutorOptions = field(default_factory=ExecutorOptions)
+    seed: int | None = None  # trial order; None: a fresh seed (recorded either way)
+    max_per_agent: int | None = None
+    max_per_model: int | None = None
+    deadline_s: float | None = None  # campaign deadline, from the start of execution
 
 
 @dataclass
@@ -142,6 +149,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
     suite = load_suite(opts.suite)
     if opts.repeat < 1 or opts.jobs < 1:
         raise UsageError("--repeat and --jobs must be at least 1")
+    check_bounds(max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model, deadline_s=opts.deadline_s)
     if opts.network is NetworkProfile.none:
         needs = harness_network_needs(suite, model=opts.model, task_ids=opts.tasks)
         if needs:
@@ -165,24 +173,29 @@ def start_run(opts: RunOptions) -> RunOutcome:
     manifest = build_manifest(
         run_id=run_id, suite=suite, agents=infos, sandbox=sandbox, gateway=gateway, track=opts.track,
         plan=PlanRecord(repeat=opts.repeat, jobs=opts.jobs, max_retries=opts.max_retries, variants=opts.variants,
-                        trials=[t.id for t in plan]), judge=judge,
+                        trials=[t.id for t in plan], seed=new_seed() if opts.seed is None else opts.seed,
+                        max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
+                        executor=opts.executor.name, deadline_s=opts.deadline_s), judge=judge,
     )
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)
     with run_lock(rd.path):
-        return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend)
+        return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend,
+                        opts.executor)
 
 
 def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[object] | None = None,
-               keep_scratch: bool = False) -> RunOutcome:
+               keep_scratch: bool = False, executor: ExecutorOptions | None = None) -> RunOutcome:
     """Finish the plan of a run that was stopped; refuses if another runner is on it, or if its
     manifest (exit 3) or its suite changed since."""
     rd = RunDir.open(run_dir)
     with run_lock(rd.path):
-        return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch)
+        return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch,
+                              executor=executor or ExecutorOptions())
 
 
-def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool) -> RunOutcome:
+def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool,
+                   executor: ExecutorOptions) -> RunOutcome:
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
     manifest = rd.manifest()
@@ -201,15 +214,17 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
     return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
-                    get_backend(manifest.sandbox.backend))
+                    get_backend(manifest.sandbox.backend), executor)
 
 
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
              plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool,
-             backend: SandboxBackend) -> RunOutcome:
+             backend: SandboxBackend, where: ExecutorOptions) -> RunOutcome:
     events = Dispatcher(make_plugin_manager(plugins), writer=RunDirRecorder(rd))
     policy = RetryPolicy(manifest.plan.max_retries)
-    services = build_services(manifest)
+    p = manifest.plan
+    limiter = Limiter(jobs, per_agent=p.max_per_agent, per_model=p.max_per_model, model=manifest.gateway.model)
+    services = build_services(manifest) if where.name == "local" else []  # on a cluster: the head's hub runs them
     listeners: list[Callable[[TraceEvent], Any]] = [events.trace_event]
     secrets: dict[str, str] = {}
     for svc in services:
@@ -226,10 +241,11 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                                  network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
                                  model=manifest.gateway.model, track=manifest.track, secrets=secrets,
                                  listeners=listeners, keep_scratch=keep_scratch)
-                pending = pending_trials(rd, plan, policy)
+                pending = shuffled(pending_trials(rd, plan, policy), p.seed)
                 events.notify("assay_run_started", None, run_dir=rd, manifest=manifest, planned=len(plan),
                               pending=len(pending))
-                await execute(ctx, pending, events, jobs=jobs, policy=policy)
+                await within_deadline(_executor(where, ctx, manifest, pending, events, policy, limiter),
+                                      p.deadline_s, ctx, pending, events.writer)
             finally:
                 if not keep_scratch:
                     remove_scratch(rd.path)
@@ -244,3 +260,13 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
     finally:
         events.write_run_failures(rd.path)
     return RunOutcome(rd, manifest, results, hook_failures=list(events.failures))
+
+
+def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pending: list[PlannedTrial],
+              events: Dispatcher, policy: RetryPolicy, limiter: Limiter) -> Awaitable[None]:
+    """The chosen executor's run of ``pending`` (Ray is imported only when chosen)."""
+    if where.name == "ray":
+        from assay.run.ray_executor import execute_ray
+
+        return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where)
+    return execute(ctx, pending, events, limiter=limiter, policy=policy)

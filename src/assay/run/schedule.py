@@ -13,8 +13,10 @@ import asyncio
 import random
 import secrets
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import AsyncIterator
 
+from assay.errors import UsageError
 from assay.run.plan import PlannedTrial
 
 
@@ -62,3 +64,30 @@ class Limiter:
                 await stack.enter_async_context(self._model)
             await stack.enter_async_context(self._total)
             yield
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Where attempts run: ``local`` (this process) or ``ray`` (a cluster; see run/ray_executor)."""
+
+    name: str = "local"
+    address: str | None = None  # ray://HOST:PORT, auto, or a GCS address (None: RAY_ADDRESS or a new local cluster)
+    services_address: str | None = None  # the head's address as workers reach its services (default: its node IP)
+
+    def __post_init__(self) -> None:
+        if self.name not in EXECUTORS:
+            raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, not {self.name!r}")
+        if self.address is not None and self.name != "ray":
+            raise UsageError("--address is the Ray cluster's address: use it with --executor ray")
+
+
+EXECUTORS = ("local", "ray")
+
+
+def check_bounds(*, max_per_agent: int | None, max_per_model: int | None, deadline_s: float | None) -> None:
+    """Bounds given on the command line, refused before anything is written."""
+    for flag, value in (("--max-per-agent", max_per_agent), ("--max-per-model", max_per_model)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1, not {value} (omit it for no bound but --jobs)")
+    if deadline_s is not None and deadline_s <= 0:
+        raise UsageError(f"--deadline must be a positive number of seconds, not {deadline_s}")

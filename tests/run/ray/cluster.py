@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,8 @@ class LocalRayCluster:
     read_only: tuple[Path, ...] = ()  # folders the worker nodes see read-only
     port: int = field(default_factory=free_port)
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    # Ray's own temp folders, kept short: its unix socket paths must fit in 107 bytes
+    short: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="assay-ray-", dir="/tmp")))
 
     @property
     def address(self) -> str:
@@ -51,7 +54,7 @@ class LocalRayCluster:
         home = self.root / name
         (home / "tmp").mkdir(parents=True, exist_ok=True)
         ports = [a for flag in PORT_FLAGS for a in (flag, str(free_port()))]  # never a default port others use
-        cmd = [str(RAY), "start", *args, *ports, "--temp-dir", str(home / "ray"), "--disable-usage-stats", "--block"]
+        cmd = [str(RAY), "start", *args, *ports, "--temp-dir", str(self.short / name), "--disable-usage-stats", "--block"]
         if ro and self.read_only:
             binds = " && ".join(f"mount --bind {p} {p} && mount -o remount,bind,ro {p} {p}" for p in self.read_only)
             cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{binds} && exec "$@"', "sh", *cmd]
@@ -66,9 +69,10 @@ class LocalRayCluster:
                              "--min-worker-port", "0", "--max-worker-port", "0"], ro=False)
 
     def add_worker(self, slots: int = 2) -> str:
+        """Start one more worker node; it advertises a resource named after it (tests find its id)."""
         name = f"w{sum(1 for n in self.procs if n.startswith('w')) + 1}"
         self._start(name, ["--address", self.address, "--node-ip-address", "127.0.0.1", "--num-cpus", str(slots),
-                           "--resources", json.dumps({"assay_sandbox": slots}),
+                           "--resources", json.dumps({"assay_sandbox": slots, f"assay_test_{name}": 1}),
                            "--min-worker-port", "0", "--max-worker-port", "0"], ro=True)
         return name
 
@@ -77,8 +81,11 @@ class LocalRayCluster:
         code = ("import json, ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "
                 "print(json.dumps([{'id': n['NodeID'], 'resources': n['Resources']} for n in ray.nodes() if n['Alive']]))"
                 % self.address)
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                             cwd=self.root, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+        try:
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                                 cwd=self.root, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+        except subprocess.TimeoutExpired:
+            return []
         if out.returncode != 0:
             return []
         return json.loads(out.stdout.strip().splitlines()[-1])
@@ -95,12 +102,29 @@ class LocalRayCluster:
                 return nodes
         raise RuntimeError(f"the local Ray cluster did not reach {count} nodes in {READY_S:.0f} s")
 
+    def wait_head(self) -> None:
+        """Poll (bounded) until the head's GCS port accepts connections."""
+        end = time.monotonic() + READY_S
+        while time.monotonic() < end:
+            if self.procs["head"].poll() is not None:
+                raise RuntimeError(f"the ray head exited; see {self.root}/head/node.log")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the ray head did not listen on {self.port} in {READY_S:.0f} s")
+
     def start(self, workers: int, slots: int = 2) -> "LocalRayCluster":
         self.start_head()
+        self.wait_head()
         for _ in range(workers):
             self.add_worker(slots)
         self.wait_nodes(1 + workers)
         return self
+
+    def node_id(self, name: str) -> str:
+        return next(str(n["id"]) for n in self.alive_nodes() if f"assay_test_{name}" in n["resources"])  # type: ignore[operator]
 
     def kill(self, name: str) -> None:
         """SIGKILL one node: its `ray start` process group (raylet and the services it started)."""
@@ -120,3 +144,4 @@ class LocalRayCluster:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
+        shutil.rmtree(self.short, ignore_errors=True)

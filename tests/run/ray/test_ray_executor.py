@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from assay.spec.results import AttemptResult, EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
-from tests.conftest import ROOT, assay_env, write_agent, write_suite, write_task
+from tests.conftest import ROOT, assay_env, write_suite, write_task
 from tests.run.ray.cluster import LocalRayCluster, can_make_read_only
 
 STARTER = ROOT / "examples" / "starter"
@@ -128,11 +130,13 @@ def test_model_calls_from_worker_nodes_go_through_the_heads_gateway(cluster: Loc
 
 
 def slow_suite(tmp_path: Path, seconds: float) -> tuple[Path, Path]:
+    """One task and a command agent that takes ``seconds`` (a shell inside the real sandbox)."""
     s = write_suite(tmp_path / "suite")
     write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": 120},
                              "predicates": [{"id": "done", "kind": "file_contains", "path": "out.txt", "text": "done"}]})
-    agent = write_agent(tmp_path / "slow.yaml", "slow",
-                        f"import time\ntime.sleep({seconds})\nopen('out.txt','w').write('done')\n")
+    agent = tmp_path / "slow.yaml"
+    agent.write_text(yaml.safe_dump({"name": "slow", "kind": "command",
+                                     "command": ["/bin/sh", "-c", f"sleep {seconds} && echo done > out.txt"]}))
     return s, agent
 
 

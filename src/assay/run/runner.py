@@ -241,7 +241,7 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                                  network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
                                  model=manifest.gateway.model, track=manifest.track, secrets=secrets,
                                  listeners=listeners, keep_scratch=keep_scratch)
-                pending = shuffled(pending_trials(rd, plan, policy), p.seed)
+                pending = pending_trials(rd, shuffled(plan, p.seed), policy)  # a resume keeps the order
                 events.notify("assay_run_started", None, run_dir=rd, manifest=manifest, planned=len(plan),
                               pending=len(pending))
                 await within_deadline(_executor(where, ctx, manifest, pending, events, policy, limiter),

@@ -159,7 +159,9 @@ class RayCampaign:
                 await self.hub.stop.remote()
             except RayActorError:
                 pass
-        for n in (self.pool.nodes.values() if self.pool else ()):
+        nodes = [n for n in (self.pool.nodes.values() if self.pool else ()) if n.alive]
+        await asyncio.gather(*(n.actor.close.remote() for n in nodes), return_exceptions=True)
+        for n in nodes:
             ray.kill(n.actor, no_restart=True)
 
     async def run_trial(self, trial: PlannedTrial) -> None:

@@ -81,6 +81,10 @@ class NodeWorker:
     def facts(self) -> dict[str, Any]:
         return {"node_id": self.node_id, "root": str(self.root)}
 
+    def close(self) -> None:
+        """The campaign is over: this node's staging and scratch folders go."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
     async def run(self, trial_id: str, attempt: int, retry_reason: str | None) -> FinishedAttempt:
         """Run one attempt in a fresh staging folder and return it as data."""
         trial = parse_trial_id(trial_id)

@@ -212,3 +212,22 @@ def test_head_killed_then_resume_on_the_cluster(cluster: LocalRayCluster, runs: 
         assert len(finals) == 1 and finals[0].end_state is EndState.passed, (tid, attempts)
     assert {r.trial_id for r in rd.results() if r.partial and r.reason == "interrupted"} == in_flight
     assert verify_run(run_dir).ok
+
+
+def test_deadline_on_the_cluster_closes_attempts_in_flight(cluster: LocalRayCluster, runs: Path, tmp_path: Path) -> None:
+    suite, agent = slow_suite(tmp_path, 61)
+    run_dir = runs / "deadline"
+    t0 = time.monotonic()
+    out = assay("run", str(suite), "--agent", str(agent), "-n", "3", "-j", "2", "--executor", "ray", "--address",
+                cluster.address, "--deadline", "30", "--out", str(run_dir), "-q", cwd=tmp_path)
+    assert time.monotonic() - t0 < 58, out.stderr[-2000:]  # not the agents' 61 s
+    rd = RunDir.open(run_dir)
+    closed = rd.results()
+    started = {p.parts[-4] for p in run_dir.glob("trials/*/attempts/*/started.json")}
+    assert closed and {r.trial_id for r in closed} == started  # every attempt that began has its end recorded
+    assert all((r.reason, r.partial) == ("deadline", True) for r in closed)
+    assert verify_run(run_dir).ok
+    end = time.monotonic() + 60  # the workers' sandboxes were released: no agent is left sleeping
+    while any(b"sleep 61" in p.read_bytes() for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()):
+        assert time.monotonic() < end, "an agent of the cancelled attempts is still running"
+        time.sleep(0.2)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from assay.spec.results import AttemptResult, EndState
@@ -22,6 +23,7 @@ from tests.conftest import ROOT, assay_env, write_suite, write_task
 from tests.run.ray.cluster import LocalRayCluster, can_make_read_only
 
 STARTER = ROOT / "examples" / "starter"
+pytestmark = pytest.mark.timeout(900)  # a real cluster on a loaded 2-core machine
 
 
 def assay(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -57,8 +59,6 @@ def trace_shape(run_dir: Path, trial: str) -> list[tuple[str, str, int, int]]:
 def test_workers_cannot_write_the_runs_folder(cluster: LocalRayCluster, runs: Path) -> None:
     """The wall the one-writer tests rely on: a task on a worker node gets EROFS in the runs folder."""
     if not can_make_read_only():
-        import pytest
-
         pytest.skip("needs root and unshare to give worker nodes a read-only runs folder")
     code = ("import ray, errno; ray.init(address=%r, logging_level='ERROR', log_to_driver=False)\n"
             "@ray.remote(num_cpus=0, resources={'assay_sandbox': 1})\n"

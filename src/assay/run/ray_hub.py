@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable
 from assay.harness.budget import BudgetMeter
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract, Wiring
+from assay.run.parts import build_services
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import BudgetName
 from assay.spec.incident import Incident
@@ -99,8 +100,6 @@ class ServiceHub:
     """Runs the run's harness services for attempts on any node (one per campaign, on the head)."""
 
     def __init__(self, manifest_json: str, *, address: str | None = None, root: Path | None = None):
-        from assay.run.runner import build_services  # the one list of service modules
-
         self.manifest = RunManifest.model_validate_json(manifest_json)
         self.suite: LoadedSuite = load_suite(self.manifest.suite["path"])
         self.services: list[HarnessService] = build_services(self.manifest)

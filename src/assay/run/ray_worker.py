@@ -19,6 +19,7 @@ from typing import Any
 
 from assay.errors import RunDirError
 from assay.harness.wiring import WorldToolContract
+from assay.run.parts import agent_refs, resolve_agents
 from assay.run.plan import parse_trial_id
 from assay.run.ray_hub import HubCall, HubProxy
 from assay.run.trial import RunContext, new_trace, run_attempt
@@ -46,19 +47,11 @@ class FinishedAttempt:
     node_id: str
 
 
-def agent_refs(manifest: RunManifest) -> list[str]:
-    """How to resolve each agent of a run again (a command agent by its YAML file)."""
-    return [a.config["_source"] if a.kind == "command" and a.config.get("_source") else a.name
-            for a in manifest.agents]
-
-
 class NodeWorker:
     """Runs attempts of one campaign on this node; writes only under its own temp folder."""
 
     def __init__(self, manifest_json: str, hub_call: HubCall, services: list[str],
                  contracts: dict[str, list[WorldToolContract | None]], node_id: str, *, root: Path | None = None):
-        from assay.run.runner import resolve_agents
-
         manifest = RunManifest.model_validate_json(manifest_json)
         suite = load_suite(manifest.suite["path"])
         if suite.digest != manifest.suite["digest"]:

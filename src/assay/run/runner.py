@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from assay._optional import optional_import
-from assay.agents.base import AgentAdapter, AgentInfo
-from assay.agents.registry import resolve_agent
-from assay.errors import AgentUnavailable, RunDirError, UsageError
-from assay.harness.services import HarnessService
+from assay.agents.base import AgentAdapter
+from assay.errors import RunDirError, UsageError
 from assay.run.closing import within_deadline
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
+from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve_agents  # noqa: F401 - re-exported
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
 from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
 from assay.run.recorder import RunDirRecorder
@@ -37,8 +36,6 @@ from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
 
-#: modules offering harness services; each exposes ``service_from_manifest(manifest) -> HarnessService | None``
-SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service", "assay.judge.service")
 
 
 @dataclass
@@ -80,25 +77,6 @@ def new_run_id(suite: LoadedSuite) -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f"-{suite.spec.name}"
 
 
-def resolve_agents(refs: list[str]) -> tuple[dict[str, AgentAdapter], list[AgentInfo]]:
-    """Every agent of the run, checked before the run; an unusable one is a usage error."""
-    adapters: dict[str, AgentAdapter] = {}
-    infos: list[AgentInfo] = []
-    for ref in refs:
-        adapter = resolve_agent(ref)
-        info = adapter.info()
-        if not info.usable:
-            raise AgentUnavailable(f"agent {adapter.name!r} cannot be used here: {info.detail}")
-        if adapter.name in adapters:
-            raise UsageError(f"agent {adapter.name!r} named twice")
-        adapters[adapter.name] = adapter
-        if ref.endswith((".yaml", ".yml")):
-            info = AgentInfo(info.name, info.kind, info.version, True, info.detail,
-                             {**info.config, "_source": str(Path(ref).resolve())})
-        infos.append(info)
-    return adapters, infos
-
-
 def gateway_record(model: str | None, suite: LoadedSuite, *, faults_file: Path | None = None,
                    prices_file: Path | None = None) -> GatewayRecord:
     if model is None:
@@ -122,18 +100,6 @@ def _judge_record(judge_model: str | None, suite: LoadedSuite) -> GatewayRecord 
     from assay.judge.model import judge_record
 
     return judge_record(judge_model)
-
-
-def build_services(manifest: RunManifest) -> list[HarnessService]:
-    services = []
-    for name in SERVICE_MODULES:
-        mod = optional_import(name)
-        if mod is None:
-            continue
-        svc = mod.service_from_manifest(manifest)
-        if svc is not None:
-            services.append(svc)
-    return services
 
 
 def _sandbox_record(name: str, backend: SandboxBackend, network: NetworkProfile, limits: Limits) -> SandboxRecord:
@@ -205,10 +171,7 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
                    if t.digest != next((r.digest for r in manifest.tasks if r.id == t.id), None)]
         raise RunDirError(f"the suite at {manifest.suite['path']} changed since this run started "
                           f"(tasks changed: {changed or 'suite.yaml'}); resume refused: results would mix versions")
-    refs = []
-    for a in manifest.agents:
-        refs.append(a.config.get("_source") if a.kind == "command" and a.config.get("_source") else a.name)
-    adapters, infos = resolve_agents(refs)
+    adapters, infos = resolve_agents(agent_refs(manifest))
     for rec, info in zip(manifest.agents, infos):
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")

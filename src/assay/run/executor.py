@@ -8,14 +8,13 @@ deleted) and the trial gets a new attempt. Interrupted attempts do not use up re
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 
 from assay.run.closing import NOT_THE_TRIALS
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
-from assay.run.schedule import Limiter
+from assay.run.schedule import Limiter, run_all
 from assay.run.recorder import RunDirRecorder
 from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.spec.results import AttemptResult, EndState, Timings
@@ -115,10 +114,4 @@ async def execute(ctx: RunContext, plan: list[PlannedTrial], events: Dispatcher,
         async with limiter.slot(trial, uses_model=ctx.agents[trial.agent].needs_gateway):
             await run_trial(ctx, trial, events, policy)
 
-    tasks = [asyncio.create_task(one(t)) for t in plan]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    await run_all(one(t) for t in plan)

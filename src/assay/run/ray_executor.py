@@ -26,7 +26,7 @@ from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
 from assay.run.ray_hub import ServiceHub
 from assay.run.ray_worker import FinishedAttempt, NodeWorker
-from assay.run.schedule import ExecutorOptions, Limiter
+from assay.run.schedule import ExecutorOptions, Limiter, run_all
 from assay.run.trial import RunContext, new_trace
 from assay.spec.digest import sha256_bytes
 from assay.spec.manifest import RunManifest
@@ -258,12 +258,6 @@ async def execute_ray(ctx: RunContext, manifest: RunManifest, plan: list[Planned
     campaign = RayCampaign(ctx, manifest, events, policy, limiter, options)
     try:
         await campaign.start()
-        tasks = [asyncio.create_task(campaign.run_trial(t)) for t in plan]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await run_all(campaign.run_trial(t) for t in plan)
     finally:
         await campaign.stop()

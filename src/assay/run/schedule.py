@@ -14,7 +14,7 @@ import random
 import secrets
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import Any, AsyncIterator, Coroutine, Iterable
 
 from assay.errors import UsageError
 from assay.run.plan import PlannedTrial
@@ -91,3 +91,15 @@ def check_bounds(*, max_per_agent: int | None, max_per_model: int | None, deadli
             raise UsageError(f"{flag} must be at least 1, not {value} (omit it for no bound but --jobs)")
     if deadline_s is not None and deadline_s <= 0:
         raise UsageError(f"--deadline must be a positive number of seconds, not {deadline_s}")
+
+
+async def run_all(coros: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run every trial's coroutine at once; when one fails or the whole is cancelled (a
+    deadline, Ctrl-C), the others are cancelled and awaited, so none is left running."""
+    tasks = [asyncio.create_task(c) for c in coros]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -31,6 +31,12 @@ def assay(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedPr
                           env=assay_env(), cwd=cwd, timeout=timeout)
 
 
+def start_assay(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+    """`assay ARGS` as a process of its own (a head the test can kill)."""
+    return subprocess.Popen([sys.executable, "-m", "assay.cli.main", *args], env=assay_env(), cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
 def results(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
     out = {}
     for p in sorted(run_dir.glob("trials/*/attempts/*/result.json")):
@@ -161,9 +167,8 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster: LocalRayCluster, ru
     victim_id = cluster.node_id(victim)
     suite, agent = slow_suite(tmp_path, 20)
     run_dir = runs / "node-lost"
-    proc = subprocess.Popen([sys.executable, "-m", "assay.cli.main", "run", str(suite), "--agent", str(agent), "-n", "6",
-                             "-j", "6", "--executor", "ray", "--address", cluster.address, "--out", str(run_dir), "-q"],
-                            env=assay_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = start_assay("run", str(suite), "--agent", str(agent), "-n", "6", "-j", "6", "--executor", "ray",
+                       "--address", cluster.address, "--out", str(run_dir), "-q", cwd=tmp_path)
     try:
         wait_started(run_dir, 6, proc)  # two attempts on each of the three worker nodes
         cluster.kill(victim)
@@ -191,9 +196,8 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster: LocalRayCluster, ru
 def test_head_killed_then_resume_on_the_cluster(cluster: LocalRayCluster, runs: Path, tmp_path: Path) -> None:
     suite, agent = slow_suite(tmp_path, 6)
     run_dir = runs / "head-killed"
-    proc = subprocess.Popen([sys.executable, "-m", "assay.cli.main", "run", str(suite), "--agent", str(agent), "-n", "6",
-                             "-j", "2", "--executor", "ray", "--address", cluster.address, "--out", str(run_dir), "-q"],
-                            env=assay_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = start_assay("run", str(suite), "--agent", str(agent), "-n", "6", "-j", "2", "--executor", "ray",
+                       "--address", cluster.address, "--out", str(run_dir), "-q", cwd=tmp_path)
     try:
         wait_started(run_dir, 2, proc)
     finally:

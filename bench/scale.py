@@ -110,7 +110,7 @@ def head_memory(s: Path, root: Path, sample: Path, trials: int) -> dict[str, flo
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, default=24)
-    ap.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--nodes", type=int, nargs="*", default=[1, 2, 3])
     ap.add_argument("--slots", type=int, default=2, help="attempt slots per worker node")
     ap.add_argument("--head-trials", type=int, default=10_000, help="0: skip the head memory figure")
     args = ap.parse_args()

@@ -174,9 +174,12 @@ class ServiceHub:
             if path.is_file() and not path.is_symlink() and path.is_relative_to(state.trial_dir):
                 rel = path.relative_to(state.trial_dir).as_posix()
                 files[name], blobs[rel] = rel, path.read_bytes()
+        own = state.handle.attempt_dir.relative_to(state.trial_dir).as_posix() + "/"
         for path in state.trial_dir.rglob("*"):  # the services' other files (an approval store...)
             rel = path.relative_to(state.trial_dir).as_posix()
-            if path.is_file() and not path.is_symlink() and rel not in blobs and path.name != "hub.trace.jsonl":
+            earlier = rel.startswith("attempts/") and not rel.startswith(own)  # sent with their own attempt
+            if (path.is_file() and not path.is_symlink() and rel not in blobs and not earlier
+                    and path.name != "hub.trace.jsonl"):
                 blobs[rel] = path.read_bytes()
         if not state.sessions:
             self._attempts.pop(key.id, None)

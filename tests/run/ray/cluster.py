@@ -79,7 +79,7 @@ class LocalRayCluster:
     def alive_nodes(self) -> list[dict[str, object]]:
         """The cluster's live nodes, asked from a separate driver process (this one stays clean)."""
         code = ("import json, ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "
-                "print(json.dumps([{'id': n['NodeID'], 'resources': n['Resources']} for n in ray.nodes() if n['Alive']]))"
+                "print('NODES ' + json.dumps([{'id': n['NodeID'], 'resources': n['Resources']} for n in ray.nodes() if n['Alive']]))"
                 % self.address)
         try:
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
@@ -88,7 +88,8 @@ class LocalRayCluster:
             return []
         if out.returncode != 0:
             return []
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        lines = [line for line in out.stdout.splitlines() if line.startswith("NODES ")]  # Ray may print too
+        return json.loads(lines[-1].removeprefix("NODES ")) if lines else []
 
     def wait_nodes(self, count: int) -> list[dict[str, object]]:
         """Poll (bounded) until ``count`` nodes are alive; a node that died meanwhile fails at once."""

@@ -44,6 +44,11 @@ except ModuleNotFoundError as e:  # pragma: no cover - the extra is missing
 SANDBOX_RESOURCE = "assay_sandbox"
 #: attempts of one trial closed because their node died, after which the trial is left for a resume
 MAX_NODE_LOSSES = 2
+#: beyond the task's wall time (twice: agent and verifier), how long a node may take to answer
+#: before its attempt is cancelled and closed as lost (a node that hangs must not hang the campaign)
+ANSWER_GRACE_S = 600.0
+#: how long the end of a campaign waits for each actor to clean up
+STOP_WAIT_S = 30.0
 
 
 @dataclass
@@ -156,11 +161,12 @@ class RayCampaign:
     async def stop(self) -> None:
         if self.hub is not None:
             try:
-                await self.hub.stop.remote()
-            except RayActorError:
+                await asyncio.wait_for(self.hub.stop.remote(), STOP_WAIT_S)
+            except (RayActorError, TimeoutError):
                 pass
         nodes = [n for n in (self.pool.nodes.values() if self.pool else ()) if n.alive]
-        await asyncio.gather(*(n.actor.close.remote() for n in nodes), return_exceptions=True)
+        await asyncio.gather(*(asyncio.wait_for(n.actor.close.remote(), STOP_WAIT_S) for n in nodes),
+                             return_exceptions=True)
         for n in nodes:
             ray.kill(n.actor, no_restart=True)
 
@@ -197,18 +203,22 @@ class RayCampaign:
                 self.events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,
                                    retry_reason=retry_reason)
                 ref = node.actor.run.remote(trial.id, attempt, retry_reason)
+                wall = self.ctx.suite.task(trial.task_id).spec.budget.wall_time_s
                 try:
-                    finished: FinishedAttempt = await ref
+                    finished: FinishedAttempt = await asyncio.wait_for(asyncio.shield(ref), 2 * wall + ANSWER_GRACE_S)
                 except asyncio.CancelledError:
                     ray.cancel(ref)  # the deadline: the worker's attempt is cancelled, its sandbox released
                     raise
-                except RayActorError as e:
-                    lost = True
+                except (RayActorError, TimeoutError) as e:
+                    lost = isinstance(e, RayActorError)  # a node that died; one that hangs keeps its other slots
+                    if not lost:
+                        ray.cancel(ref)
                     avoid.add(node.id)
                     self.hub.abandon.remote(f"{trial.id}#{attempt}")
+                    what = "was lost" if lost else f"did not answer in {2 * wall + ANSWER_GRACE_S:.0f} s"
                     return closed_attempt(self.ctx, trial, attempt, trace, reason="interrupted", started=started,
                                           retry_reason=retry_reason, sandbox={"node_id": node.id},
-                                          message=f"the worker node running this attempt was lost: {type(e).__name__}")
+                                          message=f"the worker node running this attempt {what}: {type(e).__name__}")
                 return self.receive(trial, attempt, finished, trace)
             finally:
                 await self.pool.release(node, lost=lost)

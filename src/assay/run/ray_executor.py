@@ -171,6 +171,11 @@ class RayCampaign:
             ray.kill(n.actor, no_restart=True)
 
     async def run_trial(self, trial: PlannedTrial) -> None:
+        """The trial's attempts, within its limiter slot (nothing of it exists before)."""
+        async with self.limiter.slot(trial, uses_model=self.uses_model.get(trial.agent, True)):
+            await self._trial(trial)
+
+    async def _trial(self, trial: PlannedTrial) -> None:
         rd, ctx, events = self.ctx.run_dir, self.ctx, self.events
         history = close_interrupted(rd, ctx, trial, events.writer)
         if history and not self.policy.should_retry(history):
@@ -195,33 +200,32 @@ class RayCampaign:
     async def _attempt(self, trial: PlannedTrial, attempt: int, retry_reason: str | None, trace: Any,
                        avoid: set[str]) -> AttemptResult:
         assert self.pool is not None
-        async with self.limiter.slot(trial, uses_model=self.uses_model.get(trial.agent, True)):
-            node = await self.pool.acquire(avoid)
-            lost = False
+        node = await self.pool.acquire(avoid)
+        lost = False
+        try:
+            started = time.time()
+            self.events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,
+                               retry_reason=retry_reason)
+            ref = node.actor.run.remote(trial.id, attempt, retry_reason)
+            wall = self.ctx.suite.task(trial.task_id).spec.budget.wall_time_s
             try:
-                started = time.time()
-                self.events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,
-                                   retry_reason=retry_reason)
-                ref = node.actor.run.remote(trial.id, attempt, retry_reason)
-                wall = self.ctx.suite.task(trial.task_id).spec.budget.wall_time_s
-                try:
-                    finished: FinishedAttempt = await asyncio.wait_for(asyncio.shield(ref), 2 * wall + ANSWER_GRACE_S)
-                except asyncio.CancelledError:
-                    ray.cancel(ref)  # the deadline: the worker's attempt is cancelled, its sandbox released
-                    raise
-                except (RayActorError, TimeoutError) as e:
-                    lost = isinstance(e, RayActorError)  # a node that died; one that hangs keeps its other slots
-                    if not lost:
-                        ray.cancel(ref)
-                    avoid.add(node.id)
-                    self.hub.abandon.remote(f"{trial.id}#{attempt}")
-                    what = "was lost" if lost else f"did not answer in {2 * wall + ANSWER_GRACE_S:.0f} s"
-                    return closed_attempt(self.ctx, trial, attempt, trace, reason="interrupted", started=started,
-                                          retry_reason=retry_reason, sandbox={"node_id": node.id},
-                                          message=f"the worker node running this attempt {what}: {type(e).__name__}")
-                return self.receive(trial, attempt, finished, trace)
-            finally:
-                await self.pool.release(node, lost=lost)
+                finished: FinishedAttempt = await asyncio.wait_for(asyncio.shield(ref), 2 * wall + ANSWER_GRACE_S)
+            except asyncio.CancelledError:
+                ray.cancel(ref)  # the deadline: the worker's attempt is cancelled, its sandbox released
+                raise
+            except (RayActorError, TimeoutError) as e:
+                lost = isinstance(e, RayActorError)  # a node that died; one that hangs keeps its other slots
+                if not lost:
+                    ray.cancel(ref)
+                avoid.add(node.id)
+                self.hub.abandon.remote(f"{trial.id}#{attempt}")
+                what = "was lost" if lost else f"did not answer in {2 * wall + ANSWER_GRACE_S:.0f} s"
+                return closed_attempt(self.ctx, trial, attempt, trace, reason="interrupted", started=started,
+                                      retry_reason=retry_reason, sandbox={"node_id": node.id},
+                                      message=f"the worker node running this attempt {what}: {type(e).__name__}")
+            return self.receive(trial, attempt, finished, trace)
+        finally:
+            await self.pool.release(node, lost=lost)
 
     def receive(self, trial: PlannedTrial, attempt: int, fin: FinishedAttempt, trace: Any) -> AttemptResult:
         """Take a finished attempt from a worker: its artifacts and files stored (by the head),

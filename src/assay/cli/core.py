@@ -54,12 +54,19 @@ def run(
     max_infra_rate: MaxInfraOpt = None,
     metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
     otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
+    executor: Annotated[str, typer.Option(help="local (default) | ray: attempts on a Ray cluster, this process the run directory's one writer.")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="Ray cluster: ray://HOST:PORT | auto | GCS HOST:PORT (with --executor ray).")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Seed of the shuffled trial order (default: a fresh one; recorded).")] = None,
+    max_per_agent: Annotated[Optional[int], typer.Option(help="At most this many attempts of one agent at once (recorded).")] = None,
+    max_per_model: Annotated[Optional[int], typer.Option(help="At most this many attempts calling the upstream model at once (recorded).")] = None,
+    deadline: Annotated[Optional[float], typer.Option(help="Campaign deadline in seconds: what is still running then is closed, recorded as `deadline`.")] = None,
 ) -> None:
     """Run a suite against one or more agents and write a run directory (exit 6 when the run
     budget stopped it with trials pending, 5 when nothing was scored, 4 above --max-infra-rate,
     130 when interrupted, with the resume hint)."""
     from assay.harness.run_budget import run_budget_from_cli
     from assay.run.runner import RunOptions, resume_run, start_run
+    from assay.run.schedule import ExecutorOptions
     from assay.score.gates import check_run
 
     if jobs < 1 or repeat < 1 or max_retries < 0:
@@ -71,12 +78,13 @@ def run(
     progress = ProgressPlugin(err, enabled=not quiet)
     seen = RunDirSeen()  # names the run directory in the resume hint if the run is interrupted
     plugins = [progress, seen, *run_plugins(metrics_port, otlp)]
+    where = ExecutorOptions(executor, address)
     if resume is not None:
         if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
         with _disk_full_is_one_line(resume):
             outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=plugins, keep_scratch=keep_scratch,
-                                 run_budget=run_budget)
+                                 run_budget=run_budget, executor=where)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
@@ -93,7 +101,9 @@ def run(
                                            sandbox=sandbox, network=network, model=model, judge_model=judge_model,
                                            faults_file=faults, prices_file=prices, max_retries=max_retries,
                                            variants=variants, tasks=task or None, track=track,
-                                           keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget))
+                                           keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget,
+                                           executor=where, seed=seed, max_per_agent=max_per_agent,
+                                           max_per_model=max_per_model, deadline_s=deadline))
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)

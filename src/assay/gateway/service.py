@@ -17,6 +17,11 @@ from assay.sandbox.base import Endpoint
 from assay.spec.manifest import GatewayRecord, RunManifest
 
 ENDPOINT = "gateway"
+#: the gateway's listen address (default loopback, an ephemeral port); on a cluster the head
+#: listens where worker nodes reach it, e.g. ASSAY_GATEWAY_HOST=0.0.0.0 (docs/scale.md); the
+#: port applies to the run's gateway (not the judge's)
+HOST_ENV = "ASSAY_GATEWAY_HOST"
+PORT_ENV = "ASSAY_GATEWAY_PORT"
 
 
 def new_key() -> str:
@@ -43,11 +48,12 @@ class GatewayServiceSession(ServiceSession):
 class GatewayService(HarnessService):
     name = "gateway"
 
-    def __init__(self, record: GatewayRecord, backend: ModelBackend | None = None):
+    def __init__(self, record: GatewayRecord, backend: ModelBackend | None = None, *, port: int = 0):
         self.record = record
         self.backend = backend or make_backend(record)
         self.app = GatewayApp(self.backend.model_id)
-        self.server = ServerThread(self.app)
+        self.server = ServerThread(self.app, host=os.environ.get(HOST_ENV) or "127.0.0.1",
+                                   port=port)
         self._keys: dict[str, str] = {}
 
     # ------------------------------------------------------------------ run lifecycle
@@ -118,4 +124,4 @@ def service_from_manifest(manifest: RunManifest) -> HarnessService | None:
     """The run's gateway, or None when the run uses no model."""
     if manifest.gateway.backend is None:
         return None
-    return GatewayService(manifest.gateway)
+    return GatewayService(manifest.gateway, port=int(os.environ.get(PORT_ENV) or 0))

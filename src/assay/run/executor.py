@@ -10,21 +10,18 @@ starts: the trial stays pending for a resume with a higher budget.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 
+from assay.run.closing import NOT_THE_TRIALS
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
+from assay.run.schedule import Limiter, run_all
 from assay.run.recorder import RunDirRecorder
 from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.spec.results import AttemptResult, EndState, Timings
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
-
-
-#: infra-error reasons that are the run's, not the trial's: retried without using up retries
-NOT_THE_TRIALS = ("interrupted", "run_budget")
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ class RetryPolicy:
         if last.end_state is not EndState.infra_error or not last.retryable:
             return False
         if last.reason in NOT_THE_TRIALS:
-            return True  # the runner's death or the run's budget is not the trial's: never uses up retries
+            return True  # the runner's death, the deadline or the run's budget is not the trial's: no retry used
         used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason not in NOT_THE_TRIALS)
         return used <= self.max_retries
 
@@ -112,19 +109,13 @@ def pending_trials(rd: RunDir, plan: list[PlannedTrial], policy: RetryPolicy) ->
 
 
 async def execute(ctx: RunContext, plan: list[PlannedTrial], events: Dispatcher, *, jobs: int = 1,
-                  policy: RetryPolicy | None = None) -> None:
-    """Run every pending trial of ``plan`` with at most ``jobs`` at once."""
+                  policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
+    """Run every pending trial of ``plan``, in that order, within ``limiter`` (else ``jobs`` at once)."""
     policy = policy or RetryPolicy()
-    sem = asyncio.Semaphore(max(1, jobs))
+    limiter = limiter or Limiter(jobs)
 
     async def one(trial: PlannedTrial) -> None:
-        async with sem:
+        async with limiter.slot(trial, uses_model=ctx.agents[trial.agent].needs_gateway):
             await run_trial(ctx, trial, events, policy)
 
-    tasks = [asyncio.create_task(one(t)) for t in plan]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    await run_all(one(t) for t in plan)

@@ -11,19 +11,20 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from assay._optional import optional_import
-from assay.agents.base import AgentAdapter, AgentInfo
-from assay.agents.registry import resolve_agent
-from assay.errors import AgentUnavailable, RunDirError, UsageError
+from assay.agents.base import AgentAdapter
+from assay.errors import RunDirError, UsageError
 from assay.harness.run_budget import RunBudgetMeter
-from assay.harness.services import HarnessService
 from assay.run.budget_stop import BudgetOutcome, budget_record, change_limits, open_meter, record_stop
+from assay.run.closing import within_deadline
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
+from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve_agents  # noqa: F401 - re-exported
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
+from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
 from assay.run.recorder import RunDirRecorder
 from assay.run.trial import RunContext
 from assay.sandbox.base import SandboxBackend
@@ -38,9 +39,6 @@ from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
 
-#: modules offering harness services; each exposes ``service_from_manifest(manifest) -> HarnessService | None``
-SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service", "assay.judge.service",
-                   "assay.conversations.simulator")
 
 
 @dataclass
@@ -63,6 +61,11 @@ class RunOptions:
     keep_scratch: bool = False
     plugins: list[object] = field(default_factory=list)
     run_id: str | None = None
+    executor: ExecutorOptions = field(default_factory=ExecutorOptions)
+    seed: int | None = None  # trial order; None: a fresh seed (recorded either way)
+    max_per_agent: int | None = None
+    max_per_model: int | None = None
+    deadline_s: float | None = None  # campaign deadline, from the start of execution
     run_budget: RunBudget | None = None  # --max-cost / --max-tokens over the whole run
 
 
@@ -77,25 +80,6 @@ class RunOutcome:
 
 def new_run_id(suite: LoadedSuite) -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f"-{suite.spec.name}"
-
-
-def resolve_agents(refs: list[str]) -> tuple[dict[str, AgentAdapter], list[AgentInfo]]:
-    """Every agent of the run, checked before the run; an unusable one is a usage error."""
-    adapters: dict[str, AgentAdapter] = {}
-    infos: list[AgentInfo] = []
-    for ref in refs:
-        adapter = resolve_agent(ref)
-        info = adapter.info()
-        if not info.usable:
-            raise AgentUnavailable(f"agent {adapter.name!r} cannot be used here: {info.detail}")
-        if adapter.name in adapters:
-            raise UsageError(f"agent {adapter.name!r} named twice")
-        adapters[adapter.name] = adapter
-        if ref.endswith((".yaml", ".yml")):
-            info = AgentInfo(info.name, info.kind, info.version, True, info.detail,
-                             {**info.config, "_source": str(Path(ref).resolve())})
-        infos.append(info)
-    return adapters, infos
 
 
 def gateway_record(model: str | None, suite: LoadedSuite, *, faults_file: Path | None = None,
@@ -123,18 +107,6 @@ def _judge_record(judge_model: str | None, suite: LoadedSuite) -> GatewayRecord 
     return judge_record(judge_model)
 
 
-def build_services(manifest: RunManifest) -> list[HarnessService]:
-    services = []
-    for name in SERVICE_MODULES:
-        mod = optional_import(name)
-        if mod is None:
-            continue
-        svc = mod.service_from_manifest(manifest)
-        if svc is not None:
-            services.append(svc)
-    return services
-
-
 def _sandbox_record(name: str, backend: SandboxBackend, network: NetworkProfile, limits: Limits) -> SandboxRecord:
     status = backend.status()
     if not status.usable:
@@ -148,6 +120,8 @@ def start_run(opts: RunOptions) -> RunOutcome:
     suite = load_suite(opts.suite)
     if opts.repeat < 1 or opts.jobs < 1:
         raise UsageError("--repeat and --jobs must be at least 1")
+    check_bounds(max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model, deadline_s=opts.deadline_s)
+    _budget_needs_local(opts.run_budget, opts.executor)
     if opts.network is NetworkProfile.none:
         needs = harness_network_needs(suite, model=opts.model, task_ids=opts.tasks)
         if needs:
@@ -172,26 +146,39 @@ def start_run(opts: RunOptions) -> RunOutcome:
     manifest = build_manifest(
         run_id=run_id, suite=suite, agents=infos, sandbox=sandbox, gateway=gateway, track=opts.track,
         plan=PlanRecord(repeat=opts.repeat, jobs=opts.jobs, max_retries=opts.max_retries, variants=opts.variants,
-                        trials=[t.id for t in plan]), judge=judge,
+                        trials=[t.id for t in plan], seed=new_seed() if opts.seed is None else opts.seed,
+                        max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
+                        executor=opts.executor.name, deadline_s=opts.deadline_s), judge=judge,
     ).model_copy(update={"run_budget": budget})
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)
     with run_lock(rd.path):
-        return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend)
+        return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend,
+                        opts.executor)
 
 
 def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[object] | None = None,
-               keep_scratch: bool = False, run_budget: RunBudget | None = None) -> RunOutcome:
+               keep_scratch: bool = False, executor: ExecutorOptions | None = None,
+               run_budget: RunBudget | None = None) -> RunOutcome:
     """Finish the plan of a run that was stopped; refuses if another runner is on it, or if its
     manifest (exit 3) or its suite changed since. ``run_budget``: a new run-wide budget (recorded
     in the run's budget log; the manifest is never rewritten)."""
     rd = RunDir.open(run_dir)
     with run_lock(rd.path):
-        return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch, run_budget=run_budget)
+        return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch,
+                              executor=executor or ExecutorOptions(), run_budget=run_budget)
+
+
+def _budget_needs_local(budget: object | None, executor: ExecutorOptions) -> None:
+    """The run budget is metered by the head's gateway sessions in this process; on a Ray cluster
+    they live in the hub actor, which does not meter it yet: refused rather than silently unbounded."""
+    if budget is not None and executor.name != "local":
+        raise UsageError("--max-cost/--max-tokens are enforced by the local executor only for now "
+                         "(fix: drop --executor ray, or the run budget)")
 
 
 def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool,
-                   run_budget: RunBudget | None = None) -> RunOutcome:
+                   executor: ExecutorOptions, run_budget: RunBudget | None = None) -> RunOutcome:
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
     manifest = rd.manifest()
@@ -201,26 +188,26 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
                    if t.digest != next((r.digest for r in manifest.tasks if r.id == t.id), None)]
         raise RunDirError(f"the suite at {manifest.suite['path']} changed since this run started "
                           f"(tasks changed: {changed or 'suite.yaml'}); resume refused: results would mix versions")
-    refs = []
-    for a in manifest.agents:
-        refs.append(a.config.get("_source") if a.kind == "command" and a.config.get("_source") else a.name)
-    adapters, infos = resolve_agents(refs)
+    adapters, infos = resolve_agents(agent_refs(manifest))
     for rec, info in zip(manifest.agents, infos):
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
+    _budget_needs_local(run_budget or manifest.run_budget, executor)
     change_limits(rd, manifest, run_budget)  # checked first: a refused value writes nothing
     return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
-                    get_backend(manifest.sandbox.backend))
+                    get_backend(manifest.sandbox.backend), executor)
 
 
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
              plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool,
-             backend: SandboxBackend) -> RunOutcome:
+             backend: SandboxBackend, where: ExecutorOptions) -> RunOutcome:
     events = Dispatcher(make_plugin_manager(plugins), writer=RunDirRecorder(rd))
     policy = RetryPolicy(manifest.plan.max_retries)
+    p = manifest.plan
+    limiter = Limiter(jobs, per_agent=p.max_per_agent, per_model=p.max_per_model, model=manifest.gateway.model)
     meter: RunBudgetMeter | None = open_meter(rd, manifest, adapters, events)
-    services = build_services(manifest)
+    services = build_services(manifest) if where.name == "local" else []  # on a cluster: the head's hub runs them
     listeners: list[Callable[[TraceEvent], Any]] = [events.trace_event]
     secrets: dict[str, str] = {}
     for svc in services:
@@ -237,12 +224,13 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                                  network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
                                  model=manifest.gateway.model, track=manifest.track, secrets=secrets,
                                  listeners=listeners, keep_scratch=keep_scratch, run_budget=meter)
-                pending = pending_trials(rd, plan, policy)
+                pending = pending_trials(rd, shuffled(plan, p.seed), policy)  # a resume keeps the order
                 events.notify("assay_run_started", None, run_dir=rd, manifest=manifest, planned=len(plan),
                               pending=len(pending))
                 if meter is not None:
                     events.notify("assay_run_budget", None, spend=meter.snapshot())
-                await execute(ctx, pending, events, jobs=jobs, policy=policy)
+                await within_deadline(_executor(where, ctx, manifest, pending, events, policy, limiter),
+                                      p.deadline_s, ctx, pending, events.writer)
             finally:
                 if not keep_scratch:
                     remove_scratch(rd.path)
@@ -258,3 +246,13 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
     finally:
         events.write_run_failures(rd.path)
     return RunOutcome(rd, manifest, results, hook_failures=list(events.failures), budget=budget)
+
+
+def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pending: list[PlannedTrial],
+              events: Dispatcher, policy: RetryPolicy, limiter: Limiter) -> Awaitable[None]:
+    """The chosen executor's run of ``pending`` (Ray is imported only when chosen)."""
+    if where.name == "ray":
+        from assay.run.ray_executor import execute_ray
+
+        return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where)
+    return execute(ctx, pending, events, limiter=limiter, policy=policy)

@@ -69,6 +69,11 @@ class PlanRecord(BaseModel):
     max_retries: int = 1
     variants: str = "all"
     trials: list[str] = Field(default_factory=list, description="Every planned trial id, in order.")
+    seed: int | None = Field(None, description="Seed that shuffled the trial order (None: matrix order).")
+    max_per_agent: int | None = Field(None, description="Attempts of one agent in flight at once (None: --jobs).")
+    max_per_model: int | None = Field(None, description="Attempts using one upstream model at once (None: --jobs).")
+    executor: str = Field("local", description="local | ray (where the run started; resume may use another).")
+    deadline_s: float | None = Field(None, description="Campaign deadline in seconds from the start of execution.")
 
 
 class RunManifest(BaseModel):

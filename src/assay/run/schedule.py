@@ -1,0 +1,105 @@
+"""Scheduling that keeps comparisons fair: a shuffled trial order and bounded concurrency.
+
+Run in matrix order, one agent's trials would all meet the same minute of the provider's rate
+limit and the same warm cache; the seeds warn about exactly that bias. The order is shuffled
+with a seed recorded in the manifest (the manifest's trial list *is* the shuffled order, so a
+resume runs the same order), and the attempts in flight are bounded per agent and per upstream
+model as well as in total. Both executors (local and Ray) use this one module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Coroutine, Iterable
+
+from assay.errors import UsageError
+from assay.run.plan import PlannedTrial
+
+
+def new_seed() -> int:
+    """A fresh seed for a run's trial order (recorded, so the order can be redone)."""
+    return secrets.randbits(32)
+
+
+def shuffled(plan: list[PlannedTrial], seed: int | None) -> list[PlannedTrial]:
+    """``plan`` in the order given by ``seed`` (a pure function of both); None keeps it."""
+    if seed is None:
+        return list(plan)
+    out = list(plan)
+    random.Random(seed).shuffle(out)
+    return out
+
+
+class Limiter:
+    """At most ``jobs`` attempts in flight, ``per_agent`` of one agent and ``per_model`` using the
+    run's upstream model (agents that call no model are not counted against it).
+
+    Semaphores are always taken in the same order (agent, model, total), so no two trials can
+    wait on each other, and a trial waiting for its agent's turn holds no global slot."""
+
+    def __init__(self, jobs: int, *, per_agent: int | None = None, per_model: int | None = None,
+                 model: str | None = None):
+        self.jobs = max(1, jobs)
+        self.per_agent = per_agent
+        self.per_model = per_model
+        self.model = model
+        self._total = asyncio.Semaphore(self.jobs)
+        self._agents: dict[str, asyncio.Semaphore] = {}
+        self._model = asyncio.Semaphore(per_model) if per_model and model else None
+
+    def record(self) -> dict[str, int | None]:
+        return {"jobs": self.jobs, "max_per_agent": self.per_agent, "max_per_model": self.per_model}
+
+    @asynccontextmanager
+    async def slot(self, trial: PlannedTrial, *, uses_model: bool = True) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if self.per_agent:
+                sem = self._agents.setdefault(trial.agent, asyncio.Semaphore(self.per_agent))
+                await stack.enter_async_context(sem)
+            if self._model is not None and uses_model:
+                await stack.enter_async_context(self._model)
+            await stack.enter_async_context(self._total)
+            yield
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Where attempts run: ``local`` (this process) or ``ray`` (a cluster; see run/ray_executor)."""
+
+    name: str = "local"
+    address: str | None = None  # ray://HOST:PORT, auto, or a GCS address (None: RAY_ADDRESS or a new local cluster)
+    services_address: str | None = None  # the head's address as workers reach its services (default: its node IP)
+
+    def __post_init__(self) -> None:
+        if self.name not in EXECUTORS:
+            raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, not {self.name!r}")
+        if self.address is not None and self.name != "ray":
+            raise UsageError("--address is the Ray cluster's address: use it with --executor ray")
+
+
+EXECUTORS = ("local", "ray")
+
+
+def check_bounds(*, max_per_agent: int | None, max_per_model: int | None, deadline_s: float | None) -> None:
+    """Bounds given on the command line, refused before anything is written."""
+    for flag, value in (("--max-per-agent", max_per_agent), ("--max-per-model", max_per_model)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1, not {value} (omit it for no bound but --jobs)")
+    if deadline_s is not None and deadline_s <= 0:
+        raise UsageError(f"--deadline must be a positive number of seconds, not {deadline_s}")
+
+
+async def run_all(coros: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run every trial's coroutine at once; when one fails or the whole is cancelled (a
+    deadline, Ctrl-C), the others are cancelled and awaited, so none is left running."""
+    tasks = [asyncio.create_task(c) for c in coros]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

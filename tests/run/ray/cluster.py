@@ -1,0 +1,148 @@
+"""A real local Ray cluster for tests and bench/scale.py: a head and N worker nodes, each its own
+``ray start --block`` process (own process group, own working folder, own Ray temp folder).
+
+Worker nodes can be started in a private mount namespace where given folders (the runs folder)
+are read-only, so a worker that wrote into the run directory would fail loudly. Only the
+process groups started here are ever signalled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RAY = Path(sys.executable).with_name("ray")
+READY_S = 120.0
+PORT_FLAGS = ("--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--metrics-export-port",
+              "--runtime-env-agent-port")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def can_make_read_only() -> bool:
+    """Root with unshare: worker nodes can get a read-only view of the runs folder."""
+    return os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+@dataclass
+class LocalRayCluster:
+    root: Path
+    read_only: tuple[Path, ...] = ()  # folders the worker nodes see read-only
+    port: int = field(default_factory=free_port)
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    # Ray's own temp folders, kept short: its unix socket paths must fit in 107 bytes
+    short: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="assay-ray-", dir="/tmp")))
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _start(self, name: str, args: list[str], *, ro: bool) -> None:
+        home = self.root / name
+        (home / "tmp").mkdir(parents=True, exist_ok=True)
+        ports = [a for flag in PORT_FLAGS for a in (flag, str(free_port()))]  # never a default port others use
+        cmd = [str(RAY), "start", *args, *ports, "--temp-dir", str(self.short / name), "--disable-usage-stats", "--block"]
+        if ro and self.read_only:
+            binds = " && ".join(f"mount --bind {p} {p} && mount -o remount,bind,ro {p} {p}" for p in self.read_only)
+            cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{binds} && exec "$@"', "sh", *cmd]
+        env = {**os.environ, "TMPDIR": str(home / "tmp"), "RAY_USAGE_STATS_ENABLED": "0"}
+        with open(home / "node.log", "wb") as log:
+            self.procs[name] = subprocess.Popen(cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def start_head(self) -> None:
+        self._start("head", ["--head", "--port", str(self.port), "--node-ip-address", "127.0.0.1", "--num-cpus", "0",
+                             "--include-dashboard=false", "--ray-client-server-port", str(free_port()),
+                             "--min-worker-port", "0", "--max-worker-port", "0"], ro=False)
+
+    def add_worker(self, slots: int = 2) -> str:
+        """Start one more worker node; it advertises a resource named after it (tests find its id)."""
+        name = f"w{sum(1 for n in self.procs if n.startswith('w')) + 1}"
+        self._start(name, ["--address", self.address, "--node-ip-address", "127.0.0.1", "--num-cpus", str(slots),
+                           "--resources", json.dumps({"assay_sandbox": slots, f"assay_test_{name}": 1}),
+                           "--min-worker-port", "0", "--max-worker-port", "0"], ro=True)
+        return name
+
+    def alive_nodes(self) -> list[dict[str, object]]:
+        """The cluster's live nodes, asked from a separate driver process (this one stays clean)."""
+        code = ("import json, ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "
+                "print('NODES ' + json.dumps([{'id': n['NodeID'], 'resources': n['Resources']} for n in ray.nodes() if n['Alive']]))"
+                % self.address)
+        try:
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                                 cwd=self.root, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+        except subprocess.TimeoutExpired:
+            return []
+        if out.returncode != 0:
+            return []
+        lines = [line for line in out.stdout.splitlines() if line.startswith("NODES ")]  # Ray may print too
+        return json.loads(lines[-1].removeprefix("NODES ")) if lines else []
+
+    def wait_nodes(self, count: int) -> list[dict[str, object]]:
+        """Poll (bounded) until ``count`` nodes are alive; a node that died meanwhile fails at once."""
+        end = time.monotonic() + READY_S
+        while time.monotonic() < end:
+            dead = {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
+            if dead:
+                raise RuntimeError(f"ray node(s) exited while starting: {dead}; see {self.root}/*/node.log")
+            nodes = self.alive_nodes()
+            if len(nodes) >= count:
+                return nodes
+        raise RuntimeError(f"the local Ray cluster did not reach {count} nodes in {READY_S:.0f} s")
+
+    def wait_head(self) -> None:
+        """Poll (bounded) until the head's GCS port accepts connections."""
+        end = time.monotonic() + READY_S
+        while time.monotonic() < end:
+            if self.procs["head"].poll() is not None:
+                raise RuntimeError(f"the ray head exited; see {self.root}/head/node.log")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the ray head did not listen on {self.port} in {READY_S:.0f} s")
+
+    def start(self, workers: int, slots: int = 2) -> "LocalRayCluster":
+        self.start_head()
+        self.wait_head()
+        for _ in range(workers):
+            self.add_worker(slots)
+        self.wait_nodes(1 + workers)
+        return self
+
+    def node_id(self, name: str) -> str:
+        return next(str(n["id"]) for n in self.alive_nodes() if f"assay_test_{name}" in n["resources"])  # type: ignore[operator]
+
+    def kill(self, name: str) -> None:
+        """SIGKILL one node: its `ray start` process group (raylet and the services it started)."""
+        proc = self.procs[name]
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        for name in reversed(list(self.procs)):
+            proc = self.procs[name]
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+        shutil.rmtree(self.short, ignore_errors=True)

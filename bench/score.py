@@ -14,6 +14,7 @@ Three phases, each in its own process (so each peak RSS is its own):
     python bench/score.py                       # 10^4, 10^5, 10^6
     python bench/score.py --sizes 10000         # one size
     python bench/score.py --rundir 10000        # through a real run directory (integrity check included)
+    python bench/score.py --rundir 10000 1000000 --keep /tmp/runs   # generate once, score again later
 """
 
 from __future__ import annotations
@@ -174,19 +175,34 @@ def aggregate_only(path: Path) -> dict:
     return out
 
 
-def rundir(n: int) -> dict[str, float]:
-    from assay.store.rundir import RunDir
+def make_rundir(n: int, path: Path) -> dict:
+    """A run directory of n results with the very bytes and ledger lines ``RunDir.write_result``
+    writes (checked on the first results against the real writer), without its per-file fsyncs:
+    10^6 fsyncs would measure the disk, not the scorer."""
+    from assay.spec.digest import sha256_bytes
+    from assay.store.rundir import LEDGER, TRIALS, RunDir
 
-    with tempfile.TemporaryDirectory() as tmp:
-        results = list(synthetic(n))
-        rd = RunDir.create(Path(tmp) / "run", manifest([r.trial_id for r in results]))
-        for r in results:
-            rd.write_result(r)
-        del results
-        t0 = time.perf_counter()
-        doc = score_run(rd.path, keep_trials=False)
-        elapsed = time.perf_counter() - t0
-    return {"n": n, "seconds": elapsed, "peak_rss_mib": peak_mib(),
+    t0 = time.perf_counter()
+    results = synthetic(n)
+    rd = RunDir.create(path, manifest([r.trial_id for r in synthetic(n)]))
+    check = RunDir.create(path.parent / (path.name + ".check"), manifest([]))
+    with open(path / LEDGER, "a") as ledger:
+        for i, r in enumerate(results):
+            rel = f"{TRIALS}/{r.trial_id}/attempts/{r.attempt}/result.json"
+            data = (r.model_dump_json(indent=2) + "\n").encode()
+            (path / rel).parent.mkdir(parents=True)
+            (path / rel).write_bytes(data)
+            ledger.write(json.dumps({"path": rel, "sha256": sha256_bytes(data), "ts": time.time()}, sort_keys=True) + "\n")
+            if i < 3:  # the same bytes as the real writer
+                assert check.write_result(r).read_bytes() == data
+    return {"n": n, "seconds": time.perf_counter() - t0, "path": str(rd.path)}
+
+
+def score_rundir(path: Path) -> dict:
+    t0 = time.perf_counter()
+    doc = score_run(path, keep_trials=False)
+    elapsed = time.perf_counter() - t0
+    return {"n": sum(a.trials for a in doc.agents.values()), "seconds": elapsed, "peak_rss_mib": peak_mib(),
             "strict_rate_alpha": doc.agents["alpha"].strict_rate}
 
 
@@ -198,10 +214,12 @@ def _child(*args: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--phase", choices=["generate", "score", "aggregate"], help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=["generate", "score", "aggregate", "make-rundir", "score-rundir"], help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
-    ap.add_argument("--rundir", type=int, help="score a real run directory of N results (integrity check included)")
+    ap.add_argument("--rundir", type=int, nargs="*", help="score real run directories of N results (integrity check "
+                    "included); generated into --keep DIR once and reused when given")
+    ap.add_argument("--keep", type=Path, help="where generated run directories are kept between invocations")
     args = ap.parse_args()
     if args.phase == "generate":
         print(json.dumps(generate(args.n, args.file)))
@@ -212,9 +230,24 @@ def main() -> None:
     if args.phase == "aggregate":
         print(json.dumps(aggregate_only(args.file)))
         return
+    if args.phase == "make-rundir":
+        print(json.dumps(make_rundir(args.n, args.file)))
+        return
+    if args.phase == "score-rundir":
+        print(json.dumps(score_rundir(args.file)))
+        return
     if args.rundir:
-        r = rundir(args.rundir)
-        print(f"run directory, {r['n']:>9,d} results: {r['seconds']:8.2f} s, peak RSS {r['peak_rss_mib']:8.1f} MiB")
+        with tempfile.TemporaryDirectory(prefix="assay-bench-rundir-") as tmp:
+            keep = args.keep or Path(tmp)
+            for n in args.rundir:
+                path = keep / f"run-{n}"
+                if not (path / "manifest.json").is_file():
+                    g = _child("--phase", "make-rundir", "--n", str(n), "--file", str(path))
+                    print(f"generated {n:,d} results in {g['seconds']:.1f} s (not timed below)", flush=True)
+                r = _child("--phase", "score-rundir", "--file", str(path))
+                assert r["n"] == n
+                print(f"run directory, {r['n']:>9,d} results: {r['seconds']:8.2f} s, peak RSS "
+                      f"{r['peak_rss_mib']:8.1f} MiB", flush=True)
         return
     with tempfile.TemporaryDirectory(prefix="assay-bench-score-") as tmp:
         print(f"{'results':>9}  {'generate s':>10} | {'score s':>8} {'parse+fold':>10} {'aggregate':>9} {'RSS MiB':>8} | "

@@ -102,13 +102,10 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
     checking ``scan``, every trial folder is checked as it is read (see :func:`score_run`)."""
     scan = scan or RunScan(rd, verify=False)
     categories = {t.id: t.category for t in manifest.tasks}
-    on_disk = scan.trial_dirs()
     planned = list(manifest.plan.trials)
     seen = set(planned)
-    order = planned + [t for t in on_disk if t not in seen]
-    disk = set(on_disk)
-    for tid in order:
-        read = scan.trial(tid) if tid in disk else None
+    order = planned + [t for t in scan.trial_dirs() if t not in seen]
+    for tid, read in zip(order, scan.trials(order)):
         if read is None or not read.attempts:
             yield missing_trial(tid, categories)
             continue

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_bytes, sha256_file
@@ -24,6 +26,9 @@ from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, trial_files
 
 #: names that must be regular files in a plain trial folder
 _EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
+#: trial folders read ahead of the one being parsed, by this many threads (the disk's latency, not the CPU,
+#: bounds a cold scan: measured with bench/score.py --rundir)
+READ_AHEAD, READ_THREADS = 64, 4
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
 _MANIFEST, _SEALED, _UNSEALED, _ARTIFACT, _RESULT = range(5)
 
@@ -41,6 +46,17 @@ class TrialRead:
     trace_digest: str | None = None
 
 
+@dataclass
+class _Loaded:
+    """A plain trial folder as listed, with the bytes of the files a scan needs."""
+
+    tdir: str
+    files: list[str]
+    dirs: set[str]
+    numbers: list[int]
+    raw: dict[str, bytes]
+
+
 class RunScan:
     """Reads trials one at a time; with ``verify`` it also checks them, and :meth:`finish` checks
     what no trial covers (the manifest, sealed files outside trials, deleted files, artifacts)
@@ -54,33 +70,78 @@ class RunScan:
         self.checked = 0
         self._check = verify  # checking the trial being read (a trial is checked once, however often read)
         self._visited: set[str] = set()
+        self._trial_dirs: list[str] | None = None
         self._done: set[str] = set()  # sealed paths a trial scan already compared
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
 
     # ------------------------------------------------------------------ trials
     def trial_dirs(self) -> list[str]:
-        """Every folder of trials/ (links to folders too), sorted."""
-        root = os.path.join(self.root, TRIALS)
-        if not os.path.isdir(root):
-            return []
-        with os.scandir(root) as it:
-            return sorted(e.name for e in it if e.is_dir())
+        """Every folder of trials/ (links to folders too), sorted (listed once per scan)."""
+        if self._trial_dirs is None:
+            root = os.path.join(self.root, TRIALS)
+            if not os.path.isdir(root):
+                return []
+            with os.scandir(root) as it:
+                self._trial_dirs = sorted(e.name for e in it if e.is_dir())
+        return self._trial_dirs
 
-    def trial(self, trial_id: str) -> TrialRead:
-        """Read (and with ``verify``, check) one trial folder."""
+    def trials(self, ids: Iterable[str]) -> Iterator[TrialRead | None]:
+        """Read trials in the order given (None for an id without a folder). Folders are listed
+        and their files read ahead by a few threads, so the disk's latency overlaps the parsing."""
+        disk = set(self.trial_dirs())
+        todo = iter(ids)
+        ahead: deque[tuple[str, Future[_Loaded | None] | None]] = deque()
+        with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="assay-scan") as pool:
+            def top_up() -> None:
+                for tid in todo:
+                    ahead.append((tid, pool.submit(self._load, tid) if tid in disk else None))
+                    if len(ahead) >= READ_AHEAD:
+                        return
+
+            top_up()
+            while ahead:
+                tid, fut = ahead.popleft()
+                top_up()
+                yield None if fut is None else self.trial(tid, fut.result())
+
+    def trial(self, trial_id: str, loaded: _Loaded | None = None) -> TrialRead:
+        """Read (and with ``verify``, check) one trial folder (``loaded``: its files, read ahead)."""
         self._check = self.verify and trial_id not in self._visited
         self._visited.add(trial_id)
-        tdir = os.path.join(self.root, TRIALS, trial_id)
-        tree = None if "/" in trial_id or trial_id in ("", ".", "..") else _plain_tree(tdir)
-        if tree is None:
+        loaded = loaded or self._load(trial_id)
+        if loaded is None:
             return self._trial_by_paths(trial_id)
-        return self._trial_fast(trial_id, tdir, *tree)
+        return self._trial_fast(trial_id, loaded)
 
-    def _trial_fast(self, tid: str, tdir: str, files: list[str], dirs: set[str], attempts_dir: list[str]) -> TrialRead:
+    def _load(self, tid: str) -> _Loaded | None:
+        """List a plain trial folder and read the files a scan needs (safe in a thread: reads only);
+        None sends the trial to the path-by-path reading."""
+        if "/" in tid or tid in ("", ".", ".."):
+            return None
+        tdir = os.path.join(self.root, TRIALS, tid)
+        tree = _plain_tree(tdir)
+        if tree is None:
+            return None
+        files, dirs, attempts_dir = tree
+        numbers = sorted(int(n) for n in attempts_dir if n.isdigit())
+        wanted = {f"attempts/{n}/result.json" for n in numbers}
+        prefix = f"{TRIALS}/{tid}/"
+        raw: dict[str, bytes] = {}
+        try:
+            for f in files:
+                parts = f.split("/")
+                is_result = len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json"
+                if f in wanted or (self.verify and (is_result or prefix + f in self.sealed)):
+                    raw[f] = _read(os.path.join(tdir, f))
+        except OSError:
+            return None  # changed under the scan: read it path by path, as the checks always did
+        return _Loaded(tdir, files, dirs, numbers, raw)
+
+    def _trial_fast(self, tid: str, loaded: _Loaded) -> TrialRead:
+        tdir, files, dirs, numbers, raw = loaded.tdir, loaded.files, loaded.dirs, loaded.numbers, loaded.raw
         prefix = f"{TRIALS}/{tid}/"
         fileset = set(files)
-        numbers = sorted(int(n) for n in attempts_dir if n.isdigit())
         live = False
         if self._check and numbers:
             last = f"attempts/{numbers[-1]}"
@@ -88,38 +149,28 @@ class RunScan:
                     and last + "/result.json" not in fileset and last + "/result.json" not in dirs)
             if live:
                 self._live.add(tid)
-        wanted = {f"attempts/{n}/result.json" for n in numbers}
-        data: dict[str, bytes] = {}
         digests: dict[str, str] = {}
+        results: list[str] = []
         for f in files:
             parts = f.split("/")
-            is_result = len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json"
+            if len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json" and f in raw:
+                results.append(f)
+            if not self._check:
+                continue
             rel = prefix + f
             sealed = self.sealed.get(rel)
-            if not self._check:
-                if f in wanted:
-                    data[f] = _read(os.path.join(tdir, f))
-                continue
             if sealed is not None:
                 self._done.add(rel)
                 self.checked += 1
-                raw = _read(os.path.join(tdir, f))
-                digests[f] = actual = sha256_bytes(raw)
-                if is_result:
-                    data[f] = raw
+                digests[f] = actual = sha256_bytes(raw[f])
                 if actual != sealed and not (live and rel.endswith("/trace.jsonl")
                                              and _trace_grew_only(Path(tdir, f), sealed)):
                     self._problem((_SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
                                                   f"sealed {sealed[:12]})")
-            else:
-                if not live and not parts[-1].startswith(".tmp-"):
-                    what = "result file" if parts[-1] == "result.json" else "file"
-                    self._problem((_UNSEALED, tid, tuple(parts)), f"{rel}: {what} not in the ledger (added after the run?)")
-                if is_result:
-                    data[f] = _read(os.path.join(tdir, f))
-        parsed: dict[str, Attempt | None] = {}
-        for f in sorted(data, key=lambda x: x.split("/")):
-            parsed[f] = self._parse(tid, f.split("/")[1], data[f], Path(tdir, f))
+            elif not live and not parts[-1].startswith(".tmp-"):
+                what = "result file" if parts[-1] == "result.json" else "file"
+                self._problem((_UNSEALED, tid, tuple(parts)), f"{rel}: {what} not in the ledger (added after the run?)")
+        parsed = {f: self._parse(tid, f.split("/")[1], raw[f], Path(tdir, f)) for f in results}
         out = TrialRead(tid, has_trace="trace.jsonl" in fileset or "trace.jsonl" in dirs,
                         trace_digest=digests.get("trace.jsonl"))
         for n in numbers:
@@ -130,7 +181,7 @@ class RunScan:
             if r is None:
                 continue  # damaged: a problem is recorded and the score refused
             out.attempts.append(r)
-            out.result_digests.append((prefix + f, digests.get(f) or sha256_bytes(data[f])))
+            out.result_digests.append((prefix + f, digests.get(f) or sha256_bytes(raw[f])))
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
 

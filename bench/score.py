@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -36,6 +37,7 @@ from assay.score.engine import score_run, score_trials
 from assay.score.trials import TrialFacts, fold_trial
 from assay.spec.manifest import AgentRecord, PlanRecord, RunManifest
 from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
+from assay.store.fastread import decode_result
 
 CATEGORIES = {"code": 0.4, "ops": 0.3, "books": 0.2, "security": 0.1}
 AGENTS = ["alpha", "beta"]
@@ -86,14 +88,21 @@ def generate(n: int, out: Path) -> dict:
 
 
 def facts_from(path: Path) -> Iterator[TrialFacts]:
+    """Each line parsed by the scorer's reader of result files (msgspec, pydantic for what it refuses)."""
     with open(path, "rb") as f:
         for line in f:
-            yield fold_trial([AttemptResult.model_validate_json(line)])
+            yield fold_trial([decode_result(line, path)])
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process (all threads): what the machine's load delays but does not add to."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 def score_file(path: Path) -> dict:
     """Phase 2: stream the file through the scoring core; reading (parse + fold) is timed apart."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     it = facts_from(path)
     read = 0.0
 
@@ -110,7 +119,8 @@ def score_file(path: Path) -> dict:
     doc = score_trials(manifest(), reader(), keep_trials=False)
     total = time.perf_counter() - t0
     n = sum(a.trials for a in doc.agents.values())
-    return {"n": n, "seconds": total, "parse_fold_s": read, "aggregate_s": total - read, "peak_rss_mib": peak_mib(),
+    return {"n": n, "seconds": total, "cpu_s": cpu_s() - c0, "parse_fold_s": read, "aggregate_s": total - read,
+            "peak_rss_mib": peak_mib(),
             "strict_rate_alpha": doc.agents["alpha"].strict_rate}
 
 
@@ -199,10 +209,11 @@ def make_rundir(n: int, path: Path) -> dict:
 
 
 def score_rundir(path: Path) -> dict:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     doc = score_run(path, keep_trials=False)
     elapsed = time.perf_counter() - t0
-    return {"n": sum(a.trials for a in doc.agents.values()), "seconds": elapsed, "peak_rss_mib": peak_mib(),
+    return {"n": sum(a.trials for a in doc.agents.values()), "seconds": elapsed, "cpu_s": cpu_s() - c0,
+            "peak_rss_mib": peak_mib(),
             "strict_rate_alpha": doc.agents["alpha"].strict_rate}
 
 
@@ -246,23 +257,28 @@ def main() -> None:
                     print(f"generated {n:,d} results in {g['seconds']:.1f} s (not timed below)", flush=True)
                 r = _child("--phase", "score-rundir", "--file", str(path))
                 assert r["n"] == n
-                print(f"run directory, {r['n']:>9,d} results: {r['seconds']:8.2f} s, peak RSS "
-                      f"{r['peak_rss_mib']:8.1f} MiB", flush=True)
+                print(f"run directory, {r['n']:>9,d} results: {r['seconds']:8.2f} s ({r['cpu_s']:.2f} s CPU), peak RSS "
+                      f"{r['peak_rss_mib']:8.1f} MiB, load average {os.getloadavg()[0]:.1f}", flush=True)
         return
     with tempfile.TemporaryDirectory(prefix="assay-bench-score-") as tmp:
-        print(f"{'results':>9}  {'generate s':>10} | {'score s':>8} {'parse+fold':>10} {'aggregate':>9} {'RSS MiB':>8} | "
-              f"aggregation alone: {'assay s':>8} {'pandas s':>8} {'duckdb s':>8}")
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
+        print(f"{'results':>9}  {'generate s':>10} | {'score s':>8} {'CPU s':>7} {'parse+fold':>10} {'aggregate':>9} "
+              f"{'RSS MiB':>8} | aggregation alone: {'assay s':>8} {'pandas s':>8} {'duckdb s':>8}")
         for n in args.sizes:
-            f = Path(tmp) / f"results-{n}.jsonl"
-            g = _child("--phase", "generate", "--n", str(n), "--file", str(f))
+            f = (args.keep or Path(tmp)) / f"results-{n}.jsonl"
+            g = {"seconds": float("nan")}  # kept from an earlier invocation: not generated again
+            if not f.is_file():
+                g = _child("--phase", "generate", "--n", str(n), "--file", str(f))
             s = _child("--phase", "score", "--file", str(f))
             a = _child("--phase", "aggregate", "--file", str(f))
             assert s["n"] == n and a["n"] == n
             pd_s = f"{a['pandas_s']:8.2f}" if "pandas_s" in a else "       -"
             dd_s = f"{a['duckdb_s']:8.2f}" if "duckdb_s" in a else "       -"
-            print(f"{n:>9,d}  {g['seconds']:10.2f} | {s['seconds']:8.2f} {s['parse_fold_s']:10.2f} {s['aggregate_s']:9.2f} "
+            print(f"{n:>9,d}  {g['seconds']:10.2f} | {s['seconds']:8.2f} {s['cpu_s']:7.2f} {s['parse_fold_s']:10.2f} "
+                  f"{s['aggregate_s']:9.2f} "
                   f"{s['peak_rss_mib']:8.1f} | {'':19}{a['assay_s']:8.2f} {pd_s} {dd_s}", flush=True)
-            f.unlink()
+            if args.keep is None:
+                f.unlink()
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ class RunScan:
         self._check = verify  # checking the trial being read (a trial is checked once, however often read)
         self._visited: set[str] = set()
         self._trial_dirs: list[str] | None = None
+        self._plain_dirs: set[str] = set()  # folders of trials/ that are not links (from the same listing)
         self._done: set[str] = set()  # sealed paths a trial scan already compared
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
@@ -83,7 +84,9 @@ class RunScan:
             if not os.path.isdir(root):
                 return []
             with os.scandir(root) as it:
-                self._trial_dirs = sorted(e.name for e in it if e.is_dir())
+                entries = [e for e in it if e.is_dir()]
+            self._trial_dirs = sorted(e.name for e in entries)
+            self._plain_dirs = {e.name for e in entries if not e.is_symlink()}
         return self._trial_dirs
 
     def trials(self, ids: Iterable[str]) -> Iterator[TrialRead | None]:
@@ -120,7 +123,7 @@ class RunScan:
         if "/" in tid or tid in ("", ".", ".."):
             return None
         tdir = os.path.join(self.root, TRIALS, tid)
-        tree = _plain_tree(tdir)
+        tree = _plain_tree(tdir, known_plain=tid in self._plain_dirs)
         if tree is None:
             return None
         files, dirs, attempts_dir = tree
@@ -279,14 +282,14 @@ class RunScan:
         return self.checked, [text for _key, text in sorted(self._problems, key=lambda p: p[0])]
 
 
-def _plain_tree(tdir: str) -> tuple[list[str], set[str], list[str]] | None:
+def _plain_tree(tdir: str, *, known_plain: bool = False) -> tuple[list[str], set[str], list[str]] | None:
     """(regular files, folders, names in attempts/) under ``tdir``, as paths relative to it; None
     when the folder is a link or holds anything but folders and regular files, or cannot be read."""
     files: list[str] = []
     dirs: set[str] = set()
     attempts: list[str] = []
     try:
-        if os.path.islink(tdir):
+        if not known_plain and os.path.islink(tdir):
             return None
         stack = [""]
         while stack:

@@ -10,7 +10,9 @@ installs in a throwaway venv (``--litellm-venv``, default /tmp/assay-bench-litel
 is there already. The load generator is a minimal HTTP/1.1 keep-alive client on asyncio with
 C connections; per request it measures the time to the first body chunk (TTFB) and to the last
 byte. "Added" = through the proxy minus straight to the upstream at the same concurrency. RSS is
-the server's process tree after the load; start is spawn to a 200 on /health. Loopback only;
+the server's process tree after the load; start is spawn to a 200 on /health. CPU/req is the
+milliseconds of CPU the server's process tree spent per request (warm-up included; the upstream
+row: the upstream's own): on a shared machine it moves far less than req/s, which waits for a core. Loopback only;
 every wait is bounded.
 """
 
@@ -135,8 +137,8 @@ class Proc:
             time.sleep(0.02)  # polling a child's readiness, bounded by the deadline
         self.start_s = time.perf_counter() - t0
 
-    def rss_mib(self) -> float:
-        pids, total = {self.p.pid}, 0
+    def tree(self) -> set[int]:
+        pids = {self.p.pid}
         for d in Path("/proc").iterdir():  # the whole tree: LiteLLM may run workers
             if d.name.isdigit():
                 try:
@@ -145,7 +147,23 @@ class Proc:
                         pids.add(int(d.name))
                 except (OSError, ValueError, IndexError):
                     pass
-        for pid in pids:
+        return pids
+
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) used so far by the server's process tree: a cost per request
+        that a loaded machine delays but does not inflate, unlike req/s."""
+        total = 0
+        for pid in self.tree():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+            except (OSError, ValueError, IndexError):
+                pass
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def rss_mib(self) -> float:
+        total = 0
+        for pid in self.tree():
             try:
                 for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                     if line.startswith("VmRSS:"):
@@ -267,8 +285,8 @@ async def _load(url: str, stream: bool, conc: int, n: int) -> dict[str, Any]:
 
 
 def load(url: str, stream: bool, conc: int, n: int) -> dict[str, Any]:
-    asyncio.run(_load(url, stream, conc, min(n, 50)))  # warm-up: connections, caches, lazy imports
-    return asyncio.run(_load(url, stream, conc, n))
+    warm = asyncio.run(_load(url, stream, conc, min(n, 50)))  # warm-up: connections, caches, lazy imports
+    return {**asyncio.run(_load(url, stream, conc, n)), "warm_n": warm["n"]}
 
 
 # ------------------------------------------------------------------------------ main
@@ -308,20 +326,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"loopback, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
               f"upstream streams {CHUNKS} chunks {args.chunk_delay_ms:g} ms apart")
         print(f"{'target':28} {'mode':6} {'conc':>4} {'n':>5} {'err':>3} {'p50 ms':>8} {'p99 ms':>8} {'+p50':>7} "
-              f"{'+p99':>7} {'TTFB ms':>8} {'+TTFB':>7} {'req/s':>7} {'RSS MiB':>8} {'start s':>7}")
+              f"{'+p99':>7} {'TTFB ms':>8} {'+TTFB':>7} {'req/s':>7} {'CPU/req':>7} {'RSS MiB':>8} {'start s':>7}")
         for stream in (False, True):
             for conc in args.concurrency:
                 base = None
                 for name, proc in targets:
                     url = upstream if proc is None else proc.url  # type: ignore[attr-defined]
+                    cpu0 = (proc or up).cpu_s()
                     r = load(url, stream, conc, args.n)
+                    cpu_ms = ((proc or up).cpu_s() - cpu0) * 1e3 / max(1, r["n"] + r["warm_n"])
                     base = base or r
                     rss = f"{proc.rss_mib():8.1f}" if proc else f"{'':8}"
                     start = f"{proc.start_s:7.2f}" if proc else f"{'':7}"
                     print(f"{name:28} {'stream' if stream else 'json':6} {conc:4d} {r['n']:5d} {r['errors']:3d} "
                           f"{r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {r['p50_ms'] - base['p50_ms']:7.2f} "
                           f"{r['p99_ms'] - base['p99_ms']:7.2f} {r['ttfb_ms']:8.2f} {r['ttfb_ms'] - base['ttfb_ms']:7.2f} "
-                          f"{r['rps']:7.0f} {rss} {start}", flush=True)
+                          f"{r['rps']:7.0f} {cpu_ms:7.2f} {rss} {start}", flush=True)
         for _, proc in targets:
             if proc is not None:
                 proc.stop()

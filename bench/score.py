@@ -14,12 +14,14 @@ Three phases, each in its own process (so each peak RSS is its own):
     python bench/score.py                       # 10^4, 10^5, 10^6
     python bench/score.py --sizes 10000         # one size
     python bench/score.py --rundir 10000        # through a real run directory (integrity check included)
+    python bench/score.py --rundir 10000 1000000 --keep /tmp/runs   # generate once, score again later
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -35,6 +37,7 @@ from assay.score.engine import score_run, score_trials
 from assay.score.trials import TrialFacts, fold_trial
 from assay.spec.manifest import AgentRecord, PlanRecord, RunManifest
 from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
+from assay.store.fastread import decode_result
 
 CATEGORIES = {"code": 0.4, "ops": 0.3, "books": 0.2, "security": 0.1}
 AGENTS = ["alpha", "beta"]
@@ -85,14 +88,21 @@ def generate(n: int, out: Path) -> dict:
 
 
 def facts_from(path: Path) -> Iterator[TrialFacts]:
+    """Each line parsed by the scorer's reader of result files (msgspec, pydantic for what it refuses)."""
     with open(path, "rb") as f:
         for line in f:
-            yield fold_trial([AttemptResult.model_validate_json(line)])
+            yield fold_trial([decode_result(line, path)])
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process (all threads): what the machine's load delays but does not add to."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 def score_file(path: Path) -> dict:
     """Phase 2: stream the file through the scoring core; reading (parse + fold) is timed apart."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     it = facts_from(path)
     read = 0.0
 
@@ -109,7 +119,8 @@ def score_file(path: Path) -> dict:
     doc = score_trials(manifest(), reader(), keep_trials=False)
     total = time.perf_counter() - t0
     n = sum(a.trials for a in doc.agents.values())
-    return {"n": n, "seconds": total, "parse_fold_s": read, "aggregate_s": total - read, "peak_rss_mib": peak_mib(),
+    return {"n": n, "seconds": total, "cpu_s": cpu_s() - c0, "parse_fold_s": read, "aggregate_s": total - read,
+            "peak_rss_mib": peak_mib(),
             "strict_rate_alpha": doc.agents["alpha"].strict_rate}
 
 
@@ -174,19 +185,35 @@ def aggregate_only(path: Path) -> dict:
     return out
 
 
-def rundir(n: int) -> dict[str, float]:
-    from assay.store.rundir import RunDir
+def make_rundir(n: int, path: Path) -> dict:
+    """A run directory of n results with the very bytes and ledger lines ``RunDir.write_result``
+    writes (checked on the first results against the real writer), without its per-file fsyncs:
+    10^6 fsyncs would measure the disk, not the scorer."""
+    from assay.spec.digest import sha256_bytes
+    from assay.store.rundir import LEDGER, TRIALS, RunDir
 
-    with tempfile.TemporaryDirectory() as tmp:
-        results = list(synthetic(n))
-        rd = RunDir.create(Path(tmp) / "run", manifest([r.trial_id for r in results]))
-        for r in results:
-            rd.write_result(r)
-        del results
-        t0 = time.perf_counter()
-        doc = score_run(rd.path, keep_trials=False)
-        elapsed = time.perf_counter() - t0
-    return {"n": n, "seconds": elapsed, "peak_rss_mib": peak_mib(),
+    t0 = time.perf_counter()
+    results = synthetic(n)
+    rd = RunDir.create(path, manifest([r.trial_id for r in synthetic(n)]))
+    check = RunDir.create(path.parent / (path.name + ".check"), manifest([]))
+    with open(path / LEDGER, "a") as ledger:
+        for i, r in enumerate(results):
+            rel = f"{TRIALS}/{r.trial_id}/attempts/{r.attempt}/result.json"
+            data = (r.model_dump_json(indent=2) + "\n").encode()
+            (path / rel).parent.mkdir(parents=True)
+            (path / rel).write_bytes(data)
+            ledger.write(json.dumps({"path": rel, "sha256": sha256_bytes(data), "ts": time.time()}, sort_keys=True) + "\n")
+            if i < 3:  # the same bytes as the real writer
+                assert check.write_result(r).read_bytes() == data
+    return {"n": n, "seconds": time.perf_counter() - t0, "path": str(rd.path)}
+
+
+def score_rundir(path: Path) -> dict:
+    t0, c0 = time.perf_counter(), cpu_s()
+    doc = score_run(path, keep_trials=False)
+    elapsed = time.perf_counter() - t0
+    return {"n": sum(a.trials for a in doc.agents.values()), "seconds": elapsed, "cpu_s": cpu_s() - c0,
+            "peak_rss_mib": peak_mib(),
             "strict_rate_alpha": doc.agents["alpha"].strict_rate}
 
 
@@ -198,10 +225,12 @@ def _child(*args: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--phase", choices=["generate", "score", "aggregate"], help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=["generate", "score", "aggregate", "make-rundir", "score-rundir"], help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
-    ap.add_argument("--rundir", type=int, help="score a real run directory of N results (integrity check included)")
+    ap.add_argument("--rundir", type=int, nargs="*", help="score real run directories of N results (integrity check "
+                    "included); generated into --keep DIR once and reused when given")
+    ap.add_argument("--keep", type=Path, help="where generated run directories are kept between invocations")
     args = ap.parse_args()
     if args.phase == "generate":
         print(json.dumps(generate(args.n, args.file)))
@@ -212,24 +241,44 @@ def main() -> None:
     if args.phase == "aggregate":
         print(json.dumps(aggregate_only(args.file)))
         return
+    if args.phase == "make-rundir":
+        print(json.dumps(make_rundir(args.n, args.file)))
+        return
+    if args.phase == "score-rundir":
+        print(json.dumps(score_rundir(args.file)))
+        return
     if args.rundir:
-        r = rundir(args.rundir)
-        print(f"run directory, {r['n']:>9,d} results: {r['seconds']:8.2f} s, peak RSS {r['peak_rss_mib']:8.1f} MiB")
+        with tempfile.TemporaryDirectory(prefix="assay-bench-rundir-") as tmp:
+            keep = args.keep or Path(tmp)
+            for n in args.rundir:
+                path = keep / f"run-{n}"
+                if not (path / "manifest.json").is_file():
+                    g = _child("--phase", "make-rundir", "--n", str(n), "--file", str(path))
+                    print(f"generated {n:,d} results in {g['seconds']:.1f} s (not timed below)", flush=True)
+                r = _child("--phase", "score-rundir", "--file", str(path))
+                assert r["n"] == n
+                print(f"run directory, {r['n']:>9,d} results: {r['seconds']:8.2f} s ({r['cpu_s']:.2f} s CPU), peak RSS "
+                      f"{r['peak_rss_mib']:8.1f} MiB, load average {os.getloadavg()[0]:.1f}", flush=True)
         return
     with tempfile.TemporaryDirectory(prefix="assay-bench-score-") as tmp:
-        print(f"{'results':>9}  {'generate s':>10} | {'score s':>8} {'parse+fold':>10} {'aggregate':>9} {'RSS MiB':>8} | "
-              f"aggregation alone: {'assay s':>8} {'pandas s':>8} {'duckdb s':>8}")
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
+        print(f"{'results':>9}  {'generate s':>10} | {'score s':>8} {'CPU s':>7} {'parse+fold':>10} {'aggregate':>9} "
+              f"{'RSS MiB':>8} | aggregation alone: {'assay s':>8} {'pandas s':>8} {'duckdb s':>8}")
         for n in args.sizes:
-            f = Path(tmp) / f"results-{n}.jsonl"
-            g = _child("--phase", "generate", "--n", str(n), "--file", str(f))
+            f = (args.keep or Path(tmp)) / f"results-{n}.jsonl"
+            g = {"seconds": float("nan")}  # kept from an earlier invocation: not generated again
+            if not f.is_file():
+                g = _child("--phase", "generate", "--n", str(n), "--file", str(f))
             s = _child("--phase", "score", "--file", str(f))
             a = _child("--phase", "aggregate", "--file", str(f))
             assert s["n"] == n and a["n"] == n
             pd_s = f"{a['pandas_s']:8.2f}" if "pandas_s" in a else "       -"
             dd_s = f"{a['duckdb_s']:8.2f}" if "duckdb_s" in a else "       -"
-            print(f"{n:>9,d}  {g['seconds']:10.2f} | {s['seconds']:8.2f} {s['parse_fold_s']:10.2f} {s['aggregate_s']:9.2f} "
+            print(f"{n:>9,d}  {g['seconds']:10.2f} | {s['seconds']:8.2f} {s['cpu_s']:7.2f} {s['parse_fold_s']:10.2f} "
+                  f"{s['aggregate_s']:9.2f} "
                   f"{s['peak_rss_mib']:8.1f} | {'':19}{a['assay_s']:8.2f} {pd_s} {dd_s}", flush=True)
-            f.unlink()
+            if args.keep is None:
+                f.unlink()
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ class GatewaySession:
         self.meter = meter or BudgetMeter(self.budget)
         self.world_tools = world_tools
         self.closed = False
+        self._recording_dir: Path | None = None
         self._lock = threading.Lock()
         self._admitted: set[int] = set()  # calls the run budget admitted and that are not settled yet
         self.backend.notify = self.emit  # upstream retries and back-off are evidence of this attempt
@@ -75,7 +76,9 @@ class GatewaySession:
     def _record(self, entry: dict[str, Any]) -> None:
         if self.recording is None or self.closed:
             return
-        self.recording.parent.mkdir(parents=True, exist_ok=True)
+        if self._recording_dir != self.recording.parent:  # once, not on every call
+            self.recording.parent.mkdir(parents=True, exist_ok=True)
+            self._recording_dir = self.recording.parent
         with open(self.recording, "ab") as f:
             f.write(self.redactor.json_bytes(entry) + b"\n")
 

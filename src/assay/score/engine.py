@@ -12,18 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from assay.errors import IntegrityError
+from assay.errors import IntegrityError, RunDirError
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.evidence import read_trace_facts
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
-from assay.spec.digest import sha256_bytes, sha256_file, sha256_json
+from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.manifest import RunManifest
-from assay.spec.results import AttemptResult
 from assay.spec.scores import SCORE_SCHEMA, ScoreDocument
 from assay.score.measured import measured_of, typed_document
 from assay.store.budget_log import last_stop
-from assay.store.rundir import MANIFEST, TRIALS, RunDir
+from assay.store.fastread import Attempt
+from assay.store.integrity import refusal, require_intact
+from assay.store.rundir import MANIFEST, RunDir
+from assay.store.scan import RunScan
 
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
@@ -97,66 +99,76 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
     })
 
 
-def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs) -> Iterator[TrialFacts]:
+def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
+                    scan: RunScan | None = None) -> Iterator[TrialFacts]:
     """Stream the run's trials in the plan's order (unplanned trials found on disk follow); a
-    planned trial the run budget stopped before it started is missing with reason ``run_budget``."""
+    planned trial the run budget stopped before it started is missing with reason ``run_budget``.
+    With a checking ``scan``, every trial folder is checked as it is read (see :func:`score_run`)."""
+    scan = scan or RunScan(rd, verify=False)
     stop = last_stop(rd)
     budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
-    root = rd.path / TRIALS
-    on_disk = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     planned = list(manifest.plan.trials)
     seen = set(planned)
-    order = planned + [t for t in on_disk if t not in seen]
-    disk = set(on_disk)
-    for tid in order:
-        attempts = _read_attempts(rd, tid, inputs) if tid in disk else []
-        if not attempts:
+    order = planned + [t for t in scan.trial_dirs() if t not in seen]
+    for tid, read in zip(order, scan.trials(order)):
+        if read is None or not read.attempts:
             yield missing_trial(tid, categories, "run_budget" if tid in budget_pending else "missing")
             continue
-        yield fold_on_disk(rd, tid, attempts, inputs)
+        for rel, digest in read.result_digests:
+            inputs.results[rel] = digest
+        yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
+                    trace_digest=read.trace_digest)
 
 
-def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[AttemptResult],
+def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[Attempt],
                  inputs: ScoreInputs | None = None) -> TrialFacts:
     """One trial's facts from its attempts, its final attempt's trace and its artifacts on disk (the
     one fold every reader of a run uses: the scorer, and the exports that must agree with it)."""
-    last = max(a.attempt for a in attempts)
-    trace_path = rd.trace_path(trial_id)
-    facts = read_trace_facts(trace_path, last)
-    if facts is not None and inputs is not None:
-        inputs.traces[trace_path.relative_to(rd.path).as_posix()] = sha256_file(trace_path)
     artifacts_ok = all(rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
+    return _fold(rd, trial_id, attempts, inputs, artifacts_ok=artifacts_ok, has_trace=True, trace_digest=None)
+
+
+def _fold(rd: RunDir, trial_id: str, attempts: list[Attempt], inputs: ScoreInputs | None, *, artifacts_ok: bool,
+          has_trace: bool, trace_digest: str | None) -> TrialFacts:
+    facts = None
+    if has_trace:
+        trace_path = rd.trace_path(trial_id)
+        facts = read_trace_facts(trace_path, max(a.attempt for a in attempts))
+        if facts is not None and inputs is not None:
+            inputs.traces[trace_path.relative_to(rd.path).as_posix()] = trace_digest or sha256_file(trace_path)
     return fold_trial(attempts, artifacts_ok=artifacts_ok, trace=facts)
-
-
-def _read_attempts(rd: RunDir, trial_id: str, inputs: ScoreInputs) -> list[AttemptResult]:
-    out = []
-    for n in rd.attempts_of(trial_id):
-        p = rd.attempt_dir(trial_id, n) / "result.json"
-        if not p.exists():
-            continue  # started, never finished, not yet closed by a resume: no verdict exists
-        data = p.read_bytes()
-        inputs.results[p.relative_to(rd.path).as_posix()] = sha256_bytes(data)
-        out.append(AttemptResult.model_validate_json(data))
-    return out
 
 
 def check_integrity(path: Path | str) -> None:
     """Refuse to score evidence that changed after it was written (exit code 3)."""
-    from assay.store.integrity import verify_run
-
-    report = verify_run(path)
-    if not report.ok:
-        raise IntegrityError(f"{path}: the run directory fails its integrity check; refusing to score:\n  - "
-                             + "\n  - ".join(report.problems))
+    require_intact(path, action="score")
 
 
 def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True) -> ScoreDocument:
-    """Score a run directory in memory (nothing is written)."""
+    """Score a run directory in memory (nothing is written).
+
+    With ``verify``, each trial folder is checked as it is read (one read of every file: hashed
+    and parsed from the same bytes) and the rest of the run after the last trial; any problem
+    refuses the score with the very report `assay verify` gives, as does anything that fails
+    while reading a run whose evidence changed."""
     rd = RunDir.open(path)
-    if verify:
-        check_integrity(rd.path)
-    manifest = rd.manifest()
+    try:
+        manifest = rd.manifest()
+    except (IntegrityError, RunDirError):
+        if verify:
+            check_integrity(rd.path)  # the full report when the run fails its check
+        raise
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
-    return score_trials(manifest, iter_run_trials(rd, manifest, inputs), keep_trials=keep_trials, inputs=inputs)
+    scan = RunScan(rd, verify=verify)
+    try:
+        doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan), keep_trials=keep_trials,
+                           inputs=inputs)
+    except Exception:
+        if verify:
+            check_integrity(rd.path)
+        raise
+    _checked, problems = scan.finish()
+    if problems:
+        raise refusal(rd.path, problems, action="score")
+    return doc

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_file
-from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, read_result, trial_files
+from assay.store.rundir import LEDGER, MANIFEST, RunDir
+from assay.store.scan import RunScan
 
 #: printed before the hex digest so a recorded digest says what it is
 DIGEST_PREFIX = "sha256:"
@@ -60,45 +61,15 @@ def check_expected(report: IntegrityReport, expected: str) -> None:
                                "rewritten, or this is another run (or the run was resumed since the digest was recorded)")
 
 
-def in_flight_trials(rd: RunDir, sealed: dict[str, str]) -> set[str]:
-    """Trials whose last attempt has a sealed started marker and no result yet."""
-    out: set[str] = set()
-    root = rd.path / TRIALS
-    if not root.is_dir():
-        return out
-    for tdir in root.iterdir():
-        attempts = rd.attempts_of(tdir.name)
-        if not attempts:
-            continue
-        adir = rd.attempt_dir(tdir.name, attempts[-1])
-        started = (adir / "started.json").relative_to(rd.path).as_posix()
-        if started in sealed and (adir / "started.json").is_file() and not (adir / "result.json").exists():
-            out.add(tdir.name)
-    return out
-
-
 def verify_run(path: Path | str, *, expect: str | None = None) -> IntegrityReport:
-    """Recompute every digest in the run directory; never modifies anything."""
+    """Recompute every digest in the run directory; never modifies anything (one pass per trial:
+    :class:`~assay.store.scan.RunScan`)."""
     rd = RunDir.open(path)
     report = IntegrityReport(digest=run_digest(rd.path))
-    sealed = rd.ledger()
-    live = in_flight_trials(rd, sealed)
-    if MANIFEST not in sealed:
-        report.problems.append(f"{MANIFEST}: not sealed in the ledger")
-    for rel, digest in sorted(sealed.items()):
-        p = rd.path / rel
-        report.checked += 1
-        if not p.exists():
-            report.problems.append(f"{rel}: deleted after it was written")
-            continue
-        actual = sha256_file(p)
-        if actual == digest:
-            continue
-        if _trial_of(rel) in live and rel.endswith("/trace.jsonl") and _trace_grew_only(p, digest):
-            continue  # the attempt in flight appends to its trace; what was sealed is intact
-        report.problems.append(f"{rel}: modified after it was written (sha256 {actual[:12]} != sealed {digest[:12]})")
-    _check_unsealed(rd, sealed, live, report)
-    _check_results_and_artifacts(rd, report)
+    scan = RunScan(rd)
+    for trial_id in scan.trial_dirs():
+        scan.trial(trial_id)
+    report.checked, report.problems = scan.finish()
     if expect is not None:
         check_expected(report, expect)
     return report
@@ -108,58 +79,10 @@ def require_intact(path: Path | str, *, action: str) -> None:
     """Refuse ``action`` (exit 3) when the run directory fails :func:`verify_run`."""
     report = verify_run(path)
     if not report.ok:
-        raise IntegrityError(f"{path}: the run directory fails its integrity check; refusing to {action}:\n  - "
-                             + "\n  - ".join(report.problems))
+        raise refusal(path, report.problems, action=action)
 
 
-def _trial_of(rel: str) -> str | None:
-    parts = rel.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == TRIALS else None
-
-
-def _check_unsealed(rd: RunDir, sealed: dict[str, str], live: set[str], report: IntegrityReport) -> None:
-    root = rd.path / TRIALS
-    if not root.is_dir():
-        return
-    for tdir in sorted(root.iterdir()):
-        if tdir.name in live:
-            continue  # files of the attempt in flight are sealed when it ends
-        for p in trial_files(tdir):
-            rel = p.relative_to(rd.path).as_posix()
-            if rel not in sealed:
-                what = "result file" if p.name == "result.json" else "file"
-                report.problems.append(f"{rel}: {what} not in the ledger (added after the run?)")
-
-
-def _check_results_and_artifacts(rd: RunDir, report: IntegrityReport) -> None:
-    art_root = rd.path / ARTIFACTS / "sha256"
-    if art_root.is_dir():
-        for art in sorted(art_root.glob("*/*")):
-            if art.name.startswith(".tmp-"):
-                continue
-            report.checked += 1
-            if sha256_file(art) != art.name:
-                report.problems.append(f"{art.relative_to(rd.path).as_posix()}: content does not match its digest")
-    root = rd.path / TRIALS
-    if not root.is_dir():
-        return
-    for res in sorted(root.glob("*/attempts/*/result.json")):
-        try:
-            r = read_result(res)
-        except IntegrityError as e:
-            report.problems.append(str(e))
-            continue
-        for name, digest in r.artifacts.items():
-            if not rd.artifact_path(digest).exists():
-                report.problems.append(f"artifact {name} of {r.trial_id} attempt {r.attempt} is missing ({digest[:12]})")
-
-
-def _trace_grew_only(path: Path, sealed: str) -> bool:
-    """True if some prefix of the trace (ending at a line boundary) has the sealed digest."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for line in f:
-            h.update(line)
-            if h.copy().hexdigest() == sealed:
-                return True
-    return False
+def refusal(path: Path | str, problems: list[str], *, action: str) -> IntegrityError:
+    """The one wording of a refusal (exit 3) that lists every problem found."""
+    return IntegrityError(f"{path}: the run directory fails its integrity check; refusing to {action}:\n  - "
+                          + "\n  - ".join(problems))

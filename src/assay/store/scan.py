@@ -1,0 +1,335 @@
+"""One pass over a run directory's trials, for `assay verify` and for `assay score`.
+
+Both read every trial. Done once per trial, every file is read once: hashed against the ledger
+and, for a result, parsed from the very same bytes (:mod:`assay.store.fastread`). The checks,
+their messages and their order are the ones :mod:`assay.store.integrity` documents. A trial
+folder holding anything but plain folders and regular files (a symbolic link, a socket, an
+unreadable folder, a folder named like an evidence file) is read by the path-by-path code
+instead, which follows links exactly as the checks always did, so nothing unusual is ever read
+differently by the fast path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from assay.errors import IntegrityError
+from assay.spec.digest import sha256_bytes, sha256_file
+from assay.store.fastread import Attempt, decode_result
+from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, trial_files
+
+#: names that must be regular files in a plain trial folder
+_EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
+#: trial folders read ahead of the one being parsed, by this many threads (the disk's latency, not the CPU,
+#: bounds a cold scan: measured with bench/score.py --rundir)
+READ_AHEAD, READ_THREADS = 64, 4
+#: the order of the checks (see integrity.verify_run): problems are reported sorted by it
+_MANIFEST, _SEALED, _UNSEALED, _ARTIFACT, _RESULT = range(5)
+
+
+@dataclass
+class TrialRead:
+    """One trial as read by a scan: the results of its numbered attempts in order, with the digest
+    of the bytes each was parsed from, and its trace (present or not, digest if it was read)."""
+
+    trial_id: str
+    attempts: list[Attempt] = field(default_factory=list)
+    result_digests: list[tuple[str, str]] = field(default_factory=list)  # (run-relative path, sha256)
+    artifacts_ok: bool = True
+    has_trace: bool = False
+    trace_digest: str | None = None
+
+
+@dataclass
+class _Loaded:
+    """A plain trial folder as listed, with the bytes of the files a scan needs."""
+
+    tdir: str
+    files: list[str]
+    dirs: set[str]
+    numbers: list[int]
+    raw: dict[str, bytes]
+
+
+class RunScan:
+    """Reads trials one at a time; with ``verify`` it also checks them, and :meth:`finish` checks
+    what no trial covers (the manifest, sealed files outside trials, deleted files, artifacts)
+    and returns the problems in the order `assay verify` has always reported them."""
+
+    def __init__(self, rd: RunDir, *, verify: bool = True) -> None:
+        self.rd = rd
+        self.root = str(rd.path)
+        self.verify = verify
+        self.sealed: dict[str, str] = rd.ledger() if verify else {}
+        self.checked = 0
+        self._check = verify  # checking the trial being read (a trial is checked once, however often read)
+        self._visited: set[str] = set()
+        self._trial_dirs: list[str] | None = None
+        self._plain_dirs: set[str] = set()  # folders of trials/ that are not links (from the same listing)
+        self._done: set[str] = set()  # sealed paths a trial scan already compared
+        self._live: set[str] = set()  # trials with an attempt in flight
+        self._problems: list[tuple[tuple[Any, ...], str]] = []
+
+    # ------------------------------------------------------------------ trials
+    def trial_dirs(self) -> list[str]:
+        """Every folder of trials/ (links to folders too), sorted (listed once per scan)."""
+        if self._trial_dirs is None:
+            root = os.path.join(self.root, TRIALS)
+            if not os.path.isdir(root):
+                return []
+            with os.scandir(root) as it:
+                entries = [e for e in it if e.is_dir()]
+            self._trial_dirs = sorted(e.name for e in entries)
+            self._plain_dirs = {e.name for e in entries if not e.is_symlink()}
+        return self._trial_dirs
+
+    def trials(self, ids: Iterable[str]) -> Iterator[TrialRead | None]:
+        """Read trials in the order given (None for an id without a folder). Folders are listed
+        and their files read ahead by a few threads, so the disk's latency overlaps the parsing."""
+        disk = set(self.trial_dirs())
+        todo = iter(ids)
+        ahead: deque[tuple[str, Future[_Loaded | None] | None]] = deque()
+        with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="assay-scan") as pool:
+            def top_up() -> None:
+                for tid in todo:
+                    ahead.append((tid, pool.submit(self._load, tid) if tid in disk else None))
+                    if len(ahead) >= READ_AHEAD:
+                        return
+
+            top_up()
+            while ahead:
+                tid, fut = ahead.popleft()
+                top_up()
+                yield None if fut is None else self.trial(tid, fut.result())
+
+    def trial(self, trial_id: str, loaded: _Loaded | None = None) -> TrialRead:
+        """Read (and with ``verify``, check) one trial folder (``loaded``: its files, read ahead)."""
+        self._check = self.verify and trial_id not in self._visited
+        self._visited.add(trial_id)
+        loaded = loaded or self._load(trial_id)
+        if loaded is None:
+            return self._trial_by_paths(trial_id)
+        return self._trial_fast(trial_id, loaded)
+
+    def _load(self, tid: str) -> _Loaded | None:
+        """List a plain trial folder and read the files a scan needs (safe in a thread: reads only);
+        None sends the trial to the path-by-path reading."""
+        if "/" in tid or tid in ("", ".", ".."):
+            return None
+        tdir = os.path.join(self.root, TRIALS, tid)
+        tree = _plain_tree(tdir, known_plain=tid in self._plain_dirs)
+        if tree is None:
+            return None
+        files, dirs, attempts_dir = tree
+        numbers = sorted(int(n) for n in attempts_dir if n.isdigit())
+        wanted = {f"attempts/{n}/result.json" for n in numbers}
+        prefix = f"{TRIALS}/{tid}/"
+        raw: dict[str, bytes] = {}
+        try:
+            for f in files:
+                parts = f.split("/")
+                is_result = len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json"
+                if f in wanted or (self.verify and (is_result or prefix + f in self.sealed)):
+                    raw[f] = _read(os.path.join(tdir, f))
+        except OSError:
+            return None  # changed under the scan: read it path by path, as the checks always did
+        return _Loaded(tdir, files, dirs, numbers, raw)
+
+    def _trial_fast(self, tid: str, loaded: _Loaded) -> TrialRead:
+        tdir, files, dirs, numbers, raw = loaded.tdir, loaded.files, loaded.dirs, loaded.numbers, loaded.raw
+        prefix = f"{TRIALS}/{tid}/"
+        fileset = set(files)
+        live = False
+        if self._check and numbers:
+            last = f"attempts/{numbers[-1]}"
+            live = (prefix + last + "/started.json" in self.sealed and last + "/started.json" in fileset
+                    and last + "/result.json" not in fileset and last + "/result.json" not in dirs)
+            if live:
+                self._live.add(tid)
+        digests: dict[str, str] = {}
+        results: list[str] = []
+        for f in files:
+            parts = f.split("/")
+            if len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json" and f in raw:
+                results.append(f)
+            if not self._check:
+                continue
+            rel = prefix + f
+            sealed = self.sealed.get(rel)
+            if sealed is not None:
+                self._done.add(rel)
+                self.checked += 1
+                digests[f] = actual = sha256_bytes(raw[f])
+                if actual != sealed and not (live and rel.endswith("/trace.jsonl")
+                                             and _trace_grew_only(Path(tdir, f), sealed)):
+                    self._problem((_SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
+                                                  f"sealed {sealed[:12]})")
+            elif not live and not parts[-1].startswith(".tmp-"):
+                what = "result file" if parts[-1] == "result.json" else "file"
+                self._problem((_UNSEALED, tid, tuple(parts)), f"{rel}: {what} not in the ledger (added after the run?)")
+        parsed = {f: self._parse(tid, f.split("/")[1], raw[f], Path(tdir, f)) for f in results}
+        out = TrialRead(tid, has_trace="trace.jsonl" in fileset or "trace.jsonl" in dirs,
+                        trace_digest=digests.get("trace.jsonl"))
+        for n in numbers:
+            f = f"attempts/{n}/result.json"
+            if f not in fileset:
+                continue
+            r = parsed.get(f)
+            if r is None:
+                continue  # damaged: a problem is recorded and the score refused
+            out.attempts.append(r)
+            out.result_digests.append((prefix + f, digests.get(f) or sha256_bytes(raw[f])))
+        out.artifacts_ok = self._artifacts_ok(out.attempts)
+        return out
+
+    def _trial_by_paths(self, tid: str) -> TrialRead:
+        """The path-by-path reading of one trial (links followed as the checks always did)."""
+        rd, tdir = self.rd, self.rd.trial_dir(tid)
+        numbers = rd.attempts_of(tid)
+        if self._check:
+            live = False
+            if numbers:
+                adir = rd.attempt_dir(tid, numbers[-1])
+                started = (adir / "started.json").relative_to(rd.path).as_posix()
+                live = started in self.sealed and (adir / "started.json").is_file() and not (adir / "result.json").exists()
+            if live:
+                self._live.add(tid)
+            else:
+                for p in trial_files(tdir):
+                    rel = p.relative_to(rd.path).as_posix()
+                    if rel not in self.sealed:
+                        what = "result file" if p.name == "result.json" else "file"
+                        self._problem((_UNSEALED, tid, p.relative_to(tdir).parts),
+                                      f"{rel}: {what} not in the ledger (added after the run?)")
+        seen: dict[str, tuple[bytes, Attempt | None]] = {}  # attempt folder name -> (bytes, parsed)
+        if self._check:
+            for res in sorted(tdir.glob("attempts/*/result.json")):
+                raw = res.read_bytes()
+                seen[res.parent.name] = (raw, self._parse(tid, res.parent.name, raw, res))
+        out = TrialRead(tid, has_trace=rd.trace_path(tid).exists())
+        for n in numbers:
+            p = rd.attempt_dir(tid, n) / "result.json"
+            if not p.exists():
+                continue
+            if str(n) in seen:
+                raw, r = seen[str(n)]
+            else:
+                raw = p.read_bytes()
+                r = self._parse(tid, str(n), raw, p)
+            if r is not None:
+                out.attempts.append(r)
+                out.result_digests.append((p.relative_to(rd.path).as_posix(), sha256_bytes(raw)))
+        out.artifacts_ok = self._artifacts_ok(out.attempts)
+        return out
+
+    def _parse(self, tid: str, attempt_name: str, raw: bytes, path: Path) -> Attempt | None:
+        """Parse one result; with ``verify`` a damaged one or a missing artifact is a problem."""
+        if not self._check:
+            return decode_result(raw, path)
+        try:
+            r = decode_result(raw, path)
+        except IntegrityError as e:
+            self._problem((_RESULT, tid, attempt_name, 0), str(e))
+            return None
+        for i, (name, digest) in enumerate(r.artifacts.items(), 1):
+            if not self.rd.artifact_path(digest).exists():
+                self._problem((_RESULT, tid, attempt_name, i),
+                              f"artifact {name} of {r.trial_id} attempt {r.attempt} is missing ({digest[:12]})")
+        return r
+
+    def _artifacts_ok(self, attempts: list[Attempt]) -> bool:
+        return all(self.rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
+
+    def _problem(self, key: tuple[Any, ...], text: str) -> None:
+        self._problems.append((key, text))
+
+    # ------------------------------------------------------------------ the rest of the run
+    def finish(self) -> tuple[int, list[str]]:
+        """Check what no trial scan covered; (files checked, problems in verify's order)."""
+        if not self.verify:
+            return self.checked, []
+        root = self.rd.path
+        if MANIFEST not in self.sealed:
+            self._problem((_MANIFEST,), f"{MANIFEST}: not sealed in the ledger")
+        for rel in sorted(r for r in self.sealed if r not in self._done):
+            digest, p = self.sealed[rel], root / rel
+            self.checked += 1
+            if not p.exists():
+                self._problem((_SEALED, rel), f"{rel}: deleted after it was written")
+                continue
+            actual = sha256_file(p)
+            if actual == digest:
+                continue
+            if _trial_of(rel) in self._live and rel.endswith("/trace.jsonl") and _trace_grew_only(p, digest):
+                continue  # the attempt in flight appends to its trace; what was sealed is intact
+            self._problem((_SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
+                                          f"sealed {digest[:12]})")
+        art_root = root / ARTIFACTS / "sha256"
+        if art_root.is_dir():
+            for art in sorted(art_root.glob("*/*")):
+                if art.name.startswith(".tmp-"):
+                    continue
+                self.checked += 1
+                if sha256_file(art) != art.name:
+                    self._problem((_ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: content does not "
+                                                          "match its digest")
+        return self.checked, [text for _key, text in sorted(self._problems, key=lambda p: p[0])]
+
+
+def _plain_tree(tdir: str, *, known_plain: bool = False) -> tuple[list[str], set[str], list[str]] | None:
+    """(regular files, folders, names in attempts/) under ``tdir``, as paths relative to it; None
+    when the folder is a link or holds anything but folders and regular files, or cannot be read."""
+    files: list[str] = []
+    dirs: set[str] = set()
+    attempts: list[str] = []
+    try:
+        if not known_plain and os.path.islink(tdir):
+            return None
+        stack = [""]
+        while stack:
+            sub = stack.pop()
+            with os.scandir(os.path.join(tdir, sub) if sub else tdir) as it:
+                for e in it:
+                    rel = f"{sub}/{e.name}" if sub else e.name
+                    if sub == "attempts":
+                        attempts.append(e.name)
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name in _EVIDENCE_NAMES:
+                            return None
+                        dirs.add(rel)
+                        stack.append(rel)
+                    elif e.is_file(follow_symlinks=False):
+                        files.append(rel)
+                    else:
+                        return None
+    except OSError:
+        return None
+    files.sort(key=lambda f: f.split("/"))
+    return files, dirs, attempts
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _trial_of(rel: str) -> str | None:
+    parts = rel.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == TRIALS else None
+
+
+def _trace_grew_only(path: Path, sealed: str) -> bool:
+    """True if some prefix of the trace (ending at a line boundary) has the sealed digest."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for line in f:
+            h.update(line)
+            if h.copy().hexdigest() == sealed:
+                return True
+    return False

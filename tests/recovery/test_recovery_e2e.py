@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from assay.recovery import recovery_of_run, render_markdown
+from assay.report import build_report
+from assay.score import score_run
 from assay.run import RunOptions, start_run
 from tests.worlds.test_examples_e2e import _reference_available
 
@@ -52,7 +54,7 @@ def _by_hand(run: Path) -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for r in final.values():
         kinds = sorted({f["kind"] for f in r["extra"].get("tool_faults", [])})
-        if not r["extra"].get("tool_fault_plan") or not kinds:
+        if not r["extra"].get("tool_fault_plan") or not kinds or r["end_state"] not in ("pass", "fail", "timeout"):
             continue
         b = base[(r["task_id"], r["agent"], r["repetition"])]
         for key in ((r["agent"], "all"), (r["agent"], "+".join(kinds))):
@@ -69,6 +71,13 @@ def _by_hand(run: Path) -> dict[tuple[str, str], dict]:
 def _check_against_hand(run: Path) -> None:
     fig = recovery_of_run(run)
     hand = _by_hand(run)
+    # one truth: the score document carries these very figures, the report prints the same table
+    doc = score_run(run)
+    assert doc.recovery == fig
+    for agent in {a for a, _ in hand}:
+        assert doc.agents[agent].recovery.rate == fig.row(agent).rate
+        assert doc.agents[agent].recovery.fault_trials == fig.row(agent).faulted
+    assert render_markdown(fig).strip() in build_report(run, "md")
     assert {(r.agent, r.kind) for r in fig.rows} == set(hand)
     for (agent, kind), h in hand.items():
         row = fig.row(agent, kind)

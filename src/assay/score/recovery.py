@@ -159,17 +159,34 @@ def _num(x: float | None, ci: tuple[float | None, float | None] | None, fmt: str
     return f"{x:{fmt}}" + (f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]" if ci and ci[0] is not None and ci[1] is not None else "")
 
 
-def render_markdown(fig: RecoveryFigures) -> str:
-    """The figures as a Markdown table (per agent, then per fault kind)."""
-    out = ["| agent | fault | recovered | 95% CI | not exercised | no verdict | restarts | duplicates (base) | pairs "
-           "| extra cost USD | extra tool calls | extra wall s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+HEADER = ("agent", "fault", "recovered", "95% CI", "not exercised", "no verdict", "restarts", "duplicates (base)",
+          "pairs", "extra cost USD", "extra tool calls", "extra wall s")
+
+
+def table(fig: RecoveryFigures) -> list[tuple[str, ...]]:
+    """The figures as table cells (per agent, then per fault kind): what every surface prints."""
+    out = []
     for r in fig.rows:
         lo, hi = r.interval
-        out.append(f"| {r.agent} | {r.kind} | {_pct(r.rate)} ({r.recovered}/{r.faulted}) | [{_pct(lo)}, {_pct(hi)}] | "
-                   f"{r.not_exercised} | {r.no_verdict} | {r.restarts} | {r.duplicates} ({r.base_duplicates}) | "
-                   f"{r.pairs} | {_num(r.extra_cost_usd, r.extra_cost_interval, '+.6f')} | "
-                   f"{_num(r.extra_tool_calls, None, '+.2f')} | {_num(r.extra_wall_s, r.extra_wall_interval, '+.2f')} |")
-    if fig.unclassified:
-        out.append(f"\n{fig.unclassified} trial(s) of non-base variants ended without a verdict before the worlds "
-                   "recorded a fault plan: unclassified.")
+        out.append((r.agent, r.kind, f"{_pct(r.rate)} ({r.recovered}/{r.faulted})", f"[{_pct(lo)}, {_pct(hi)}]",
+                    str(r.not_exercised), str(r.no_verdict), str(r.restarts), f"{r.duplicates} ({r.base_duplicates})",
+                    str(r.pairs), _num(r.extra_cost_usd, r.extra_cost_interval, "+.6f"),
+                    _num(r.extra_tool_calls, None, "+.2f"), _num(r.extra_wall_s, r.extra_wall_interval, "+.2f")))
+    return out
+
+
+def unclassified_note(fig: RecoveryFigures) -> str | None:
+    if not fig.unclassified:
+        return None
+    return (f"{fig.unclassified} trial(s) of non-base variants ended without a verdict before the worlds "
+            "recorded a fault plan: unclassified.")
+
+
+def render_markdown(fig: RecoveryFigures) -> str:
+    """The figures as a Markdown table (``assay recovery`` and the Markdown report)."""
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    out += ["| " + " | ".join(cells) + " |" for cells in table(fig)]
+    note = unclassified_note(fig)
+    if note:
+        out.append("\n" + note)
     return "\n".join(out) + "\n"

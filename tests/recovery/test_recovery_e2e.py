@@ -75,7 +75,7 @@ def _check_against_hand(run: Path) -> None:
     doc = score_run(run)
     assert doc.recovery == fig
     for agent in {a for a, _ in hand}:
-        assert doc.agents[agent].recovery.rate == fig.row(agent).rate
+        assert doc.agents[agent].recovery.rate == pytest.approx(fig.row(agent).rate, abs=1e-6)  # rounded brief
         assert doc.agents[agent].recovery.fault_trials == fig.row(agent).faulted
     assert render_markdown(fig).strip() in build_report(run, "md")
     assert {(r.agent, r.kind) for r in fig.rows} == set(hand)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validat
 
 from assay.spec.budget import Budget, Limits, Risk
 from assay.spec.faults import FaultSpec
-from assay.spec.tool_faults import ToolFaultSpec
+from assay.spec.tool_faults import ProcessFaultSpec, ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
 from assay.spec.worlds import ApprovalsSpec, Behaviour, Canary, WorldsSpec
 
@@ -49,6 +49,9 @@ class Variant(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the agent.")
     tool_faults: list[ToolFaultSpec] = Field(
         default_factory=list, description="Fault plan: tool faults the world services inject in this variant.")
+    process_faults: list[ProcessFaultSpec] = Field(
+        default_factory=list, description="Fault plan: the agent killed (and restarted) after a tool call, the "
+        "sandbox restarted, or an approval answered after the agent that asked has ended.")
     note: str = ""
 
     _check = field_validator("id")(lambda cls, v: check_id(v, "variant id"))

@@ -217,7 +217,8 @@ def _agents_compared(pairs: list[Comparison]) -> str:
 
 
 def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | None = None,
-                agents_compared: list[Comparison] | None = None, judges: list[JudgeSummary] | None = None) -> str:
+                agents_compared: list[Comparison] | None = None, judges: list[JudgeSummary] | None = None, *,
+                note: str | None = None) -> str:
     """The whole report as one HTML string."""
     iso = doc.isolation
     tasks_by_agent: dict[str, list[TaskScore]] = {}
@@ -247,7 +248,10 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
     for a, m in sorted(doc.agents.items()):
         parts.append(_agent_section(a, m, tasks_by_agent.get(a, [])))
     parts.append("<h2>Trials</h2>")
+    if note:  # held-out tasks: counted above, their trials withheld (report.heldout)
+        parts.append(f"<p id='held-out'>{escape(note)}</p>")
+    held = rd.manifest().held_out_ids() if rd is not None else frozenset()
     for row in doc.trials:
-        parts.append(trial_section(rd, row))
+        parts.append(trial_section(rd, row, withheld=row.task_id in held))
     parts.append("</body></html>")
     return "".join(parts)

@@ -25,6 +25,8 @@ class TaskRecord(BaseModel):
     risk: str
     tools: list[str]
     variants: list[str]
+    held_out: bool = Field(False, description="A held-out task: reports and exports count it in the aggregates "
+                           "but never show its prompt, trace or per-trial rows.")
 
 
 class AgentRecord(BaseModel):
@@ -89,3 +91,7 @@ class RunManifest(BaseModel):
     score: dict[str, Any] = Field(default_factory=dict, description="Score version and frozen capability weights.")
     track: str = "controlled"
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    def held_out_ids(self) -> frozenset[str]:
+        """The ids of the run's held-out tasks (what every report and export withholds)."""
+        return frozenset(t.id for t in self.tasks if t.held_out)

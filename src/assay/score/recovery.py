@@ -71,6 +71,20 @@ def touches_recovery(t: TrialFacts) -> bool:
     return t.fault is not None or t.variant != BASE or (t.trace is not None and t.trace.faults_injected > 0)
 
 
+def fault_kinds(t: TrialFacts) -> tuple[str, ...]:
+    """The faults that fired in the trial's final attempt: its tool and process faults as the worlds
+    and the engine recorded them, else ``model`` when the gateway injected faults (trace only)."""
+    f = t.fault
+    if f is not None and f.kinds:
+        return f.kinds
+    return (MODEL,) if t.trace is not None and t.trace.faults_injected > 0 else ()
+
+
+def counts_as_faulted(t: TrialFacts) -> bool:
+    """In the recovery rate's denominator: a fault fired and the trial reached a verdict."""
+    return t.verdict and bool(fault_kinds(t))
+
+
 class RecoveryAcc:
     """Fold trials one by one; :meth:`finish` returns the figures. Keeps the fault-plan trials and
     the base trials that carry world facts, nothing for the rest."""
@@ -83,9 +97,7 @@ class RecoveryAcc:
 
     def add(self, t: TrialFacts) -> None:
         f = t.fault
-        kinds = f.kinds if f is not None else ()
-        if not kinds and t.trace is not None and t.trace.faults_injected > 0:
-            kinds = (MODEL,)  # gateway faults are recorded in the trace only
+        kinds = fault_kinds(t)
         planned = bool(kinds) or (f is not None and f.planned)
         if t.variant == BASE and f is not None:
             self.base_dups[t.agent] += f.duplicates

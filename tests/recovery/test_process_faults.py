@@ -154,3 +154,25 @@ def test_a_fault_that_never_fires_is_not_exercised(tmp_path):
     assert r["end_state"] == "pass" and r["extra"]["process_faults"] == [] and r["extra"]["process_fault_plan"]
     row = recovery_of_run(run).row("careful")
     assert row.not_exercised == 1 and row.restarts == 1  # the sandbox_restart variant still fired
+
+
+@pytest.mark.slow
+def test_a_restarted_agent_that_hangs_ends_at_the_attempts_wall_time(tmp_path):
+    """The restart gets the time left of the attempt's budget, not a fresh one: a second run that
+    hangs is cut at the first run's deadline (end state timeout), and the write is still judged."""
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    task = suite / "tasks" / "book-entry" / "task.yaml"
+    task.write_text(task.read_text() + "budget: {wall_time_s: 6}\n")
+    agent = tmp_path / "hanger.yaml"
+    agent.write_text(PROBE.replace("name: probe", "name: hanger").replace(
+        'tmp.write_text("x")', 'tmp.write_text("x")\n    import time\n    time.sleep(3600) if n > 1 else None'))
+    run = tmp_path / "run"
+    start_run(RunOptions(suite=suite, out=run, agents=[str(agent)], tasks=["book-entry"], variants="all"))
+    r = _final(run)["book-entry.fault-agent-killed.hanger.r1"]
+    assert r["end_state"] == "timeout", (r["end_state"], r["reason"], r["errors"])
+    assert r["extra"]["process_faults"][0]["restart"] == "fresh"
+    assert r["timings"]["agent_s"] < 6 + 20  # the budget, plus the watchdog's grace: never a second budget
+    restart = next(e for e in _events(run, "book-entry.fault-agent-killed.hanger.r1")
+                   if e["kind"] == "log" and e["data"].get("restart"))
+    assert 0 < restart["data"]["time_left_s"] < 6

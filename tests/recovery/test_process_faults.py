@@ -14,6 +14,7 @@ import pytest
 
 from assay.recovery import recovery_of_run
 from assay.run import RunOptions, start_run
+from tests.recovery.test_recovery_e2e import _final_results
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "recovery"
 
@@ -50,15 +51,6 @@ files:
 """
 
 
-def _final(run: Path) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    for p in (run / "trials").glob("*/attempts/*/result.json"):
-        r = json.loads(p.read_text())
-        if r["trial_id"] not in out or r["attempt"] > out[r["trial_id"]]["attempt"]:
-            out[r["trial_id"]] = r
-    return out
-
-
 def _events(run: Path, trial: str) -> list[dict]:
     return [json.loads(line) for line in (run / "trials" / trial / "trace.jsonl").read_text().splitlines()]
 
@@ -82,7 +74,7 @@ def probe_run(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_agent_killed_after_its_write_restarts_in_the_same_sandbox(probe_run):
     trial = "book-entry.fault-agent-killed.probe.r1"
-    r = _final(probe_run)[trial]
+    r = _final_results(probe_run)[trial]
     assert r["end_state"] == "pass", (r["reason"], r["errors"])
     out = _stdout(probe_run, trial)
     # the second run: same sandbox (/tmp kept), same home, and the first run never got its answer
@@ -100,7 +92,7 @@ def test_agent_killed_after_its_write_restarts_in_the_same_sandbox(probe_run):
 @pytest.mark.slow
 def test_sandbox_restart_keeps_workspace_and_home_but_not_tmp(probe_run):
     trial = "book-entry.fault-sandbox-restart.probe.r1"
-    r = _final(probe_run)[trial]
+    r = _final_results(probe_run)[trial]
     assert r["end_state"] == "pass", (r["reason"], r["errors"])
     assert "run 2: tmp gone, first run answered False" in _stdout(probe_run, trial)
     (fault,) = r["extra"]["process_faults"]
@@ -109,7 +101,7 @@ def test_sandbox_restart_keeps_workspace_and_home_but_not_tmp(probe_run):
 
 @pytest.mark.slow
 def test_no_fault_in_base_and_figures_count_restarts(probe_run):
-    final = _final(probe_run)
+    final = _final_results(probe_run)
     assert "process_faults" not in final["book-entry.base.probe.r1"]["extra"]
     assert "run 1: answer ok=True" in _stdout(probe_run, "book-entry.base.probe.r1")
     fig = recovery_of_run(probe_run)
@@ -123,7 +115,7 @@ def test_late_approval_is_joined_not_asked_twice(tmp_path):
     start_run(RunOptions(suite=SUITE, out=run, agents=[str(SUITE / "agents" / "careful.yaml")],
                          tasks=["approve-entry"]))
     trial = "approve-entry.fault-late-approval.careful.r1"
-    r = _final(run)[trial]
+    r = _final_results(run)[trial]
     assert r["end_state"] == "pass", (r["reason"], r["errors"])
     (fault,) = r["extra"]["process_faults"]
     assert (fault["kind"], fault["restart"], fault["applied"]) == ("late_approval", "fresh", True)
@@ -150,7 +142,7 @@ def test_a_fault_that_never_fires_is_not_exercised(tmp_path):
                                              "on_call: 5}]"))
     run = tmp_path / "run"
     start_run(RunOptions(suite=suite, out=run, agents=[str(SUITE / "agents" / "careful.yaml")], tasks=["book-entry"]))
-    r = _final(run)["book-entry.fault-agent-killed.careful.r1"]
+    r = _final_results(run)["book-entry.fault-agent-killed.careful.r1"]
     assert r["end_state"] == "pass" and r["extra"]["process_faults"] == [] and r["extra"]["process_fault_plan"]
     row = recovery_of_run(run).row("careful")
     assert row.not_exercised == 1 and row.restarts == 1  # the sandbox_restart variant still fired
@@ -169,7 +161,7 @@ def test_a_restarted_agent_that_hangs_ends_at_the_attempts_wall_time(tmp_path):
         'tmp.write_text("x")', 'tmp.write_text("x")\n    import time\n    time.sleep(3600) if n > 1 else None'))
     run = tmp_path / "run"
     start_run(RunOptions(suite=suite, out=run, agents=[str(agent)], tasks=["book-entry"], variants="all"))
-    r = _final(run)["book-entry.fault-agent-killed.hanger.r1"]
+    r = _final_results(run)["book-entry.fault-agent-killed.hanger.r1"]
     assert r["end_state"] == "timeout", (r["end_state"], r["reason"], r["errors"])
     assert r["extra"]["process_faults"][0]["restart"] == "fresh"
     assert r["timings"]["agent_s"] < 6 + 20  # the budget, plus the watchdog's grace: never a second budget

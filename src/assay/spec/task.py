@@ -147,6 +147,20 @@ class TaskSpec(BaseModel):
             raise ValueError("variant id 'base' is reserved for the task's own prompt")
         return v
 
+    @model_validator(mode="after")
+    def _process_faults_can_fire(self) -> "TaskSpec":
+        """A process fault is triggered by a world tool call (or its approval request): a plan that
+        can never fire is bad input, not a silent "not exercised"."""
+        for v in self.variants:
+            for f in v.process_faults:
+                if self.worlds is None:
+                    raise ValueError(f"variant {v.id!r}: process_faults are triggered by world tool calls, and this "
+                                     "task declares no `worlds:`; declare one or drop the plan")
+                if f.kind.value == "late_approval" and self.approvals is None:
+                    raise ValueError(f"variant {v.id!r}: a late_approval fault needs `approvals:` with a policy that "
+                                     f"asks for {f.tool!r}; add one or drop the fault")
+        return self
+
     def variant_ids(self) -> list[str]:
         """The base prompt plus every declared variant."""
         return ["base", *(v.id for v in self.variants)]

@@ -47,7 +47,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "deploy": frozenset({"errors"}),
     "variants": frozenset({"errors", "spec", "store", "score"}),
     "cases": frozenset({"errors", "spec", "trace"}),
-    "recovery": frozenset({"errors", "spec", "store", "score"}),
+    "recovery": frozenset({"errors", "spec", "score"}),
     "cli": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "approvals",
                       "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy", "observe",
                       "variants", "cases", "recovery", "conversations"}),

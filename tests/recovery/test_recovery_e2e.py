@@ -10,12 +10,15 @@ from pathlib import Path
 import pytest
 
 from assay.recovery import recovery_of_run, render_markdown
+from assay.report import build_report
+from assay.score import score_run
 from assay.run import RunOptions, start_run
 from tests.worlds.test_examples_e2e import _reference_available
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SUITE = EXAMPLES / "recovery"
-KINDS = {"error", "timeout", "truncated", "dropped", "slow", "lost_receipt"}
+KINDS = {"error", "timeout", "truncated", "dropped", "slow", "lost_receipt", "agent_killed", "sandbox_restart",
+         "late_approval"}
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +54,17 @@ def _by_hand(run: Path) -> dict[tuple[str, str], dict]:
     base = {(r["task_id"], r["agent"], r["repetition"]): r for r in final.values() if r["variant"] == "base"}
     out: dict[tuple[str, str], dict] = {}
     for r in final.values():
-        kinds = sorted({f["kind"] for f in r["extra"].get("tool_faults", [])})
-        if not r["extra"].get("tool_fault_plan") or not kinds:
+        fired = r["extra"].get("tool_faults", []) + r["extra"].get("process_faults", [])
+        kinds = sorted({f["kind"] for f in fired})
+        planned = r["extra"].get("tool_fault_plan") or r["extra"].get("process_fault_plan")
+        if not planned or not kinds or r["end_state"] not in ("pass", "fail", "timeout"):
             continue
         b = base[(r["task_id"], r["agent"], r["repetition"])]
         for key in ((r["agent"], "all"), (r["agent"], "+".join(kinds))):
-            row = out.setdefault(key, {"faulted": 0, "recovered": 0, "dups": 0, "cost": [], "calls": [], "wall": []})
+            row = out.setdefault(key, {"faulted": 0, "recovered": 0, "dups": 0, "restarts": 0, "cost": [], "calls": [],
+                                       "wall": []})
             row["faulted"] += 1
+            row["restarts"] += sum(1 for f in fired if f.get("restart"))
             row["recovered"] += r["end_state"] == "pass"
             row["dups"] += r["extra"]["duplicate_side_effects"]
             row["cost"].append(costs[r["trial_id"]] - costs[b["trial_id"]])
@@ -69,11 +76,18 @@ def _by_hand(run: Path) -> dict[tuple[str, str], dict]:
 def _check_against_hand(run: Path) -> None:
     fig = recovery_of_run(run)
     hand = _by_hand(run)
+    # one truth: the score document carries these very figures, the report prints the same table
+    doc = score_run(run)
+    assert doc.recovery == fig
+    for agent in {a for a, _ in hand}:
+        assert doc.agents[agent].recovery.rate == pytest.approx(fig.row(agent).rate, abs=1e-6)  # rounded brief
+        assert doc.agents[agent].recovery.fault_trials == fig.row(agent).faulted
+    assert render_markdown(fig).strip() in build_report(run, "md")
     assert {(r.agent, r.kind) for r in fig.rows} == set(hand)
     for (agent, kind), h in hand.items():
         row = fig.row(agent, kind)
-        assert (row.faulted, row.recovered, row.duplicates, row.pairs) == (h["faulted"], h["recovered"], h["dups"],
-                                                                           len(h["cost"]))
+        assert (row.faulted, row.recovered, row.duplicates, row.pairs, row.restarts) == (
+            h["faulted"], h["recovered"], h["dups"], len(h["cost"]), h["restarts"])
         assert row.extra_cost_usd == pytest.approx(sum(h["cost"]) / len(h["cost"]))
         assert row.extra_tool_calls == pytest.approx(sum(h["calls"]) / len(h["calls"]))
         assert row.extra_wall_s == pytest.approx(sum(h["wall"]) / len(h["wall"]))
@@ -99,7 +113,7 @@ def test_branching_agents_careful_recovers_careless_duplicates(runs):
     run = runs["branching"]
     final = _final_results(run)
     careful = [r for r in final.values() if r["agent"] == "careful"]
-    assert len(careful) == 7 and all(r["end_state"] == "pass" for r in careful)
+    assert len(careful) == 11 and all(r["end_state"] == "pass" for r in careful)
     lost = final["book-entry.fault-lost-receipt.careless.r1"]
     assert lost["end_state"] == "fail" and lost["extra"]["duplicate_side_effects"] == 1
     assert any(i["type"] == "wrong_side_effect" for i in lost["incidents"])
@@ -107,7 +121,10 @@ def test_branching_agents_careful_recovers_careless_duplicates(runs):
     assert final["book-entry.fault-lost-receipt.careful.r1"]["usage"]["tool_calls"] == 2
     _check_against_hand(run)
     fig = recovery_of_run(run)
-    assert fig.row("careless").recovered == 5 and fig.row("careless").duplicates == 1
+    # a blind retry after a lost receipt, or after being killed once its write ran, books twice
+    assert (fig.row("careless").faulted, fig.row("careless").recovered, fig.row("careless").duplicates) == (9, 6, 3)
+    assert fig.row("careless", "agent_killed").duplicates == 1 and fig.row("careless", "late_approval").recovered == 1
+    assert fig.row("careless").restarts == 3
     assert fig.row("careful", "lost_receipt").rate == 1.0
     assert "| careless | lost_receipt | 0% (0/1)" in render_markdown(fig)
 
@@ -118,19 +135,20 @@ def test_reference_agent_recovers_from_every_fault(runs):
         pytest.skip("reference agent not available")
     run = runs["reference"]
     final = _final_results(run)
-    assert len(final) == 14 and all(r["end_state"] == "pass" for r in final.values())
+    assert len(final) == 22 and all(r["end_state"] == "pass" for r in final.values())
     # the confirming write under the same key is a replay, not a second side effect
     assert all(r["extra"]["behaviour"]["wrong_side_effects"] == 0 for r in final.values())
     _check_against_hand(run)
     row = recovery_of_run(run).row("reference")
-    assert (row.faulted, row.recovered, row.duplicates, row.not_exercised) == (12, 12, 0, 0)
+    assert (row.faulted, row.recovered, row.duplicates, row.not_exercised, row.restarts) == (18, 18, 0, 0, 6)
 
 
 @pytest.mark.slow
 @pytest.mark.agents
 def test_a_product_agent_recovers_over_its_own_mcp_client(tmp_path):
     """Pi calls the world tools over its own MCP client: a dropped answer reaches it as a tool
-    error; the scripted model's confirming write under the same key recovers every kind."""
+    error; killed and started again (fresh, same home), its first write again is a replay, and a
+    late approval is joined: the scripted model's writes under one key recover every kind."""
     from assay.agents.products import install
     from assay.sandbox.registry import backends
 
@@ -141,7 +159,7 @@ def test_a_product_agent_recovers_over_its_own_mcp_client(tmp_path):
     run = tmp_path / "pi"
     start_run(RunOptions(suite=SUITE, agents=["pi"], out=run, model="scripted"))
     final = _final_results(run)
-    assert len(final) == 7 and all(r["end_state"] == "pass" for r in final.values()), {
+    assert len(final) == 11 and all(r["end_state"] == "pass" for r in final.values()), {
         t: (r["end_state"], r["reason"], r["errors"][:1]) for t, r in final.items()}
     channels = set()
     for trace in (run / "trials").glob("*/trace.jsonl"):
@@ -152,4 +170,4 @@ def test_a_product_agent_recovers_over_its_own_mcp_client(tmp_path):
     assert channels == {"mcp"}
     _check_against_hand(run)
     row = recovery_of_run(run).row("pi")
-    assert (row.faulted, row.recovered, row.duplicates) == (6, 6, 0)
+    assert (row.faulted, row.recovered, row.duplicates, row.restarts) == (9, 9, 0, 3)

@@ -197,7 +197,9 @@ def show(
             raise UsageError("--diff shows one trial: give its id (`assay show RUN` lists them)")
         show_run(out, rd)
         return
-    shown = show_diff(out, rd, trial, attempt=attempt) if diff else show_trial(out, rd, trial, events_limit=events)
+    held = trial.split(".", 1)[0] in rd.manifest().held_out_ids()  # a held-out task's diff is its answer
+    shown = show_diff(out, rd, trial, attempt=attempt) if diff and not held else show_trial(out, rd, trial,
+                                                                                           events_limit=events)
     if not shown:
         known = sorted(p.name for p in (rd.path / "trials").iterdir()) if (rd.path / "trials").is_dir() else []
         raise RunDirError(f"no trial {trial!r} in {rd.path}; trials: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")

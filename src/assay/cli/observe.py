@@ -117,7 +117,7 @@ def export_langfuse(run_dir: Annotated[Path, typer.Argument(help="Run directory.
     settings = LangfuseSettings.from_env()
     out = run_export(run_dir, settings)
     _report({"dataset": out.dataset, "items": out.items, "experiments": len(out.experiments), "traces": out.traces,
-             "spans": out.spans, "scores": out.scores})
+             "spans": out.spans, "scores": out.scores, "withheld": out.withheld})
 
 
 def register(app: typer.Typer) -> None:

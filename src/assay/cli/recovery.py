@@ -17,10 +17,10 @@ def register(app: typer.Typer) -> None:
         run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
         fmt: Annotated[str, typer.Option("--format", "-f", help="md | json")] = "md",
     ) -> None:
-        """Recovery under tool faults: recovered share, duplicate side effects, paired extra cost and time."""
+        """Recovery under tool, process and model faults: recovered share, duplicate side effects, paired extra cost and time."""
         from assay.recovery import recovery_of_run, render_markdown
 
         if fmt not in ("md", "json"):
             raise UsageError(f"--format must be md or json, not {fmt!r}")
         fig = recovery_of_run(run_dir)
-        typer.echo(render_markdown(fig) if fmt == "md" else json.dumps(fig.to_json(), indent=1), nl=fmt == "json")
+        typer.echo(render_markdown(fig) if fmt == "md" else json.dumps(fig.dump(), indent=1), nl=fmt == "json")

@@ -74,12 +74,19 @@ def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:
     return t
 
 
-def trials_table(results: list[AttemptResult]) -> Table:
+def trials_table(results: list[AttemptResult], held: frozenset[str] = frozenset()) -> Table:
+    """One row per trial; a held-out task's trials are counted in the caption, never listed."""
     t = Table(title="trials")
     for col in ("trial", "end state", "reason", "diagnostic", "attempts", "wall s", "tokens", "incidents"):
         t.add_column(col)
     count = Counter(r.trial_id for r in results)
-    for tid, r in sorted(final_results(results).items()):
+    finals = final_results(results)
+    withheld = sum(1 for r in finals.values() if r.task_id in held)
+    if withheld:
+        t.caption = f"{withheld} trial(s) of held-out tasks not listed (counted in the summary)"
+    for tid, r in sorted(finals.items()):
+        if r.task_id in held:
+            continue
         st = r.end_state.value
         t.add_row(safe(tid), f"[{STATE_STYLE[st]}]{st}[/]", safe(r.reason or ""), f"{r.diagnostic_score:.0f}", str(count[tid]),
                   f"{r.timings.wall_s:.1f}", str(r.usage.tokens), str(len(r.incidents)))
@@ -95,7 +102,7 @@ def show_run(console: Console, rd: RunDir) -> None:
     console.print(f"run [bold]{m.run_id}[/] suite {m.suite['name']} v{m.suite['version']}  agents "
                   f"{agents}  sandbox {m.sandbox.backend}"
                   f" ({m.sandbox.network.value})  planned {len(m.plan.trials)} trials")
-    console.print(trials_table(results))
+    console.print(trials_table(results, m.held_out_ids()))
     console.print(summary_table(score_run(rd.path, verify=False)))
     missing = set(m.plan.trials) - {r.trial_id for r in results}
     if missing:
@@ -110,6 +117,11 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
     attempts = [r for r in (rd.result(trial_id, n) for n in rd.attempts_of(trial_id)) if r is not None]
     if not attempts and not rd.trace_path(trial_id).exists():
         return False
+    held = rd.manifest().held_out_ids()
+    if any(r.task_id in held for r in attempts) or (not attempts and trial_id.split(".", 1)[0] in held):
+        st = max(attempts, key=lambda r: r.attempt).end_state.value if attempts else "no result"
+        console.print(f"{neutralise(trial_id)}: {st}; held-out task: its evidence, outputs and trace are not shown")
+        return True
     for r in attempts:
         st = r.end_state.value
         console.rule(f"{neutralise(trial_id)}  attempt {r.attempt}  [{STATE_STYLE[st]}]{st}[/]  {escape(neutralise(r.reason or ''))}"

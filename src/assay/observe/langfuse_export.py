@@ -63,6 +63,7 @@ class LangfuseExport:
     traces: int = 0
     spans: int = 0
     scores: int = 0
+    withheld: int = 0  # trials of held-out tasks: counted in the run's figures, never exported
 
 
 def _hid(*parts: object, n: int = 32) -> str:
@@ -138,7 +139,11 @@ def _export(path: Path | str, s: LangfuseSettings, *, verify: bool, httpx_client
     scores: list[Any] = []
     experiments: dict[tuple[str, int], str] = {}
     try:
+        held = manifest.held_out_ids()
         for t in run_trials(rd, manifest):
+            if t.task_id in held:  # counted in the run's strict rate below; its trace and scores stay home
+                out.withheld += 1
+                continue
             plan = trial_tree(rd, t.trial_id)
             if plan is None:
                 continue  # a planned trial without any result has no trace (it is scored as missing)
@@ -186,4 +191,5 @@ def to_langfuse(run_dir: Path, opts: Any = None) -> str:
     ``assay.export_targets``); the caller already checked the run's integrity."""
     out = export_langfuse(run_dir, verify=False)
     return (f"exported {run_dir} to Langfuse dataset {out.dataset}: {out.items} items, {len(out.experiments)} "
-            f"experiments, {out.traces} traces ({out.spans} spans), {out.scores} scores")
+            f"experiments, {out.traces} traces ({out.spans} spans), {out.scores} scores"
+            + (f"; {out.withheld} trial(s) of held-out tasks withheld" if out.withheld else ""))

@@ -158,17 +158,21 @@ def export_run_otlp(path: Path | str, url: str | None = None, *, headers: dict[s
     rd, manifest = open_run(path, verify=verify)
     tracer = TrialTracer(url, headers=headers, resource={"assay.run_id": manifest.run_id, **(resource or {})},
                          exporter=exporter)
-    trials = spans = 0
+    trials = spans = withheld = 0
     failed = 0
+    held = manifest.held_out_ids()
     try:
         for tid in manifest.plan.trials:
+            if tid.split(".", 1)[0] in held:  # a held-out task's trace never leaves the run directory
+                withheld += 1
+                continue
             plan = trial_tree(rd, tid)
             if plan is not None:
                 spans += tracer.emit(manifest.run_id, tid, plan)
                 trials += 1
     finally:
         failed = tracer.close()
-    return {"trials": trials, "spans": spans, "failed": failed}
+    return {"trials": trials, "spans": spans, "failed": failed, "withheld": withheld}
 
 
 class OtlpPlugin:
@@ -182,16 +186,18 @@ class OtlpPlugin:
         self.failed = 0
         self._rd: Any = None
         self._run_id = ""
+        self._held: frozenset[str] = frozenset()
 
     @hookimpl
     def assay_run_started(self, run_dir: Any, manifest: Any, planned: int, pending: int) -> None:
         self._rd, self._run_id = run_dir, manifest.run_id
+        self._held = manifest.held_out_ids()
         self.tracer = TrialTracer(self.url, headers=self.headers, exporter=self.exporter,
                                   resource={"assay.run_id": manifest.run_id, **(self.resource or {})})
 
     @hookimpl
     def assay_attempt_finished(self, result: Any, final: bool) -> None:
-        if not final or self.tracer is None:
+        if not final or self.tracer is None or result.task_id in self._held:
             return
         try:
             plan = trial_tree(self._rd, result.trial_id)

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from assay.observe import labels as L
 from assay.score.aggregate import Aggregator
+from assay.score.recovery import counts_as_faulted
 from assay.score.trials import TrialFacts, parse_trial_id
 from assay.spec.manifest import RunManifest
 
@@ -55,7 +56,7 @@ SPECS: tuple[Spec, ...] = (
     *(Spec(n, "counter", h, AGENT) for n, (_f, h) in AGENT_COUNTERS.items()),
     Spec("cost_usd", "counter", "Model cost in US dollars, all attempts.", AGENT),
     Spec("cleanup_failures", "counter", "Trials whose final attempt left processes behind.", AGENT),
-    Spec("fault_trials", "counter", "Judged trials with at least one injected fault.", AGENT),
+    Spec("fault_trials", "counter", "Judged trials in which a tool, process or model fault fired.", AGENT),
     Spec("recovered_trials", "counter", "Judged trials with injected faults that still passed.", AGENT),
     Spec("incidents", "counter", "Security incidents, all attempts, by kind and severity.", AGENT + ("kind", "severity")),
     Spec("trial_duration_seconds", "histogram", "Wall time of a trial's final attempt.", AGENT + ("result",)),
@@ -130,8 +131,8 @@ class RunSeries:
                 self._inc(name, agent, max(0, int(getattr(t, fact))))  # a missing trial has 0 attempts, -1 retries
             self._inc("cost_usd", agent, round(t.cost_usd * NANO))
             self._inc("cleanup_failures", agent, 0 if t.cleanup_clean else 1)
-            if not t.skipped and t.verdict and t.trace is not None and t.trace.faults_injected:
-                self._inc("fault_trials", agent, 1)  # the scorer's recovery denominator
+            if counts_as_faulted(t):
+                self._inc("fault_trials", agent, 1)  # the scorer's recovery denominator (one predicate)
                 self._inc("recovered_trials", agent, int(t.strict_pass))
             kinds = self._kinds.setdefault(t.agent, set())
             for inc in t.incidents:

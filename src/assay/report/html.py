@@ -11,6 +11,7 @@ from assay.report.fmt import interval, num
 from assay.report.judges import judges_html
 from assay.report.fmt import pct as _fpct
 from assay.report.markdown import measured_line
+from assay.report.recovery import recovery_html
 from assay.report.trials import anchor, trial_section
 from assay.spec.judge import JudgeSummary
 from assay.spec.scores import AgentScore, Comparison, MetricDelta, ScoreDocument, TaskScore
@@ -216,7 +217,8 @@ def _agents_compared(pairs: list[Comparison]) -> str:
 
 
 def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | None = None,
-                agents_compared: list[Comparison] | None = None, judges: list[JudgeSummary] | None = None) -> str:
+                agents_compared: list[Comparison] | None = None, judges: list[JudgeSummary] | None = None, *,
+                note: str | None = None) -> str:
     """The whole report as one HTML string."""
     iso = doc.isolation
     tasks_by_agent: dict[str, list[TaskScore]] = {}
@@ -242,10 +244,14 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
         parts.append(_compare(cmp))
     parts.append(_security(doc))
     parts.append(judges_html(judges or []))
+    parts.append(recovery_html(doc))
     for a, m in sorted(doc.agents.items()):
         parts.append(_agent_section(a, m, tasks_by_agent.get(a, [])))
     parts.append("<h2>Trials</h2>")
+    if note:  # held-out tasks: counted above, their trials withheld (report.heldout)
+        parts.append(f"<p id='held-out'>{escape(note)}</p>")
+    held = rd.manifest().held_out_ids() if rd is not None else frozenset()
     for row in doc.trials:
-        parts.append(trial_section(rd, row))
+        parts.append(trial_section(rd, row, withheld=row.task_id in held))
     parts.append("</body></html>")
     return "".join(parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from assay.report.fmt import interval, num, pct, signed
 from assay.report.judges import judges_md
 from assay.spec.judge import JudgeSummary
+from assay.report.recovery import recovery_markdown
 from assay.spec.scores import AgentScore, Comparison, Measured, ScoreDocument
 
 
@@ -144,6 +145,7 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
         out += _agent_lines(a, m)
     out += security_lines(doc)
     out += judges_md(judges or [])
+    out += recovery_markdown(doc)
     if cmp is not None:
         out += compare_lines(cmp, f"Compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}")
     return "\n".join(out) + "\n"

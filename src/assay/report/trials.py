@@ -7,6 +7,7 @@ import re
 from html import escape
 from typing import Any
 
+from assay.report.heldout import WITHHELD
 from assay.report.svg import timeline
 from assay.spec.scores import TrialScore
 from assay.store.rundir import RunDir
@@ -43,9 +44,12 @@ def _summary(kind: str, data: dict[str, Any]) -> str:
     return _clip(data)[:160]
 
 
-def trial_section(rd: RunDir | None, row: TrialScore) -> str:
-    """One trial: its result line, every attempt's verifier evidence, and its trace timeline."""
+def trial_section(rd: RunDir | None, row: TrialScore, *, withheld: bool = False) -> str:
+    """One trial: its result line, every attempt's verifier evidence, and its trace timeline; a
+    held-out task's trial (``withheld``) shows nothing but that it is withheld."""
     tid = row.trial_id
+    if withheld:
+        return f'<section class="trial" id="{anchor("trial", tid)}"><p>{escape(WITHHELD)}</p></section>'
     state = row.end_state
     out = [f'<section class="trial" id="{anchor("trial", tid)}"><h3>{escape(tid)} '
            f'<span class="st {escape(state)}">{escape(state)}</span></h3>',

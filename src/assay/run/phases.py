@@ -26,6 +26,7 @@ from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
 from assay.run.evidence import read_only_violation, store_final_state, store_outputs
+from assay.run.process_faults import run_with_process_faults
 from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
@@ -77,6 +78,7 @@ class Live:
     workspace: Path
     home: Path
     sandbox: Sandbox | None = None
+    sandbox_spec: SandboxSpec | None = None  # what a sandbox_restart fault builds again
     sessions: list[ServiceSession] = field(default_factory=list)
     endpoints: list[Endpoint] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -136,6 +138,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
         spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
                            env={**(variant.env if variant else {})}, mounts=tuple(mounts),
                            endpoints=tuple(live.endpoints), identity="agent", label=env.handle.trial_id)
+        live.sandbox_spec = spec
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in mounts}
         if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
@@ -161,7 +164,15 @@ def task_limits(env: AttemptEnv) -> Limits:
 async def run_agent(env: AttemptEnv, live: Live) -> AgentRan:
     async def body() -> dict[str, Any]:
         actx = live.context = agent_context(env, live)
-        return {"outcome": await _watchdog(env, actx, live)}
+
+        def again() -> AgentContext:  # after a process fault: the same attempt, maybe a new sandbox
+            live.context = agent_context(env, live)
+            return live.context
+
+        def watchdog(e: AttemptEnv, a: AgentContext) -> Awaitable[AgentOutcome]:
+            return _watchdog(e, a, live)  # a conversation task runs its turns under the same watchdog
+
+        return {"outcome": await run_with_process_faults(env, live, actx, watchdog, again)}
 
     return await timed("agent", body, AgentRan)
 

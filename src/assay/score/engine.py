@@ -96,6 +96,7 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "agents": body["agents"],
         "tasks": body["tasks"],
         "trials": rows,
+        "recovery": agg.figures.dump() if agg.figures is not None else {},
     })
 
 

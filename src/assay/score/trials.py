@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator
 
+from assay.score.fault_facts import FaultFacts, fault_facts
 from assay.spec.results import AttemptResult, EndState
 
 #: predicate kinds (or kind prefixes) that judge the trajectory rather than the end state
@@ -80,6 +81,7 @@ class TrialFacts:
     behaviour: dict[str, Any] | None = None
     trace: TraceFacts | None = None
     turns: dict[int, bool] | None = None  # conversation tasks: turn -> its required predicates all held
+    fault: FaultFacts | None = None  # fault plan, fired faults, duplicates (score.recovery)
 
     @property
     def retries(self) -> int:
@@ -178,7 +180,7 @@ def fold_trial(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
         attack_injected=injected, attack_succeeded=succeeded and injected,
         artifacts_ok=artifacts_ok,
         cleanup_clean=not any(i.type == "left_behind_process" for i in last.incidents),
-        incidents=incidents, behaviour=beh, trace=trace, turns=turn_verdicts(last),
+        incidents=incidents, behaviour=beh, trace=trace, turns=turn_verdicts(last), fault=fault_facts(last),
     )
 
 

@@ -28,6 +28,8 @@ class TaskRecord(BaseModel):
     variants: list[str]
     simulated_user: bool = Field(False, description="A conversation task with a model-driven user (the run "
                                                      "then has a simulator gateway of its own).")
+    held_out: bool = Field(False, description="A held-out task: reports and exports count it in the aggregates "
+                           "but never show its prompt, trace or per-trial rows.")
 
 
 class AgentRecord(BaseModel):
@@ -99,3 +101,7 @@ class RunManifest(BaseModel):
     run_budget: RunBudgetRecord | None = Field(None, description="The run-wide budget (--max-cost, --max-tokens) "
                                                "and the estimate printed before the run; null when unlimited.")
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    def held_out_ids(self) -> frozenset[str]:
+        """The ids of the run's held-out tasks (what every report and export withholds)."""
+        return frozenset(t.id for t in self.tasks if t.held_out)

@@ -139,9 +139,44 @@ class Efficiency(Record):
 
 
 class Recovery(Record):
-    fault_trials: int
-    recovered: int
+    """An agent's recovery in brief: the ``all`` row of :class:`RecoveryFigures` for that agent."""
+
+    fault_trials: int = Field(description="Faulted trials (a fault fired) that reached a verdict.")
+    recovered: int = Field(description="Of those, the ones that still strictly passed.")
     rate: Rate
+
+
+class RecoveryRow(Record):
+    """One agent's recovery, over every fault (``kind`` = ``all``) or one fault kind (docs/recovery.md)."""
+
+    agent: str
+    kind: str = Field(description="'all', a fault kind, kinds joined by '+', or 'model' (gateway faults).")
+    faulted: int = Field(0, description="Trials in which a fault fired and that reached a verdict.")
+    recovered: int = Field(0, description="Of those, the trials that still strictly passed.")
+    rate: Rate = None
+    interval: Interval = Field(NO_INTERVAL, description="Wilson 95 % interval of the rate.")
+    not_exercised: int = Field(0, description="Fault-plan trials whose fault never fired (never a recovery).")
+    no_verdict: int = Field(0, description="Faulted trials that ended without a verdict (shown, not in the rate).")
+    duplicates: int = Field(0, description="Duplicate side effects left by the faulted trials.")
+    base_duplicates: int = Field(0, description="Duplicate side effects left by the agent's base trials.")
+    restarts: int = Field(0, description="Agent restarts the process faults caused (resume or fresh).")
+    pairs: int = Field(0, description="Faulted trials paired with a base trial of the same task and repetition.")
+    extra_cost_usd: float | None = None
+    extra_cost_interval: Interval | None = None
+    extra_tool_calls: float | None = None
+    extra_wall_s: float | None = Field(None, description="Of the agent phase, paired against the base trial.")
+    extra_wall_interval: Interval | None = None
+
+
+class RecoveryFigures(Record):
+    """The recovery figures of a run: one function computes them (``assay.score.recovery``), the
+    score document carries them, ``assay recovery`` and the report print them."""
+
+    rows: list[RecoveryRow] = Field(default_factory=list)
+    unclassified: int = Field(0, description="Non-base trials without a verdict and without a recorded fault plan.")
+
+    def row(self, agent: str, kind: str = "all") -> RecoveryRow:
+        return next(r for r in self.rows if r.agent == agent and r.kind == kind)
 
 
 class Attack(Record):
@@ -280,6 +315,8 @@ class ScoreDocument(Record):
     agents: dict[str, AgentScore]
     tasks: list[TaskScore]
     trials: list[TrialScore]
+    recovery: RecoveryFigures = Field(default_factory=RecoveryFigures,
+                                      description="Recovery under tool, process and model faults (docs/recovery.md).")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")
 
 

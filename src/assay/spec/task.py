@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validat
 from assay.spec.budget import Budget, Limits, Risk
 from assay.spec.conversation import ConversationSpec
 from assay.spec.faults import FaultSpec
-from assay.spec.tool_faults import ToolFaultSpec
+from assay.spec.tool_faults import ProcessFaultSpec, ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
 from assay.spec.worlds import ApprovalsSpec, Behaviour, Canary, WorldsSpec
 
@@ -50,6 +50,9 @@ class Variant(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the agent.")
     tool_faults: list[ToolFaultSpec] = Field(
         default_factory=list, description="Fault plan: tool faults the world services inject in this variant.")
+    process_faults: list[ProcessFaultSpec] = Field(
+        default_factory=list, description="Fault plan: the agent killed (and restarted) after a tool call, the "
+        "sandbox restarted, or an approval answered after the agent that asked has ended.")
     note: str = ""
 
     _check = field_validator("id")(lambda cls, v: check_id(v, "variant id"))
@@ -159,6 +162,20 @@ class TaskSpec(BaseModel):
         if "base" in ids:
             raise ValueError("variant id 'base' is reserved for the task's own prompt")
         return v
+
+    @model_validator(mode="after")
+    def _process_faults_can_fire(self) -> "TaskSpec":
+        """A process fault is triggered by a world tool call (or its approval request): a plan that
+        can never fire is bad input, not a silent "not exercised"."""
+        for v in self.variants:
+            for f in v.process_faults:
+                if self.worlds is None:
+                    raise ValueError(f"variant {v.id!r}: process_faults are triggered by world tool calls, and this "
+                                     "task declares no `worlds:`; declare one or drop the plan")
+                if f.kind.value == "late_approval" and self.approvals is None:
+                    raise ValueError(f"variant {v.id!r}: a late_approval fault needs `approvals:` with a policy that "
+                                     f"asks for {f.tool!r}; add one or drop the fault")
+        return self
 
     def variant_ids(self) -> list[str]:
         """The base prompt plus every declared variant."""

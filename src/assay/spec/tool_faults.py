@@ -41,3 +41,21 @@ class ToolFaultSpec(BaseModel):
     def hits(self, n: int) -> bool:
         """Whether the nth matching call (1-based) gets this fault."""
         return self.on_call <= n < self.on_call + self.times
+
+
+class ProcessFaultKind(StrEnum):
+    agent_killed = "agent_killed"  # the agent is killed once the Nth matching call has run, before its answer
+    sandbox_restart = "sandbox_restart"  # the same, and the sandbox is rebuilt over the same workspace and home
+    late_approval = "late_approval"  # the agent is killed while its Nth matching approval request is pending
+
+
+class ProcessFaultSpec(BaseModel):
+    """One process fault: when the harness kills the agent (and, for ``sandbox_restart``, the
+    sandbox), after which the agent is started again in the same workspace and home within the
+    same attempt; the worlds and the approval store stay open (docs/recovery.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ProcessFaultKind
+    tool: str = Field("*", description="Tool name or glob whose call (or approval request) triggers the fault.")
+    on_call: int = Field(1, ge=1, description="The Nth matching call (or approval request) in the attempt triggers it.")

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.approvals.policy import approver_rule, decide_policy
-from assay.approvals.store import ApprovalStore
+from assay.approvals.store import ApprovalRequest, ApprovalStore
 from assay.harness.budget import BudgetMeter
 from assay.spec.budget import Risk
 from assay.spec.incident import Incident, Severity, incident
 from assay.spec.task import TaskSpec
+from assay.spec.worlds import ApproverRule
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
@@ -74,6 +75,7 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._n = 0
         self.tools: dict[str, ToolDef] = {t.name: t for w in worlds.values() for t in w.tools()}
+        self._late: set[asyncio.Task[str | None]] = set()  # approver answers nobody waits for (late approval)
 
     # ------------------------------------------------------------------ contract
     def allowed(self, name: str) -> bool:
@@ -179,31 +181,64 @@ class Dispatcher:
             return result
 
     # ------------------------------------------------------------------ approvals
-    async def _approval(self, call_id: str, name: str, args: dict[str, Any], rec: dict[str, Any]) -> str:
-        spec = self.spec.approvals
-        assert spec is not None and self.store is not None
+    def open_request(self, call_id: str, name: str, args: dict[str, Any],
+                     join: str | None = None) -> tuple[ApprovalRequest, bool]:
+        """Open (or join) the durable request for this call and record it: ``join`` names a request
+        of this attempt left pending by an agent that was killed while it waited (late approval)."""
+        assert self.store is not None
         clean = self.redactor.data(args)
-        req, joined = self.store.open_or_join(self.trial_id, self.attempt, name, clean)
+        prior = self.store.get(join) if join is not None else None
+        if prior is not None and prior.delivered_attempt is None:
+            req, joined = prior, True
+        else:
+            req, joined = self.store.open_or_join(self.trial_id, self.attempt, name, clean)
         self.trace.emit(Source.approval, EventKind.approval_requested, {
             "request_id": req.id, "call_id": call_id, "name": name, "arguments": clean, "joined": joined,
             "requested_at": req.requested_at, "requested_by_attempt": req.attempt})
-        rule = approver_rule(spec, name, args)
+        return req, joined
+
+    async def _decide_when_due(self, req: ApprovalRequest, rule: ApproverRule) -> str | None:
+        """The scripted approver's clock: decide when due (or time out), and return the decision's
+        state once one exists (by the approver or by a person); None if the session closed first."""
+        spec = self.spec.approvals
+        assert spec is not None and self.store is not None
         due = None if rule.decision == "timeout" else req.requested_at + rule.delay_s
         deadline = req.requested_at + spec.timeout_s
         while True:
             cur = self.store.get(req.id)
             assert cur is not None
             if cur.state != "pending":
-                break
+                return cur.state
             now = time.time()
             if due is not None and now >= due:
                 self.store.decide(req.id, _DECISION_STATE[rule.decision], "scripted_approver")
             elif now >= deadline:
                 self.store.decide(req.id, "timed_out", "timeout")
             elif self.closed:
-                return "abandoned"
+                return None
             else:
                 await asyncio.sleep(min(POLL_S, max(0.0, min(deadline, due or deadline) - now)))
+
+    def start_late_decision(self, req: ApprovalRequest, args: dict[str, Any]) -> None:
+        """Let the approver answer a request nobody waits for any more: the answer is written to
+        the store when due, while the agent that asked is gone (a late approval)."""
+        assert self.spec.approvals is not None
+        rule = approver_rule(self.spec.approvals, req.tool, args)
+        task = asyncio.get_running_loop().create_task(self._decide_when_due(req, rule))
+        self._late.add(task)
+        task.add_done_callback(lambda t: self._late.discard(t) or t.cancelled() or t.exception())
+
+    async def _approval(self, call_id: str, name: str, args: dict[str, Any], rec: dict[str, Any],
+                        join: str | None = None) -> str:
+        spec = self.spec.approvals
+        assert spec is not None and self.store is not None
+        clean = self.redactor.data(args)
+        req, joined = self.open_request(call_id, name, args, join)
+        state = await self._decide_when_due(req, approver_rule(spec, name, args))
+        if state is None:
+            return "abandoned"
+        cur = self.store.get(req.id)
+        assert cur is not None
         self.store.deliver(cur.id, self.attempt)
         decision = {"request_id": cur.id, "call_id": call_id, "name": name, "decision": cur.state,
                     "decided_by": cur.decided_by, "waited_s": round((cur.decided_at or time.time()) - cur.requested_at, 3),

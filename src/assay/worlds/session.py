@@ -200,6 +200,9 @@ class WorldSession(ServiceSession):
         if self.dispatcher.plan:
             extra["tool_fault_plan"] = [f.model_dump(mode="json") for f in self.dispatcher.plan]
             extra["tool_faults"] = list(self.dispatcher.fault_log)
+        if self.dispatcher.process_plan:
+            extra["process_fault_plan"] = [f.model_dump(mode="json") for f in self.dispatcher.process_plan]
+            extra["process_faults"] = [dict(f) for f in self.dispatcher.process_log]
         extra["duplicate_side_effects"] = duplicate_side_effects({n: w["diff"] for n, w in worlds.items()})
         if spec.behaviour is not None:
             verdict = judge_behaviour(spec.behaviour, calls)

@@ -34,6 +34,7 @@ class FastPredicate(msgspec.Struct, frozen=True):
     error: str | None = None
     duration_s: float = 0.0
     trust: Trust | None = None
+    turn: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 class FastUsage(msgspec.Struct, frozen=True):

@@ -91,6 +91,22 @@ def parse_result(data: bytes, path: Path) -> AttemptResult:
                              "run `assay verify` on the run directory") from None
 
 
+def _ledger_record(line: str) -> tuple[str, str] | None:
+    """(path, sha256) of one ledger line, or None when the line is not such a record."""
+    try:
+        rec = _LEDGER_LINE.decode(line)
+        return rec.path, rec.sha256
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("path"), str) and isinstance(obj.get("sha256"), str):
+        return obj["path"], obj["sha256"]
+    return None
+
+
 def trial_files(trial_dir: Path) -> list[Path]:
     """Every regular file of a trial folder (temporary files of an unfinished write excluded)."""
     if not trial_dir.is_dir():
@@ -192,17 +208,26 @@ class RunDir:
         if not p.exists():
             return out
         for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+            rec = _ledger_record(line)
+            if rec is not None:
+                out[rec[0]] = rec[1]
+        return out
+
+    def ledger_damage(self) -> list[str]:
+        """Ledger lines that are JSON but not a record of one path and its digest. A line that is
+        not JSON at all is a torn write of a killed runner (fenced by the next write), not damage."""
+        p = self.path / LEDGER
+        if not p.exists():
+            return []
+        out = []
+        for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if not line.strip() or _ledger_record(line) is not None:
+                continue
             try:
-                rec = _LEDGER_LINE.decode(line)  # the usual line, ~10x faster than json.loads
-                out[rec.path] = rec.sha256
-                continue
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                pass
-            try:  # anything else is read as it always was
-                obj = json.loads(line)
-                out[obj["path"]] = obj["sha256"]
-            except (ValueError, KeyError, TypeError):
-                continue
+                json.loads(line)
+            except ValueError:
+                continue  # torn
+            out.append(f"{LEDGER}: line {n} is not a ledger record (path and sha256 strings): {line[:80]!r}")
         return out
 
     # ------------------------------------------------------------------ trials and attempts

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Iterator
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.store.fastread import Attempt, decode_result
+from assay.store.odd_files import not_regular, odd_entries
 from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, trial_files
 
 #: names that must be regular files in a plain trial folder
@@ -193,6 +194,9 @@ class RunScan:
         rd, tdir = self.rd, self.rd.trial_dir(tid)
         numbers = rd.attempts_of(tid)
         if self._check:
+            for rel, what in odd_entries(tdir):  # links and special files: named, never read through
+                self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
+                              f"{TRIALS}/{tid}/{rel}: {what}, not a regular file (evidence is never followed)")
             live = False
             if numbers:
                 adir = rd.attempt_dir(tid, numbers[-1])
@@ -210,12 +214,14 @@ class RunScan:
         seen: dict[str, tuple[bytes, Attempt | None]] = {}  # attempt folder name -> (bytes, parsed)
         if self._check:
             for res in sorted(tdir.glob("attempts/*/result.json")):
+                if not_regular(res) is not None:
+                    continue  # named above (a link, a folder or a special file)
                 raw = res.read_bytes()
                 seen[res.parent.name] = (raw, self._parse(tid, res.parent.name, raw, res))
         out = TrialRead(tid, has_trace=rd.trace_path(tid).exists())
         for n in numbers:
             p = rd.attempt_dir(tid, n) / "result.json"
-            if not p.exists():
+            if not p.exists() or not_regular(p) is not None:
                 continue
             if str(n) in seen:
                 raw, r = seen[str(n)]
@@ -257,11 +263,17 @@ class RunScan:
         root = self.rd.path
         if MANIFEST not in self.sealed:
             self._problem((_MANIFEST,), f"{MANIFEST}: not sealed in the ledger")
+        for text in self.rd.ledger_damage():
+            self._problem((_MANIFEST,), text)
         for rel in sorted(r for r in self.sealed if r not in self._done):
             digest, p = self.sealed[rel], root / rel
             self.checked += 1
-            if not p.exists():
+            if not os.path.lexists(p):
                 self._problem((_SEALED, rel), f"{rel}: deleted after it was written")
+                continue
+            what = not_regular(p)
+            if what is not None:
+                self._problem((_SEALED, rel), f"{rel}: now {what}, not a regular file (evidence is never followed)")
                 continue
             actual = sha256_file(p)
             if actual == digest:
@@ -276,6 +288,11 @@ class RunScan:
                 if art.name.startswith(".tmp-"):
                     continue
                 self.checked += 1
+                what = not_regular(art)
+                if what is not None:
+                    self._problem((_ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: {what}, not a "
+                                                          "regular file (evidence is never followed)")
+                    continue
                 if sha256_file(art) != art.name:
                     self._problem((_ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: content does not "
                                                           "match its digest")

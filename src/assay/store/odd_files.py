@@ -1,0 +1,45 @@
+"""What evidence folders may hold: regular files and folders, nothing else. A link (even to an
+identical copy), a FIFO, a socket or a device is never followed or opened: it is named, so
+`assay verify` reports it instead of reading through it, hanging on it or crashing on it."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def not_regular(path: Path) -> str | None:
+    """None for a regular file; else what is there instead ('a link', 'a folder', ...), without
+    following a link. A missing path is None too (the caller reports deletions)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    return "a socket or device"
+
+
+def odd_entries(folder: Path) -> list[tuple[str, str]]:
+    """(relative path, what it is) of every entry under ``folder`` that is neither a regular file
+    nor a real folder, in sorted order; links to folders are named, never walked into."""
+    out: list[tuple[str, str]] = []
+    if os.path.islink(folder):
+        return [(".", "a link")]
+    for dirpath, dirs, files in os.walk(folder, followlinks=False):
+        for name in [*dirs, *files]:
+            p = Path(dirpath) / name
+            what = not_regular(p)
+            if what is not None and what != "a folder":
+                out.append((p.relative_to(folder).as_posix(), what))
+    return sorted(out)
+
+
+__all__ = ["not_regular", "odd_entries"]

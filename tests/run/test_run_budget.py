@@ -74,8 +74,9 @@ def test_budget_stops_the_run_then_resume_with_a_higher_budget_completes_it(
     refused = [e for e in read_events(rd.trace_path(cut.trial_id)) if e.kind is EventKind.budget_exceeded]
     assert refused and all(e.source is Source.gateway and e.data["budget"] == "run_budget"
                            and e.data["scope"] == "run" for e in refused)
-    # the trials never started have no attempt at all: pending, not failed
-    assert [rd.attempts_of(t) for t in trials[1:]] == [[], []]
+    # the trials never started have no attempt at all: pending, not failed (the order is shuffled:
+    # whichever trial went first is the cut one)
+    assert [rd.attempts_of(t) for t in trials if t != cut.trial_id] == [[], []]
     [stop] = read_log(rd)
     assert stop["event"] == "stopped" and stop["pending"] == trials and stop["reached"] == "tokens"
     assert stop["spent"]["tokens"] == _tokens(rd)  # the meter's sum is the sum of the attempts' accounting

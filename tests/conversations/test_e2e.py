@@ -67,6 +67,10 @@ def test_reference_agent_passes_every_example_conversation_with_per_turn_scores(
     assert sorted(live) == ["1", "2", "3"] and all(t.passes == 1 and t.pass_hat_k["1"] == 1.0 for t in live.values())
     rows = {t.trial_id: t for t in doc.trials}
     assert all(rows[r.trial_id].turns and all(rows[r.trial_id].turns.values()) for r in out.results)
+    from assay.report import build_report
+
+    html = build_report(out.run_dir.path, "html")  # the report shows the same per-turn figures
+    assert "<th>per turn</th>" in html and "t1 1/1 pass^1 1.00 · t2 1/1 pass^1 1.00 · t3 1/1 pass^1 1.00" in html
 
 
 def test_history_reaches_the_model_as_messages_and_the_trace_is_in_turn_order(tmp_path: Path) -> None:

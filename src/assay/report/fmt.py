@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.spec.scores import Interval
+from assay.spec.scores import Interval, TaskScore
 
 
 def pct(v: float | None, sep: str = "") -> str:
@@ -23,3 +23,17 @@ def interval(ci: Interval | None, sep: str = "") -> str:
     if ci is None or ci[0] is None or ci[1] is None:
         return "[n/a]"
     return f"[{pct(ci[0], sep)}, {pct(ci[1], sep)}]"
+
+
+def turn_summary(t: TaskScore) -> str:
+    """A conversation task's per-turn figures, e.g. 't1 3/3 pass^3 1.00 · t2 2/3 pass^3 0.00'
+    (empty for a single-turn task); the highest k the turn's trials give."""
+    if not t.turns:
+        return ""
+    parts = []
+    for turn in sorted(t.turns, key=int):
+        ts = t.turns[turn]
+        k = max(t.turns[turn].pass_hat_k, key=int, default=None)
+        hat = f" pass^{k} {num(ts.pass_hat_k[k], '.2f')}" if k is not None else ""
+        parts.append(f"t{turn} {ts.passes}/{ts.n}{hat}")
+    return " · ".join(parts)

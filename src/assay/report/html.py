@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 from assay.report import svg
-from assay.report.fmt import interval, num
+from assay.report.fmt import interval, num, turn_summary
 from assay.report.judges import judges_html
 from assay.report.fmt import pct as _fpct
 from assay.report.markdown import measured_line
@@ -130,14 +130,16 @@ def _agent_section(name: str, m: AgentScore, tasks: list[TaskScore]) -> str:
                    f'<td>{cm.passes}/{cm.n} = {_pct(cm.strict_rate)}</td><td>{_ci(cm.strict_ci)}</td>'
                    f'<td>{_num(cm.std_across_repetitions)}</td><td>{_pct(cm.pass1)}</td><td>{_pct(cm.safe_rate)}</td>'
                    f'<td>{cm.danger}</td><td>{cm.infra}</td></tr>')
+    turns = any(t.turns for t in tasks)  # conversation tasks: a column of per-turn figures
     out.append("</table><table><tr><th>task</th><th>variant</th><th>category</th><th>strict</th><th>95 % CI</th>"
-               "<th>std</th><th>pass^k</th><th>diagnostic</th><th>trials</th></tr>")
+               "<th>std</th><th>pass^k</th>" + ("<th>per turn</th>" if turns else "") + "<th>diagnostic</th><th>trials</th></tr>")
     for t in tasks:
         links = " ".join(f'<a href="#{anchor("trial", tid)}">{escape(tid.rsplit(".", 1)[-1])}</a>' for tid in t.trial_ids)
         hat = ", ".join(f"{k}:{_num(v, '.2f')}" for k, v in t.pass_hat_k.items())
         out.append(f'<tr><td>{escape(t.task)}</td><td>{escape(t.variant)}</td><td>{escape(t.category)}</td>'
                    f'<td>{t.passes}/{t.n}</td><td>{_ci(t.strict_ci)}</td>'
-                   f'<td>{_num(t.std)}</td><td>{hat}</td><td>{_num(t.diagnostic_mean, ".1f")}</td><td>{links}</td></tr>')
+                   f'<td>{_num(t.std)}</td><td>{hat}</td>' + (f'<td>{escape(turn_summary(t))}</td>' if turns else "")
+                   + f'<td>{_num(t.diagnostic_mean, ".1f")}</td><td>{links}</td></tr>')
     out.append("</table></section>")
     return "".join(out)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.errors import AdapterError
 from assay.harness.wiring import Wiring, WorldToolContract
 from assay.sandbox.base import Mount, Sandbox
 from assay.spec.budget import Budget, Limits
@@ -158,8 +159,11 @@ class AgentAdapter(abc.ABC):
 
     async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
         """Run one turn of a conversation (``ctx.prompt`` is the user's message), continuing the
-        agent's own session. Adapters that set :attr:`session_mechanism` override this."""
-        raise NotImplementedError(f"{self.name} cannot hold a conversation")
+        agent's own session. Adapters that set :attr:`session_mechanism` override this; for any
+        other the attempt is skipped before it starts (:meth:`unsupported_with`), so reaching this
+        is the harness's error, classified, never a verdict."""
+        raise AdapterError(f"{self.name} has no session to continue between turns; the attempt should have "
+                           "been skipped as unsupported")
 
     def limits(self, limits: Limits) -> Limits:
         """The sandbox limits this agent runs under, given the task's. An adapter may only raise

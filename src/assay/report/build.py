@@ -11,7 +11,8 @@ from assay.report.heldout import withheld_note, withhold
 from assay.score.compare import Threshold, compare_agents, compare_scores
 from assay.score.engine import score_run
 from assay.spec.judge import JudgeSummary
-from assay.spec.scores import REPORT_SCHEMA, Comparison, ReportDocument, ScoreDocument
+from assay.spec.comparison import REPORT_SCHEMA, Comparison, ReportDocument
+from assay.spec.scores import ScoreDocument
 from assay.store.rundir import REPORTS, RunDir
 
 Format = Literal["html", "md", "json"]

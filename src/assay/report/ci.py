@@ -15,7 +15,8 @@ from xml.etree import ElementTree as ET
 
 from assay.report.fmt import pct, signed
 from assay.report.markdown import flag_lines, headline_table, measured_line
-from assay.spec.scores import Comparison, ScoreDocument, TrialScore
+from assay.spec.comparison import Comparison
+from assay.spec.scores import ScoreDocument, TrialScore
 
 FAILURE_STATES = ("fail", "timeout")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"

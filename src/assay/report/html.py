@@ -14,7 +14,8 @@ from assay.report.markdown import measured_line
 from assay.report.recovery import recovery_html
 from assay.report.trials import anchor, trial_section
 from assay.spec.judge import JudgeSummary
-from assay.spec.scores import AgentScore, Comparison, MetricDelta, ScoreDocument, TaskScore
+from assay.spec.comparison import Comparison, MetricDelta
+from assay.spec.scores import AgentScore, ScoreDocument, TaskScore
 from assay.store.rundir import RunDir
 
 CSS = """

@@ -6,7 +6,8 @@ from assay.report.fmt import interval, num, pct, signed
 from assay.report.judges import judges_md
 from assay.spec.judge import JudgeSummary
 from assay.report.recovery import recovery_markdown
-from assay.spec.scores import AgentScore, Comparison, Measured, ScoreDocument
+from assay.spec.comparison import Comparison
+from assay.spec.scores import AgentScore, Measured, ScoreDocument
 
 
 def _asr(m: AgentScore) -> str:

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 from assay.errors import InfraRateExceeded, NothingToCompare, UsageError
-from assay.spec.scores import GateCheck, MetricDelta, ScoreDocument
+from assay.spec.comparison import GateCheck, MetricDelta
+from assay.spec.scores import ScoreDocument
 
 #: metric -> (field of a task row, higher is better)
 METRICS: dict[str, tuple[str, bool]] = {

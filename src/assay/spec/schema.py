@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from assay.spec.manifest import RunManifest
 from assay.spec.predicates import predicate_adapter
 from assay.spec.results import AttemptResult
-from assay.spec.scores import Comparison, ReportDocument, ScoreDocument
+from assay.spec.comparison import Comparison, ReportDocument
+from assay.spec.scores import ScoreDocument
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
 

@@ -33,7 +33,7 @@ _PUBLIC: dict[str, str] = {
     "score_run": "assay.score.engine", "write_score": "assay.score.versions", "compare_scores": "assay.score.compare",
     "build_report": "assay.report.build", "write_report": "assay.report.build",
     "load_results": "assay.report.export", "ScoreDocument": "assay.spec.scores",
-    "Comparison": "assay.spec.scores",
+    "Comparison": "assay.spec.comparison",
     # evidence
     "RunDir": "assay.store.rundir", "verify_run": "assay.store.integrity", "TraceEvent": "assay.trace.events",
     "EventKind": "assay.trace.events", "read_events": "assay.trace.writer",

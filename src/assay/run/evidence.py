@@ -13,6 +13,7 @@ from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME as DIFF_ARTIFACT
+from assay.spec.digest import workspace_hash_budget
 from assay.store.workspace_diff import Scan, build_workspace_diff
 from assay.trace.redact import Redactor
 
@@ -29,11 +30,12 @@ def store_outputs(rd: RunDir, red: Redactor, outcome: AgentOutcome) -> dict[str,
 
 
 def store_final_state(rd: RunDir, red: Redactor, task: LoadedTask, workspace: Path, initial: Scan,
-                      outcome: AgentOutcome) -> dict[str, str]:
+                      outcome: AgentOutcome, *, disk_mb: int | None) -> dict[str, str]:
     """The final state is evidence too: the workspace diff against the scan taken after setup,
-    and the agent's final answer (both redacted): name -> digest."""
+    and the agent's final answer (both redacted): name -> digest. ``disk_mb`` (the attempt's
+    disk bound) sets how many bytes the scan of the hostile workspace reads."""
     blob = build_workspace_diff(
-        workspace, initial, before=task.dir / task.spec.workspace,
+        workspace, initial, before=task.dir / task.spec.workspace, hash_budget=workspace_hash_budget(disk_mb),
         redact=lambda b: red.text(b.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
     artifacts = {DIFF_ARTIFACT: rd.put_artifact(blob)}
     if outcome.final_output:

@@ -30,7 +30,7 @@ from assay.run.process_faults import run_with_process_faults
 from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
-from assay.spec.digest import tree_digests
+from assay.spec.digest import tree_digests, workspace_hash_budget
 from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
 from assay.store.rundir import RunDir, is_disk_full
@@ -149,7 +149,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
             if not res.ok:
                 raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
                                  f"{res.stderr.decode(errors='replace')[-500:]}")
-        live.initial_scan = scan(live.workspace)
+        live.initial_scan = scan(live.workspace, hash_budget=workspace_hash_budget(task_limits(env).disk_mb))
         return {"initial": tree_digests(live.workspace), "limits": limits}
 
     return await timed("setup", body, SetUp)
@@ -270,7 +270,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
             errors.extend(record_agent(env, live.context, outcome, artifacts))
         if outcome is not None and live.initial_scan is not None:
             artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,
-                                               live.initial_scan, outcome))
+                                               live.initial_scan, outcome, disk_mb=task_limits(env).disk_mb))
     except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes
         if is_disk_full(e):
             raise  # the run stops (resumable): a full disk is no attempt's outcome

@@ -19,15 +19,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assay.spec.archive import read_tar_zst, write_tar_zst
-from assay.spec.digest import sha256_bytes, sha256_file, text_name
+from assay.spec.digest import UNHASHED, digest_smallest_first, sha256_bytes, text_name, workspace_hash_budget
 
 ARTIFACT_NAME = "workspace.diff"
 INDEX = "diff.json"
 FORMAT = "assay-workspace-diff/1"
 
 
-#: raw relative name -> (type, sha256 or link target, size), as :func:`scan` returns it
+#: raw relative name -> (type, sha256 or link target, size), as :func:`scan` returns it; a file
+#: whose digest is ``""`` was not hashed (over the scan's budget): unknown, never "unchanged"
 Scan = dict[bytes, tuple[str, str, int]]
+
+#: bytes one scan reads to digest files (by their claimed size: a sparse file costs its writer
+#: nothing, so a budget on what is read is the only bound on the harness's time)
+HASH_BUDGET = workspace_hash_budget(1024)  # the default disk bound's
 
 
 @dataclass(frozen=True)
@@ -52,11 +57,15 @@ class WorkspaceDiff:
         return self.contents.get(ref) if ref else None
 
 
-def scan(root: Path) -> Scan:
-    """Raw relative name -> (type, digest or link target, size) for every non-directory entry."""
+def scan(root: Path, *, hash_budget: int = HASH_BUDGET) -> Scan:
+    """Raw relative name -> (type, digest or link target, size) for every non-directory entry.
+
+    Files are digested smallest first until ``hash_budget`` bytes are used; the rest keep an
+    empty digest (recorded as not hashed)."""
     out: Scan = {}
     if not root.is_dir():
         return out
+    files: list[tuple[bytes, bytes, os.stat_result]] = []
     base = os.fsencode(root)
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         for name in [*dirnames, *filenames]:
@@ -69,23 +78,26 @@ def scan(root: Path) -> Scan:
             if stat.S_ISLNK(st.st_mode):
                 out[rel] = ("symlink", text_name(os.readlink(full)), 0)
             elif stat.S_ISREG(st.st_mode):
-                out[rel] = ("file", sha256_file(Path(os.fsdecode(full))), st.st_size)
+                files.append((rel, full, st))
             elif not stat.S_ISDIR(st.st_mode):
                 out[rel] = ("special", "", 0)
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+    sizes = {rel: st.st_size for rel, _, st in files}
+    for rel, digest in digest_smallest_first(files, hash_budget).items():
+        out[rel] = ("file", "" if digest.startswith(UNHASHED) else digest, sizes[rel])
     return out
 
 
 def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = None,
                          redact: Callable[[bytes], bytes] | None = None,
-                         limits: DiffLimits = DiffLimits()) -> bytes:
+                         limits: DiffLimits = DiffLimits(), hash_budget: int = HASH_BUDGET) -> bytes:
     """The diff of ``final`` against the ``initial`` scan, as a compressed archive.
 
     ``before`` is a folder holding the initial contents (read only where its file still has
     the initial digest, so a changed file can be shown as a line diff). ``redact`` runs over
     every stored content (law 8); digests are always of the real bytes.
     """
-    now = scan(final)
+    now = scan(final, hash_budget=hash_budget)
     names = sorted(set(initial) | set(now))
     entries: list[dict[str, Any]] = []
     members: list[tuple[str, bytes, int]] = []
@@ -94,7 +106,7 @@ def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = No
     truncated = False
     for raw in names:
         a, b = initial.get(raw), now.get(raw)
-        if a == b:
+        if a == b and not (a is not None and a[0] == "file" and not a[1]):
             continue
         if len(entries) >= limits.max_entries:
             omitted += 1
@@ -142,7 +154,8 @@ def _describe(rec: tuple[str, str, int] | None) -> dict[str, Any] | None:
         return None
     kind, value, size = rec
     if kind == "file":
-        return {"type": "file", "sha256": value, "size": size}
+        return {"type": "file", "sha256": value, "size": size} if value else \
+            {"type": "file", "sha256": None, "size": size, "not_hashed": True}
     if kind == "symlink":
         return {"type": "symlink", "target": value}
     return {"type": kind}
@@ -166,6 +179,6 @@ def _read_capped(root: Path, raw: bytes, rec: tuple[str, str, int], limits: Diff
         data = os.read(fd, want) if want else b""
     finally:
         os.close(fd)
-    if len(data) == rec[2] and sha256_bytes(data) != rec[1]:
+    if rec[1] and len(data) == rec[2] and sha256_bytes(data) != rec[1]:
         return None, False, budget
     return data, rec[2] > len(data), budget - len(data)

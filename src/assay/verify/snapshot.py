@@ -1,9 +1,14 @@
-"""The verifier's copy of a workspace: what an agent left, taken without following anything."""
+"""The verifier's copy of a workspace: what an agent left, taken without following anything.
+
+The workspace is hostile. A file's claimed size costs its writer nothing when it is sparse
+(``truncate -s 256G`` allocates no blocks, so the sandbox's disk bound never sees it), so the
+copy keeps holes as holes: it costs what the file really holds, never what it claims.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -40,7 +45,7 @@ def copy_snapshot(src: Path, dst: Path) -> list[str]:
                 os.symlink(os.readlink(p), target_dir / name)
             elif stat.S_ISREG(st.st_mode):
                 try:
-                    shutil.copyfile(p, target_dir / name, follow_symlinks=False)
+                    copy_regular(p, target_dir / name)
                 except OSError:
                     skipped.append(rel)
             else:
@@ -48,4 +53,61 @@ def copy_snapshot(src: Path, dst: Path) -> list[str]:
     return skipped
 
 
-__all__ = ["copy_snapshot"]
+def copy_regular(src: Path, dst: Path) -> None:
+    """Copy one regular file's data segments only (``SEEK_DATA``/``SEEK_HOLE``), never through a
+    link and never blocking on something swapped in for the file; the copy has the same size."""
+    fd_in = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd_in)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(src))
+        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            for start, end in _data_segments(fd_in, st.st_size):
+                _copy_range(fd_in, fd_out, start, end)
+            os.ftruncate(fd_out, st.st_size)
+        finally:
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
+
+
+def _data_segments(fd: int, size: int) -> list[tuple[int, int]]:
+    """The byte ranges that hold data; the whole file where the filesystem cannot say."""
+    segments: list[tuple[int, int]] = []
+    pos = 0
+    try:
+        while pos < size:
+            try:
+                start = os.lseek(fd, pos, os.SEEK_DATA)
+            except OSError as e:
+                if e.errno == errno.ENXIO:  # only a hole from here to the end
+                    break
+                raise
+            end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+            segments.append((start, end))
+            pos = end
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+        return [(0, size)] if size else []
+    return segments
+
+
+def _copy_range(fd_in: int, fd_out: int, start: int, end: int) -> None:
+    pos = start
+    while pos < end:
+        n = min(end - pos, 8 << 20)
+        try:
+            done = os.copy_file_range(fd_in, fd_out, n, pos, pos)
+        except OSError as e:
+            if e.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            data = os.pread(fd_in, n, pos)
+            done = os.pwrite(fd_out, data, pos) if data else 0
+        if done <= 0:  # the file shrank under us: keep what was there
+            return
+        pos += done
+
+
+__all__ = ["copy_regular", "copy_snapshot"]

@@ -29,7 +29,7 @@ from typing import Any, Callable
 from assay.errors import VerifierError
 from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
-from assay.spec.digest import tree_digests
+from assay.spec.digest import tree_digests, workspace_hash_budget
 from assay.spec.incident import incident
 from assay.spec.load import LoadedTask
 from assay.spec.results import PredicateResult
@@ -104,7 +104,8 @@ async def run_verifier(
     with open(root / "events.jsonl", "w") as f:
         for ev in events:
             f.write(ev.model_dump_json() + "\n")
-    final_digests = tree_digests(root / "work")
+    budget = workspace_hash_budget((limits or Limits()).disk_mb)  # claimed sizes cost the agent nothing
+    final_digests = tree_digests(root / "work", budget=budget)
     ctx = VerifyContext(task=task, root=root, work=root / "work", hidden=root / "hidden", code=root / "code",
                         initial_digests=initial_digests, final_digests=final_digests, events=events,
                         backend=backend, limits=limits or Limits(), extra=dict(extra or {}))
@@ -130,7 +131,8 @@ async def _close_sites(ctx: VerifyContext, predicate: str = "") -> tuple[list[Cl
             if rep.cpu_s is not None:  # CPU seconds of every predicate's sandbox, added up
                 ctx.cpu_s = (ctx.cpu_s or 0.0) + rep.cpu_s
             saw_hidden = "hidden" in site.mounts  # only then could its code copy a hidden file
-            work = tree_digests(site.host_dir / "ws" / "work") if saw_hidden else {}
+            work = tree_digests(site.host_dir / "ws" / "work", budget=workspace_hash_budget(ctx.limits.disk_mb)) \
+                if saw_hidden else {}
         finally:
             await close_site(site)
         reports.append(rep)

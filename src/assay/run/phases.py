@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from assay.store.workspace_diff import Scan, scan
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 from assay.verify.verifier import copy_snapshot, run_verifier
+from assay.spec.untrusted_tree import remove_untrusted
 
 HOME_MOUNT = "/assay/home"
 SETUP_MOUNT = "/assay/setup"
@@ -107,7 +107,7 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
     async def body() -> dict[str, Any]:
         scratch = env.handle.scratch
         if scratch.exists():
-            shutil.rmtree(scratch)
+            remove_untrusted(scratch)
         live.home.mkdir(parents=True)
         copy_snapshot(env.task.dir / env.task.spec.workspace, live.workspace)
         for svc in services:

@@ -11,7 +11,6 @@ the verifier decides pass or fail, and a timed-out agent is never a pass.
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite
 from assay.spec.results import AttemptResult
+from assay.spec.untrusted_tree import remove_untrusted
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
@@ -120,7 +120,7 @@ async def _release(ctx: RunContext, env: phases.AttemptEnv, live: phases.Live) -
     finally:
         scratch = env.handle.scratch
         if not ctx.keep_scratch and scratch.exists():
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_untrusted(scratch)
 
 
 def new_trace(ctx: RunContext, trial: PlannedTrial) -> TraceWriter:

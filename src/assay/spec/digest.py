@@ -10,11 +10,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from assay.spec.untrusted_tree import walk_untrusted
+
 CHUNK = 1 << 20
 
 #: the digest recorded for a file that was not read (over the reader's byte budget): unknown,
 #: so it never equals a real digest and a comparison over it never says "unchanged"
 UNHASHED = "unhashed:"
+#: the digest recorded for an entry a walk could not take (too deep, too long, unlistable)
+UNREADABLE = "unreadable"
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -89,22 +93,26 @@ def tree_digests(root: Path, *, follow_symlinks: bool = False, budget: int | Non
     out: dict[str, str] = {}
     if not root.exists():
         return out
-    untrusted: list[tuple[str, str, os.stat_result]] = []
-    for p in walk_files(root):
-        rel = text_name(p.relative_to(root).as_posix())
-        if budget is not None:
-            try:
-                st = os.lstat(p)
-            except OSError:
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                out[rel] = "symlink:" + os.readlink(p)
+    untrusted: list[tuple[str, bytes, os.stat_result]] = []
+    if budget is not None:
+        for raw, full, st in walk_untrusted(root):
+            rel = text_name(raw)
+            if st is None:
+                out[rel] = UNREADABLE
+            elif stat.S_ISLNK(st.st_mode):
+                try:
+                    out[rel] = "symlink:" + os.fsdecode(os.readlink(full))
+                except OSError:
+                    out[rel] = UNREADABLE
             elif stat.S_ISREG(st.st_mode):
-                untrusted.append((rel, str(p), st))
-        elif p.is_symlink() and not follow_symlinks:
-            out[rel] = "symlink:" + os.readlink(p)
-        elif p.is_file():
-            out[rel] = sha256_file(p)
+                untrusted.append((rel, full, st))
+    else:
+        for p in walk_files(root):
+            rel = text_name(p.relative_to(root).as_posix())
+            if p.is_symlink() and not follow_symlinks:
+                out[rel] = "symlink:" + os.readlink(p)
+            elif p.is_file():
+                out[rel] = sha256_file(p)
     out.update(digest_smallest_first(untrusted, budget or 0))
     return dict(sorted(out.items()))
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
+
+from assay.spec.untrusted_tree import remove_untrusted
 
 
 def scratch_root(run_dir: Path | str) -> Path:
@@ -40,13 +41,5 @@ def remove_scratch(run_dir: Path | str) -> bool:
         return True
     if not root.exists():
         return False
-    shutil.rmtree(root, ignore_errors=True)
-    if root.exists():  # files the sandbox made unreadable to us: make them removable, try again
-        for dirpath, dirnames, _ in os.walk(root):
-            for d in dirnames:
-                try:
-                    os.chmod(os.path.join(dirpath, d), 0o700)
-                except OSError:
-                    pass
-        shutil.rmtree(root, ignore_errors=True)
+    remove_untrusted(root)  # agent-written: any depth, unreadable folders, never through a link
     return True

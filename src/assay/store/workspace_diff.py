@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from assay.spec.archive import read_tar_zst, write_tar_zst
 from assay.spec.digest import UNHASHED, digest_smallest_first, sha256_bytes, text_name, workspace_hash_budget
+from assay.spec.untrusted_tree import walk_untrusted
 
 ARTIFACT_NAME = "workspace.diff"
 INDEX = "diff.json"
@@ -66,22 +67,18 @@ def scan(root: Path, *, hash_budget: int = HASH_BUDGET) -> Scan:
     if not root.is_dir():
         return out
     files: list[tuple[bytes, bytes, os.stat_result]] = []
-    base = os.fsencode(root)
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        for name in [*dirnames, *filenames]:
-            full = os.path.join(dirpath, name)
+    for rel, full, st in walk_untrusted(root):
+        if st is None:
+            out[rel] = ("unreadable", "", 0)  # too deep, too long or unlistable: never "unchanged"
+        elif stat.S_ISLNK(st.st_mode):
             try:
-                st = os.lstat(full)
-            except OSError:
-                continue
-            rel = os.path.relpath(full, base)
-            if stat.S_ISLNK(st.st_mode):
                 out[rel] = ("symlink", text_name(os.readlink(full)), 0)
-            elif stat.S_ISREG(st.st_mode):
-                files.append((rel, full, st))
-            elif not stat.S_ISDIR(st.st_mode):
-                out[rel] = ("special", "", 0)
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+            except OSError:
+                out[rel] = ("unreadable", "", 0)
+        elif stat.S_ISREG(st.st_mode):
+            files.append((rel, full, st))
+        elif not stat.S_ISDIR(st.st_mode):
+            out[rel] = ("special", "", 0)
     sizes = {rel: st.st_size for rel, _, st in files}
     for rel, digest in digest_smallest_first(files, hash_budget).items():
         out[rel] = ("file", "" if digest.startswith(UNHASHED) else digest, sizes[rel])
@@ -106,7 +103,7 @@ def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = No
     truncated = False
     for raw in names:
         a, b = initial.get(raw), now.get(raw)
-        if a == b and not (a is not None and a[0] == "file" and not a[1]):
+        if a == b and not (a is not None and (a[0] == "unreadable" or (a[0] == "file" and not a[1]))):
             continue
         if len(entries) >= limits.max_entries:
             omitted += 1

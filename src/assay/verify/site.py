@@ -8,7 +8,6 @@ the harness owns. When the predicate ends, whatever it left running is killed an
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, Sa
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.incident import Incident, incident
 from assay.verify.snapshot import copy_snapshot
+from assay.spec.untrusted_tree import remove_untrusted
 
 #: where read-only verifier material appears inside a predicate's sandbox
 TARGETS = {"hidden": "/verifier/hidden", "code": "/verifier/code", "events": "/verifier/events.jsonl",
@@ -76,4 +76,4 @@ async def close_site(site: ExecSite) -> CleanupReport:
     try:
         return await site.sandbox.destroy()
     finally:
-        shutil.rmtree(site.host_dir / "ws", ignore_errors=True)
+        remove_untrusted(site.host_dir / "ws")

@@ -12,48 +12,40 @@ import os
 import stat
 from pathlib import Path
 
+from assay.spec.untrusted_tree import walk_untrusted
+
 
 def copy_snapshot(src: Path, dst: Path) -> list[str]:
     """Copy regular files, folders and symlinks (as links); skip FIFOs, sockets and devices.
 
-    Returns the relative paths that were skipped. Nothing is ever followed through a link,
-    so a link pointing out of the workspace stays a dangling-or-outside link in the copy.
+    Returns the relative paths that were skipped (also what :func:`walk_untrusted` could not
+    take: too deep, too long, unlistable). Nothing is ever followed through a link, so a link
+    pointing out of the workspace stays a dangling-or-outside link in the copy.
     """
     skipped: list[str] = []
     dst.mkdir(parents=True, exist_ok=True)
     if not src.exists():
         return skipped
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        base = Path(dirpath)
-        rel_dir = base.relative_to(src)
-        target_dir = dst / rel_dir
-        target_dir.mkdir(parents=True, exist_ok=True)
-        for name in list(dirnames):
-            p = base / name
-            if p.is_symlink():
-                os.symlink(os.readlink(p), target_dir / name)
-                dirnames.remove(name)
-        for name in filenames:
-            p = base / name
-            rel = (rel_dir / name).as_posix()
-            try:
-                st = p.lstat()
-            except OSError:
-                skipped.append(rel)
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                os.symlink(os.readlink(p), target_dir / name)
+    out = os.fsencode(dst)
+    for rel, full, st in walk_untrusted(src):
+        target = os.path.join(out, rel)
+        try:
+            if st is None:
+                raise OSError(errno.ENOENT, "not taken", full)
+            if stat.S_ISDIR(st.st_mode):
+                os.makedirs(target, exist_ok=True)
+            elif stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(full), target)
             elif stat.S_ISREG(st.st_mode):
-                try:
-                    copy_regular(p, target_dir / name)
-                except OSError:
-                    skipped.append(rel)
+                copy_regular(full, target)
             else:
-                skipped.append(rel)
+                raise OSError(errno.EINVAL, "not a file, folder or link", full)
+        except OSError:
+            skipped.append(os.fsdecode(rel))
     return skipped
 
 
-def copy_regular(src: Path, dst: Path) -> None:
+def copy_regular(src: Path | bytes, dst: Path | bytes) -> None:
     """Copy one regular file's data segments only (``SEEK_DATA``/``SEEK_HOLE``), never through a
     link and never blocking on something swapped in for the file; the copy has the same size."""
     fd_in = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -29,7 +29,7 @@ from typing import Any, Callable
 from assay.errors import VerifierError
 from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
-from assay.spec.digest import tree_digests, workspace_hash_budget
+from assay.spec.digest import UNREADABLE, text_name, tree_digests, workspace_hash_budget
 from assay.spec.incident import incident
 from assay.spec.load import LoadedTask
 from assay.spec.results import PredicateResult
@@ -106,6 +106,9 @@ async def run_verifier(
             f.write(ev.model_dump_json() + "\n")
     budget = workspace_hash_budget((limits or Limits()).disk_mb)  # claimed sizes cost the agent nothing
     final_digests = tree_digests(root / "work", budget=budget)
+    for rel in skipped:  # what could not be copied still exists: unknown, never "unchanged"
+        final_digests.setdefault(text_name(rel), UNREADABLE)
+    final_digests = dict(sorted(final_digests.items()))
     ctx = VerifyContext(task=task, root=root, work=root / "work", hidden=root / "hidden", code=root / "code",
                         initial_digests=initial_digests, final_digests=final_digests, events=events,
                         backend=backend, limits=limits or Limits(), extra=dict(extra or {}))

@@ -1,0 +1,145 @@
+"""Walking a tree an agent wrote: without recursion, without following anything, and bounded.
+
+``os.walk`` recurses once per directory level (Python 3.11), so 1,000 nested folders — one
+``mkdir`` loop for an agent — raise ``RecursionError`` in whatever harness step reads the
+workspace, and a path past ``PATH_MAX`` or a folder the agent made unreadable vanishes without a
+word. Here every entry is reported with its ``lstat``; an entry that cannot be taken (too deep,
+too long a path, unlistable) is reported with ``None`` so the reader records it instead of
+silently reading less.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+#: folder levels below the root that are walked; deeper entries are reported, not entered
+MAX_DEPTH = 64
+#: the longest path (bytes) the walker opens by name (Linux's PATH_MAX is 4096)
+MAX_PATH = 4000
+
+
+def walk_untrusted(root: Path) -> Iterator[tuple[bytes, bytes, os.stat_result | None]]:
+    """``(relative name, full path, lstat or None)`` for every entry under ``root``, a folder
+    before what it holds, names in sorted order; never follows a link.
+
+    ``None`` means the entry could not be taken as it is (past :data:`MAX_DEPTH` or
+    :data:`MAX_PATH`, vanished, or a folder that cannot be listed): unknown, to be recorded."""
+    base = os.fsencode(root)
+    stack: list[tuple[bytes, int]] = [(b"", 0)]
+    while stack:
+        rel_dir, depth = stack.pop()
+        full_dir = os.path.join(base, rel_dir) if rel_dir else base
+        try:
+            names = sorted(os.listdir(full_dir))
+        except OSError:
+            if rel_dir:
+                yield rel_dir, full_dir, None
+            continue
+        subdirs: list[bytes] = []
+        for name in names:
+            rel = os.path.join(rel_dir, name) if rel_dir else name
+            full = os.path.join(base, rel)
+            if len(full) > MAX_PATH:
+                yield rel, full, None
+                continue
+            try:
+                st = os.lstat(full)
+            except OSError:
+                yield rel, full, None
+                continue
+            if stat.S_ISDIR(st.st_mode) and depth + 1 > MAX_DEPTH:
+                yield rel, full, None
+                continue
+            yield rel, full, st
+            if stat.S_ISDIR(st.st_mode):
+                subdirs.append(rel)
+        stack.extend((d, depth + 1) for d in reversed(subdirs))
+
+
+def remove_untrusted(path: Path) -> None:
+    """``rm -rf`` for a tree an agent wrote, once its processes are gone: any depth (nested
+    folders are moved up to ``path`` and emptied there, so neither recursion, open descriptors
+    nor path length grow with depth), never through a link, unreadable folders opened up first.
+    Errors are ignored, like ``shutil.rmtree(ignore_errors=True)`` (which recursion defeats)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        _quietly(os.unlink, path)
+        return
+    top = _open_dir(os.fsencode(path), None)
+    if top is None:
+        return
+    prefix, moved = f".assay-rm-{secrets.token_hex(4)}-", 0
+    pending: list[str | bytes | None] = [None]  # None: ``path`` itself; else a folder inside it
+    try:
+        while pending:
+            name = pending.pop()
+            fd = top if name is None else _open_dir(name, top)
+            if fd is None:
+                continue
+            try:
+                for entry in _list(fd):
+                    try:
+                        est = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not stat.S_ISDIR(est.st_mode):
+                        _quietly(os.unlink, entry, dir_fd=fd)
+                    elif fd == top:
+                        pending.append(entry)
+                    else:
+                        moved += 1
+                        hoisted = f"{prefix}{moved}"
+                        if _quietly(os.rename, entry, hoisted, src_dir_fd=fd, dst_dir_fd=top):
+                            pending.append(hoisted)
+            finally:
+                if fd != top:
+                    os.close(fd)
+            if name is not None:
+                _quietly(os.rmdir, name, dir_fd=top)
+    finally:
+        os.close(top)
+    _quietly(os.rmdir, path)
+
+
+def _open_dir(name: str | bytes, dir_fd: int | None) -> int | None:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(2):
+        try:
+            return os.open(name, flags, dir_fd=dir_fd)
+        except PermissionError:  # a folder its writer made unreadable: ours to open up
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode):
+                    return None
+                os.chmod(name, 0o700, dir_fd=dir_fd)
+            except OSError:
+                return None
+        except OSError:
+            return None
+    return None
+
+
+def _list(fd: int) -> list[bytes]:
+    try:
+        return [os.fsencode(n) for n in os.listdir(fd)]
+    except OSError:
+        return []
+
+
+def _quietly(fn: Callable[..., object], *args: Any, **kwargs: Any) -> bool:
+    try:
+        fn(*args, **kwargs)
+        return True
+    except OSError:
+        return False
+
+
+__all__ = ["MAX_DEPTH", "MAX_PATH", "remove_untrusted", "walk_untrusted"]

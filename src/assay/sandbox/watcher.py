@@ -25,6 +25,7 @@ from pathlib import Path
 from assay.sandbox import nsproc
 from assay.sandbox.cgroup import Layout, SandboxGroup
 from assay.spec.budget import Limits
+from assay.spec.untrusted_tree import walk_untrusted
 
 BOUNDS = ("memory", "pids", "cpu", "disk", "open_files", "wall_time")
 #: seconds between polls (a /proc pass without a control group; a few small reads with one)
@@ -34,6 +35,8 @@ WORKSPACE_POLL_S = 0.25
 #: a settle whose last workspace walk took less than this runs without a thread hop
 INLINE_WALK_S = 0.002
 _MIB = 1 << 20
+#: what :func:`_tree_bytes` says of a workspace it cannot measure: over any disk bound
+UNMEASURABLE = 1 << 62
 
 
 def mechanisms(limits: Limits, lay: Layout | None, *, root_mode: bool) -> dict[str, str]:
@@ -65,22 +68,14 @@ class Usage:
 
 
 def _tree_bytes(root: Path) -> int:
-    """Bytes allocated under ``root`` (never following a link the agent made)."""
+    """Bytes allocated under ``root`` (never following a link the agent made). Anything the walk
+    cannot measure (past PATH_MAX, too deep, unlistable: where an agent would hide data from a
+    name-based walk) counts as unbounded, so it hits the disk bound: unknown is failure."""
     total = 0
-    stack = [str(root)]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for e in it:
-                    try:
-                        st = e.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    total += st.st_blocks * 512
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-        except OSError:
-            continue
+    for _, _, st in walk_untrusted(root):
+        if st is None:
+            return UNMEASURABLE
+        total += st.st_blocks * 512
     return total
 
 

@@ -10,6 +10,7 @@ silently reading less.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -21,6 +22,7 @@ from typing import Any
 MAX_DEPTH = 64
 #: the longest path (bytes) the walker opens by name (Linux's PATH_MAX is 4096)
 MAX_PATH = 4000
+_GONE = (errno.ENOENT, errno.ENOTDIR)
 
 
 def walk_untrusted(root: Path) -> Iterator[tuple[bytes, bytes, os.stat_result | None]]:
@@ -28,7 +30,8 @@ def walk_untrusted(root: Path) -> Iterator[tuple[bytes, bytes, os.stat_result | 
     before what it holds, names in sorted order; never follows a link.
 
     ``None`` means the entry could not be taken as it is (past :data:`MAX_DEPTH` or
-    :data:`MAX_PATH`, vanished, or a folder that cannot be listed): unknown, to be recorded."""
+    :data:`MAX_PATH`, or a folder that cannot be listed): unknown, to be recorded. An entry
+    removed while the walk runs is simply absent."""
     base = os.fsencode(root)
     stack: list[tuple[bytes, int]] = [(b"", 0)]
     while stack:
@@ -36,8 +39,8 @@ def walk_untrusted(root: Path) -> Iterator[tuple[bytes, bytes, os.stat_result | 
         full_dir = os.path.join(base, rel_dir) if rel_dir else base
         try:
             names = sorted(os.listdir(full_dir))
-        except OSError:
-            if rel_dir:
+        except OSError as e:
+            if rel_dir and e.errno not in _GONE:
                 yield rel_dir, full_dir, None
             continue
         subdirs: list[bytes] = []
@@ -49,8 +52,9 @@ def walk_untrusted(root: Path) -> Iterator[tuple[bytes, bytes, os.stat_result | 
                 continue
             try:
                 st = os.lstat(full)
-            except OSError:
-                yield rel, full, None
+            except OSError as e:
+                if e.errno not in _GONE:  # removed since the listing: not there, nothing unknown
+                    yield rel, full, None
                 continue
             if stat.S_ISDIR(st.st_mode) and depth + 1 > MAX_DEPTH:
                 yield rel, full, None

@@ -57,6 +57,18 @@ def test_the_verifier_copy_keeps_holes_as_holes(tmp_path: Path) -> None:
     assert (dst / "answer.txt").read_text() == "42"
 
 
+def test_the_copy_keeps_the_run_bit_and_drops_set_id_bits(tmp_path: Path) -> None:
+    src, dst = tmp_path / "ws", tmp_path / "copy"
+    src.mkdir()
+    (src / "run.sh").write_text("#!/bin/sh\necho 42\n")
+    os.chmod(src / "run.sh", 0o4755)
+    (src / "data.txt").write_text("x")
+    os.chmod(src / "data.txt", 0o2666)
+    copy_snapshot(src, dst)
+    assert os.stat(dst / "run.sh").st_mode & 0o7777 == 0o755
+    assert os.stat(dst / "data.txt").st_mode & 0o7777 == 0o644
+
+
 def test_a_dense_file_is_copied_byte_for_byte(tmp_path: Path) -> None:
     src, dst = tmp_path / "ws", tmp_path / "copy"
     src.mkdir()

@@ -58,6 +58,7 @@ def copy_regular(src: Path | bytes, dst: Path | bytes) -> None:
             for start, end in _data_segments(fd_in, st.st_size):
                 _copy_range(fd_in, fd_out, start, end)
             os.ftruncate(fd_out, st.st_size)
+            os.fchmod(fd_out, 0o755 if st.st_mode & 0o100 else 0o644)  # the run bit, never set-id bits
         finally:
             os.close(fd_out)
     finally:

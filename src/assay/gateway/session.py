@@ -19,7 +19,7 @@ from typing import Any
 from assay.gateway.accounting import Tally, call_cost
 from assay.gateway.answer import Answer
 from assay.gateway.backends.base import BackendSession
-from assay.gateway.errors import WireError
+from assay.gateway.errors import BUDGET_HEADER, WireError
 from assay.gateway.faults import FaultPlan, describe
 from assay.gateway.neutral import ModelReply, ModelRequest, count_usage
 from assay.gateway.relay import open_stream
@@ -35,8 +35,6 @@ from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
 
 RECORDING_NAME = "gateway.session.jsonl"
-#: response header of a budget refusal: the budget that refused (``run_budget``, ``tool_calls``...)
-BUDGET_HEADER = "X-Assay-Budget"
 
 
 def passes_through(backend: BackendSession) -> bool:

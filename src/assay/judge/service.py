@@ -89,7 +89,6 @@ class JudgeService(HarnessService):
         return self.session.tally.totals() if self.session is not None else None
 
 
-
 def service_from_manifest(manifest: RunManifest) -> HarnessService | None:
     """The run's judge, or None when the run has no ``--judge-model``."""
     return JudgeService(manifest.judge) if manifest.judge is not None else None

@@ -33,6 +33,8 @@ from typing import Any
 
 import httpx
 
+from assay.gateway.upstream_limits import DEFAULT_MAX_CONCURRENCY
+
 KEY = "sk-assay-bench-0123456789abcdef"
 MODEL = "bench-model"
 TIME_CAP_S = 25.0
@@ -87,12 +89,14 @@ def serve_upstream(port: int, chunk_delay_s: float) -> None:
                 backlog=2048)
 
 
-def serve_assay(port: int, upstream: str) -> None:
+def serve_assay(port: int, upstream: str, max_concurrency: int) -> None:
     from assay.gateway.standalone import standalone_record, start_standalone
 
     trace = Path(tempfile.mkdtemp(prefix="assay-bench-trace-")) / "trace.jsonl"  # evidence written, as in a run
-    gw = start_standalone(standalone_record("upstream", target=f"{upstream}/v1#{MODEL}"), port=port, key=KEY,
-                          trace=trace)
+    record = standalone_record("upstream", target=f"{upstream}/v1#{MODEL}")
+    record = record.model_copy(update={"settings": {**record.settings,
+                                                    "limits": {"*": {"max_concurrency": max_concurrency}}}})
+    gw = start_standalone(record, port=port, key=KEY, trace=trace)
     print(f"ready {gw.url} {gw.service.server.stack}", flush=True)
     try:
         sys.stdin.read()  # until the bench closes our stdin
@@ -213,11 +217,11 @@ def start_litellm(venv: Path, upstream: str) -> Proc:
     return proc
 
 
-def start_assay(upstream: str, stack: str | None) -> Proc:
+def start_assay(upstream: str, stack: str | None, max_concurrency: int) -> Proc:
     port = free_port()
     env = {"ASSAY_GATEWAY_SERVER": stack} if stack else {}
-    proc = Proc("assay", [sys.executable, __file__, "--serve-assay", str(port), "--upstream", upstream],
-                f"http://127.0.0.1:{port}/health", env)
+    proc = Proc("assay", [sys.executable, __file__, "--serve-assay", str(port), "--upstream", upstream,
+                          "--max-concurrency", str(max_concurrency)], f"http://127.0.0.1:{port}/health", env)
     proc.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
     return proc
 
@@ -296,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, nargs="*", default=[1, 16, 64])
     ap.add_argument("--chunk-delay-ms", type=float, default=2.0, help="upstream delay between stream chunks")
     ap.add_argument("--stacks", nargs="*", help="also compare these gateway server stacks (ASSAY_GATEWAY_SERVER)")
+    ap.add_argument("--max-concurrency", type=int, help="the gateway's per-model cap of concurrent upstream calls "
+                    "(default: the highest --concurrency, so no request queues behind the cap; the gateway's own "
+                    "default, 16, queues streams beyond 16 for a whole stream each: pass 16 to see it)")
     ap.add_argument("--no-litellm", action="store_true")
     ap.add_argument("--litellm-venv", type=Path, default=Path("/tmp/assay-bench-litellm"))
     ap.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
@@ -306,9 +313,10 @@ def main(argv: list[str] | None = None) -> int:
         serve_upstream(args.serve_upstream, args.chunk_delay_ms / 1000)
         return 0
     if args.serve_assay:
-        serve_assay(args.serve_assay, args.upstream)
+        serve_assay(args.serve_assay, args.upstream, args.max_concurrency or DEFAULT_MAX_CONCURRENCY)
         return 0
 
+    cap = args.max_concurrency or max(args.concurrency)
     uport = free_port()
     up = Proc("upstream", [sys.executable, __file__, "--serve-upstream", str(uport), "--chunk-delay-ms",
                            str(args.chunk_delay_ms)], f"http://127.0.0.1:{uport}/health")
@@ -316,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         targets: list[tuple[str, Proc | None]] = [("upstream direct", None)]
         for stack in [None] + list(args.stacks or []):
-            p = start_assay(upstream, stack)
+            p = start_assay(upstream, stack, cap)
             targets.append((f"assay ({stack or 'default'})", p))
         if not args.no_litellm:
             try:
@@ -324,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             except (RuntimeError, subprocess.CalledProcessError) as e:
                 print(f"LiteLLM not measured: {e}")
         print(f"loopback, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
-              f"upstream streams {CHUNKS} chunks {args.chunk_delay_ms:g} ms apart")
+              f"upstream streams {CHUNKS} chunks {args.chunk_delay_ms:g} ms apart; assay's per-model cap of "
+              f"concurrent upstream calls: {cap} (its default: {DEFAULT_MAX_CONCURRENCY})")
         print(f"{'target':28} {'mode':6} {'conc':>4} {'n':>5} {'err':>3} {'p50 ms':>8} {'p99 ms':>8} {'+p50':>7} "
               f"{'+p99':>7} {'TTFB ms':>8} {'+TTFB':>7} {'req/s':>7} {'CPU/req':>7} {'RSS MiB':>8} {'start s':>7}")
         for stream in (False, True):

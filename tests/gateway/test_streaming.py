@@ -203,25 +203,74 @@ def test_a_streamed_scripted_answer_keeps_its_backend_facts(gateway: Gateway) ->
     assert [e.data["reason"] for e in gateway.events("error")] == ["backend"]
 
 
-def test_a_streamed_reply_past_the_tool_call_budget_ends_with_the_refusal_in_band(gateway: Gateway) -> None:
+def _past_the_tool_budget(meter_owner: Any) -> None:
     from assay.harness.budget import BudgetMeter
 
-    gateway.session.meter = BudgetMeter(Budget(tool_calls=1))
+    meter_owner.meter = BudgetMeter(Budget(tool_calls=1))
+
+
+CHAT_TOOLS = [{"type": "function", "function": {"name": "bash", "parameters": {
+    "type": "object", "properties": {"command": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+        "file_path": {"type": "string"}, "content": {"type": "string"}}}}}]
+AFTER_ONE_CALL = [{"role": "user", "content": "go"},
+                  {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+                      "name": "bash", "arguments": "{}"}}]},
+                  {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+
+
+def test_a_complete_backend_refuses_a_streamed_reply_past_the_budget_before_the_first_byte(gateway: Gateway) -> None:
+    """The scripted answer is known before anything is sent: the agent's SDK gets HTTP 400
+    ``budget_exceeded`` on the request itself (never a refusal mid-stream, which Hermes retries)."""
+    _past_the_tool_budget(gateway.session)
     oc = openai.OpenAI(base_url=gateway.url + "/v1", api_key=gateway.key, max_retries=0)
-    tools = [{"type": "function", "function": {"name": "bash", "parameters": {
-        "type": "object", "properties": {"command": {"type": "string"}}}}},
-             {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
-                 "file_path": {"type": "string"}, "content": {"type": "string"}}}}}]
-    first = list(oc.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}], tools=tools,
+    first = list(oc.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}], tools=CHAT_TOOLS,
                                             stream=True))
     assert any(ch.choices and ch.choices[0].delta.tool_calls for ch in first)  # one call: within the budget
-    msgs = [{"role": "user", "content": "go"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
-                "name": "bash", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
-    with pytest.raises(openai.APIError, match="tool_calls budget is spent"):
-        list(oc.chat.completions.create(model="m", messages=msgs, tools=tools, stream=True))
+    with pytest.raises(openai.BadRequestError) as e:
+        oc.chat.completions.create(model="m", messages=AFTER_ONE_CALL, tools=CHAT_TOOLS, stream=True)  # no iteration
+    assert e.value.status_code == 400 and "tool_calls budget is spent" in str(e.value)
+    assert e.value.response.headers["x-assay-budget"] == "tool_calls"
     assert [e.data["budget"] for e in gateway.events("budget_exceeded")] == ["tool_calls"]
-    last = gateway.events("model_response")[-1].data["stream"]
-    assert last["complete"] is False and last["problem"] == "budget_exceeded"
+    answered, refused = gateway.events("model_response")
+    assert answered.data["stream"]["complete"] is True  # the first streamed answer: its bytes on record
+    assert "stream" not in refused.data  # the refused reply: accounted (the model spent it), never sent
     assert gateway.session.meter.tool_calls == 1
+
+
+def test_a_complete_backend_refuses_before_the_first_byte_for_the_anthropic_sdk(gateway: Gateway) -> None:
+    _past_the_tool_budget(gateway.session)
+    ac = anthropic.Anthropic(base_url=gateway.url, api_key=gateway.key, max_retries=0)
+    tools = [{"name": "bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
+    with ac.messages.stream(model="m", max_tokens=100, tools=tools,  # type: ignore[arg-type]
+                            messages=[{"role": "user", "content": "go"}]) as s:
+        assert any(b.type == "tool_use" for b in s.get_final_message().content)
+    history = [{"role": "user", "content": "go"},
+               {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]
+    with pytest.raises(anthropic.BadRequestError, match="tool_calls budget is spent"):
+        with ac.messages.stream(model="m", max_tokens=100, tools=tools, messages=history):  # type: ignore[arg-type]
+            pass  # entering the stream already raised: nothing was streamed
+    assert [e.data["budget"] for e in gateway.events("budget_exceeded")] == ["tool_calls"]
+
+
+def test_a_passed_through_stream_past_the_tool_call_budget_ends_with_the_refusal_in_band(tmp_path: Path) -> None:
+    """A real streaming upstream: the tool call is known only once streamed, so the refusal comes
+    in-band, in the wire's own error shape, instead of the finish."""
+    up = Upstream(tool=TOOL).start()
+    gw = gateway_on(tmp_path, up, "openai")
+    try:
+        _past_the_tool_budget(gw.session)
+        oc = openai.OpenAI(base_url=gw.url + "/v1", api_key=KEY, max_retries=0)
+        first = list(oc.chat.completions.create(model="m", messages=[{"role": "user", "content": "go"}],
+                                                tools=CHAT_TOOLS, stream=True))
+        assert any(ch.choices and ch.choices[0].delta.tool_calls for ch in first)
+        with pytest.raises(openai.APIError, match="tool_calls budget is spent"):
+            list(oc.chat.completions.create(model="m", messages=AFTER_ONE_CALL, tools=CHAT_TOOLS, stream=True))
+        assert [e.data["budget"] for e in gw.events("budget_exceeded")] == ["tool_calls"]
+        last = gw.events("model_response")[-1].data["stream"]
+        assert last["complete"] is False and last["problem"] == "budget_exceeded"
+        assert gw.session.meter.tool_calls == 1
+    finally:
+        gw.service.stop_sync()
+        up.stop()

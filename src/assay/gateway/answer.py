@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 
+class LastPiece(bytes):
+    """The final piece of a pass-through stream: the HTTP layer sends it together with the end of
+    the body (one write to the agent's socket instead of two)."""
+
+
 @dataclass
 class Answer:
     """What the HTTP layer sends back for one call."""

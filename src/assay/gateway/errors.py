@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+#: response header of a budget refusal: the budget that refused (``run_budget``, ``tool_calls``...),
+#: so a harness client (the judge) tells the run's budget from its own
+BUDGET_HEADER = "X-Assay-Budget"
+
 
 @dataclass
 class WireError(Exception):

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from assay.gateway.answer import Answer
+from assay.gateway.answer import Answer, LastPiece
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelRequest
 from assay.gateway.stream import Delta, ReplyBuilder
@@ -104,7 +104,7 @@ async def _relay(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no:
         facts = {"frames": frames + 1, "bytes": sent + len(data), "sha256": digest.hexdigest(),
                  "ttfb_s": round(ttfb, 6), "complete": False, "problem": "budget_exceeded"}
         sess._account(req, reply, call_no, time.monotonic() - t0, stream=facts)
-        yield data
+        yield LastPiece(data)
         return
     tail = renderer.close(reply)
     data = b"".join(tail)
@@ -112,7 +112,7 @@ async def _relay(sess: "GatewaySession", wire: Wire, req: ModelRequest, call_no:
     facts = {"frames": frames + len(tail), "bytes": sent + len(data), "sha256": digest.hexdigest(),
              "ttfb_s": round(ttfb, 6), "complete": True}
     sess._account(req, reply, call_no, time.monotonic() - t0, stream=facts)
-    yield data
+    yield LastPiece(data)
 
 
 class StreamCut(Exception):

@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 from assay.errors import GatewayError
 from assay.gateway.errors import WireError, anthropic_error_body, openai_error_body
 from assay.gateway.server_stack import default_stack, loop_factory, serve
+from assay.gateway.answer import LastPiece
 from assay.gateway.session import Answer, GatewaySession
 from assay.gateway.wire.base import Wire
 from assay.gateway.wire.formats import wires
@@ -126,12 +127,15 @@ async def _send(send: Callable[[dict], Awaitable[None]], a: Answer) -> None:
         hdrs.append((b"content-length", str(a.declared_length or len(body)).encode()))
     await send({"type": "http.response.start", "status": a.status, "headers": hdrs})
     if a.body is not None:  # pass-through: each piece goes out the moment the backend produced it
+        ended = False
         try:
             async for piece in a.body:
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
+                ended = isinstance(piece, LastPiece)  # the closing frames end the body in the same write
+                await send({"type": "http.response.body", "body": piece, "more_body": not ended})
         finally:
             await a.body.aclose()  # type: ignore[attr-defined]  # the agent left: stop the upstream too
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if not ended:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
     elif a.stream:
         for c in a.chunks:
             await send({"type": "http.response.body", "body": c, "more_body": True})

@@ -8,6 +8,7 @@ fault, ask the backend, account tokens/latency/cost, record the response, render
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import time
@@ -18,7 +19,7 @@ from typing import Any
 from assay.gateway.accounting import Tally, call_cost
 from assay.gateway.answer import Answer
 from assay.gateway.backends.base import BackendSession
-from assay.gateway.errors import WireError
+from assay.gateway.errors import BUDGET_HEADER, WireError
 from assay.gateway.faults import FaultPlan, describe
 from assay.gateway.neutral import ModelReply, ModelRequest, count_usage
 from assay.gateway.relay import open_stream
@@ -34,6 +35,14 @@ from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
 
 RECORDING_NAME = "gateway.session.jsonl"
+
+
+def passes_through(backend: BackendSession) -> bool:
+    """Whether the backend really streams (its answer is not known before the first byte). A
+    complete backend (scripted, replay, local) answers whole, so its streamed answer is known,
+    accounted and charged before anything is sent: a budget refusal is then an HTTP 400, not a
+    refusal in the middle of a stream (which agents such as Hermes retry)."""
+    return type(backend).stream is not BackendSession.stream
 
 
 def fingerprint(req: ModelRequest) -> dict[str, Any]:
@@ -106,8 +115,10 @@ class GatewaySession:
             self.meter.run.settle(cost, tokens)
 
     def _refuse(self, wire: Wire, refusal: Refusal | RunRefusal, call_no: int, what: str) -> Answer:
-        """A budget is spent: HTTP 400 ``budget_exceeded`` in the wire format's own error shape, recorded."""
-        return Answer.json(400, wire.error_body(self._refusal(refusal, call_no, what)))
+        """A budget is spent: HTTP 400 ``budget_exceeded`` in the wire format's own error shape, recorded.
+        The header names the budget, so a harness client (the judge) tells the run's from its own."""
+        return Answer.json(400, wire.error_body(self._refusal(refusal, call_no, what)),
+                           {BUDGET_HEADER: refusal.budget.value})
 
     def _refusal(self, refusal: Refusal | RunRefusal, call_no: int, what: str) -> WireError:
         """Record a budget refusal; the error the agent is answered (as a status, or in-band in a stream)."""
@@ -168,7 +179,8 @@ class GatewaySession:
             if early is not None:
                 return early
 
-        if req.stream and (fault is None or fault.kind is not FaultKind.truncated):
+        truncated = fault is not None and fault.kind is FaultKind.truncated
+        if req.stream and not truncated and passes_through(self.backend):
             return await open_stream(self, wire, req, call_no)
         t0 = time.monotonic()
         try:
@@ -179,16 +191,22 @@ class GatewaySession:
             return self._error(wire, WireError(502, "backend_error", f"{type(e).__name__}: {e}"), call_no)
         latency = time.monotonic() - t0
         reply = self._filled(req, reply)
-        self._account(req, reply, call_no, latency)
-        refused = self._charge(reply)
+        refused = self._charge(reply)  # charging records nothing: the trace still shows the reply, then the refusal
         if refused is not None:  # the reply would take the attempt past its tool calls: not delivered
+            self._account(req, reply, call_no, latency)
             return self._refuse(wire, refused, call_no, "tool calls are issued")
 
         rid = uuid.uuid4().hex[:20]
         chunks = wire.stream(reply, req, rid) if req.stream else [json.dumps(wire.render(reply, req, rid)).encode()]
         answer = Answer(200, chunks, stream=req.stream)
-        if fault is not None and fault.kind is FaultKind.truncated:
+        if truncated:
             answer = _truncate(answer)
+        facts = None
+        if req.stream and not truncated:  # what the agent is sent, as a relayed stream records it
+            data = b"".join(chunks)
+            facts = {"frames": len(chunks), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                     "ttfb_s": round(latency, 6), "complete": True}
+        self._account(req, reply, call_no, latency, stream=facts)
         return answer
 
     async def _early_fault(self, wire: Wire, fault: Any, facts: dict[str, Any]) -> Answer | None:

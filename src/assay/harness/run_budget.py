@@ -225,6 +225,9 @@ def describe_estimate(estimate: RunEstimate, limits: RunBudget) -> list[str]:
     tokens = "unbounded" if estimate.tokens is None else f"{estimate.tokens} tokens"
     lines = [f"run budget {limits.describe()}; worst case by the task budgets and the price table: {cost}, "
              f"{tokens} (one attempt of each of {estimate.trials} trial(s) that call the model; retries may add)"]
+    if estimate.judged_trials:
+        lines.append(f"the judge model's calls ({estimate.judged_trials} judged trial(s)) are metered against the run "
+                     "budget too, but not bounded in this estimate")
     over = estimate.exceeds(limits)
     if over:
         lines.append("the worst case may not fit the run budget (" + "; ".join(over) + "): the run stops cleanly "

@@ -15,6 +15,8 @@ from typing import Any
 import httpx
 
 from assay.errors import TrialError
+from assay.gateway.errors import BUDGET_HEADER
+from assay.spec.budget import BudgetName
 from assay.spec.judge import JudgeSpec
 
 SYSTEM = ("You are an evaluation judge. Judge strictly by the rubric. Answer with one JSON object and "
@@ -106,6 +108,8 @@ class JudgeClient:
                               headers={"Authorization": f"Bearer {self.key}"}, trust_env=False)
         except httpx.HTTPError as e:
             raise JudgeOutputError(f"the judge model could not be reached: {e}", reason="judge_unreachable") from None
+        if resp.status_code == 400 and resp.headers.get(BUDGET_HEADER) == BudgetName.run_budget.value:
+            raise JudgeOutputError(f"the run's budget refused the judge's call: {resp.text[:200]}", reason="run_budget")
         if resp.status_code != 200:
             raise JudgeOutputError(f"the judge model answered HTTP {resp.status_code}: {resp.text[:200]}",
                                    reason="judge_http")

@@ -3,6 +3,12 @@
 One keyed gateway session for the whole run, with its own key and call budget, recorded apart
 from every agent's. Attempts of tasks that have a ``judge`` predicate get the connection for
 their verifier (``verifier_extra["judge"]``); the key never reaches an agent's sandbox.
+
+With a run budget (``--max-cost``/``--max-tokens``) the judge's calls are admitted and settled by
+the run's meter like any agent's, so they count towards the limit and are refused once it is
+reached (the judged attempt then ends ``infra_error`` / ``run_budget`` and is retried on resume).
+They belong to no attempt: what the judge spent is recorded in the run's budget log
+(:meth:`JudgeService.spend`, :func:`assay.run.budget_stop.record_stop`).
 """
 
 from __future__ import annotations
@@ -12,9 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.gateway.service import GatewayService
+from assay.gateway.session import GatewaySession
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.spec.budget import Budget
 from assay.spec.manifest import GatewayRecord, RunManifest
+from assay.spec.results import UsageTotals
 
 #: the judge's call budget for a whole run unless the record says otherwise
 DEFAULT_MAX_CALLS = 10_000
@@ -50,11 +58,13 @@ class JudgeService(HarnessService):
         self.record = record
         self.gateway = GatewayService(record)
         self.conn: JudgeConnection | None = None
+        self.session: GatewaySession | None = None
 
     async def start(self) -> None:
         await self.gateway.start()
         sess = await asyncio.to_thread(self.gateway.open_session, None)
         sess.budget = Budget(model_calls=int(self.record.settings.get("max_calls", DEFAULT_MAX_CALLS)))
+        self.session = sess
         self.conn = JudgeConnection(self.gateway.server.url, sess.key, sess.model, self.record.backend)
 
     async def stop(self) -> None:
@@ -69,7 +79,14 @@ class JudgeService(HarnessService):
     async def open(self, handle: AttemptHandle) -> ServiceSession | None:
         if self.conn is None or not any(p.kind == "judge" for p in handle.task.spec.predicates):
             return None
+        run = handle.meter.run if handle.meter is not None else None
+        if run is not None and self.session is not None and self.session.meter.run is None:
+            self.session.meter.run = run  # before the first judge call: judge calls come from verifiers
         return _JudgeSession(self.conn)
+
+    def spend(self) -> UsageTotals | None:
+        """What the judge's calls spent since the service started (None: it never started)."""
+        return self.session.tally.totals() if self.session is not None else None
 
 
 def service_from_manifest(manifest: RunManifest) -> HarnessService | None:

@@ -22,7 +22,8 @@ from assay.run.plan import PlannedTrial, parse_trial_id
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord, RunManifest
 from assay.spec.run_budget import RunBudget, RunBudgetRecord
-from assay.store.budget_log import append_event, limits_in_force
+from assay.spec.results import UsageTotals
+from assay.store.budget_log import append_event, limits_in_force, read_log
 from assay.store.rundir import RunDir
 
 
@@ -40,19 +41,50 @@ class BudgetOutcome:
         return self.spend.reached is not None and bool(self.pending)
 
 
-def _check_usable(limits: RunBudget, gateway: GatewayRecord) -> None:
-    """A run budget must be able to bind: the run calls a model, and a cost limit has prices."""
+#: agent kinds that call no model at all (the task's reference solution, nothing): a run budget
+#: holds for them trivially
+MODEL_FREE_KINDS = frozenset({"nop", "oracle"})
+
+
+def _priced(rec: GatewayRecord) -> bool:
+    model = rec.model
+    return bool((model and isinstance(rec.prices.get(model), dict)) or isinstance(rec.prices.get("*"), dict))
+
+
+def _check_usable(limits: RunBudget, gateway: GatewayRecord, judge: GatewayRecord | None = None) -> None:
+    """A run budget must be able to bind: the run calls a model, and a cost limit has prices (the
+    judge's too: its calls are metered against the run budget as well)."""
     if not limits.limited:
         return
-    if gateway.backend is None:
+    if gateway.backend is None and judge is None:
         raise UsageError("--max-cost and --max-tokens limit the model calls through the gateway: pass --model too")
     if limits.max_cost_usd is not None:
-        model = gateway.model
-        priced = (model and isinstance(gateway.prices.get(model), dict)) or isinstance(gateway.prices.get("*"), dict)
-        if not priced:
-            raise UsageError(f"--max-cost needs a price for the model {model or '(the upstream default)'}: without "
-                             "one every call costs 0 and the budget could never bind (fix: --prices FILE, USD per "
-                             "million tokens per model, or use --max-tokens)")
+        if gateway.backend is not None and not _priced(gateway):
+            raise UsageError(f"--max-cost needs a price for the model {gateway.model or '(the upstream default)'}: "
+                             "without one every call costs 0 and the budget could never bind (fix: --prices FILE, USD "
+                             "per million tokens per model, or use --max-tokens)")
+        if judge is not None and not _priced(judge):
+            raise UsageError(f"--max-cost needs a price for the judge model {judge.model or '(the upstream default)'} "
+                             "too: the judge's calls are metered against the run budget, and without a price each "
+                             "would cost 0 (fix: give its price in the file ASSAY_GATEWAY_PRICES names, USD per million "
+                             "tokens, or use --max-tokens)")
+
+
+def unmetered_agents(adapters: dict[str, AgentAdapter]) -> list[str]:
+    """Agents whose model calls, if they make any, do not go through assay's gateway: no run
+    budget can see, let alone bound, what they spend."""
+    return sorted(name for name, a in adapters.items() if not a.needs_gateway and a.kind not in MODEL_FREE_KINDS)
+
+
+def _check_agents(limits: RunBudget, adapters: dict[str, AgentAdapter] | None) -> None:
+    """A run budget is refused for a run with an agent it cannot meter, rather than claiming a bound
+    it cannot hold."""
+    blind = unmetered_agents(adapters or {}) if limits.limited else []
+    if blind:
+        raise UsageError(f"--max-cost/--max-tokens bound the model calls that go through assay's gateway, and "
+                         f"agent(s) {blind} do not use it: what they spend could be neither metered nor stopped (fix: "
+                         "set needs_gateway: true in the agent's YAML so its model calls go through the gateway, or "
+                         "run those agents without a run budget)")
 
 
 def _gateway_agents(adapters: dict[str, AgentAdapter]) -> set[str]:
@@ -60,17 +92,23 @@ def _gateway_agents(adapters: dict[str, AgentAdapter]) -> set[str]:
 
 
 def budget_record(limits: RunBudget | None, suite: LoadedSuite, plan: list[PlannedTrial],
-                  adapters: dict[str, AgentAdapter], gateway: GatewayRecord) -> RunBudgetRecord | None:
+                  adapters: dict[str, AgentAdapter], gateway: GatewayRecord,
+                  judge: GatewayRecord | None = None) -> RunBudgetRecord | None:
     """The run budget and its estimate, bound into the manifest (None: no run budget)."""
     if limits is None or not limits.limited:
         return None
-    _check_usable(limits, gateway)
+    _check_usable(limits, gateway, judge)
+    _check_agents(limits, adapters)
     users = _gateway_agents(adapters)
     budgets = [(t.task_id, suite.task(t.task_id).spec.budget) for t in plan if t.agent in users]
-    return RunBudgetRecord(limits=limits, estimate=estimate_run(budgets, gateway.prices, gateway.model))
+    judged = sum(1 for t in plan if any(p.kind == "judge" for p in suite.task(t.task_id).spec.predicates))
+    estimate = estimate_run(budgets, gateway.prices, gateway.model)
+    return RunBudgetRecord(limits=limits, estimate=estimate.model_copy(
+        update={"judged_trials": judged if judge is not None else 0}))
 
 
-def change_limits(rd: RunDir, manifest: RunManifest, new: RunBudget | None) -> None:
+def change_limits(rd: RunDir, manifest: RunManifest, new: RunBudget | None,
+                  adapters: dict[str, AgentAdapter] | None = None) -> None:
     """``--resume`` with a run budget: the limits given replace those in force (a limit not given
     stays), a change is recorded in the budget log (the manifest stays as sealed); the same
     limits record nothing."""
@@ -78,7 +116,8 @@ def change_limits(rd: RunDir, manifest: RunManifest, new: RunBudget | None) -> N
         return
     old = limits_in_force(rd, manifest)
     new = old.model_copy(update=new.model_dump(exclude_none=True))
-    _check_usable(new, manifest.gateway)
+    _check_usable(new, manifest.gateway, manifest.judge)
+    _check_agents(new, adapters)
     if new != old:
         append_event(rd, "changed", {"from": old.model_dump(), "to": new.model_dump()})
 
@@ -118,16 +157,39 @@ def open_meter(rd: RunDir, manifest: RunManifest, adapters: dict[str, AgentAdapt
     if not limits.limited:
         return None
     cost, tokens = spent_on_disk(rd, manifest, _gateway_agents(adapters))
+    judge_cost, judge_tokens = judge_spent(rd)
+    cost, tokens = cost + judge_cost, tokens + judge_tokens
     meter = RunBudgetMeter(limits, cost_usd=cost, tokens=tokens,
                            estimate=manifest.run_budget.estimate if manifest.run_budget else None)
     meter.on_reached(lambda spend: events.notify("assay_run_budget", None, spend=spend))
     return meter
 
 
-def record_stop(rd: RunDir, meter: RunBudgetMeter, pending: list[PlannedTrial]) -> BudgetOutcome:
-    """After the executor returned: when the budget stopped the run in this session, the
-    ``stopped`` record (what was spent, which trials are pending) is written; a resume that
-    could start nothing writes nothing new."""
+def judge_spent(rd: RunDir) -> tuple[float, int]:
+    """What the judge model's calls spent in the run's earlier sessions (its ``judge`` records):
+    they belong to no attempt, so a resumed meter starts from them and the attempts' spend."""
+    cost, tokens = 0.0, 0
+    for e in read_log(rd):
+        if e.get("event") == "judge":
+            cost += float(e["cost_usd"])
+            tokens += int(e["tokens"])
+    return cost, tokens
+
+
+def judge_totals(services: list[Any]) -> UsageTotals | None:
+    """What the run's judge service spent (None: the run has no judge), from its own tally."""
+    return next((s.spend() for s in services if getattr(s, "name", "") == "judge" and hasattr(s, "spend")), None)
+
+
+def record_stop(rd: RunDir, meter: RunBudgetMeter, pending: list[PlannedTrial],
+                judge: UsageTotals | None = None) -> BudgetOutcome:
+    """After the executor returned: what the judge spent in this session (``judge``: its totals, if
+    it answered any call) is recorded, since no attempt holds it; when the budget stopped the run
+    in this session, the ``stopped`` record (what was spent, which trials are pending) is written;
+    a resume that could start nothing writes nothing new."""
+    if judge is not None and judge.model_calls > 0:
+        append_event(rd, "judge", {"calls": judge.model_calls, "cost_usd": judge.cost_usd,
+                                   "tokens": judge.input_tokens + judge.output_tokens})
     out = BudgetOutcome(meter.snapshot(), [t.id for t in pending], meter.reached_at_start)
     if out.stopped and not out.reached_at_start:
         append_event(rd, "stopped", {**out.spend.record(), "pending": out.pending})

@@ -17,7 +17,8 @@ from assay._optional import optional_import
 from assay.agents.base import AgentAdapter
 from assay.errors import RunDirError, UsageError
 from assay.harness.run_budget import RunBudgetMeter
-from assay.run.budget_stop import BudgetOutcome, budget_record, change_limits, open_meter, record_stop
+from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, judge_totals, open_meter,
+                                   record_stop)
 from assay.run.closing import within_deadline
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
@@ -141,7 +142,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
     sandbox = _sandbox_record(backend_name, backend, opts.network, suite.spec.default_limits)
     gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
     judge = _judge_record(opts.judge_model, suite)
-    budget = budget_record(opts.run_budget, suite, plan, adapters, gateway)
+    budget = budget_record(opts.run_budget, suite, plan, adapters, gateway, judge)
     run_id = opts.run_id or new_run_id(suite)
     manifest = build_manifest(
         run_id=run_id, suite=suite, agents=infos, sandbox=sandbox, gateway=gateway, track=opts.track,
@@ -194,7 +195,7 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
     _budget_needs_local(run_budget or manifest.run_budget, executor)
-    change_limits(rd, manifest, run_budget)  # checked first: a refused value writes nothing
+    change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
     return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
                     get_backend(manifest.sandbox.backend), executor)
 
@@ -240,7 +241,8 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
 
     try:
         asyncio.run(main())
-        budget = record_stop(rd, meter, pending_trials(rd, plan, policy)) if meter is not None else None
+        budget = (record_stop(rd, meter, pending_trials(rd, plan, policy), judge_totals(services))
+                  if meter is not None else None)
         results = rd.results()
         events.notify("assay_run_finished", None, run_dir=rd, results=results)
     finally:

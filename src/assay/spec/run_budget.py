@@ -41,6 +41,9 @@ class RunEstimate(BaseModel):
     unbounded_cost: list[str] = Field(default_factory=list, description="Tasks with no cost bound (no cost_usd, "
                                       "and no tokens budget or no price).")
     unbounded_tokens: list[str] = Field(default_factory=list, description="Tasks with no tokens budget.")
+    judged_trials: int = Field(0, description="Planned trials whose verifier asks the judge model (--judge-model): "
+                               "its calls are metered against the run budget but not bounded by this estimate (a "
+                               "judge call's input is the agent's answer, whose size no budget fixes).")
 
     def exceeds(self, budget: RunBudget) -> list[str]:
         """Why the worst case may not fit in ``budget`` (empty: it fits)."""

@@ -2,6 +2,8 @@
 
     RUN_DIR/budget/0001-stopped.json    the run budget was reached: what was spent, what is pending
     RUN_DIR/budget/0002-changed.json    ``--resume`` with another limit: from, to
+    RUN_DIR/budget/0003-judge.json      what the judge model's calls spent in one session of the run
+                                        (they belong to no attempt; a resumed meter counts them)
 
 The manifest is sealed when the run starts and never rewritten, so a limit changed on resume is
 recorded here; the limit in force is the last ``changed`` one, else the manifest's. Each file
@@ -39,7 +41,7 @@ def read_log(rd: RunDir) -> list[dict[str, Any]]:
 
 
 def append_event(rd: RunDir, event: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Write the next budget event (``stopped`` or ``changed``); returns it as written."""
+    """Write the next budget event (``stopped``, ``changed`` or ``judge``); returns it as written."""
     n = len(list((rd.path / BUDGET_DIR).glob("[0-9]*.json"))) + 1 if (rd.path / BUDGET_DIR).is_dir() else 1
     rel = f"{BUDGET_DIR}/{n:04d}-{event}.json"
     entry = {"event": event, "ts": time.time(), **data}

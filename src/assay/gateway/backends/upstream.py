@@ -210,7 +210,9 @@ class UpstreamSession(BackendSession):
             async for data in resp.content.iter_any():  # whatever arrived, at once: no buffering here
                 buf += data
                 *lines, buf = buf.split(b"\n")
-                batch = [d for line in lines for d in parser.line(line.decode("utf-8", "replace").rstrip("\r"))]
+                # only data lines carry anything: both parsers answer [] to blank, event and comment lines
+                batch = [d for line in lines if line.startswith(b"data:")
+                         for d in parser.line(line.decode("utf-8", "replace").rstrip("\r"))]
                 if batch:
                     yield batch
             yield parser.line(buf.decode("utf-8", "replace")) + parser.end()

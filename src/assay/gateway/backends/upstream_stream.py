@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from assay.gateway.errors import WireError
 from assay.gateway.neutral import Usage
 from assay.gateway.stream import Delta
 
 OPENAI_FINISH = {"tool_calls": "tool_calls", "function_call": "tool_calls", "length": "length"}
 ANTHROPIC_STOP = {"tool_use": "tool_calls", "max_tokens": "length"}
+_DECODE = msgspec.json.Decoder().decode
 
 
 def _data(line: str) -> dict[str, Any] | None:
@@ -26,12 +29,19 @@ def _data(line: str) -> dict[str, Any] | None:
     if not raw or raw == "[DONE]":
         return None
     try:
-        obj = json.loads(raw)
-    except ValueError:
-        raise WireError(502, "upstream_malformed", f"the upstream sent a stream frame that is not JSON: {raw[:200]}") from None
+        obj = _DECODE(raw)  # msgspec: 3x json's speed on the frames of every stream
+    except msgspec.DecodeError:
+        obj = _json_loads(raw)  # what it refuses, json decides (it takes NaN, say), with its own error
     if not isinstance(obj, dict):
         raise WireError(502, "upstream_malformed", f"the upstream sent a stream frame that is not an object: {raw[:200]}")
     return obj
+
+
+def _json_loads(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise WireError(502, "upstream_malformed", f"the upstream sent a stream frame that is not JSON: {raw[:200]}") from None
 
 
 class OpenAIStreamParser:

@@ -13,6 +13,7 @@ from assay.gateway.wire.base import StreamRenderer, Wire, sse
 from assay.trace.content import content_text
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"}
+_compact = json.JSONEncoder(separators=(",", ":")).encode  # the encoder of wire.base.sse
 
 
 def _messages(raw: list[Any]) -> tuple[Message, ...]:
@@ -89,9 +90,17 @@ class ChatRenderer(StreamRenderer):
         super().__init__(req, rid)
         self.wire = wire
         self.created = int(time.time())
+        self._head: tuple[str, bytes] | None = None  # (model, the encoded chunk up to its delta)
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return sse({**self._base(), "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]})
+        """``sse`` of the whole chunk, byte for byte, with the part before the delta encoded once
+        per answer (json.dumps of a dict is the concatenation of its keys' and values' encodings)."""
+        if self._head is None or self._head[0] != self.model:
+            head = sse({**self._base(), "choices": [{"index": 0, "delta": {}}]})
+            self._head = (self.model, head[: head.rindex(b"{}")])
+        tail = b',"finish_reason":null,"logprobs":null}]}\n\n' if finish is None else (
+            b',"finish_reason":' + _compact(finish).encode() + b',"logprobs":null}]}\n\n')
+        return self._head[1] + _compact(delta).encode() + tail
 
     def _base(self) -> dict[str, Any]:
         return {"id": f"chatcmpl-{self.rid}", "object": "chat.completion.chunk", "created": self.created,

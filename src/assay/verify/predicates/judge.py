@@ -81,6 +81,8 @@ async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     try:
         held = await _ask(spec, jspec.mode, jspec.pass_score, jspec.scale, client, ctx, answer, ev)
     except JudgeOutputError as e:
+        if e.reason == "run_budget":  # the run's budget refused the judge: no verdict; retried on resume
+            raise VerifierError(f"predicate {spec.id!r}: {e}", reason="run_budget", retryable=True) from None
         if status.may_gate:
             raise VerifierError(f"predicate {spec.id!r}: {e}", reason="judge_output") from None
         ev["unparsed"] = str(e)[:300]  # an uncounted judge's babble is recorded, not an infrastructure error

@@ -3,9 +3,10 @@ an approval answered after the agent that asked has ended; then the agent starte
 
 The world's dispatcher decides *when* (the Nth matching call or approval request, counted, never
 drawn) and records the fault; it then awaits :func:`_Runs.interrupt` here, on the engine's loop,
-which cancels the running adapter (its process group is killed by the sandbox's exec), and for
-``sandbox_restart`` destroys the sandbox (processes, ``/tmp``) and builds a new one over the same
-workspace and home. Only then does the dispatcher return, and the call's answer is never
+which cancels the running adapter (its process group is killed by the sandbox's exec), then kills
+every other process the agent started in the sandbox (a daemon that left the group included:
+:meth:`Sandbox.end_processes`), or for ``sandbox_restart`` destroys the sandbox (processes,
+``/tmp``) and builds a new one over the same workspace and home. Only then does the dispatcher return, and the call's answer is never
 delivered: the agent that would have read it is gone. The agent is started again within the same
 attempt, with the time left of its budget, the worlds and the approval store still open, so the
 new run sees what the first one did. Each restart is recorded on the fault's entry
@@ -59,6 +60,8 @@ class _Runs:
             await asyncio.gather(task, return_exceptions=True)  # the adapter's exec killed its process group
             if entry.get("kind") == ProcessFaultKind.sandbox_restart.value:
                 await self._rebuild_sandbox(entry)
+            else:
+                await self._end_workload(entry)
         except BaseException as e:
             ready.set_exception(e)  # the restart cannot happen: the attempt ends with this error
             raise
@@ -69,6 +72,18 @@ class _Runs:
         """What the dispatcher awaits on the world server's loop."""
         return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.interrupt(entry), self.loop))
 
+    async def _end_workload(self, entry: dict[str, Any]) -> None:
+        """Every process the agent started in the sandbox, not only its process group: a daemon
+        that left the group must not outlive the kill into the restarted run."""
+        sb = self.live.sandbox
+        report = await sb.end_processes() if sb is not None else None
+        if report is None:
+            entry["ended_processes"] = None
+            entry["kill_scope"] = "process group (this sandbox backend cannot find the agent's other processes)"
+            return
+        entry["ended_processes"] = len(report.leftover_pids)
+        entry["kill_scope"] = "every process of the agent in the sandbox"
+
     async def _rebuild_sandbox(self, entry: dict[str, Any]) -> None:
         live, env = self.live, self.env
         old, spec = live.sandbox, live.sandbox_spec
@@ -76,7 +91,8 @@ class _Runs:
             raise RuntimeError("no sandbox to restart")
         live.sandbox = None
         cleanup = await old.destroy()
-        entry["leftover_pids"] = len(cleanup.leftover_pids)
+        entry["leftover_pids"] = entry["ended_processes"] = len(cleanup.leftover_pids)
+        entry["kill_scope"] = "the whole sandbox"
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in spec.mounts}
 

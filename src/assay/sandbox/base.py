@@ -131,6 +131,13 @@ class Sandbox(abc.ABC):
     async def destroy(self) -> CleanupReport:
         """Kill everything still running in the sandbox and release it; idempotent."""
 
+    async def end_processes(self) -> CleanupReport | None:
+        """Kill every process the workload started (those that left an exec's process group
+        included) and keep the sandbox: its own init and harness services stay. What an injected
+        agent kill uses before the agent starts again (docs/recovery.md). The report lists what
+        was killed; None: this backend cannot tell the workload's processes apart."""
+        return None
+
     def describe(self) -> dict[str, object]:
         """Facts recorded in the attempt result."""
         return {"backend": type(self).__name__}

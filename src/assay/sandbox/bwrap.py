@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import cgroup, enter, nsproc, pool, rootfs, uidblock
+from assay.sandbox import cgroup, ending, enter, nsproc, pool, rootfs, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
@@ -289,6 +289,12 @@ class BwrapSandbox(Sandbox):
         host = nsproc.pid_namespace(os.getpid())  # an exec's nsenter still running is ours, not nested
         left = [(p.pid, nsproc.command_line(p.pid), p.pidns not in (self.pidns, host)) for p in procs]
         return left, nsproc.kill_all([p for p, _, _ in left])
+
+    async def end_processes(self) -> CleanupReport | None:
+        """Every process of the workload killed by pidfd (daemonised, double-forked, nested); the sandbox stays."""
+        if self._destroyed or self.pidns is None:
+            return CleanupReport()
+        return await ending.kill_until_quiet(lambda: asyncio.to_thread(self._sweep))
 
     async def destroy(self) -> CleanupReport:
         if self._destroyed:

@@ -63,6 +63,12 @@ class HostSandbox(Sandbox):
         """Kill every process carrying this sandbox's token, scanning until two scans in a row find
         none (a process caught mid-``exec`` shows an empty environment for a moment, and a
         survivor may fork while we kill). The killed are waited for through pidfds, not sleeps."""
+        report = await asyncio.to_thread(self._sweep)
+        self._destroyed = True
+        return report
+
+    async def end_processes(self) -> CleanupReport | None:
+        """Every process carrying this sandbox's token, killed as :meth:`destroy` does."""
         return await asyncio.to_thread(self._sweep)
 
     def _sweep(self) -> CleanupReport:
@@ -79,7 +85,6 @@ class HostSandbox(Sandbox):
                 quiet += 1
                 if quiet >= 2:
                     break
-        self._destroyed = True
         return CleanupReport(tuple(seen), tuple(seen[p] for p in seen))
 
     def describe(self) -> dict[str, object]:

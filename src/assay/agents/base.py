@@ -60,6 +60,10 @@ class AgentContext:
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
     wiring: Wiring = field(default_factory=Wiring)  # what the harness services wired in (typed)
     turn: "ConversationTurn | None" = None  # a conversation task's current turn (None: a single-turn task)
+    #: the agent's run within the attempt: 2 and up after a process fault, into a home the agent has
+    #: been in (so nothing is written there through a path it may have replaced with a link)
+    agent_run: int = 1
+    resume: "Resume | None" = None  # after a process fault: the session the restarted run continues
 
     @property
     def world_tools(self) -> WorldToolContract | None:
@@ -104,6 +108,20 @@ class ConversationTurn:
     session_id: str  # stable per attempt: the same agent session across every turn
     history: tuple[HistoryEvent, ...] = ()
     native_session: str | None = None  # the agent's own id of the session, where the agent picks it (DSH)
+
+
+@dataclass(frozen=True)
+class Resume:
+    """How a restarted agent continues the session its killed run left (docs/recovery.md): the
+    agent's own id or file of that session, and the user message the continued session is given
+    (``ctx.prompt``; the task's prompt is already in the session)."""
+
+    session: str
+    note: str
+
+
+#: the user message a resumed session is given (recorded as the restart's ``user_message``)
+RESUME_NOTE = "The run was interrupted and has been started again. Continue the task."
 
 
 class SessionLost(Exception):
@@ -164,6 +182,16 @@ class AgentAdapter(abc.ABC):
         is the harness's error, classified, never a verdict."""
         raise AdapterError(f"{self.name} has no session to continue between turns; the attempt should have "
                            "been skipped as unsupported")
+
+    #: how this agent continues its own session after its process was killed (disclosed; None:
+    #: every restart after a process fault is fresh)
+    resume_mechanism: str | None = None
+
+    def resume_point(self, ctx: AgentContext) -> "Resume | str":
+        """After a process fault (``ctx.agent_run`` > 1): the session the killed run left, to be
+        continued, or why the restart is fresh. The session's files were written by the agent:
+        read them without following a link and within limits, or not at all."""
+        return f"{self.name} has no session it can continue after a kill"
 
     def limits(self, limits: Limits) -> Limits:
         """The sandbox limits this agent runs under, given the task's. An adapter may only raise

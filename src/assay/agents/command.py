@@ -153,19 +153,14 @@ class CommandAgent(AgentAdapter):
         return [Mount(Path(m), m) for m in self.spec.mounts]
 
     async def run(self, ctx: AgentContext) -> AgentOutcome:
-        prompt_file = ctx.home / "prompt.md"
-        prompt_file.write_text(ctx.prompt)
         values = {
             "prompt": ctx.prompt, "prompt_file": f"{ctx.home_inside}/prompt.md", "workspace": ctx.sandbox.workspace_path,
             "endpoint": ctx.gateway_url or "", "api_key": ctx.gateway_key or "", "model": ctx.model or "",
             "home": ctx.home_inside, "task_id": ctx.task.id,
         }
-        for rel, content in self.spec.files.items():
-            dest = (ctx.home / render(rel, values)).resolve()
-            if not dest.is_relative_to(ctx.home.resolve()):
-                raise AgentUnavailable(f"{self.name}: config file {rel!r} would be written outside the agent home")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(render(content, values))
+        if ctx.agent_run == 1:  # a restart after a process fault writes nothing into the home the agent has
+            (ctx.home / "prompt.md").write_text(ctx.prompt)  # been in: the first run's files stay
+            self._write_files(ctx, values)
         if isinstance(self.spec.command, str):
             argv = ["/bin/sh", "-c", render(self.spec.command, values)]
         else:
@@ -175,3 +170,11 @@ class CommandAgent(AgentAdapter):
         res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s, stdin=stdin)
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
                             final_output=res.stdout.decode(errors="replace")[-4000:], limits_exceeded=res.limits_exceeded)
+
+    def _write_files(self, ctx: AgentContext, values: dict[str, str]) -> None:
+        for rel, content in self.spec.files.items():
+            dest = (ctx.home / render(rel, values)).resolve()
+            if not dest.is_relative_to(ctx.home.resolve()):
+                raise AgentUnavailable(f"{self.name}: config file {rel!r} would be written outside the agent home")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(render(content, values))

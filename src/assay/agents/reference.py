@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import assay
-from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn, Normalized, SessionLost
+from assay.agents.base import (RESUME_NOTE, AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn,
+                               Normalized, Resume, SessionLost)
 from assay.agents.history import chat_messages
 from assay.agents.products import safe_files
 from assay.agents.reference_tools import BUILTIN_SCHEMAS
@@ -28,6 +29,7 @@ from assay.trace.events import EventKind
 
 SESSION_FILE = "reference-session.jsonl"
 CONFIG_FILE = "reference.json"
+MESSAGES_FILE = "messages.json"  # the loop's message list, rewritten after every step
 
 
 def _runtime_mounts() -> list[Mount]:
@@ -48,6 +50,8 @@ class ReferenceAgent(AgentAdapter):
     needs_gateway = True
     session_mechanism = "its own message list, conv/tN/messages.json in the agent home, read back by the loop"
     seeds_history = True
+    resume_mechanism = ("its own message list (messages.json, rewritten after every step) continued by the loop "
+                        "after a kill; a call left without its answer is closed with an error result")
 
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__(config)
@@ -71,20 +75,39 @@ class ReferenceAgent(AgentAdapter):
         return {"gateway_url": ctx.gateway_url or "", "model": ctx.model, "tools": list(ctx.tools),
                 "prompt_file": f"{ctx.home_inside}/{folder}prompt.md",
                 "session_file": f"{ctx.home_inside}/{folder}{SESSION_FILE}",
+                "messages_out": f"{ctx.home_inside}/{folder}{MESSAGES_FILE}",
                 "max_turns": ctx.budget.turns, "max_tool_calls": ctx.budget.tool_calls,
                 **{k: self.config[k] for k in DEFAULTS}}
 
     async def run(self, ctx: AgentContext) -> AgentOutcome:
+        if ctx.agent_run > 1:
+            return await self._restart(ctx)
         (ctx.home / "prompt.md").write_text(ctx.prompt)
         (ctx.home / CONFIG_FILE).write_text(json.dumps(self._config(ctx, ""), indent=1))
         return await self._exec(ctx, CONFIG_FILE, SESSION_FILE)
+
+    async def _restart(self, ctx: AgentContext) -> AgentOutcome:
+        """A run after a process fault. The agent has been in its home: nothing is written there
+        (a planted link would redirect the write); the config and the prompt come on stdin, and
+        the loop writes its own files under ``runs/rN/``. Resumed: it continues the killed run's
+        message list (:meth:`resume_point`)."""
+        folder = _run_folder(ctx.agent_run)
+        cfg = self._config(ctx, folder)
+        del cfg["prompt_file"]
+        cfg["prompt"] = ctx.prompt
+        if ctx.resume is not None:
+            cfg["history_file"] = f"{ctx.home_inside}/{ctx.resume.session}"
+        return await self._exec(ctx, None, f"{folder}{SESSION_FILE}", name=f"r{ctx.agent_run}",
+                                stdin=json.dumps(cfg).encode())
+
+    def resume_point(self, ctx: AgentContext) -> Resume | str:
+        return resume_from(ctx.home, ctx.agent_run)
 
     async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
         """Turn N reads the messages turn N-1 left (turn 1: the typed history as chat messages).
         Every file of a turn is new, written without following a link (the agent has been here)."""
         folder = f"conv/t{turn.number}/"
         cfg = self._config(ctx, folder)
-        cfg["messages_out"] = f"{ctx.home_inside}/{folder}messages.json"
         fed: dict[str, Path] = {}
         try:
             if turn.number == 1:
@@ -110,11 +133,12 @@ class ReferenceAgent(AgentAdapter):
             raise SessionLost(f"turn {turn.number}: {outcome.extra['stop'].get('detail')}")
         return outcome
 
-    async def _exec(self, ctx: AgentContext, config: str, session_rel: str, name: str = "") -> AgentOutcome:
+    async def _exec(self, ctx: AgentContext, config: str | None, session_rel: str, name: str = "",
+                    stdin: bytes | None = None) -> AgentOutcome:
         env = {**ctx.env, "HOME": ctx.home_inside, "ASSAY_GATEWAY_KEY": ctx.gateway_key or "", "PYTHONUNBUFFERED": "1",
                "PYTHONDONTWRITEBYTECODE": "1"}
-        argv = [sys.executable, "-m", "assay.agents.reference_loop", f"{ctx.home_inside}/{config}"]
-        res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s)
+        argv = [sys.executable, "-m", "assay.agents.reference_loop", f"{ctx.home_inside}/{config}" if config else "-"]
+        res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s, stdin=stdin)
         records = read_session_safely(ctx.home, session_rel)
         final = next((r.get("text", "") for r in reversed(records) if r.get("type") == "final"), None)
         stop = next((r for r in reversed(records) if r.get("type") == "stop"), None)
@@ -157,6 +181,24 @@ def _events(records: list[dict[str, Any]]) -> list[Normalized]:
         elif kind == "stop":
             out.append(Normalized(EventKind.log, {"event": "stop", "reason": r.get("reason"), "detail": r.get("detail")}))
     return out
+
+
+def resume_from(home: Path, run: int) -> Resume | str:
+    """How run ``run`` continues the message list the killed run before it kept (written after
+    every step), or why it cannot. The harness only checks that the list is a regular file of a
+    sane size, reached without a link; the loop reads it, inside the sandbox."""
+    rel = _run_folder(run - 1) + MESSAGES_FILE
+    size = safe_files.size(home, rel)
+    if size is None:
+        return f"the killed run left no message list to continue ({rel} is missing, a link or not a file)"
+    if size > safe_files.MAX_BYTES:
+        return f"the killed run's message list {rel} is larger than {safe_files.MAX_BYTES} bytes"
+    return Resume(session=rel, note=RESUME_NOTE)
+
+
+def _run_folder(run: int) -> str:
+    """Where the loop of the agent's ``run``-th run in the attempt keeps its files (the home's top for the first)."""
+    return "" if run <= 1 else f"runs/r{run}/"
 
 
 def _aside(ctx: AgentContext) -> Path:

@@ -25,6 +25,8 @@ from assay.agents.reference_tools import BUILTIN_SCHEMAS, WorldTools, run_builti
 SYSTEM = ("You are a careful software agent working in the current directory. Use the tools to inspect and "
           "change files; answer with a short summary when the task is done.")
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+#: the answer a tool call gets when the run that made it ended before reading its result
+UNANSWERED = "ERROR: no result: the run that made this call ended before its answer was read"
 
 
 class Transient(Exception):
@@ -98,7 +100,7 @@ def call_with_retry(client: httpx.Client, url: str, body: dict[str, Any], sessio
 
 def run(cfg: dict[str, Any]) -> int:
     session = Session(Path(cfg["session_file"]))
-    prompt = Path(cfg["prompt_file"]).read_text()
+    prompt = cfg["prompt"] if "prompt" in cfg else Path(cfg["prompt_file"]).read_text()
     key = os.environ.get("ASSAY_GATEWAY_KEY", "")
     client = httpx.Client(timeout=float(cfg.get("request_timeout_s", 60)), trust_env=False,
                           headers={"Authorization": f"Bearer {key}"})
@@ -114,8 +116,43 @@ def run(cfg: dict[str, Any]) -> int:
     try:
         return _loop(cfg, session, client, tools, allowed, world, messages)
     finally:
-        if cfg.get("messages_out"):  # the conversation so far: the next turn resumes from it
-            Path(cfg["messages_out"]).write_text(json.dumps(messages[1:], ensure_ascii=False))
+        checkpoint(cfg, messages)
+
+
+def checkpoint(cfg: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+    """The conversation so far (without the system message), rewritten whole after every step: the
+    next turn continues from it, and so does a run started again after this one was killed."""
+    if cfg.get("messages_out"):
+        path = Path(cfg["messages_out"])
+        tmp = path.with_name(path.name + ".part")
+        tmp.write_text(json.dumps(messages[1:], ensure_ascii=False))
+        os.replace(tmp, path)
+
+
+def close_unanswered(history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every tool call in ``history`` answered: a call whose answer was never read (the run was
+    killed while it ran) gets an error result, so the conversation is well formed and says so."""
+    out: list[dict[str, Any]] = []
+    open_ids: list[str] = []
+    closed: list[str] = []
+
+    def close() -> None:
+        for cid in open_ids:
+            out.append({"role": "tool", "tool_call_id": cid, "content": UNANSWERED})
+            closed.append(cid)
+        open_ids.clear()
+
+    for m in history:
+        if m.get("role") == "tool":
+            if m.get("tool_call_id") in open_ids:
+                open_ids.remove(m.get("tool_call_id"))
+        else:
+            close()
+        out.append(m)
+        if m.get("role") == "assistant":
+            open_ids.extend(str(c.get("id", "")) for c in m.get("tool_calls") or [] if isinstance(c, dict))
+    close()
+    return out, closed
 
 
 def _history(cfg: dict[str, Any], session: Session) -> list[dict[str, Any]] | None:
@@ -133,6 +170,9 @@ def _history(cfg: dict[str, Any], session: Session) -> list[dict[str, Any]] | No
     if not isinstance(history, list) or not all(isinstance(m, dict) for m in history):
         session.log("stop", reason="session_lost", detail=f"{path} is not a list of messages")
         return None
+    history, closed = close_unanswered(history)
+    if closed:
+        session.log("resume", unanswered=closed)
     return history
 
 
@@ -159,6 +199,7 @@ def _loop(cfg: dict[str, Any], session: Session, client: httpx.Client, tools: li
                     usage=data.get("usage") or {})
         messages.append({"role": "assistant", "content": msg.get("content"),
                          **({"tool_calls": calls} if calls else {})})
+        checkpoint(cfg, messages)
         if not calls:
             text = msg.get("content") or ""
             session.log("final", text=text)
@@ -187,6 +228,7 @@ def _loop(cfg: dict[str, Any], session: Session, client: httpx.Client, tools: li
             session.log("tool_result", call_id=c.get("id", ""), name=name, **result)
             content = result.get("output", "") if result.get("ok") else f"ERROR: {result.get('error')}\n{result.get('output', '')}"
             messages.append({"role": "tool", "tool_call_id": c.get("id", ""), "content": content})
+            checkpoint(cfg, messages)
         if max_tool_calls is not None and tool_calls >= max_tool_calls:
             session.log("stop", reason="tool_calls", detail=f"tool-call budget {max_tool_calls} spent")
             return 4
@@ -197,9 +239,9 @@ def _loop(cfg: dict[str, Any], session: Session, client: httpx.Client, tools: li
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m assay.agents.reference_loop CONFIG.json", file=sys.stderr)
+        print("usage: python -m assay.agents.reference_loop CONFIG.json|-  (-: the config on stdin)", file=sys.stderr)
         return 2
-    return run(json.loads(Path(args[0]).read_text()))
+    return run(json.loads(sys.stdin.read() if args[0] == "-" else Path(args[0]).read_text()))
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ async def run_agent(env: AttemptEnv, live: Live) -> AgentRan:
         actx = live.context = agent_context(env, live)
 
         def again() -> AgentContext:  # after a process fault: the same attempt, maybe a new sandbox
-            live.context = agent_context(env, live)
+            live.context = agent_context(env, live, announce=False)  # the restart records what it is given
             return live.context
 
         def watchdog(e: AttemptEnv, a: AgentContext) -> Awaitable[AgentOutcome]:
@@ -177,8 +177,9 @@ async def run_agent(env: AttemptEnv, live: Live) -> AgentRan:
     return await timed("agent", body, AgentRan)
 
 
-def agent_context(env: AttemptEnv, live: Live) -> AgentContext:
-    """What the adapter is handed: ``{endpoint:NAME}`` and ``{home}`` filled as seen from inside."""
+def agent_context(env: AttemptEnv, live: Live, announce: bool = True) -> AgentContext:
+    """What the adapter is handed: ``{endpoint:NAME}`` and ``{home}`` filled as seen from inside
+    (``announce``: the prompt recorded as the user's message)."""
     sb, task = live.sandbox, env.task
     assert sb is not None
     agent_env = {}
@@ -187,7 +188,7 @@ def agent_context(env: AttemptEnv, live: Live) -> AgentContext:
             v = v.replace("{endpoint:" + ep.name + "}", sb.endpoint_url(ep.name))
         agent_env[k] = v.replace("{home}", live.mounts[HOME_MOUNT])
     prompt = task.prompt_for(env.variant)
-    if task.spec.conversation is None:  # a conversation records each turn's user message itself
+    if announce and task.spec.conversation is None:  # a conversation records each turn's user message itself
         env.trace.emit(Source.harness, EventKind.user_message, {"text": prompt})
     gw = live.wiring.gateway
     h = env.handle

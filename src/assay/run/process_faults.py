@@ -9,8 +9,12 @@ every other process the agent started in the sandbox (a daemon that left the gro
 ``/tmp``) and builds a new one over the same workspace and home. Only then does the dispatcher return, and the call's answer is never
 delivered: the agent that would have read it is gone. The agent is started again within the same
 attempt, with the time left of its budget, the worlds and the approval store still open, so the
-new run sees what the first one did. Each restart is recorded on the fault's entry
-(``restart: fresh``; no adapter declares a resume command yet) and as a harness ``log`` event.
+new run sees what the first one did. Where the adapter can (:meth:`AgentAdapter.resume_point`),
+the new run continues the killed run's own session (it sees the conversation so far, the call
+whose answer it never read included); otherwise it starts fresh with the task's prompt. Each
+restart is recorded on the fault's entry (``restart: resume`` and the session, or ``restart:
+fresh`` and why) and as a harness ``log`` event, and what the new run is given as a
+``user_message``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import dataclasses
 import time
 from typing import Any, Awaitable, Callable
 
-from assay.agents.base import AgentContext, AgentOutcome
+from assay.agents.base import AgentContext, AgentOutcome, Resume
 from assay.spec.tool_faults import ProcessFaultKind
 from assay.trace.events import EventKind, Source
 from assay.worlds.faults import FaultingDispatcher
@@ -120,15 +124,40 @@ async def run_with_process_faults(env: Any, live: Any, actx: AgentContext, watch
                 entry, ready = runs.pending.pop(0)
             await ready  # the agent is dead (and the sandbox rebuilt) before it starts again
             left = deadline - time.monotonic()
-            entry["restart"] = "fresh"
-            entry["run"] = n + 1
-            env.trace.emit(Source.harness, EventKind.log, {"phase": "agent", "restart": "fresh", "run": n + 1,
-                                                          "fault": entry.get("kind"), "call_id": entry.get("call_id"),
-                                                          "time_left_s": round(max(0.0, left), 3)})
+            n += 1
+            actx = restarted(env, dataclasses.replace(new_context(), timeout_s=max(0.0, left), agent_run=n), entry)
             if left <= 0:
                 return AgentOutcome(exit_code=None, timed_out=True)
-            actx = dataclasses.replace(new_context(), timeout_s=left)
-            n += 1
     finally:
         for d in dispatchers:
             d.interrupt = None
+
+
+def restarted(env: Any, actx: AgentContext, entry: dict[str, Any]) -> AgentContext:
+    """The restarted run's context: the killed run's session continued where the adapter can
+    (``restart: resume``, the session's id, the resume note as the user's message), else the task's
+    prompt again (``restart: fresh`` and why); recorded on the fault's entry and in the trace."""
+    how = resume_point(env, actx)
+    if isinstance(how, Resume):
+        actx = dataclasses.replace(actx, resume=how, prompt=how.note)
+        entry.update(restart="resume", session=how.session)
+    else:
+        entry.update(restart="fresh", fresh_because=how)
+    entry["run"] = actx.agent_run
+    env.trace.emit(Source.harness, EventKind.log, {
+        "phase": "agent", "restart": entry["restart"], "run": actx.agent_run, "fault": entry.get("kind"),
+        "call_id": entry.get("call_id"), "time_left_s": round(actx.timeout_s, 3),
+        **({"session": how.session} if isinstance(how, Resume) else {"fresh_because": how})})
+    if env.task.spec.conversation is None:  # a conversation records each turn's user message itself
+        env.trace.emit(Source.harness, EventKind.user_message, {"text": actx.prompt, "restart": entry["restart"]})
+    return actx
+
+
+def resume_point(env: Any, actx: AgentContext) -> Resume | str:
+    """The adapter's answer (a session to continue, or why not); a failing check is a fresh restart."""
+    if env.task.spec.conversation is not None:
+        return "a conversation task starts its turns again from the first"
+    try:
+        return env.agent.resume_point(actx)
+    except Exception as e:  # noqa: BLE001 - an adapter's broken check costs the resume, not the attempt
+        return f"the session could not be checked: {type(e).__name__}: {e}"

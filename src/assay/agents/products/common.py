@@ -188,9 +188,10 @@ class ProductAgent(AgentAdapter):
             raise AdapterError(f"{self.name} needs the model gateway (pass --model)", reason="no_gateway")
         inst = self.require()
         ctx = self.disclose_world_tools(ctx)
-        if ctx.turn is not None and ctx.turn.number > 1:
-            # the agent has been in its home: its config stays as turn 1 wrote it, and nothing is
-            # written there again (a planted link would redirect the write); prepare() writes aside
+        if (ctx.turn is not None and ctx.turn.number > 1) or ctx.agent_run > 1:
+            # the agent has been in its home (an earlier turn, or a run killed by a process fault):
+            # its config stays as the first run wrote it, and nothing is written there again (a
+            # planted link would redirect the write); prepare() writes aside
             with tempfile.TemporaryDirectory(prefix="assay-turn-") as aside:
                 launch = self.prepare(dataclasses.replace(ctx, home=Path(aside)), inst)
         else:

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.agents.base import AgentContext, ConversationTurn, SessionLost
+from assay.agents.base import RESUME_NOTE, AgentContext, ConversationTurn, Resume, SessionLost
 from assay.agents.history import chat_messages
 from assay.agents.products import contract, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
@@ -27,7 +27,7 @@ from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_K
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
-from assay.agents.products.pi_session import seeded_session, session_ids
+from assay.agents.products.pi_session import resumable, seeded_session, session_ids
 
 CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
 
@@ -63,6 +63,12 @@ class PiAgent(ProductAgent):
     world_exposure = "mcp"
     session_mechanism = "Pi's own JSONL session (v3) in $HOME/sessions, continued with --session-id"
     seeds_history = True
+    resume_mechanism = ("Pi's own JSONL session in $HOME/sessions, continued with --session-id after a kill "
+                        "(Pi itself answers a call left without its result with an error result)")
+
+    def resume_point(self, ctx: AgentContext) -> Resume | str:
+        sid, why = resumable(ctx.home, SESSION_GLOBS[0])
+        return Resume(session=sid, note=RESUME_NOTE) if sid is not None else why
 
     def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
         return mcp_json(url)
@@ -95,6 +101,8 @@ class PiAgent(ProductAgent):
             argv += [*flags, "--tools", ",".join(tools)]
         if ctx.turn is not None:  # a conversation: every turn continues the one session
             argv += ["--session-id", ctx.turn.session_id]
+        elif ctx.resume is not None:  # started again after a kill: the killed run's session continues
+            argv += ["--session-id", ctx.resume.session]
         argv += ["--", ctx.prompt]
         env = {**node_env(inst, home), "PI_CODING_AGENT_DIR": f"{home}/pi-agent", "PI_OFFLINE": "1",
                "PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1", KEY_ENV: ctx.gateway_key or ""}

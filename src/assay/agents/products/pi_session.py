@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,36 @@ def session_ids(home: Path, pattern: str) -> set[str]:
         if head and head[0].get("type") == "session" and isinstance(head[0].get("id"), str):
             out.add(head[0]["id"])
     return out
+
+
+#: the most of a session file read to learn its id: its first line (a header is far smaller)
+HEAD_BYTES = 64 << 10
+#: what a session id may look like to be handed back to Pi on its command line
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+def resumable(home: Path, pattern: str) -> tuple[str | None, str]:
+    """The id of the one session a killed Pi left under ``home`` (``pattern``), or None and why
+    not. The files are the agent's: a link or special file there refuses the resume, and only the
+    first line of the one regular file is read, at most :data:`HEAD_BYTES`."""
+    traps = safe_files.unsafe_entries(home, [pattern])
+    if traps:
+        return None, f"a link or special file where Pi keeps its sessions ({traps[0]['path']}): not followed"
+    files = safe_files.glob(home, pattern)
+    if len(files) != 1:
+        return None, (f"{len(files)} session files: which one the killed run wrote is not certain" if files
+                      else "the killed run left no session file")
+    try:
+        head = safe_files.read_head(home, files[0], HEAD_BYTES)
+    except OSError as e:
+        return None, f"{files[0]} cannot be read safely: {e}"
+    if len(head) >= HEAD_BYTES:
+        return None, f"{files[0]}: its first line is longer than {HEAD_BYTES} bytes"
+    try:
+        header = json.loads(head)
+    except ValueError:
+        return None, f"{files[0]}: its first line is not JSON"
+    sid = header.get("id") if isinstance(header, dict) and header.get("type") == "session" else None
+    if not isinstance(sid, str) or not SESSION_ID.fullmatch(sid):
+        return None, f"{files[0]}: no session header with a plain id"
+    return sid, ""

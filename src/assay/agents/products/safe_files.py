@@ -53,25 +53,30 @@ def _open_dir(home: Path, parts: list[str]) -> int:
     return fd
 
 
-def read_bytes(home: Path, rel: str | PurePosixPath, limit: int = MAX_BYTES) -> bytes:
-    """The content of the regular file ``home/rel``; :class:`Unsafe` (or OSError) otherwise."""
+def _open_file(home: Path, rel: str | PurePosixPath) -> int:
+    """A descriptor of the regular file ``home/rel``, reached without following a link."""
     parts = _parts(rel)
     try:
         dfd = _open_dir(home, parts[:-1])
     except OSError as e:
         raise Unsafe(f"{rel!s}: a directory on the way is missing or a link ({e.strerror})") from e
     try:
-        try:
-            fd = os.open(parts[-1], _FILE, dir_fd=dfd)
-        except OSError as e:
-            raise Unsafe(f"{rel!s}: missing or a link ({e.strerror})") from e
+        fd = os.open(parts[-1], _FILE, dir_fd=dfd)
+    except OSError as e:
+        raise Unsafe(f"{rel!s}: missing or a link ({e.strerror})") from e
     finally:
         os.close(dfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Unsafe(f"{rel!s} is not a regular file")
+    return fd
+
+
+def read_bytes(home: Path, rel: str | PurePosixPath, limit: int = MAX_BYTES) -> bytes:
+    """The content of the regular file ``home/rel``; :class:`Unsafe` (or OSError) otherwise."""
+    fd = _open_file(home, rel)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Unsafe(f"{rel!s} is not a regular file")
-        if st.st_size > limit:
+        if os.fstat(fd).st_size > limit:
             raise Unsafe(f"{rel!s} is larger than {limit} bytes")
         chunks, left = [], limit + 1
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
@@ -119,17 +124,33 @@ def read_text(home: Path, rel: str | PurePosixPath) -> str:
 
 def is_file(home: Path, rel: str | PurePosixPath) -> bool:
     """A regular file reachable without following a link."""
+    return size(home, rel) is not None
+
+
+def size(home: Path, rel: str | PurePosixPath) -> int | None:
+    """The size of the regular file ``home/rel`` reached without following a link, or None."""
     try:
         parts = _parts(rel)
         dfd = _open_dir(home, parts[:-1])
     except OSError:
-        return False
+        return None
     try:
-        return stat.S_ISREG(os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False).st_mode)
+        st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
     except OSError:
-        return False
+        return None
     finally:
         os.close(dfd)
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def read_head(home: Path, rel: str | PurePosixPath, limit: int) -> bytes:
+    """The first line of the regular file ``home/rel`` (at most ``limit`` bytes, whatever the file's
+    size), read as :func:`read_bytes` reads; :class:`Unsafe` (or OSError) otherwise."""
+    fd = _open_file(home, rel)
+    try:
+        return os.pread(fd, limit, 0).split(b"\n", 1)[0]
+    finally:
+        os.close(fd)
 
 
 Visit = Callable[[int, str, os.stat_result, PurePosixPath, bool], None]

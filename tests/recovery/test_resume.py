@@ -74,6 +74,7 @@ def test_the_reference_agent_resumes_its_own_conversation(reference_run: Path, v
     assert len(said) == 2 and said[1] == RESUME_NOTE  # the prompt once; the restart was given the note
     first = next(e for e in after_fault(evs) if e["kind"] == "model_request")
     assert first["data"]["assistant_turns"] == 1 and first["data"]["last_text"] == RESUME_NOTE
+    assert first["data"]["messages"] == 5  # system, prompt, the killed call, its (error) result, the note
     # the killed write, then one write of the resumed run (a replay): a fresh run would write twice more
     writes = [e for e in evs if (e["source"], e["kind"]) == ("world", "tool_call")]
     assert len(writes) == 2 and r["extra"]["duplicate_side_effects"] == 0
@@ -111,3 +112,127 @@ def test_a_message_list_closes_every_unanswered_call() -> None:
         ("user", None, "go"), ("assistant", None, None), ("tool", "a", "ok"), ("tool", "b", UNANSWERED),
         ("user", None, "more"), ("assistant", None, None), ("tool", "c", UNANSWERED)]
     assert close_unanswered(out) == (out, [])  # a well-formed list is left as it is
+
+
+def pi_usable() -> str | None:
+    from assay.agents.products import install
+    from assay.sandbox.registry import backends
+
+    if "bwrap" not in backends() or not backends()["bwrap"]().status().usable:
+        return "the bubblewrap sandbox is not usable here"
+    if install.find("pi") is None:
+        return "pi is not installed (run: assay agents install pi, or scripts/install-agents.sh)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def pi_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    why = pi_usable()
+    if why:
+        pytest.skip(why)
+    root = tmp_path_factory.mktemp("resume-pi")
+    run = root / "run"
+    start_run(RunOptions(suite=only(root, KILLS), out=run, agents=["pi"], tasks=["book-entry"], model="scripted"))
+    return run
+
+
+@pytest.mark.slow
+@pytest.mark.agents
+@pytest.mark.parametrize("variant", sorted(KILLS))
+def test_pi_resumes_its_own_session(pi_run: Path, variant: str) -> None:
+    trial = f"book-entry.{variant}.pi.r1"
+    r = _final_results(pi_run)[trial]
+    assert r["end_state"] == "pass", (r["reason"], r["errors"])
+    (fault,) = r["extra"]["process_faults"]
+    assert (fault["restart"], fault["run"]) == ("resume", 2), fault
+    sessions = [n for n in r["artifacts"] if n.startswith("native.pi.")]
+    assert len(sessions) == 1 and fault["session"] in sessions[0]  # one session, continued, not a second one
+    evs = trace(pi_run, trial)
+    first = next(e for e in after_fault(evs) if e["kind"] == "model_request")
+    assert first["data"]["assistant_turns"] == 1 and RESUME_NOTE in first["data"]["last_text"], first
+    assert first["data"]["messages"] == 5  # system, prompt, the killed call, Pi's own error result for it, the note
+    writes = [e for e in evs if (e["source"], e["kind"]) == ("world", "tool_call")]
+    assert len(writes) == 2 and r["extra"]["duplicate_side_effects"] == 0
+    sent = [x["request"]["assistant_turns"] for x in artifact(pi_run, r, "gateway.session")]
+    ((name, args),) = sent[1][0]["calls"]  # the killed write is in what the resumed Pi sent
+    assert name.endswith("ledger_record_entry") and args["idempotency_key"] == "lunch-2026-04-02"
+
+
+PLANTING = """\
+turns:
+  - tool_calls:
+      - {name: shell, arguments: {command: "ln -s /etc/shadow \\"$HOME/sessions/planted.jsonl\\"; ls -l \\"$HOME/sessions\\""}}
+  - tool_calls:
+      - name: ledger.record_entry
+        arguments: {date: "2026-04-02", amount: 58, currency: CNY, category: dining, merchant: "Harbor Dumpling House", idempotency_key: "lunch-2026-04-02"}
+  - tool_calls:
+      - name: ledger.record_entry
+        arguments: {date: "2026-04-02", amount: 58, currency: CNY, category: dining, merchant: "Harbor Dumpling House", idempotency_key: "lunch-2026-04-02"}
+  - text: "Booked."
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.agents
+def test_a_link_planted_among_pis_sessions_makes_the_restart_fresh(tmp_path: Path) -> None:
+    """Pi's shell plants a link where its sessions are, then its write is killed: the harness does
+    not follow it to learn a session id; the restart is fresh, and says why."""
+    why = pi_usable()
+    if why:
+        pytest.skip(why)
+    suite = only(tmp_path, {"fault-agent-killed"}, model=PLANTING)
+    task = suite / "tasks" / "book-entry" / "task.yaml"
+    spec = yaml.safe_load(task.read_text())
+    spec["tools"] = ["ledger.*", "shell"]
+    task.write_text(yaml.safe_dump(spec, sort_keys=False))
+    run = tmp_path / "run"
+    start_run(RunOptions(suite=suite, out=run, agents=["pi"], tasks=["book-entry"], model="scripted"))
+    r = _final_results(run)["book-entry.fault-agent-killed.pi.r1"]
+    (fault,) = r["extra"]["process_faults"]
+    assert fault["restart"] == "fresh" and "sessions/planted.jsonl" in fault["fresh_because"], fault
+    assert "not followed" in fault["fresh_because"]
+    said = [e["data"]["text"] for e in trace(run, r["trial_id"]) if (e["source"], e["kind"]) == ("harness", "user_message")]
+    assert len(said) == 2 and said[1] == said[0]  # fresh: the task's prompt again
+    assert any(i["type"] == "agent_home_trap" for i in r["incidents"]), r["incidents"]
+
+
+LINKER = """\
+name: linker
+kind: command
+version: "1.0"
+tools: ["ledger.*"]
+command: ["python3", "{home}/agent.py"]
+files:
+  agent.py: |
+    import json, os, pathlib, urllib.request
+    HOME = pathlib.Path(__file__).resolve().parent
+    if not (HOME / "planted").exists():  # run 1: its prompt file becomes a link to a host path, then it is killed
+        (HOME / "prompt.md").unlink()
+        os.symlink(CANARY, HOME / "prompt.md")
+        (HOME / "planted").write_text("x")
+    url, key = os.environ["ASSAY_TOOLS_URL"].rstrip("/"), os.environ["ASSAY_TOOLS_KEY"]
+    entry = {"date": "2026-04-02", "amount": 58, "currency": "CNY", "category": "dining",
+             "merchant": "Harbor Dumpling House", "idempotency_key": "lunch-2026-04-02"}
+    req = urllib.request.Request(url + "/call", data=json.dumps({"name": "ledger.record_entry", "arguments": entry}).encode(),
+                                 headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=60).read()
+    print("booked")
+"""
+
+
+@pytest.mark.slow
+def test_a_restart_writes_nothing_through_a_link_the_agent_planted(tmp_path: Path) -> None:
+    """Before the restart the harness used to write the agent's files into its home again: a
+    prompt file the killed run replaced by a link to a host path would have been written through
+    (as the harness's user). A restart now writes nothing into a home the agent has been in."""
+    canary = tmp_path / "host-canary.txt"
+    agent = tmp_path / "linker.yaml"
+    agent.write_text(LINKER.replace("CANARY", repr(str(canary))))
+    run = tmp_path / "run"
+    start_run(RunOptions(suite=only(tmp_path, {"fault-agent-killed"}), out=run, agents=[str(agent)],
+                         tasks=["book-entry"]))
+    r = _final_results(run)["book-entry.fault-agent-killed.linker.r1"]
+    (fault,) = r["extra"]["process_faults"]
+    assert fault["applied"] and fault["restart"] == "fresh", fault
+    assert not canary.exists()  # nothing was written through the link
+    assert r["end_state"] == "pass", (r["reason"], r["errors"])

@@ -31,13 +31,22 @@ print("answer:", answer)
 """
 
 
-def held_out_run(root: Path, plugins: list[object] | None = None) -> Path:
-    """Run the suite once (host sandbox, no model) and return the run directory."""
+#: task ids carrying markers (:func:`held_out_run` ``ids=MARKED_IDS``): a held-out task's id must
+#: reach no surface outside the run directory, the open task's id must
+HELD_ID_MARK = "idmark-5c1e"
+OPEN_ID_MARK = "idmark-7b2a"
+MARKED_IDS = (f"open-{OPEN_ID_MARK}", f"held-{HELD_ID_MARK}")
+
+
+def held_out_run(root: Path, plugins: list[object] | None = None, ids: tuple[str, str] = ("open1", "held1")) -> Path:
+    """Run the suite once (host sandbox, no model) and return the run directory (``ids``: the
+    open task's id and the held-out task's)."""
     s = write_suite(root / "suite", name="ho")
-    write_task(s, "open1", task={"category": "code", "budget": {"wall_time_s": 60}, "predicates": [
+    open_id, held_id = ids
+    write_task(s, open_id, task={"category": "code", "budget": {"wall_time_s": 60}, "predicates": [
         {"id": "out", "kind": "file_contains", "path": "out.txt", "text": OPEN_MARK}]},
         prompt="Write the open answer to out.txt.")
-    write_task(s, "held1", task={"category": "code", "held_out": True, "budget": {"wall_time_s": 60}, "predicates": [
+    write_task(s, held_id, task={"category": "code", "held_out": True, "budget": {"wall_time_s": 60}, "predicates": [
         {"id": "out", "kind": "file_contains", "path": "out.txt", "text": EXPECT_MARK}]},
         prompt=f"{PROMPT_MARK}: write the held-out answer to out.txt.")
     (root / "agent").mkdir(parents=True)

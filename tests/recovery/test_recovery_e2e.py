@@ -61,10 +61,11 @@ def _by_hand(run: Path) -> dict[tuple[str, str], dict]:
             continue
         b = base[(r["task_id"], r["agent"], r["repetition"])]
         for key in ((r["agent"], "all"), (r["agent"], "+".join(kinds))):
-            row = out.setdefault(key, {"faulted": 0, "recovered": 0, "dups": 0, "restarts": 0, "cost": [], "calls": [],
-                                       "wall": []})
+            row = out.setdefault(key, {"faulted": 0, "recovered": 0, "dups": 0, "restarts": 0, "resumed": 0, "cost": [],
+                                       "calls": [], "wall": []})
             row["faulted"] += 1
             row["restarts"] += sum(1 for f in fired if f.get("restart"))
+            row["resumed"] += sum(1 for f in fired if f.get("restart") == "resume")
             row["recovered"] += r["end_state"] == "pass"
             row["dups"] += r["extra"]["duplicate_side_effects"]
             row["cost"].append(costs[r["trial_id"]] - costs[b["trial_id"]])
@@ -86,8 +87,8 @@ def _check_against_hand(run: Path) -> None:
     assert {(r.agent, r.kind) for r in fig.rows} == set(hand)
     for (agent, kind), h in hand.items():
         row = fig.row(agent, kind)
-        assert (row.faulted, row.recovered, row.duplicates, row.pairs, row.restarts) == (
-            h["faulted"], h["recovered"], h["dups"], len(h["cost"]), h["restarts"])
+        assert (row.faulted, row.recovered, row.duplicates, row.pairs, row.restarts, row.resumed) == (
+            h["faulted"], h["recovered"], h["dups"], len(h["cost"]), h["restarts"], h["resumed"])
         assert row.extra_cost_usd == pytest.approx(sum(h["cost"]) / len(h["cost"]))
         assert row.extra_tool_calls == pytest.approx(sum(h["calls"]) / len(h["calls"]))
         assert row.extra_wall_s == pytest.approx(sum(h["wall"]) / len(h["wall"]))
@@ -124,7 +125,7 @@ def test_branching_agents_careful_recovers_careless_duplicates(runs):
     # a blind retry after a lost receipt, or after being killed once its write ran, books twice
     assert (fig.row("careless").faulted, fig.row("careless").recovered, fig.row("careless").duplicates) == (9, 6, 3)
     assert fig.row("careless", "agent_killed").duplicates == 1 and fig.row("careless", "late_approval").recovered == 1
-    assert fig.row("careless").restarts == 3
+    assert fig.row("careless").restarts == 3 and fig.row("careless").resumed == 0  # a command agent: fresh
     assert fig.row("careful", "lost_receipt").rate == 1.0
     assert "| careless | lost_receipt | 0% (0/1)" in render_markdown(fig)
 
@@ -140,15 +141,17 @@ def test_reference_agent_recovers_from_every_fault(runs):
     assert all(r["extra"]["behaviour"]["wrong_side_effects"] == 0 for r in final.values())
     _check_against_hand(run)
     row = recovery_of_run(run).row("reference")
-    assert (row.faulted, row.recovered, row.duplicates, row.not_exercised, row.restarts) == (18, 18, 0, 0, 6)
+    # every restart continued the reference agent's own message list
+    assert (row.faulted, row.recovered, row.duplicates, row.not_exercised, row.restarts, row.resumed) == (
+        18, 18, 0, 0, 6, 6)
 
 
 @pytest.mark.slow
 @pytest.mark.agents
 def test_a_product_agent_recovers_over_its_own_mcp_client(tmp_path):
     """Pi calls the world tools over its own MCP client: a dropped answer reaches it as a tool
-    error; killed and started again (fresh, same home), its first write again is a replay, and a
-    late approval is joined: the scripted model's writes under one key recover every kind."""
+    error; killed and started again (its own session resumed, same home), its write again is a replay,
+    and a late approval is joined: the scripted model's writes under one key recover every kind."""
     from assay.agents.products import install
     from assay.sandbox.registry import backends
 
@@ -170,4 +173,4 @@ def test_a_product_agent_recovers_over_its_own_mcp_client(tmp_path):
     assert channels == {"mcp"}
     _check_against_hand(run)
     row = recovery_of_run(run).row("pi")
-    assert (row.faulted, row.recovered, row.duplicates, row.restarts) == (9, 9, 0, 3)
+    assert (row.faulted, row.recovered, row.duplicates, row.restarts, row.resumed) == (9, 9, 0, 3, 3)

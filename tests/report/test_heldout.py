@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.report import build_report
-from assay.report.heldout import withhold
+from assay.report.heldout import task_label, withhold
 from assay.score import score_run
 from assay.spec.scores import GateIncident
 from tests.heldout_run import MARKS, OPEN_MARK, held_out_run
@@ -34,8 +34,7 @@ def test_the_run_directory_holds_the_markers_and_the_manifest_the_flag(run: Path
 def test_no_report_shows_a_held_out_detail(run: Path, fmt: str) -> None:
     text = build_report(run, fmt)
     assert not [m for m in MARKS if m in text]
-    if fmt != "json":  # (the JSON names the result files it read, by digest: inputs.results)
-        assert HELD_TRIAL not in text  # no per-trial row, no trial section, no timeline
+    assert HELD_TRIAL not in text  # no per-trial row, no trial section, no timeline, no input file name
     if fmt == "html":
         assert OPEN_MARK in text and f'id="trial-{OPEN_TRIAL}"' in text  # details are shown where they may be
     if fmt != "json":
@@ -45,8 +44,8 @@ def test_no_report_shows_a_held_out_detail(run: Path, fmt: str) -> None:
 def test_the_held_out_task_still_counts_in_the_figures(run: Path) -> None:
     doc = json.loads(build_report(run, "json"))["score"]
     assert (doc["agents"]["echoer"]["passes"], doc["agents"]["echoer"]["scored"]) == (2, 2)
-    assert {t["task"]: t["passes"] for t in doc["tasks"]} == {"held1": 1, "open1": 1}
-    assert {t["task"]: t["trial_ids"] for t in doc["tasks"]}["held1"] == []
+    assert {t["task"]: t["passes"] for t in doc["tasks"]} == {task_label("held1"): 1, "open1": 1}
+    assert {t["task"]: t["trial_ids"] for t in doc["tasks"]}[task_label("held1")] == []
     assert [t["trial_id"] for t in doc["trials"]] == [OPEN_TRIAL]
     assert doc["agents"] == score_run(run).dump()["agents"]  # aggregates untouched
 

@@ -58,6 +58,8 @@ def score_finished_run(run_dir: Path, *, junit: Path | None = None, summary_md: 
     from assay.report.ci import write_ci_outputs
     from assay.score import score_run
 
+    from assay.report.heldout import held_out_of
+
     doc = score_run(run_dir, verify=False)
-    write_ci_outputs(doc, junit=junit, summary_md=summary_md)
+    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir))
     return doc

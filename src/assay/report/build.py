@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from assay.errors import UsageError
-from assay.report.heldout import withheld_note, withhold
+from assay.report.heldout import withheld_note, withhold, withhold_comparison, withhold_judges
 from assay.score.compare import Threshold, compare_agents, compare_scores
 from assay.score.engine import score_run
 from assay.spec.judge import JudgeSummary
@@ -56,17 +56,17 @@ def build_report(run_dir: Path | str, fmt: str = "html", *, compare: Path | str 
         cmp = compare_scores(score_run(compare), doc, agent_map=agent_map, allow_suite_change=allow_suite_change)
     held = rd.manifest().held_out_ids()
     note = withheld_note(doc, held)
-    doc = withhold(doc, held)  # held-out tasks count in the figures; their details are never shown
-    report = report_document(doc, cmp, run_judges(rd))
+    doc = withhold(doc, held)  # held-out tasks count in the figures; their details and ids are never shown
+    report = report_document(doc, withhold_comparison(cmp, held), withhold_judges(run_judges(rd), held))
     if fmt == "json":
         return json.dumps(report.dump(), indent=1) + "\n"
     if fmt == "md":
         from assay.report.markdown import render_markdown
 
-        return render_markdown(doc, cmp, report.agents_compared, report.judges) + (f"\n{note}\n" if note else "")
+        return render_markdown(doc, report.compare, report.agents_compared, report.judges) + (f"\n{note}\n" if note else "")
     from assay.report.html import render_html
 
-    return render_html(doc, rd, cmp, report.agents_compared, report.judges, note=note)
+    return render_html(doc, rd, report.compare, report.agents_compared, report.judges, note=note)
 
 
 def write_report(run_dir: Path | str, fmt: str = "html", *, out: Path | str | None = None,

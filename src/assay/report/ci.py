@@ -14,6 +14,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from assay.report.fmt import pct, signed
+from assay.report.heldout import withhold, withhold_comparison
 from assay.report.markdown import flag_lines, headline_table, measured_line
 from assay.spec.comparison import Comparison
 from assay.spec.scores import ScoreDocument, TrialScore
@@ -123,9 +124,11 @@ def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
 
 
 def write_ci_outputs(doc: ScoreDocument, cmp: Comparison | None = None, *, junit: Path | None = None,
-                     summary_md: Path | None = None) -> list[Path]:
+                     summary_md: Path | None = None, held: frozenset[str] = frozenset()) -> list[Path]:
     """Write the JUnit file and the Markdown summary asked for, and append the summary to
-    ``$GITHUB_STEP_SUMMARY`` when it is set. Returns the files written."""
+    ``$GITHUB_STEP_SUMMARY`` when it is set. Returns the files written. The ``held`` (held-out)
+    tasks' trials stay test cases, named by digests (:mod:`assay.report.heldout`)."""
+    doc, cmp = withhold(doc, held, keep_trials=True), withhold_comparison(cmp, held)
     written = []
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)

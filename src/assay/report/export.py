@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 from assay.errors import UsageError
 from assay.registry import Registry
+from assay.report.heldout import withhold_row
 from assay.spec.results import AttemptResult
 from assay.store.rundir import TRIALS, RunDir
 
@@ -101,17 +102,18 @@ def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
               "track": m.track}
     digests = {t.id: t.digest for t in m.tasks}
     categories = {t.id: t.category for t in m.tasks}
+    held = m.held_out_ids()  # counted rows; a held-out task's ids shown as digests
     root = rd.path / TRIALS
     on_disk = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     order = list(dict.fromkeys([*m.plan.trials, *on_disk]))
     for tid in order:
         results = [r for r in (rd.result(tid, n) for n in rd.attempts_of(tid)) if r is not None]
         if not results:
-            yield _missing_row(m.run_id, tid, common, digests, categories)
+            yield withhold_row(_missing_row(m.run_id, tid, common, digests, categories), held)
             continue
         last = max(r.attempt for r in results)
         for r in sorted(results, key=lambda r: r.attempt):
-            yield _row(r, r.attempt == last, common, digests)
+            yield withhold_row(_row(r, r.attempt == last, common, digests), held)
 
 
 def _jsonl(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:

@@ -21,6 +21,7 @@ class FaultFacts:
     duplicates: int  # duplicate side effects left in the worlds
     agent_s: float  # the agent phase of the final attempt (setup and verification excluded)
     restarts: int = 0  # agent restarts a process fault caused
+    resumed: int = 0  # of those, the ones that continued the agent's own session (the rest were fresh)
 
 
 def fault_facts(last: AttemptResult) -> FaultFacts | None:
@@ -33,6 +34,7 @@ def fault_facts(last: AttemptResult) -> FaultFacts | None:
         dups = int(extra.get("duplicate_side_effects") or 0)
     except (TypeError, ValueError):
         dups = 0
-    restarts = sum(1 for f in extra.get("process_faults") or [] if isinstance(f, dict) and f.get("restart"))
+    restart = [f.get("restart") for f in extra.get("process_faults") or [] if isinstance(f, dict)]
     return FaultFacts(planned=any(extra.get(k) for k in PLAN_KEYS), kinds=tuple(kinds), duplicates=dups,
-                      agent_s=max(0.0, last.timings.agent_s), restarts=restarts)
+                      agent_s=max(0.0, last.timings.agent_s), restarts=sum(1 for r in restart if r),
+                      resumed=restart.count("resume"))

@@ -56,6 +56,7 @@ class _Planned:
     strict_pass: bool
     duplicates: int
     restarts: int
+    resumed: int
     side: _Side
 
 
@@ -106,7 +107,8 @@ class RecoveryAcc:
         if planned:
             self.planned[t.agent].append(_Planned(
                 t.task_id, t.agent, t.repetition, "+".join(kinds), t.strict_pass,
-                f.duplicates if f is not None else 0, f.restarts if f is not None else 0, _side(t)))
+                f.duplicates if f is not None else 0, f.restarts if f is not None else 0,
+                f.resumed if f is not None else 0, _side(t)))
         elif t.variant != BASE and not t.verdict:
             self.unclassified += 1
 
@@ -139,7 +141,7 @@ class RecoveryAcc:
             interval=wilson(recovered, len(judged)) if judged else NO_INTERVAL,
             not_exercised=not_exercised, no_verdict=len(fired) - len(judged),
             duplicates=sum(p.duplicates for p in fired), base_duplicates=self.base_dups.get(agent, 0),
-            restarts=sum(p.restarts for p in fired), pairs=len(cost),
+            restarts=sum(p.restarts for p in fired), resumed=sum(p.resumed for p in fired), pairs=len(cost),
             extra_cost_usd=_mean(cost), extra_cost_interval=_ci(cost, resamples),
             extra_tool_calls=_mean(calls),
             extra_wall_s=_mean(wall), extra_wall_interval=_ci(wall, resamples))
@@ -171,7 +173,7 @@ def _num(x: float | None, ci: tuple[float | None, float | None] | None, fmt: str
     return f"{x:{fmt}}" + (f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]" if ci and ci[0] is not None and ci[1] is not None else "")
 
 
-HEADER = ("agent", "fault", "recovered", "95% CI", "not exercised", "no verdict", "restarts", "duplicates (base)",
+HEADER = ("agent", "fault", "recovered", "95% CI", "not exercised", "no verdict", "restarts (resumed)", "duplicates (base)",
           "pairs", "extra cost USD", "extra tool calls", "extra wall s")
 
 
@@ -181,7 +183,7 @@ def table(fig: RecoveryFigures) -> list[tuple[str, ...]]:
     for r in fig.rows:
         lo, hi = r.interval
         out.append((r.agent, r.kind, f"{_pct(r.rate)} ({r.recovered}/{r.faulted})", f"[{_pct(lo)}, {_pct(hi)}]",
-                    str(r.not_exercised), str(r.no_verdict), str(r.restarts), f"{r.duplicates} ({r.base_duplicates})",
+                    str(r.not_exercised), str(r.no_verdict), f"{r.restarts} ({r.resumed})", f"{r.duplicates} ({r.base_duplicates})",
                     str(r.pairs), _num(r.extra_cost_usd, r.extra_cost_interval, "+.6f"),
                     _num(r.extra_tool_calls, None, "+.2f"), _num(r.extra_wall_s, r.extra_wall_interval, "+.2f")))
     return out

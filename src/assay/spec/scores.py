@@ -158,6 +158,8 @@ class RecoveryRow(Record):
     duplicates: int = Field(0, description="Duplicate side effects left by the faulted trials.")
     base_duplicates: int = Field(0, description="Duplicate side effects left by the agent's base trials.")
     restarts: int = Field(0, description="Agent restarts the process faults caused (resume or fresh).")
+    resumed: int = Field(0, description="Of those, the restarts that continued the agent's own session (the rest "
+                         "started fresh; each fault entry says why).")
     pairs: int = Field(0, description="Faulted trials paired with a base trial of the same task and repetition.")
     extra_cost_usd: float | None = None
     extra_cost_interval: Interval | None = None

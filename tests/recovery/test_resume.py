@@ -148,6 +148,8 @@ def test_pi_resumes_its_own_session(pi_run: Path, variant: str) -> None:
     sessions = [n for n in r["artifacts"] if n.startswith("native.pi.")]
     assert len(sessions) == 1 and fault["session"] in sessions[0]  # one session, continued, not a second one
     evs = trace(pi_run, trial)
+    ran = [e["data"] for e in evs if e["kind"] == "log" and e["data"].get("phase") == "agent_run"]
+    assert ran[-1]["resumed_session_kept"] is True
     first = next(e for e in after_fault(evs) if e["kind"] == "model_request")
     assert first["data"]["assistant_turns"] == 1 and RESUME_NOTE in first["data"]["last_text"], first
     assert first["data"]["messages"] == 5  # system, prompt, the killed call, Pi's own error result for it, the note

@@ -118,6 +118,8 @@ class PiAgent(ProductAgent):
         text = "".join(b.get("text", "") for b in last.get("content") or [] if isinstance(b, dict)
                        and b.get("type") == "text")
         facts = {"stop_reason": last.get("stopReason"), "aborted": settled.get("aborted") if settled else None}
+        if ctx.resume is not None:  # did Pi continue the killed run's session, or start another one?
+            facts["resumed_session_kept"] = session_ids(ctx.home, SESSION_GLOBS[0]) == {ctx.resume.session}
         return (text or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 
     def session_files(self, ctx: AgentContext) -> list[Path]:

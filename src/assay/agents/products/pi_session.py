@@ -17,6 +17,10 @@ from assay.agents.products import safe_files
 from assay.agents.products.normalized import read_jsonl
 
 EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z: seeded entries are older than any live one
+#: the most of a session file read to learn its id: its first line (a header is far smaller)
+HEAD_BYTES = 64 << 10
+#: what a session id may look like to be handed back to Pi on its command line
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 def _entry_id(i: int, sid: str) -> str:
@@ -73,7 +77,7 @@ def session_ids(home: Path, pattern: str) -> set[str]:
     out: set[str] = set()
     for rel in safe_files.glob(home, pattern):
         try:
-            first = safe_files.read_bytes(home, rel, limit=safe_files.MAX_BYTES).split(b"\n", 1)[0]
+            first = safe_files.read_head(home, rel, HEAD_BYTES)
         except OSError:
             continue
         head = read_jsonl(first.decode(errors="replace"))
@@ -81,11 +85,6 @@ def session_ids(home: Path, pattern: str) -> set[str]:
             out.add(head[0]["id"])
     return out
 
-
-#: the most of a session file read to learn its id: its first line (a header is far smaller)
-HEAD_BYTES = 64 << 10
-#: what a session id may look like to be handed back to Pi on its command line
-SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 def resumable(home: Path, pattern: str) -> tuple[str | None, str]:

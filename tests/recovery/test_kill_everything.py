@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.recovery.command_agents import BOOK, command_agent
 from tests.recovery.test_recovery_e2e import _final_results
 from tests.sandbox.walled import run_walled, unshare_available
 
@@ -23,62 +24,49 @@ SUITE = Path(__file__).resolve().parents[2] / "examples" / "recovery"
 #: run 1 starts a daemon in a session of its own (out of the agent's process group) that appends
 #: to the workspace, waits until it has written once, then books the entry (and is killed there);
 #: run 2 says whether the daemon still lives and whether it wrote after run 2 started
-DAEMONER = r'''
-name: daemoner
-kind: command
-version: "1.0"
-tools: ["ledger.*"]
-command: ["python3", "{home}/agent.py"]
-files:
-  agent.py: |
-    import json, os, pathlib, subprocess, sys, urllib.request
-    HOME = pathlib.Path(__file__).resolve().parent
-    LOG = pathlib.Path("daemon.log").resolve()
-    DAEMON = ("import sys, time\n"
-              "n = 0\n"
-              "while True:\n"
-              "    n += 1\n"
-              "    with open(sys.argv[1], 'a') as f:\n"
-              "        f.write('tick %d\\n' % n)\n"
-              "    if n == 1:\n"
-              "        print('ready', flush=True)\n"
-              "    time.sleep(0.01)\n")
-    pidfile = HOME / "daemon.pid"
+DAEMONER = command_agent("daemoner", r'''\
+import json, os, pathlib, subprocess, sys, urllib.request
+HOME = pathlib.Path(__file__).resolve().parent
+LOG = pathlib.Path("daemon.log").resolve()
+DAEMON = ("import sys, time\n"
+          "n = 0\n"
+          "while True:\n"
+          "    n += 1\n"
+          "    with open(sys.argv[1], 'a') as f:\n"
+          "        f.write('tick %d\\n' % n)\n"
+          "    if n == 1:\n"
+          "        print('ready', flush=True)\n"
+          "    time.sleep(0.01)\n")
+pidfile = HOME / "daemon.pid"
 
-    def alive(pid):
-        try:
-            state = pathlib.Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return False
-        return state != "Z"
 
-    def book():
-        url, key = os.environ["ASSAY_TOOLS_URL"].rstrip("/"), os.environ["ASSAY_TOOLS_KEY"]
-        entry = {"date": "2026-04-02", "amount": 58, "currency": "CNY", "category": "dining",
-                 "merchant": "Harbor Dumpling House", "idempotency_key": "lunch-2026-04-02"}
-        req = urllib.request.Request(url + "/call", data=json.dumps({"name": "ledger.record_entry",
-                                                                     "arguments": entry}).encode(),
-                                     headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return json.loads(r.read())
+def alive(pid):
+    try:
+        state = pathlib.Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
-    if not pidfile.exists():  # run 1
-        d = subprocess.Popen([sys.executable, "-c", DAEMON, str(LOG)], start_new_session=True,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert d.stdout.readline().strip() == b"ready"  # it has written once: it is running
-        pidfile.write_text(str(d.pid))
-        print("run 1: daemon %d in session %d, mine %d" % (d.pid, os.getsid(d.pid), os.getsid(0)), flush=True)
-        book()  # killed while this call is answered
-        print("run 1: not killed", flush=True)
-    else:  # run 2
-        pid = int(pidfile.read_text())
-        size = LOG.stat().st_size
-        print("run 2: daemon alive %s" % alive(pid), flush=True)
-        answer = book()
-        print("run 2: replayed %s" % (answer.get("result") or {}).get("replayed"), flush=True)
-        print("run 2: daemon alive at the end %s, wrote after restart %s" % (alive(pid), LOG.stat().st_size != size),
-              flush=True)
-'''
+
+''' + BOOK + r'''
+
+if not pidfile.exists():  # run 1
+    d = subprocess.Popen([sys.executable, "-c", DAEMON, str(LOG)], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert d.stdout.readline().strip() == b"ready"  # it has written once: it is running
+    pidfile.write_text(str(d.pid))
+    print("run 1: daemon %d in session %d, mine %d" % (d.pid, os.getsid(d.pid), os.getsid(0)), flush=True)
+    book()  # killed while this call is answered
+    print("run 1: not killed", flush=True)
+else:  # run 2
+    pid = int(pidfile.read_text())
+    size = LOG.stat().st_size
+    print("run 2: daemon alive %s" % alive(pid), flush=True)
+    answer = book()
+    print("run 2: replayed %s" % (answer.get("result") or {}).get("replayed"), flush=True)
+    print("run 2: daemon alive at the end %s, wrote after restart %s" % (alive(pid), LOG.stat().st_size != size),
+          flush=True)
+''')
 
 
 def _only(suite: Path, task: str, keep: set[str]) -> None:

@@ -14,41 +14,30 @@ import pytest
 
 from assay.recovery import recovery_of_run
 from assay.run import RunOptions, start_run
+from tests.recovery.command_agents import BOOK, command_agent
 from tests.recovery.test_recovery_e2e import _final_results
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "recovery"
 
-PROBE = """\
-name: probe
-kind: command
-version: "1.0"
-tools: ["ledger.*"]
-command: ["python3", "{home}/agent.py"]
-files:
-  agent.py: |
-    import json, os, pathlib, urllib.request
-    HOME = pathlib.Path(__file__).resolve().parent
-    URL, KEY = os.environ["ASSAY_TOOLS_URL"].rstrip("/"), os.environ["ASSAY_TOOLS_KEY"]
-    runs = HOME / "runs"
-    n = (len(runs.read_text().splitlines()) if runs.exists() else 0) + 1
-    with runs.open("a") as f:
-        f.write("run\\n")
-    tmp = pathlib.Path("/tmp/probe-marker")
-    print("run %d: tmp %s, first run answered %s" % (n, "kept" if tmp.exists() else "gone",
-                                                      (HOME / "answered").exists()), flush=True)
-    tmp.write_text("x")
-    ENTRY = {"date": "2026-04-02", "amount": 58, "currency": "CNY", "category": "dining",
-             "merchant": "Harbor Dumpling House", "idempotency_key": "lunch-2026-04-02"}
-    req = urllib.request.Request(URL + "/call", data=json.dumps({"name": "ledger.record_entry", "arguments": ENTRY}).encode(),
-                                 headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            answer = json.loads(r.read())
-    except Exception as e:
-        answer = {"ok": False, "error": type(e).__name__}
-    (HOME / "answered").write_text(json.dumps(answer))
-    print("run %d: answer ok=%s replayed=%s" % (n, answer.get("ok"), (answer.get("result") or {}).get("replayed")))
-"""
+PROBE = command_agent("probe", """\
+import json, os, pathlib, urllib.request
+HOME = pathlib.Path(__file__).resolve().parent
+runs = HOME / "runs"
+n = (len(runs.read_text().splitlines()) if runs.exists() else 0) + 1
+with runs.open("a") as f:
+    f.write("run\\n")
+tmp = pathlib.Path("/tmp/probe-marker")
+print("run %d: tmp %s, first run answered %s" % (n, "kept" if tmp.exists() else "gone",
+                                                  (HOME / "answered").exists()), flush=True)
+tmp.write_text("x")
+""" + BOOK + """
+try:
+    answer = book()
+except Exception as e:
+    answer = {"ok": False, "error": type(e).__name__}
+(HOME / "answered").write_text(json.dumps(answer))
+print("run %d: answer ok=%s replayed=%s" % (n, answer.get("ok"), (answer.get("result") or {}).get("replayed")))
+""")
 
 
 def _events(run: Path, trial: str) -> list[dict]:

@@ -18,6 +18,7 @@ from assay.agents.base import RESUME_NOTE
 from assay.agents.reference_loop import UNANSWERED
 from assay.run import RunOptions, start_run
 from assay.store.rundir import RunDir
+from tests.recovery.command_agents import BOOK, command_agent
 from tests.recovery.test_recovery_e2e import _final_results
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "recovery"
@@ -52,24 +53,33 @@ def artifact(run: Path, result: dict, name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def resumed(run: Path, trial: str) -> tuple[dict, dict, list[dict]]:
+    """The trial's final result, its one fault entry (a resumed restart) and its trace."""
+    r = _final_results(run)[trial]
+    assert r["end_state"] == "pass", (r["reason"], r["errors"])
+    (fault,) = r["extra"]["process_faults"]
+    assert (fault["restart"], fault["run"]) == ("resume", 2), fault
+    return r, fault, trace(run, trial)
+
+
+def killed_run(factory: pytest.TempPathFactory, agent: str) -> Path:
+    """examples/recovery's two kill variants of book-entry, run by ``agent`` on the scripted model."""
+    root = factory.mktemp(f"resume-{agent}")
+    run = root / "run"
+    start_run(RunOptions(suite=only(root, KILLS), out=run, agents=[agent], tasks=["book-entry"], model="scripted"))
+    return run
+
+
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("resume")
-    run = root / "run"
-    start_run(RunOptions(suite=only(root, KILLS), out=run, agents=["reference"], tasks=["book-entry"],
-                         model="scripted"))
-    return run
+    return killed_run(tmp_path_factory, "reference")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(KILLS))
 def test_the_reference_agent_resumes_its_own_conversation(reference_run: Path, variant: str) -> None:
-    trial = f"book-entry.{variant}.reference.r1"
-    r = _final_results(reference_run)[trial]
-    assert r["end_state"] == "pass", (r["reason"], r["errors"])
-    (fault,) = r["extra"]["process_faults"]
-    assert (fault["restart"], fault["session"], fault["run"]) == ("resume", "messages.json", 2), fault
-    evs = trace(reference_run, trial)
+    r, fault, evs = resumed(reference_run, f"book-entry.{variant}.reference.r1")
+    assert fault["session"] == "messages.json"
     said = [e["data"]["text"] for e in evs if (e["source"], e["kind"]) == ("harness", "user_message")]
     assert len(said) == 2 and said[1] == RESUME_NOTE  # the prompt once; the restart was given the note
     first = next(e for e in after_fault(evs) if e["kind"] == "model_request")
@@ -130,24 +140,16 @@ def pi_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     why = pi_usable()
     if why:
         pytest.skip(why)
-    root = tmp_path_factory.mktemp("resume-pi")
-    run = root / "run"
-    start_run(RunOptions(suite=only(root, KILLS), out=run, agents=["pi"], tasks=["book-entry"], model="scripted"))
-    return run
+    return killed_run(tmp_path_factory, "pi")
 
 
 @pytest.mark.slow
 @pytest.mark.agents
 @pytest.mark.parametrize("variant", sorted(KILLS))
 def test_pi_resumes_its_own_session(pi_run: Path, variant: str) -> None:
-    trial = f"book-entry.{variant}.pi.r1"
-    r = _final_results(pi_run)[trial]
-    assert r["end_state"] == "pass", (r["reason"], r["errors"])
-    (fault,) = r["extra"]["process_faults"]
-    assert (fault["restart"], fault["run"]) == ("resume", 2), fault
+    r, fault, evs = resumed(pi_run, f"book-entry.{variant}.pi.r1")
     sessions = [n for n in r["artifacts"] if n.startswith("native.pi.")]
     assert len(sessions) == 1 and fault["session"] in sessions[0]  # one session, continued, not a second one
-    evs = trace(pi_run, trial)
     ran = [e["data"] for e in evs if e["kind"] == "log" and e["data"].get("phase") == "agent_run"]
     assert ran[-1]["resumed_session_kept"] is True
     first = next(e for e in after_fault(evs) if e["kind"] == "model_request")
@@ -198,28 +200,17 @@ def test_a_link_planted_among_pis_sessions_makes_the_restart_fresh(tmp_path: Pat
     assert any(i["type"] == "agent_home_trap" for i in r["incidents"]), r["incidents"]
 
 
-LINKER = """\
-name: linker
-kind: command
-version: "1.0"
-tools: ["ledger.*"]
-command: ["python3", "{home}/agent.py"]
-files:
-  agent.py: |
-    import json, os, pathlib, urllib.request
-    HOME = pathlib.Path(__file__).resolve().parent
-    if not (HOME / "planted").exists():  # run 1: its prompt file becomes a link to a host path, then it is killed
-        (HOME / "prompt.md").unlink()
-        os.symlink(CANARY, HOME / "prompt.md")
-        (HOME / "planted").write_text("x")
-    url, key = os.environ["ASSAY_TOOLS_URL"].rstrip("/"), os.environ["ASSAY_TOOLS_KEY"]
-    entry = {"date": "2026-04-02", "amount": 58, "currency": "CNY", "category": "dining",
-             "merchant": "Harbor Dumpling House", "idempotency_key": "lunch-2026-04-02"}
-    req = urllib.request.Request(url + "/call", data=json.dumps({"name": "ledger.record_entry", "arguments": entry}).encode(),
-                                 headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
-    urllib.request.urlopen(req, timeout=60).read()
-    print("booked")
-"""
+LINKER = command_agent("linker", """\
+import json, os, pathlib, urllib.request
+HOME = pathlib.Path(__file__).resolve().parent
+""" + BOOK + """
+if not (HOME / "planted").exists():  # run 1: its prompt file becomes a link to a host path, then it is killed
+    (HOME / "prompt.md").unlink()
+    os.symlink(CANARY, HOME / "prompt.md")
+    (HOME / "planted").write_text("x")
+book()
+print("booked")
+""")
 
 
 @pytest.mark.slow

@@ -10,7 +10,6 @@ import pytest
 
 from .walled import run_walled
 
-pytestmark = pytest.mark.usefixtures("bwrap_backend")
 
 #: three ways out of the exec's process group, each appending to the workspace until killed
 ESCAPES = ("(setsid sh -c 'while :; do echo a >> /workspace/a.log; sleep 0.01; done' &); "
@@ -20,6 +19,7 @@ ESCAPES = ("(setsid sh -c 'while :; do echo a >> /workspace/a.log; sleep 0.01; d
            "until [ -s /workspace/a.log ] && [ -s /workspace/b.log ] && [ -s /workspace/c.log ]; do :; done; echo up")
 
 
+@pytest.mark.usefixtures("bwrap_backend")
 def test_every_escaped_process_dies_and_the_sandbox_stays(tmp_path: Path) -> None:
     ans = run_walled(f"""
         async def main():
@@ -44,6 +44,7 @@ def test_every_escaped_process_dies_and_the_sandbox_stays(tmp_path: Path) -> Non
     assert ans["left_at_destroy"] == [], ans  # nothing was left for teardown to find
 
 
+@pytest.mark.usefixtures("bwrap_backend")
 def test_an_empty_workload_ends_with_nothing_to_report(tmp_path: Path) -> None:
     ans = run_walled(f"""
         async def main():
@@ -55,3 +56,26 @@ def test_an_empty_workload_ends_with_nothing_to_report(tmp_path: Path) -> None:
         asyncio.run(main())
     """)
     assert ans == {"ended": [], "exec_ok": True}
+
+
+def test_the_host_backend_ends_a_daemon_by_its_token_and_stays_usable(tmp_path: Path) -> None:
+    """No isolation: the agent's processes are found by the sandbox's environment token."""
+    ans = run_walled(f"""
+        from assay.sandbox.host import HostBackend
+
+        async def main():
+            ws = Path({str(tmp_path)!r})
+            sb = await HostBackend().create(SandboxSpec(workspace=ws))
+            res = await sb.exec(["/bin/sh", "-c", "(setsid sh -c 'while :; do echo a >> d.log; sleep 0.01; done' &); "
+                                 "until [ -s d.log ]; do :; done; echo up"], timeout_s=30)
+            ended = await sb.end_processes()
+            size = (ws / "d.log").stat().st_size
+            after = await sb.exec(["/bin/true"], timeout_s=20)
+            rep = await sb.destroy()
+            answer({{"up": res.stdout.decode().strip(), "ended": list(ended.leftover_commands),
+                     "grew": (ws / "d.log").stat().st_size != size, "exec_ok": after.exit_code == 0,
+                     "left_at_destroy": list(rep.leftover_pids)}})
+        asyncio.run(main())
+    """)
+    assert ans["up"] == "up" and any("d.log" in c for c in ans["ended"]), ans
+    assert ans["exec_ok"] and not ans["grew"] and ans["left_at_destroy"] == [], ans

@@ -195,7 +195,8 @@ def test_a_link_planted_among_pis_sessions_makes_the_restart_fresh(tmp_path: Pat
     (fault,) = r["extra"]["process_faults"]
     assert fault["restart"] == "fresh" and "sessions/planted.jsonl" in fault["fresh_because"], fault
     assert "not followed" in fault["fresh_because"]
-    said = [e["data"]["text"] for e in trace(run, r["trial_id"]) if (e["source"], e["kind"]) == ("harness", "user_message")]
+    said = [e["data"]["text"] for e in trace(run, r["trial_id"])
+            if (e["source"], e["kind"]) == ("harness", "user_message")]
     assert len(said) == 2 and said[1] == said[0]  # fresh: the task's prompt again
     assert any(i["type"] == "agent_home_trap" for i in r["incidents"]), r["incidents"]
 

@@ -54,7 +54,8 @@ def test_no_report_shows_a_held_out_id(run: Path, fmt: str) -> None:
 
 def test_task_rows_and_incidents_are_counted_under_digests(run: Path) -> None:
     doc = score_run(run)
-    planted = GateIncident(type="secret_leak", severity="critical", summary="x", evidence={}, trial_id=f"{HELD}.base.echoer.r1")
+    planted = GateIncident(type="secret_leak", severity="critical", summary="x", evidence={},
+                           trial_id=f"{HELD}.base.echoer.r1")
     doc = doc.model_copy(update={"security": doc.security.model_copy(update={"incidents": [planted]})})
     shown = withhold(doc, frozenset({HELD}))
     assert leaked(json.dumps(shown.dump())) == []

@@ -115,7 +115,8 @@ def withhold_comparison(cmp: Comparison | None, held: frozenset[str]) -> Compari
         return u.model_copy(update={"task": task_label(u.task), "variant": variant_label(u.task, u.variant)}) \
             if u.task in held else u
 
-    return cmp.model_copy(update={"flipped": [unit(f) for f in cmp.flipped], "left_out": [unit(x) for x in cmp.left_out]})
+    return cmp.model_copy(update={"flipped": [unit(f) for f in cmp.flipped],
+                                  "left_out": [unit(x) for x in cmp.left_out]})
 
 
 def withhold_judges(judges: list[JudgeSummary], held: frozenset[str]) -> list[JudgeSummary]:

@@ -6,15 +6,15 @@ drawn) and records the fault; it then awaits :func:`_Runs.interrupt` here, on th
 which cancels the running adapter (its process group is killed by the sandbox's exec), then kills
 every other process the agent started in the sandbox (a daemon that left the group included:
 :meth:`Sandbox.end_processes`), or for ``sandbox_restart`` destroys the sandbox (processes,
-``/tmp``) and builds a new one over the same workspace and home. Only then does the dispatcher return, and the call's answer is never
-delivered: the agent that would have read it is gone. The agent is started again within the same
-attempt, with the time left of its budget, the worlds and the approval store still open, so the
-new run sees what the first one did. Where the adapter can (:meth:`AgentAdapter.resume_point`),
-the new run continues the killed run's own session (it sees the conversation so far, the call
-whose answer it never read included); otherwise it starts fresh with the task's prompt. Each
-restart is recorded on the fault's entry (``restart: resume`` and the session, or ``restart:
-fresh`` and why) and as a harness ``log`` event, and what the new run is given as a
-``user_message``.
+``/tmp``) and builds a new one over the same workspace and home. Only then does the dispatcher
+return, and the call's answer is never delivered: the agent that would have read it is gone. The
+agent is started again within the same attempt, with the time left of its budget, the worlds and
+the approval store still open, so the new run sees what the first one did. Where the adapter can
+(:meth:`AgentAdapter.resume_point`), the new run continues the killed run's own session (it sees
+the conversation so far, the call whose answer it never read included); otherwise it starts fresh
+with the task's prompt. Each restart is recorded on the fault's entry (``restart: resume`` and the
+session, or ``restart: fresh`` and why), as a harness ``log`` event, and what the new run is given
+as a ``user_message``.
 """
 
 from __future__ import annotations

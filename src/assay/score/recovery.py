@@ -183,7 +183,8 @@ def table(fig: RecoveryFigures) -> list[tuple[str, ...]]:
     for r in fig.rows:
         lo, hi = r.interval
         out.append((r.agent, r.kind, f"{_pct(r.rate)} ({r.recovered}/{r.faulted})", f"[{_pct(lo)}, {_pct(hi)}]",
-                    str(r.not_exercised), str(r.no_verdict), f"{r.restarts} ({r.resumed})", f"{r.duplicates} ({r.base_duplicates})",
+                    str(r.not_exercised), str(r.no_verdict), f"{r.restarts} ({r.resumed})",
+                    f"{r.duplicates} ({r.base_duplicates})",
                     str(r.pairs), _num(r.extra_cost_usd, r.extra_cost_interval, "+.6f"),
                     _num(r.extra_tool_calls, None, "+.2f"), _num(r.extra_wall_s, r.extra_wall_interval, "+.2f")))
     return out

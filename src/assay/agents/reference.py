@@ -83,7 +83,7 @@ class ReferenceAgent(AgentAdapter):
         if ctx.agent_run > 1:
             return await self._restart(ctx)
         (ctx.home / "prompt.md").write_text(ctx.prompt)
-        (ctx.home / CONFIG_FILE).write_text(json.dumps(self._config(ctx, ""), indent=1))
+        (ctx.home / CONFIG_FILE).write_text(json.dumps({**self._config(ctx, ""), "every_step": True}, indent=1))
         return await self._exec(ctx, CONFIG_FILE, SESSION_FILE)
 
     async def _restart(self, ctx: AgentContext) -> AgentOutcome:
@@ -92,9 +92,8 @@ class ReferenceAgent(AgentAdapter):
         the loop writes its own files under ``runs/rN/``. Resumed: it continues the killed run's
         message list (:meth:`resume_point`)."""
         folder = _run_folder(ctx.agent_run)
-        cfg = self._config(ctx, folder)
+        cfg = {**self._config(ctx, folder), "prompt": ctx.prompt, "every_step": True}
         del cfg["prompt_file"]
-        cfg["prompt"] = ctx.prompt
         if ctx.resume is not None:
             cfg["history_file"] = f"{ctx.home_inside}/{ctx.resume.session}"
         return await self._exec(ctx, None, f"{folder}{SESSION_FILE}", name=f"r{ctx.agent_run}",

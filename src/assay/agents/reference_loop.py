@@ -116,17 +116,16 @@ def run(cfg: dict[str, Any]) -> int:
     try:
         return _loop(cfg, session, client, tools, allowed, world, messages)
     finally:
-        checkpoint(cfg, messages)
+        checkpoint(cfg, messages, last=True)
 
 
-def checkpoint(cfg: dict[str, Any], messages: list[dict[str, Any]]) -> None:
-    """The conversation so far (without the system message), rewritten whole after every step: the
-    next turn continues from it, and so does a run started again after this one was killed."""
-    if cfg.get("messages_out"):
-        path = Path(cfg["messages_out"])
-        tmp = path.with_name(path.name + ".part")
-        tmp.write_text(json.dumps(messages[1:], ensure_ascii=False))
-        os.replace(tmp, path)
+def checkpoint(cfg: dict[str, Any], messages: list[dict[str, Any]], last: bool = False) -> None:
+    """The conversation so far (without the system message): written when the run ends (the next
+    turn of a conversation continues from it) and, with ``every_step``, after every step too (a run
+    started again after this one was killed continues from it; a kill lands while a tool call is
+    answered, never while this is written)."""
+    if cfg.get("messages_out") and (last or cfg.get("every_step")):
+        Path(cfg["messages_out"]).write_text(json.dumps(messages[1:], ensure_ascii=False))
 
 
 def close_unanswered(history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:

@@ -190,6 +190,20 @@ class RunBudgetMeter:
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
 
+    def mirror(self, spend: RunSpend) -> None:
+        """Take the state of the meter that admits the calls in another process (the Ray
+        executor's hub): this one then answers for it; a crossing seen here notifies once."""
+        with self._lock:
+            crossed = self._reached is None and spend.reached is not None
+            self._cost, self._tokens, self._reached = spend.cost_usd, spend.tokens, spend.reached
+            self._calls, self._refused, self._in_flight = spend.calls, spend.refused, spend.in_flight
+            self._crossing = spend.crossing_in_flight
+            self._dearest = (spend.dearest_call_usd, spend.dearest_call_tokens)
+        if crossed:
+            snap = self.snapshot()
+            for listener in self._listeners:
+                listener(snap)
+
     def snapshot(self) -> RunSpend:
         with self._lock:
             return RunSpend(self.limits, self._cost, self._tokens, self._reached, self._calls, self._refused,

@@ -137,8 +137,10 @@ class RayCampaign:
         pin = NodeAffinitySchedulingStrategy(head, soft=False)
         address = self.options.services_address or ray.util.get_node_ip_address()
         manifest_json = self.manifest.model_dump_json()
+        meter = self.ctx.run_budget
         self.hub = ray.remote(ServiceHub).options(num_cpus=0, scheduling_strategy=pin, max_restarts=0,
-                                                  max_task_retries=0).remote(manifest_json, address=address)
+                                                  max_task_retries=0).remote(
+            manifest_json, address=address, run_budget=meter.snapshot() if meter is not None else None)
         info = await self.hub.start.remote()
         nodes = sandbox_nodes(ray.nodes())
         if not nodes:
@@ -158,8 +160,21 @@ class RayCampaign:
                 raise r  # a node that cannot run this campaign (suite or agent differs): say so, run nothing
         self.pool = NodePool(nodes)
 
+    async def budget_reached(self) -> bool:
+        """The run budget as the hub's meter (the one that admits every node's calls) has it,
+        mirrored into the head's: reached means no new attempt starts."""
+        meter = self.ctx.run_budget
+        if meter is None or self.hub is None:
+            return False
+        meter.mirror(await self.hub.run_spend.remote())
+        return meter.reached
+
     async def stop(self) -> None:
         if self.hub is not None:
+            try:
+                await asyncio.wait_for(self.budget_reached(), STOP_WAIT_S)  # the head's record of the spend
+            except (RayActorError, TimeoutError):
+                pass
             try:
                 await asyncio.wait_for(self.hub.stop.remote(), STOP_WAIT_S)
             except (RayActorError, TimeoutError):
@@ -185,6 +200,8 @@ class RayCampaign:
         avoid: set[str] = set()
         try:
             while True:
+                if await self.budget_reached():
+                    return  # the run budget is spent: no new attempt; the trial stays pending
                 attempt = (history[-1].attempt + 1) if history else 1
                 retry_reason = history[-1].reason if history else None
                 result = await self._attempt(trial, attempt, retry_reason, trace, avoid)

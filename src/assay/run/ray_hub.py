@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from assay.harness.budget import BudgetMeter
+from assay.harness.run_budget import RunBudgetMeter, RunSpend
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract, Wiring
 from assay.run.parts import build_services
@@ -99,8 +100,13 @@ def advertised(endpoint: Endpoint, address: str | None) -> Endpoint:
 class ServiceHub:
     """Runs the run's harness services for attempts on any node (one per campaign, on the head)."""
 
-    def __init__(self, manifest_json: str, *, address: str | None = None, root: Path | None = None):
+    def __init__(self, manifest_json: str, *, address: str | None = None, root: Path | None = None,
+                 run_budget: RunSpend | None = None):
         self.manifest = RunManifest.model_validate_json(manifest_json)
+        # the run-wide budget's one meter: every node's model calls pass this hub's gateway, so
+        # it admits and settles them all; it starts from what the head found already spent
+        self.run_meter = None if run_budget is None else RunBudgetMeter(
+            run_budget.limits, cost_usd=run_budget.cost_usd, tokens=run_budget.tokens, estimate=run_budget.estimate)
         self.suite: LoadedSuite = load_suite(self.manifest.suite["path"])
         self.services: list[HarnessService] = build_services(self.manifest)
         self.address = address or os.environ.get(ADVERTISE_ENV)
@@ -142,7 +148,7 @@ class ServiceHub:
                                    variant=key.variant, agent=key.agent, trace=trace, redactor=red,
                                    budget=task.spec.budget, attempt_dir=trial_dir / "attempts" / str(key.attempt),
                                    scratch=self.root / "scratch" / key.trial_id / str(key.attempt),
-                                   meter=BudgetMeter(task.spec.budget), world_tools=contract)
+                                   meter=BudgetMeter(task.spec.budget, self.run_meter), world_tools=contract)
             handle.attempt_dir.mkdir(parents=True, exist_ok=True)
             state = self._attempts[key.id] = _HubAttempt(handle, trial_dir)
         return state
@@ -185,6 +191,10 @@ class ServiceHub:
             self._attempts.pop(key.id, None)
         return Closed(report.usage, tuple(report.incidents), tuple(report.budget_exceeded), dict(report.verifier_extra),
                       files, dict(report.extra), blobs, fresh, tuple(state.handle.budget_meter.hits))
+
+    async def run_spend(self) -> RunSpend | None:
+        """The run budget's meter as it stands (None: the run has no run budget)."""
+        return None if self.run_meter is None else self.run_meter.snapshot()
 
     async def abandon(self, key_id: str) -> None:
         """The attempt's worker is gone: close what it left open (its keys stop working)."""

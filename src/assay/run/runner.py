@@ -122,7 +122,6 @@ def start_run(opts: RunOptions) -> RunOutcome:
     if opts.repeat < 1 or opts.jobs < 1:
         raise UsageError("--repeat and --jobs must be at least 1")
     check_bounds(max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model, deadline_s=opts.deadline_s)
-    _budget_needs_local(opts.run_budget, opts.executor)
     if opts.network is NetworkProfile.none:
         needs = harness_network_needs(suite, model=opts.model, task_ids=opts.tasks)
         if needs:
@@ -170,14 +169,6 @@ def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[ob
                               executor=executor or ExecutorOptions(), run_budget=run_budget)
 
 
-def _budget_needs_local(budget: object | None, executor: ExecutorOptions) -> None:
-    """The run budget is metered by the head's gateway sessions in this process; on a Ray cluster
-    they live in the hub actor, which does not meter it yet: refused rather than silently unbounded."""
-    if budget is not None and executor.name != "local":
-        raise UsageError("--max-cost/--max-tokens are enforced by the local executor only for now "
-                         "(fix: drop --executor ray, or the run budget)")
-
-
 def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool,
                    executor: ExecutorOptions, run_budget: RunBudget | None = None) -> RunOutcome:
     if jobs is not None and jobs < 1:
@@ -194,7 +185,6 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
-    _budget_needs_local(run_budget or manifest.run_budget, executor)
     change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
     return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
                     get_backend(manifest.sandbox.backend), executor)

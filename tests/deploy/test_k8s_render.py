@@ -57,7 +57,7 @@ OPTIONS = [
     RenderOptions(suite="/suites/starter", agents=("reference",)),
     RenderOptions(suite="/suites/pkg.tar", agents=("pi", "hermes", "dsh"), repeat=5, model="upstream:https://api.example/v1#m",
                   expect_digest="a" * 64, image="registry.local/assay:1", namespace="evals", name="nightly",
-                  sandbox_workers=6, verifier_workers=2, trials_per_worker=8, worker_cpu="4", worker_memory="16Gi",
+                  sandbox_workers=6, trials_per_worker=8, worker_cpu="4", worker_memory="16Gi",
                   head_cpu="1", head_memory="2Gi", runs_storage="100Gi", deadline_s=3600, upstream_cidr="10.0.0.0/8",
                   upstream_port=8443, ray_version="2.40.0"),
 ]
@@ -68,7 +68,7 @@ def test_rendered_objects_validate_against_kubernetes_and_kuberay_schemas(opts: 
     objs = render(opts)
     validate_all(objs)
     kinds = [o["kind"] for o in objs]
-    assert kinds.count("ServiceAccount") == 3 and "RayJob" in kinds and "Secret" in kinds
+    assert kinds.count("ServiceAccount") == 2 and "RayJob" in kinds and "Secret" in kinds
     assert kinds.count("NetworkPolicy") == 3
 
 
@@ -80,13 +80,17 @@ def test_options_reach_the_objects() -> None:
     assert "--agent pi,hermes,dsh" in job["entrypoint"] and "--repeat 5" in job["entrypoint"]
     assert f"--expect-digest {'a' * 64}" in job["entrypoint"] and "--jobs 48" in job["entrypoint"]
     groups = {g["groupName"]: g for g in job["rayClusterSpec"]["workerGroupSpecs"]}
-    assert groups["sandbox"]["replicas"] == 6 and groups["verifier"]["replicas"] == 2
-    # runner and verifier run under different identities, none with an API token
+    # one worker group: verification runs on the attempt's node (its own sandbox and uid), so no
+    # verifier pods or identity are rendered that the executor would never use
+    assert list(groups) == ["sandbox"] and groups["sandbox"]["replicas"] == 6
+    assert '"assay_sandbox\\": 8' in groups["sandbox"]["rayStartParams"]["resources"]
+    accounts = sorted(x["metadata"]["name"] for x in objs.values() if x["kind"] == "ServiceAccount")
+    assert accounts == ["assay-runner", "assay-sandbox"]
+    # the head and the sandbox workers run under different identities, none with an API token
     assert groups["sandbox"]["template"]["spec"]["serviceAccountName"] == "assay-sandbox"
-    assert groups["verifier"]["template"]["spec"]["serviceAccountName"] == "assay-verifier"
     head = job["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     assert head["serviceAccountName"] == "assay-runner"
-    for spec in (head, groups["sandbox"]["template"]["spec"], groups["verifier"]["template"]["spec"]):
+    for spec in (head, groups["sandbox"]["template"]["spec"]):
         assert spec["automountServiceAccountToken"] is False
         c = spec["containers"][0]
         assert c["securityContext"]["readOnlyRootFilesystem"] is True and c["securityContext"]["allowPrivilegeEscalation"] is False

@@ -1,10 +1,11 @@
 """``assay k8s render``: what to apply on a Kubernetes cluster to run a campaign on KubeRay.
 
 One RayJob (KubeRay) whose head owns the run directory (a volume of its own) and serves the
-model gateway; a ``sandbox`` worker group runs the bubblewrap sandboxes of the trials; a
-``verifier`` worker group, under its own ServiceAccount, runs verifiers. Around it: separate
-ServiceAccounts without API tokens, a NetworkPolicy that lets sandbox and verifier pods reach only
-the head, an upstream-key Secret meant to live for one campaign, resource requests and limits,
+model gateway; a ``sandbox`` worker group runs the trials: the agent's sandbox, then the
+verifier's own sandbox under its own uid, on the same node (no separate verifier pods: the
+Ray executor verifies on the attempt's node, see docs/scale.md). Around it: separate
+ServiceAccounts (head, sandbox workers) without API tokens, a NetworkPolicy that lets worker
+pods reach only the head, an upstream-key Secret meant to live for one campaign, resource requests and limits,
 seccomp profiles, read-only root filesystems with explicit writable volumes, and the campaign
 deadline as the RayJob's ``activeDeadlineSeconds``. Plain dicts out: the caller dumps YAML.
 """
@@ -17,9 +18,8 @@ from typing import Any
 
 from assay.errors import UsageError
 
-#: the Ray resource each worker group advertises; assay schedules sandboxes and verifiers on them
+#: the Ray resource the sandbox workers advertise (their attempt slots); the Ray executor schedules on it
 SANDBOX_RESOURCE = "assay_sandbox"
-VERIFIER_RESOURCE = "assay_verifier"
 GATEWAY_PORT = 8765
 RAY_PORTS = (6379, 8265, 10001)
 #: a seccomp profile (installed on the nodes) that allows the user-namespace syscalls bubblewrap needs
@@ -40,7 +40,6 @@ class RenderOptions:
     namespace: str = "assay-eval"
     name: str = "assay-campaign"
     sandbox_workers: int = 2
-    verifier_workers: int = 1
     trials_per_worker: int = 4
     worker_cpu: str = "2"
     worker_memory: str = "8Gi"
@@ -59,7 +58,7 @@ class RenderOptions:
         if not self.agents:
             problems.append("--agent: give at least one agent")
         for name, value in (("--repeat", self.repeat), ("--sandbox-workers", self.sandbox_workers),
-                            ("--verifier-workers", self.verifier_workers), ("--trials-per-worker", self.trials_per_worker),
+                            ("--trials-per-worker", self.trials_per_worker),
                             ("--deadline-s", self.deadline_s)):
             if value < 1:
                 problems.append(f"{name}: must be at least 1, not {value}")
@@ -144,14 +143,14 @@ def _worker(o: RenderOptions, group: str, replicas: int, account: str, resource:
 
 def _network_policies(o: RenderOptions) -> list[dict[str, Any]]:
     head = {"matchLabels": {"assay/role": "head"}}
-    workers = {"matchExpressions": [{"key": "assay/role", "operator": "In", "values": ["sandbox", "verifier"]}]}
+    workers = {"matchLabels": {"assay/role": "sandbox"}}
     ports = [{"protocol": "TCP", "port": p} for p in (*RAY_PORTS, GATEWAY_PORT)]
     dns = {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
            "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
     return [
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-default-deny"),
          "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}},
-        # sandboxes and verifiers reach the head only (Ray and the harness gateway), nothing else
+        # sandbox workers (agents and verifiers) reach the head only (Ray and the harness gateway), nothing else
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-workers-to-head"),
          "spec": {"podSelector": workers, "policyTypes": ["Ingress", "Egress"],
                   "ingress": [{"from": [{"podSelector": head}]}],
@@ -170,7 +169,7 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
     """Every object of the campaign, in apply order."""
     o.check()
     accounts = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(o, name),
-                 "automountServiceAccountToken": False} for name in ("assay-runner", "assay-sandbox", "assay-verifier")]
+                 "automountServiceAccountToken": False} for name in ("assay-runner", "assay-sandbox")]
     secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
               "metadata": {**_meta(o, o.key_secret), "annotations": {
                   "assay/lifetime": "one campaign: create it just before applying, delete it with the RayJob",
@@ -188,7 +187,6 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
                 "headGroupSpec": _head(o),
                 "workerGroupSpecs": [
                     _worker(o, "sandbox", o.sandbox_workers, "assay-sandbox", SANDBOX_RESOURCE),
-                    _worker(o, "verifier", o.verifier_workers, "assay-verifier", VERIFIER_RESOURCE),
                 ],
             },
         },

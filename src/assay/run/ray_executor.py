@@ -26,7 +26,7 @@ from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
 from assay.run.ray_hub import ServiceHub
 from assay.run.ray_worker import FinishedAttempt, NodeWorker
-from assay.run.schedule import ExecutorOptions, Limiter, run_all
+from assay.run.schedule import ExecutorOptions, Limiter, answer_grace, run_all
 from assay.run.trial import RunContext, new_trace
 from assay.spec.digest import sha256_bytes
 from assay.spec.manifest import RunManifest
@@ -44,9 +44,6 @@ except ModuleNotFoundError as e:  # pragma: no cover - the extra is missing
 SANDBOX_RESOURCE = "assay_sandbox"
 #: attempts of one trial closed because their node died, after which the trial is left for a resume
 MAX_NODE_LOSSES = 2
-#: beyond the task's wall time (twice: agent and verifier), how long a node may take to answer
-#: before its attempt is cancelled and closed as lost (a node that hangs must not hang the campaign)
-ANSWER_GRACE_S = 600.0
 #: how long the end of a campaign waits for each actor to clean up
 STOP_WAIT_S = 30.0
 
@@ -57,7 +54,8 @@ class Node:
     slots: int
     actor: Any = None
     busy: int = 0
-    alive: bool = True
+    alive: bool = True  # False: gone, or hung (given no more attempts)
+    hung: bool = False  # its worker kept an attempt past the answer timeout (killed at the end)
 
 
 class NoNodes(RunDirError):
@@ -86,11 +84,13 @@ class NodePool:
                     return node
                 await self._cond.wait()
 
-    async def release(self, node: Node, *, lost: bool = False) -> None:
+    async def release(self, node: Node, *, lost: bool = False, hung: bool = False) -> None:
+        """An attempt of ``node`` ended; a node lost or hung gets no more attempts."""
         async with self._cond:
             node.busy -= 1
-            if lost:
+            if lost or hung:
                 node.alive = False
+            node.hung = node.hung or hung
             self._cond.notify_all()
 
 
@@ -131,6 +131,7 @@ class RayCampaign:
         self.hub: Any = None
         self.pool: NodePool | None = None
         self.uses_model = {name: a.needs_gateway for name, a in ctx.agents.items()}
+        self.grace_s = answer_grace()
 
     async def start(self) -> None:
         head = ray.get_runtime_context().get_node_id()
@@ -179,10 +180,11 @@ class RayCampaign:
                 await asyncio.wait_for(self.hub.stop.remote(), STOP_WAIT_S)
             except (RayActorError, TimeoutError):
                 pass
-        nodes = [n for n in (self.pool.nodes.values() if self.pool else ()) if n.alive]
+        every = list(self.pool.nodes.values()) if self.pool else []
+        nodes = [n for n in every if n.alive]
         await asyncio.gather(*(asyncio.wait_for(n.actor.close.remote(), STOP_WAIT_S) for n in nodes),
                              return_exceptions=True)
-        for n in nodes:
+        for n in nodes + [n for n in every if n.hung]:  # a hung worker is killed, its sandboxes with it
             ray.kill(n.actor, no_restart=True)
 
     async def run_trial(self, trial: PlannedTrial) -> None:
@@ -218,31 +220,32 @@ class RayCampaign:
                        avoid: set[str]) -> AttemptResult:
         assert self.pool is not None
         node = await self.pool.acquire(avoid)
-        lost = False
+        lost = hung = False
         try:
             started = time.time()
             self.events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,
                                retry_reason=retry_reason)
             ref = node.actor.run.remote(trial.id, attempt, retry_reason)
-            wall = self.ctx.suite.task(trial.task_id).spec.budget.wall_time_s
+            limit = 2 * self.ctx.suite.task(trial.task_id).spec.budget.wall_time_s + self.grace_s
             try:
-                finished: FinishedAttempt = await asyncio.wait_for(asyncio.shield(ref), 2 * wall + ANSWER_GRACE_S)
+                finished: FinishedAttempt = await asyncio.wait_for(asyncio.shield(ref), limit)
             except asyncio.CancelledError:
                 ray.cancel(ref)  # the deadline: the worker's attempt is cancelled, its sandbox released
                 raise
             except (RayActorError, TimeoutError) as e:
-                lost = isinstance(e, RayActorError)  # a node that died; one that hangs keeps its other slots
-                if not lost:
+                lost = isinstance(e, RayActorError)  # a node that died
+                hung = not lost  # its attempts in flight may still answer; it gets no new one
+                if hung:
                     ray.cancel(ref)
                 avoid.add(node.id)
                 self.hub.abandon.remote(f"{trial.id}#{attempt}")
-                what = "was lost" if lost else f"did not answer in {2 * wall + ANSWER_GRACE_S:.0f} s"
+                what = "was lost" if lost else f"did not answer in {limit:.0f} s"
                 return closed_attempt(self.ctx, trial, attempt, trace, reason="interrupted", started=started,
                                       retry_reason=retry_reason, sandbox={"node_id": node.id},
                                       message=f"the worker node running this attempt {what}: {type(e).__name__}")
             return self.receive(trial, attempt, finished, trace)
         finally:
-            await self.pool.release(node, lost=lost)
+            await self.pool.release(node, lost=lost, hung=hung)
 
     def receive(self, trial: PlannedTrial, attempt: int, fin: FinishedAttempt, trace: Any) -> AttemptResult:
         """Take a finished attempt from a worker: its artifacts and files stored (by the head),

@@ -10,6 +10,7 @@ model as well as in total. Both executors (local and Ray) use this one module.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import secrets
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -79,6 +80,29 @@ class ExecutorOptions:
             raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, not {self.name!r}")
         if self.address is not None and self.name != "ray":
             raise UsageError("--address is the Ray cluster's address: use it with --executor ray")
+        if self.name == "ray":
+            answer_grace()  # a bad value is refused before anything is written
+
+
+#: beyond the task's wall time (twice: agent and verifier), how long a Ray node may take to answer
+#: before its attempt is cancelled, closed as lost and retried elsewhere (a node that hangs must
+#: not hang the campaign); ``ASSAY_RAY_ANSWER_GRACE_S`` changes it (slow sandbox starts, a test)
+ANSWER_GRACE_S = 600.0
+GRACE_ENV = "ASSAY_RAY_ANSWER_GRACE_S"
+
+
+def answer_grace() -> float:
+    """The answer timeout's grace (``ASSAY_RAY_ANSWER_GRACE_S``, else :data:`ANSWER_GRACE_S`)."""
+    raw = os.environ.get(GRACE_ENV)
+    if not raw:
+        return ANSWER_GRACE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise UsageError(f"{GRACE_ENV}={raw!r}: must be a positive number of seconds (fix: e.g. 600, or unset it)")
+    return value
 
 
 EXECUTORS = ("local", "ray")

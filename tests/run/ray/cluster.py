@@ -127,6 +127,27 @@ class LocalRayCluster:
     def node_id(self, name: str) -> str:
         return next(str(n["id"]) for n in self.alive_nodes() if f"assay_test_{name}" in n["resources"])  # type: ignore[operator]
 
+    def processes(self, name: str, title: str) -> list[int]:
+        """Pids under node ``name``'s own process (the one started here) whose command line
+        starts with ``title`` (Ray names an actor's process ``ray::CLASS``)."""
+        parent: dict[int, int] = {}
+        cmd: dict[int, bytes] = {}
+        for p in Path("/proc").glob("[0-9]*"):
+            try:
+                parent[int(p.name)] = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmd[int(p.name)] = (p / "cmdline").read_bytes()
+            except (OSError, ValueError, IndexError):
+                continue
+        root = self.procs[name].pid
+
+        def under(pid: int) -> bool:
+            while pid > 1:
+                if pid == root:
+                    return True
+                pid = parent.get(pid, 0)
+            return False
+        return [pid for pid, c in cmd.items() if c.startswith(title.encode()) and under(pid)]
+
     def kill(self, name: str) -> None:
         """SIGKILL one node: its `ray start` process group (raylet and the services it started)."""
         proc = self.procs[name]

@@ -31,10 +31,10 @@ def assay(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedPr
                           env=assay_env(), cwd=cwd, timeout=timeout)
 
 
-def start_assay(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+def start_assay(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """`assay ARGS` as a process of its own (a head the test can kill)."""
-    return subprocess.Popen([sys.executable, "-m", "assay.cli.main", *args], env=assay_env(), cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-m", "assay.cli.main", *args], env={**assay_env(), **(env or {})},
+                            cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def results(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
@@ -135,10 +135,10 @@ def test_model_calls_from_worker_nodes_go_through_the_heads_gateway(cluster: Loc
     assert verify_run(remote).ok
 
 
-def slow_suite(tmp_path: Path, seconds: float) -> tuple[Path, Path]:
+def slow_suite(tmp_path: Path, seconds: float, wall: int = 120) -> tuple[Path, Path]:
     """One task and a command agent that takes ``seconds`` (a shell inside the real sandbox)."""
     s = write_suite(tmp_path / "suite")
-    write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": 120},
+    write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": wall},
                              "predicates": [{"id": "done", "kind": "file_contains", "path": "out.txt", "text": "done"}]})
     agent = tmp_path / "slow.yaml"
     agent.write_text(yaml.safe_dump({"name": "slow", "kind": "command",
@@ -191,6 +191,56 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster: LocalRayCluster, ru
         assert finals[0].end_state is EndState.passed
         assert finals[0].sandbox["node_id"] != victim_id  # the retry ran on another node
     assert verify_run(run_dir).ok
+
+
+def test_a_worker_that_never_answers_has_its_attempt_closed_and_retried(cluster: LocalRayCluster, runs: Path,
+                                                                         tmp_path: Path) -> None:
+    """A node worker frozen (SIGSTOP) mid-attempt: its node stays alive to Ray, only the head's
+    answer timeout (twice the wall time plus the grace) can notice. The attempt is closed as
+    ``interrupted`` with the node's id, retried on another node, and the frozen worker gets no more."""
+    victim = cluster.add_worker(slots=1)
+    cluster.wait_nodes(4)
+    victim_id = cluster.node_id(victim)
+    suite, agent = slow_suite(tmp_path, 10, wall=20)
+    run_dir = runs / "hung"
+    proc = start_assay("run", str(suite), "--agent", str(agent), "-n", "5", "-j", "5", "--executor", "ray",
+                       "--address", cluster.address, "--out", str(run_dir), "-q", cwd=tmp_path,
+                       env={"ASSAY_RAY_ANSWER_GRACE_S": "15"})
+    frozen: list[int] = []
+    try:
+        wait_started(run_dir, 5, proc)  # one attempt on the victim's single slot, the others on w1, w2
+        frozen = cluster.processes(victim, "ray::_RayNodeWorker")
+        assert len(frozen) == 1, frozen
+        os.kill(frozen[0], signal.SIGSTOP)  # mid-attempt: its agent sleeps 10 s
+        _, err = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        cluster.kill(victim)  # the node this test started, frozen worker and all
+    assert proc.returncode == 0, err.decode()[-3000:]
+    rd = RunDir.open(run_dir)
+    by = final_per_trial(rd.results())
+    assert sorted(by) == sorted(rd.manifest().plan.trials)
+    [hung] = [r for r in rd.results() if r.partial]
+    assert (hung.end_state, hung.reason, hung.sandbox["node_id"]) == (EndState.infra_error, "interrupted", victim_id)
+    assert "did not answer in 55 s" in hung.errors[0]  # 2 x 20 s of wall time + 15 s of grace
+    for tid, attempts in by.items():
+        finals = [r for r in attempts if not (r.end_state is EndState.infra_error and r.retryable)]
+        assert len(finals) == 1 and finals[0] is attempts[-1] and finals[0].end_state is EndState.passed
+        assert finals[0].sandbox["node_id"] != victim_id  # the retry, and every later attempt, elsewhere
+    assert [r.attempt for r in by[hung.trial_id]] == [1, 2]
+    assert verify_run(run_dir).ok
+
+
+def test_a_bad_answer_grace_is_refused_before_anything_is_written(cluster: LocalRayCluster, tmp_path: Path) -> None:
+    suite, agent = slow_suite(tmp_path, 0)
+    out = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(suite), "--agent", str(agent),
+                          "--executor", "ray", "--address", cluster.address, "--out", str(tmp_path / "r")],
+                         capture_output=True, text=True, env={**assay_env(), "ASSAY_RAY_ANSWER_GRACE_S": "soon"},
+                         cwd=tmp_path, timeout=300)
+    assert out.returncode == 2 and "ASSAY_RAY_ANSWER_GRACE_S='soon'" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "r").exists()
 
 
 def test_head_killed_then_resume_on_the_cluster(cluster: LocalRayCluster, runs: Path, tmp_path: Path) -> None:

@@ -53,3 +53,13 @@ async def test_pool_retries_elsewhere_and_stops_when_no_node_is_left() -> None:
     await pool.release(again, lost=True)
     with pytest.raises(RunDirError, match="every sandbox node"):
         await pool.acquire({"a", "b"})
+
+
+async def test_a_hung_node_gets_no_new_attempt_and_is_remembered() -> None:
+    a, b = Node("a", 2), Node("b", 1)
+    pool = NodePool([a, b])
+    first = await pool.acquire(set())
+    await pool.release(first, hung=True)  # its worker did not answer in time
+    assert (first.alive, first.hung) == (False, True)
+    other = await pool.acquire(set())
+    assert other is not first and other.alive

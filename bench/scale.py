@@ -2,6 +2,12 @@
 this script, and the head's memory with 10^4 trials.
 
     .venv/bin/python bench/scale.py [--trials 24] [--nodes 1 2 3] [--slots 2] [--head-trials 10000]
+                                    [--deadline 600]
+
+Bounded: every campaign has a deadline (``--deadline`` seconds; an attempt still running then is
+closed and the figure says so), and a node that does not answer an attempt is given up after the
+task's wall time twice plus 60 s (``ASSAY_RAY_ANSWER_GRACE_S``), so the script always ends: about
+6 minutes on a quiet 2-core machine with the defaults, most of it the 10^4-trial head figure.
 
 Every trial is real: a fresh workspace, the agent (the built-in ``nop``) in the default sandbox
 (bwrap where usable), the verifier in its own sandbox, the result written by the head. Each
@@ -24,6 +30,7 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +57,38 @@ def rates(results: list[AttemptResult], wall: float) -> tuple[float, float]:
     return len(results) / wall, len(results) / span
 
 
-def run(s: Path, out: Path, trials: int, jobs: int, where: ExecutorOptions) -> tuple[float, float, int]:
+def cpu_s(who: int) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+@dataclass
+class Figure:
+    per_wall: float
+    steady: float
+    trials: int  # trials that ended (the nop agent fails the task: the verifier ran and said so)
+    closed: int  # attempts the deadline or a lost node closed
+    cpu_ms: float = 0.0  # per trial: this process and every process it started, once reaped
+
+    def line(self, base: "Figure | None" = None) -> str:
+        ratio = (lambda a, b: f" ({a / b:.2f}x local)") if base else (lambda a, b: "")
+        out = (f"{self.trials} trials, {self.per_wall:.2f} trials/s wall{ratio(self.per_wall, base.per_wall if base else 1)}, "
+               f"{self.steady:.2f} steady{ratio(self.steady, base.steady if base else 1)}, "
+               f"CPU {self.cpu_ms:.0f} ms per trial (all processes)")
+        return out + (f"; {self.closed} attempt(s) closed unfinished" if self.closed else "")
+
+
+def run(s: Path, out: Path, trials: int, jobs: int, where: ExecutorOptions, deadline: float) -> Figure:
     t0 = time.monotonic()
-    outcome = start_run(RunOptions(suite=s, agents=["nop"], repeat=trials, jobs=jobs, out=out, executor=where))
+    outcome = start_run(RunOptions(suite=s, agents=["nop"], repeat=trials, jobs=jobs, out=out, executor=where,
+                                   deadline_s=deadline))
     wall = time.monotonic() - t0
-    per_wall, steady = rates(outcome.results, wall)
-    return per_wall, steady, len(outcome.results)
+    done = [r for r in outcome.results if not r.partial]
+    per_wall, steady = rates(done, wall) if done else (0.0, 0.0)
+    return Figure(per_wall, steady, len(done), len(outcome.results) - len(done))
 
 
-def head_memory(s: Path, root: Path, sample: Path, trials: int) -> dict[str, float]:
+def head_memory(s: Path, root: Path, sample: Path, trials: int, deadline: float) -> dict[str, float]:
     """Peak RSS of this process (the head) through a campaign of canned attempts."""
     import ray
 
@@ -97,7 +127,7 @@ def head_memory(s: Path, root: Path, sample: Path, trials: int) -> dict[str, flo
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         t0 = time.monotonic()
         out = start_run(RunOptions(suite=s, agents=["nop"], repeat=trials, jobs=64, out=root / "mem-run",
-                                   executor=ExecutorOptions("ray", cluster.address)))
+                                   deadline_s=deadline, executor=ExecutorOptions("ray", cluster.address)))
         wall = time.monotonic() - t0
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return {"trials": len(out.results), "rss_before_mib": before, "rss_peak_mib": peak, "wall_s": wall}
@@ -113,33 +143,41 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, nargs="*", default=[1, 2, 3])
     ap.add_argument("--slots", type=int, default=2, help="attempt slots per worker node")
     ap.add_argument("--head-trials", type=int, default=10_000, help="0: skip the head memory figure")
+    ap.add_argument("--deadline", type=float, default=600.0, help="seconds each campaign may take at most")
     args = ap.parse_args()
+    os.environ.setdefault("ASSAY_RAY_ANSWER_GRACE_S", "60")  # a hung node is given up, never waited for
     import ray
 
     cores = len(os.sched_getaffinity(0))
     print(f"cores available: {cores} (os.cpu_count {os.cpu_count()}); load average {os.getloadavg()[0]:.1f}")
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="assay-bench-scale-") as tmp:
         root = Path(tmp)
         s = suite(root)
         local_jobs = max(1, cores)
-        lw, ls, n = run(s, root / "local", args.trials, local_jobs, ExecutorOptions())
-        print(f"local executor, -j {local_jobs}: {n} trials, {lw:.2f} trials/s wall, {ls:.2f} steady")
+        c0 = cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN)
+        local = run(s, root / "local", args.trials, local_jobs, ExecutorOptions(), args.deadline)
+        local.cpu_ms = (cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN) - c0) * 1000 / max(1, local.trials)
+        print(f"local executor, -j {local_jobs}: {local.line()}", flush=True)
         for k in args.nodes:
             cluster = LocalRayCluster(root / f"c{k}", read_only=())
             try:
                 cluster.start(workers=k, slots=args.slots)
-                rw, rs, n = run(s, root / f"ray{k}", args.trials, k * args.slots,
-                                ExecutorOptions("ray", cluster.address))
-                print(f"ray, {k} node(s) x {args.slots} slots: {n} trials, {rw:.2f} trials/s wall "
-                      f"({rw / lw:.2f}x local), {rs:.2f} steady ({rs / ls:.2f}x local)")
+                c0 = cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN)
+                fig = run(s, root / f"ray{k}", args.trials, k * args.slots, ExecutorOptions("ray", cluster.address),
+                          args.deadline)
             finally:
                 ray.shutdown()
-                cluster.stop()
+                cluster.stop()  # the nodes reaped: their CPU (and their sandboxes') is counted
+            # the cluster's CPU includes its own start and idle work during the campaign
+            fig.cpu_ms = (cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN) - c0) * 1000 / max(1, fig.trials)
+            print(f"ray, {k} node(s) x {args.slots} slots: {fig.line(local)}", flush=True)
         if args.head_trials:
-            m = head_memory(s, root, root / "local", args.head_trials)
+            m = head_memory(s, root, root / "local", args.head_trials, 3 * args.deadline)
             print(f"head memory, {m['trials']:.0f} canned trials on one node: RSS {m['rss_before_mib']:.0f} MiB before, "
                   f"peak {m['rss_peak_mib']:.0f} MiB ({(m['rss_peak_mib'] - m['rss_before_mib']) * 1024 / m['trials']:.1f}"
                   f" KiB per trial), {m['trials'] / m['wall_s']:.0f} trials/s through the head")
+    print(f"bench took {time.monotonic() - started:.0f} s; load average now {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

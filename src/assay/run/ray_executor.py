@@ -14,6 +14,7 @@ so nothing is scored twice. Importing this module imports Ray: only ``--executor
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from assay.run.closing import closed_attempt
 from assay.run.executor import RetryPolicy, close_interrupted
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
-from assay.run.ray_hub import ServiceHub
+from assay.run.ray_hub import ADVERTISE_ENV, ServiceHub
 from assay.run.ray_worker import FinishedAttempt, NodeWorker
 from assay.run.schedule import ExecutorOptions, Limiter, answer_grace, run_all
 from assay.run.trial import RunContext, new_trace
@@ -42,6 +43,9 @@ except ModuleNotFoundError as e:  # pragma: no cover - the extra is missing
 
 #: the custom resource a sandbox node advertises (its count: attempts at once); the k8s render uses it
 SANDBOX_RESOURCE = "assay_sandbox"
+#: where the head's services listen and are reached: the settings of the `assay run` process
+#: are the hub's (an actor's environment is otherwise its raylet's); secrets are never sent this way
+SERVICE_SETTINGS = ("ASSAY_GATEWAY_HOST", "ASSAY_GATEWAY_PORT", "ASSAY_TOOLS_PORT", "ASSAY_SERVICES_ADVERTISE")
 #: attempts of one trial closed because their node died, after which the trial is left for a resume
 MAX_NODE_LOSSES = 2
 #: how long the end of a campaign waits for each actor to clean up
@@ -136,12 +140,15 @@ class RayCampaign:
     async def start(self) -> None:
         head = ray.get_runtime_context().get_node_id()
         pin = NodeAffinitySchedulingStrategy(head, soft=False)
-        address = self.options.services_address or ray.util.get_node_ip_address()
+        address = self.options.services_address or os.environ.get(ADVERTISE_ENV) or ray.util.get_node_ip_address()
         manifest_json = self.manifest.model_dump_json()
         meter = self.ctx.run_budget
+        settings = {k: os.environ[k] for k in SERVICE_SETTINGS if os.environ.get(k)}  # this process's
         self.hub = ray.remote(ServiceHub).options(num_cpus=0, scheduling_strategy=pin, max_restarts=0,
-                                                  max_task_retries=0).remote(
-            manifest_json, address=address, run_budget=meter.snapshot() if meter is not None else None)
+                                                  max_task_retries=0,
+                                                  **({"runtime_env": {"env_vars": settings}} if settings else {})).remote(
+            manifest_json, address=address, run_budget=meter.snapshot() if meter is not None else None,
+            run_dir=str(self.ctx.run_dir.path))
         info = await self.hub.start.remote()
         nodes = sandbox_nodes(ray.nodes())
         if not nodes:

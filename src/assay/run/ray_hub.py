@@ -65,6 +65,10 @@ class Opened:
     endpoints: tuple[Endpoint, ...]
     env: dict[str, str]
     wiring: Wiring
+    #: files the session made in the attempt's scratch (a canary in the workspace, the tool shim
+    #: in the home), path relative to the scratch folder -> (bytes, mode): the worker writes them
+    files: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)  # name -> value, for the worker's redactor
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ class ServiceHub:
     """Runs the run's harness services for attempts on any node (one per campaign, on the head)."""
 
     def __init__(self, manifest_json: str, *, address: str | None = None, root: Path | None = None,
-                 run_budget: RunSpend | None = None):
+                 run_budget: RunSpend | None = None, run_dir: str | None = None):
         self.manifest = RunManifest.model_validate_json(manifest_json)
         # the run-wide budget's one meter: every node's model calls pass this hub's gateway, so
         # it admits and settles them all; it starts from what the head found already spent
@@ -109,6 +113,9 @@ class ServiceHub:
             run_budget.limits, cost_usd=run_budget.cost_usd, tokens=run_budget.tokens, estimate=run_budget.estimate)
         self.suite: LoadedSuite = load_suite(self.manifest.suite["path"])
         self.services: list[HarnessService] = build_services(self.manifest)
+        for svc in self.services:  # the approval stores stay in the run directory, where a person decides
+            if run_dir is not None and hasattr(svc, "approvals_root"):
+                svc.approvals_root = Path(run_dir)
         self.address = address or os.environ.get(ADVERTISE_ENV)
         self.root = root or Path(tempfile.mkdtemp(prefix="assay-hub-"))
         self._attempts: dict[str, _HubAttempt] = {}
@@ -161,7 +168,8 @@ class ServiceHub:
         if sess is None:
             return None
         state.sessions[index] = sess
-        return Opened(tuple(advertised(e, self.address) for e in sess.endpoints), dict(sess.env), sess.wiring())
+        return Opened(tuple(advertised(e, self.address) for e in sess.endpoints), dict(sess.env), sess.wiring(),
+                      _take_made_files(state.handle.scratch), state.handle.redactor.known())
 
     def start_contracts(self, task_id: str) -> list[WorldToolContract | None]:
         task = self.suite.task(task_id)
@@ -208,6 +216,37 @@ class ServiceHub:
                 pass
 
 
+#: the parts of an attempt's scratch folder a session may put files in for the sandbox
+MADE_IN = ("workspace", "home")
+
+
+def _take_made_files(scratch: Path) -> dict[str, tuple[bytes, int]]:
+    """What a session wrote into the attempt's scratch on the hub, moved out to be sent."""
+    out: dict[str, tuple[bytes, int]] = {}
+    for part in MADE_IN:
+        for p in sorted((scratch / part).rglob("*")) if (scratch / part).is_dir() else []:
+            if p.is_file() and not p.is_symlink():
+                out[p.relative_to(scratch).as_posix()] = (p.read_bytes(), p.stat().st_mode & 0o777)
+                p.unlink()
+    return out
+
+
+def _put_made_files(scratch: Path, files: dict[str, tuple[bytes, int]]) -> None:
+    """Write the files a session made into this node's scratch; a path leaving the workspace or
+    the home, or through a link, is refused (the hub is trusted, the workspace's contents not)."""
+    root = scratch.resolve()
+    for rel, (data, mode) in sorted(files.items()):
+        parts = Path(rel).parts
+        dest = scratch / rel
+        if rel.startswith("/") or ".." in parts or not parts or parts[0] not in MADE_IN:
+            raise ValueError(f"the hub sent a file outside the workspace and home: {rel!r}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if not dest.parent.resolve().is_relative_to(root) or dest.is_symlink():
+            raise ValueError(f"the hub sent a file through a link: {rel!r}")
+        dest.write_bytes(data)
+        dest.chmod(mode)
+
+
 class HubProxy(HarnessService):
     """Stands in, on a worker, for the hub's service number ``index``."""
 
@@ -230,6 +269,9 @@ class HubProxy(HarnessService):
             handle.redactor.add("gateway_key", opened.wiring.gateway.api_key)
         if opened.wiring.tools is not None:
             handle.redactor.add("tools_key", opened.wiring.tools.key)
+        for name, value in opened.secrets.items():  # canaries the session planted, keys it handed out
+            handle.redactor.add(name, value)
+        _put_made_files(handle.scratch, opened.files)
         return _ProxySession(self, handle, key, opened)
 
 

@@ -43,6 +43,11 @@ class Redactor:
             self._secrets[value] = name
             self._longest_first = sorted(self._secrets.items(), key=lambda kv: -len(kv[0]))
 
+    def known(self) -> dict[str, str]:
+        """The secrets registered so far, name -> value (handed to another process's redactor)."""
+        with self._lock:
+            return {name: value for value, name in self._secrets.items()}
+
     def scan(self, text: str) -> list[str]:
         """Names of the known secrets that appear in ``text``."""
         with self._lock:

@@ -1,5 +1,7 @@
 """The tool service: one HTTP server per run (127.0.0.1, ephemeral port, its own thread and
-event loop), serving every attempt's worlds, told apart by the per-attempt bearer key.
+event loop), serving every attempt's worlds, told apart by the per-attempt bearer key. On a
+cluster it listens where the gateway does (``ASSAY_GATEWAY_HOST``, e.g. 0.0.0.0) so sandboxes
+on other nodes reach it, on ``ASSAY_TOOLS_PORT`` if set (docs/scale.md).
 
     GET  /tools   the tools this attempt's task allows: [{name, description, input_schema}]
     POST /call    {"name", "arguments"} -> {"ok", "result", "error", "call_id"}
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import threading
 from typing import Any, AsyncIterator
@@ -28,6 +31,9 @@ from assay.worlds.dispatch import Dispatcher
 from assay.worlds.faults import DroppedAnswer, answer_dropped
 
 CHANNELS = {"native", "shim", "mcp", "mcp-stdio"}
+#: the harness services' listen address (the gateway's setting, shared) and this server's port
+HOST_ENV = "ASSAY_GATEWAY_HOST"
+PORT_ENV = "ASSAY_TOOLS_PORT"
 
 
 def _bearer(headers: Any) -> str:
@@ -53,6 +59,7 @@ class ToolServer:
         self._thread: threading.Thread | None = None
         self._server: uvicorn.Server | None = None
         self._sock: socket.socket | None = None
+        self.host = "127.0.0.1"
         self.port = 0
 
     # ------------------------------------------------------------------ sessions
@@ -148,10 +155,12 @@ class ToolServer:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, timeout_s: float = 20.0) -> None:
-        """Bind 127.0.0.1 on an ephemeral port and serve from a daemon thread."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        """Bind (127.0.0.1 and an ephemeral port unless told otherwise) and serve from a daemon thread."""
+        self.host = os.environ.get(HOST_ENV) or "127.0.0.1"
+        port = int(os.environ.get(PORT_ENV) or 0)
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((self.host, port))
         self._sock = sock
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app(), log_level="warning", lifespan="on", access_log=False)

@@ -7,9 +7,10 @@ only when the task declares worlds, approvals, behaviour or canaries.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
-from assay.approvals.store import ApprovalStore
+from assay.approvals.store import APPROVALS_FILE, ApprovalStore
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract
 from assay.spec.load import LoadedTask
@@ -25,7 +26,8 @@ class _Session(WorldSession):
 
     def __init__(self, service: "WorldService", handle: AttemptHandle, store: ApprovalStore | None):
         assert service.server is not None
-        super().__init__(handle, service.server.port, store, world_tool_contract(handle.task.spec))
+        super().__init__(handle, service.server.port, store, world_tool_contract(handle.task.spec),
+                         host=service.server.host)
         self._service = service
         service.server.register(self.key, self.dispatcher)
 
@@ -45,6 +47,9 @@ class WorldService(HarnessService):
     def __init__(self) -> None:
         self.server: ToolServer | None = None
         self._starting = asyncio.Lock()
+        #: where the trials' approval stores live when not beside the attempt's own folder: the
+        #: run directory, for the Ray executor's hub (so `assay approvals decide` reaches them live)
+        self.approvals_root: Path | None = None
 
     async def start(self) -> None:
         """Nothing until an attempt needs worlds (see :meth:`open`)."""
@@ -73,7 +78,9 @@ class WorldService(HarnessService):
         if not uses_worlds(spec):
             return None
         await self._ensure_server()
-        store = ApprovalStore(approvals_path(handle)) if spec.approvals is not None else None
+        path = approvals_path(handle) if self.approvals_root is None else (
+            self.approvals_root / "trials" / handle.trial_id / APPROVALS_FILE)
+        store = ApprovalStore(path) if spec.approvals is not None else None
         return _Session(self, handle, store)
 
 

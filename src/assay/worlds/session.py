@@ -88,7 +88,8 @@ def redacted_snapshot(world: World, dest: Path, redactor: Redactor) -> Path:
 class WorldSession(ServiceSession):
     """The world/tool service as one attempt sees it."""
 
-    def __init__(self, handle: AttemptHandle, port: int, store: ApprovalStore | None, contract: WorldToolContract):
+    def __init__(self, handle: AttemptHandle, port: int, store: ApprovalStore | None, contract: WorldToolContract,
+                 host: str = "127.0.0.1"):
         self.handle = handle
         self.contract = contract
         self.key = "wk-" + secrets.token_hex(20)
@@ -101,7 +102,7 @@ class WorldSession(ServiceSession):
         self.dispatcher = make_dispatcher(spec, handle.variant, worlds=self.worlds, trace=handle.trace,
                                           redactor=handle.redactor, store=store, trial_id=handle.trial_id,
                                           attempt=handle.attempt, meter=handle.meter)
-        self.endpoints = [Endpoint("tools", "127.0.0.1", port)]
+        self.endpoints = [Endpoint("tools", host, port)]
         self.env = {"ASSAY_TOOLS_URL": "{endpoint:tools}", "ASSAY_TOOLS_KEY": self.key}
         self._plant_canaries(spec)
         self._install_shim()

@@ -90,6 +90,11 @@ def test_options_reach_the_objects() -> None:
     assert groups["sandbox"]["template"]["spec"]["serviceAccountName"] == "assay-sandbox"
     head = job["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     assert head["serviceAccountName"] == "assay-runner"
+    # the head's services listen for the worker pods, on the ports the head's NetworkPolicy opens
+    env = {e["name"]: e.get("value") for e in head["containers"][0]["env"]}
+    assert (env["ASSAY_GATEWAY_HOST"], env["ASSAY_GATEWAY_PORT"], env["ASSAY_TOOLS_PORT"]) == ("0.0.0.0", "8765", "8766")
+    opened = {p["port"] for r in objs[("NetworkPolicy", "assay-head")]["spec"]["ingress"] for p in r["ports"]}
+    assert {8765, 8766} <= opened
     for spec in (head, groups["sandbox"]["template"]["spec"]):
         assert spec["automountServiceAccountToken"] is False
         c = spec["containers"][0]

@@ -21,6 +21,7 @@ from assay.errors import UsageError
 #: the Ray resource the sandbox workers advertise (their attempt slots); the Ray executor schedules on it
 SANDBOX_RESOURCE = "assay_sandbox"
 GATEWAY_PORT = 8765
+TOOLS_PORT = 8766  # the worlds' tool server (world tasks): workers' sandboxes reach it like the gateway
 RAY_PORTS = (6379, 8265, 10001)
 #: a seccomp profile (installed on the nodes) that allows the user-namespace syscalls bubblewrap needs
 BWRAP_SECCOMP = "profiles/assay-bwrap.json"
@@ -93,7 +94,9 @@ def entrypoint(o: RenderOptions) -> str:
 def _head(o: RenderOptions) -> dict[str, Any]:
     env = [{"name": "ASSAY_UPSTREAM_API_KEY", "valueFrom": {"secretKeyRef": {"name": o.key_secret, "key": "api-key",
                                                                             "optional": True}}},
-           {"name": "ASSAY_GATEWAY_PORT", "value": str(GATEWAY_PORT)}]
+           {"name": "ASSAY_GATEWAY_HOST", "value": "0.0.0.0"},  # the head's services, reached from worker pods
+           {"name": "ASSAY_GATEWAY_PORT", "value": str(GATEWAY_PORT)},
+           {"name": "ASSAY_TOOLS_PORT", "value": str(TOOLS_PORT)}]
     return {
         "rayStartParams": {"num-cpus": "0", "dashboard-host": "0.0.0.0"},
         "template": {
@@ -105,7 +108,8 @@ def _head(o: RenderOptions) -> dict[str, Any]:
                 "containers": [{
                     "name": "ray-head", "image": o.image, "env": env,
                     "ports": [{"containerPort": p, "name": n} for p, n in
-                              zip((*RAY_PORTS, GATEWAY_PORT), ("gcs", "dashboard", "client", "gateway"))],
+                              zip((*RAY_PORTS, GATEWAY_PORT, TOOLS_PORT), ("gcs", "dashboard", "client", "gateway",
+                                                                           "tools"))],
                     "resources": _resources(o.head_cpu, o.head_memory),
                     "securityContext": _container_security(True, {"type": "RuntimeDefault"}),
                     "volumeMounts": [{"name": "runs", "mountPath": "/runs"}, {"name": "tmp", "mountPath": "/tmp"}],
@@ -144,13 +148,13 @@ def _worker(o: RenderOptions, group: str, replicas: int, account: str, resource:
 def _network_policies(o: RenderOptions) -> list[dict[str, Any]]:
     head = {"matchLabels": {"assay/role": "head"}}
     workers = {"matchLabels": {"assay/role": "sandbox"}}
-    ports = [{"protocol": "TCP", "port": p} for p in (*RAY_PORTS, GATEWAY_PORT)]
+    ports = [{"protocol": "TCP", "port": p} for p in (*RAY_PORTS, GATEWAY_PORT, TOOLS_PORT)]
     dns = {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
            "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
     return [
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-default-deny"),
          "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}},
-        # sandbox workers (agents and verifiers) reach the head only (Ray and the harness gateway), nothing else
+        # sandbox workers (agents and verifiers) reach the head only (Ray, the gateway, the tool server)
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-workers-to-head"),
          "spec": {"podSelector": workers, "policyTypes": ["Ingress", "Egress"],
                   "ingress": [{"from": [{"podSelector": head}]}],

@@ -245,7 +245,7 @@ class RayCampaign:
                 if hung:
                     ray.cancel(ref)
                 avoid.add(node.id)
-                self.hub.abandon.remote(f"{trial.id}#{attempt}")
+                await self._abandon(trial, attempt)
                 what = "was lost" if lost else f"did not answer in {limit:.0f} s"
                 return closed_attempt(self.ctx, trial, attempt, trace, reason="interrupted", started=started,
                                       retry_reason=retry_reason, sandbox={"node_id": node.id},
@@ -253,6 +253,16 @@ class RayCampaign:
             return self.receive(trial, attempt, finished, trace)
         finally:
             await self.pool.release(node, lost=lost, hung=hung)
+
+    async def _abandon(self, trial: PlannedTrial, attempt: int) -> None:
+        """Close a lost attempt's sessions on the hub; what they kept for it (the gateway's
+        recording: a resume counts its spend) goes into its attempt folder."""
+        try:
+            files = await asyncio.wait_for(self.hub.abandon.remote(f"{trial.id}#{attempt}"), STOP_WAIT_S)
+        except (RayActorError, TimeoutError):
+            return
+        own = f"attempts/{attempt}/"
+        store_trial_files(self.ctx.run_dir.trial_dir(trial.id), {k: v for k, v in files.items() if k.startswith(own)})
 
     def receive(self, trial: PlannedTrial, attempt: int, fin: FinishedAttempt, trace: Any) -> AttemptResult:
         """Take a finished attempt from a worker: its artifacts and files stored (by the head),

@@ -204,16 +204,21 @@ class ServiceHub:
         """The run budget's meter as it stands (None: the run has no run budget)."""
         return None if self.run_meter is None else self.run_meter.snapshot()
 
-    async def abandon(self, key_id: str) -> None:
-        """The attempt's worker is gone: close what it left open (its keys stop working)."""
+    async def abandon(self, key_id: str) -> dict[str, bytes]:
+        """The attempt's worker is gone: close what it left open (its keys stop working) and hand
+        back the files its sessions kept for it (the gateway's recording: what it spent, which a
+        resume counts), path relative to the trial folder."""
         state = self._attempts.pop(key_id, None)
         if state is None:
-            return
+            return {}
         for sess in state.sessions.values():
             try:
                 await sess.close()
             except Exception:  # noqa: BLE001 - nothing of a lost attempt is kept but its closure
                 pass
+        own = state.handle.attempt_dir
+        return {p.relative_to(state.trial_dir).as_posix(): p.read_bytes() for p in sorted(own.rglob("*"))
+                if p.is_file() and not p.is_symlink()}
 
 
 #: the parts of an attempt's scratch folder a session may put files in for the sandbox

@@ -43,6 +43,7 @@ class LocalRayCluster:
     read_only: tuple[Path, ...] = ()  # folders the worker nodes see read-only
     port: int = field(default_factory=free_port)
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    killed: set[str] = field(default_factory=set)  # nodes a test killed on purpose
     # Ray's own temp folders, kept short: its unix socket paths must fit in 107 bytes
     short: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="assay-ray-", dir="/tmp")))
 
@@ -95,7 +96,7 @@ class LocalRayCluster:
         """Poll (bounded) until ``count`` nodes are alive; a node that died meanwhile fails at once."""
         end = time.monotonic() + READY_S
         while time.monotonic() < end:
-            dead = {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
+            dead = {n: p.returncode for n, p in self.procs.items() if p.poll() is not None and n not in self.killed}
             if dead:
                 raise RuntimeError(f"ray node(s) exited while starting: {dead}; see {self.root}/*/node.log")
             nodes = self.alive_nodes()
@@ -151,6 +152,7 @@ class LocalRayCluster:
     def kill(self, name: str) -> None:
         """SIGKILL one node: its `ray start` process group (raylet and the services it started)."""
         proc = self.procs[name]
+        self.killed.add(name)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)

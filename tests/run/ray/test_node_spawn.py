@@ -18,22 +18,15 @@ import pytest
 from assay.run import RunOptions, start_run
 from assay.run.ray_worker import NodeWorker
 from assay.sandbox.registry import get_backend
-from tests.conftest import write_suite, write_task
-
-
-def _suite(root: Path) -> Path:
-    s = write_suite(root / "suite")
-    write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": 60},
-                             "predicates": [{"id": "readme", "kind": "file_contains", "path": "README", "text": "x"}]},
-               workspace={"README": "x\n"})
-    return s
+from tests.run.ray.test_ray_executor import slow_suite
 
 
 async def test_an_attempt_on_a_node_starts_no_process_by_fork_with_harness_code(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     if not get_backend("bwrap").status().usable:
         pytest.skip("bubblewrap is not usable here")
-    done = await asyncio.to_thread(start_run, RunOptions(suite=_suite(tmp_path), agents=["nop"], out=tmp_path / "run",
+    suite, agent = slow_suite(tmp_path, 0)
+    done = await asyncio.to_thread(start_run, RunOptions(suite=suite, agents=[str(agent)], out=tmp_path / "run",
                                                          sandbox="bwrap"))
     manifest = done.manifest
     spawned: list[tuple[Any, Any]] = []

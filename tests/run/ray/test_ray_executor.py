@@ -10,8 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import yaml
@@ -35,6 +36,22 @@ def start_assay(*args: str, cwd: Path, env: dict[str, str] | None = None) -> sub
     """`assay ARGS` as a process of its own (a head the test can kill)."""
     return subprocess.Popen([sys.executable, "-m", "assay.cli.main", *args], env={**assay_env(), **(env or {})},
                             cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+@contextmanager
+def head(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    """A head started by the test: killed on the way out if it is still running."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def finish(proc: subprocess.Popen[bytes]) -> bytes:
+    """The head's stderr once it ended (bounded)."""
+    return proc.communicate(timeout=400)[1]
 
 
 def results(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
@@ -169,14 +186,10 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster: LocalRayCluster, ru
     run_dir = runs / "node-lost"
     proc = start_assay("run", str(suite), "--agent", str(agent), "-n", "6", "-j", "6", "--executor", "ray",
                        "--address", cluster.address, "--out", str(run_dir), "-q", cwd=tmp_path)
-    try:
+    with head(proc):
         wait_started(run_dir, 6, proc)  # two attempts on each of the three worker nodes
         cluster.kill(victim)
-        _, err = proc.communicate(timeout=400)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        err = finish(proc)
     assert proc.returncode == 0, err.decode()[-3000:]
     rd = RunDir.open(run_dir)
     by = final_per_trial(rd.results())
@@ -206,17 +219,14 @@ def test_a_worker_that_never_answers_has_its_attempt_closed_and_retried(cluster:
     proc = start_assay("run", str(suite), "--agent", str(agent), "-n", "5", "-j", "5", "--executor", "ray",
                        "--address", cluster.address, "--out", str(run_dir), "-q", cwd=tmp_path,
                        env={"ASSAY_RAY_ANSWER_GRACE_S": "15"})
-    frozen: list[int] = []
     try:
-        wait_started(run_dir, 5, proc)  # one attempt on the victim's single slot, the others on w1, w2
-        frozen = cluster.processes(victim, "ray::_RayNodeWorker")
-        assert len(frozen) == 1, frozen
-        os.kill(frozen[0], signal.SIGSTOP)  # mid-attempt: its agent sleeps 10 s
-        _, err = proc.communicate(timeout=400)
+        with head(proc):
+            wait_started(run_dir, 5, proc)  # one attempt on the victim's single slot, the others on w1, w2
+            frozen = cluster.processes(victim, "ray::_RayNodeWorker")
+            assert len(frozen) == 1, frozen
+            os.kill(frozen[0], signal.SIGSTOP)  # mid-attempt: its agent sleeps 10 s
+            err = finish(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         cluster.kill(victim)  # the node this test started, frozen worker and all
     assert proc.returncode == 0, err.decode()[-3000:]
     rd = RunDir.open(run_dir)

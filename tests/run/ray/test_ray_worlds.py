@@ -21,7 +21,7 @@ from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task
 from tests.run.ray.cluster import LocalRayCluster, free_port
-from tests.run.ray.test_ray_executor import assay, start_assay
+from tests.run.ray.test_ray_executor import assay, finish, head, start_assay
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -83,7 +83,7 @@ def test_world_tools_and_a_live_approval_reach_attempts_on_worker_nodes(cluster:
     env = {"ASSAY_GATEWAY_HOST": "0.0.0.0", "ASSAY_SERVICES_ADVERTISE": "127.0.0.1", "ASSAY_TOOLS_PORT": str(port)}
     proc = start_assay("run", str(suite), "--agent", str(agent), "-n", "2", "-j", "2", "--executor", "ray",
                        "--address", cluster.address, "--out", str(run_dir), "-q", cwd=tmp_path, env=env)
-    try:
+    with head(proc):
         end = time.monotonic() + 300
         pending: list[dict[str, object]] = []
         while len(pending) < 2:  # each attempt waits for a person on its own worker node
@@ -102,11 +102,7 @@ def test_world_tools_and_a_live_approval_reach_attempts_on_worker_nodes(cluster:
         for req in pending:
             out = assay("approvals", "decide", str(run_dir), str(req["id"]), "approve", cwd=tmp_path)
             assert out.returncode == 0, out.stderr
-        _, err = proc.communicate(timeout=400)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        err = finish(proc)
     assert proc.returncode == 0, err.decode()[-3000:]
     rd = RunDir.open(run_dir)
     results = rd.results()

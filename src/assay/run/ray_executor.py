@@ -8,7 +8,10 @@ Sandbox nodes are the nodes advertising the ``assay_sandbox`` resource (its coun
 node's attempt slots), else every node with CPUs. An attempt whose node dies (process or node)
 is closed as a partial ``infra_error``/``interrupted`` (kept) and retried once, on another node
 when there is one; Ray itself never re-runs an attempt (no task retries, no actor restarts),
-so nothing is scored twice. Importing this module imports Ray: only ``--executor ray`` does.
+so nothing is scored twice. A node whose worker does not answer within twice the task's wall
+time plus a grace has its attempt closed the same way and gets no new one. The run budget's one
+meter lives in the hub (every node's model calls pass its gateway); the head mirrors it before
+each attempt. Importing this module imports Ray: only ``--executor ray`` does.
 """
 
 from __future__ import annotations

@@ -184,6 +184,7 @@ class RayCampaign:
         if self.hub is not None:
             try:
                 await asyncio.wait_for(self.budget_reached(), STOP_WAIT_S)  # the head's record of the spend
+                self.ctx.judge_spend = await asyncio.wait_for(self.hub.judge_spend.remote(), STOP_WAIT_S)
             except (RayActorError, TimeoutError):
                 pass
             try:

@@ -23,6 +23,7 @@ from assay.harness.budget import BudgetMeter
 from assay.harness.run_budget import RunBudgetMeter, RunSpend
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract, Wiring
+from assay.run.budget_stop import judge_totals
 from assay.run.parts import build_services
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import BudgetName
@@ -199,6 +200,10 @@ class ServiceHub:
             self._attempts.pop(key.id, None)
         return Closed(report.usage, tuple(report.incidents), tuple(report.budget_exceeded), dict(report.verifier_extra),
                       files, dict(report.extra), blobs, fresh, tuple(state.handle.budget_meter.hits))
+
+    async def judge_spend(self) -> UsageTotals | None:
+        """What the run's judge (started here, with the other services) spent this session."""
+        return judge_totals(self.services)
 
     async def run_spend(self) -> RunSpend | None:
         """The run budget's meter as it stands (None: the run has no run budget)."""

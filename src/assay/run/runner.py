@@ -204,6 +204,8 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
     for svc in services:
         secrets.update(getattr(svc, "secrets", lambda: {})())
 
+    contexts: list[RunContext] = []  # the one context main() makes, for what outlives it
+
     async def main() -> None:
         for svc in services:
             await svc.start()
@@ -215,6 +217,7 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                                  network=manifest.sandbox.network, limits=manifest.sandbox.limits, services=services,
                                  model=manifest.gateway.model, track=manifest.track, secrets=secrets,
                                  listeners=listeners, keep_scratch=keep_scratch, run_budget=meter)
+                contexts.append(ctx)
                 pending = pending_trials(rd, shuffled(plan, p.seed), policy)  # a resume keeps the order
                 events.notify("assay_run_started", None, run_dir=rd, manifest=manifest, planned=len(plan),
                               pending=len(pending))
@@ -231,8 +234,8 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
 
     try:
         asyncio.run(main())
-        budget = (record_stop(rd, meter, pending_trials(rd, plan, policy), judge_totals(services))
-                  if meter is not None else None)
+        judge = judge_totals(services) or (contexts[0].judge_spend if contexts else None)  # local, or the hub's
+        budget = record_stop(rd, meter, pending_trials(rd, plan, policy), judge) if meter is not None else None
         results = rd.results()
         events.notify("assay_run_finished", None, run_dir=rd, results=results)
     finally:

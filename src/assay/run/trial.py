@@ -28,7 +28,7 @@ from assay.run.seal import SealEnv, seal
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite
-from assay.spec.results import AttemptResult
+from assay.spec.results import AttemptResult, UsageTotals
 from assay.spec.untrusted_tree import remove_untrusted
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
@@ -58,6 +58,7 @@ class RunContext:
     listeners: list[Any] = field(default_factory=list)
     keep_scratch: bool = False
     run_budget: RunBudgetMeter | None = None  # the run-wide budget, shared by every attempt
+    judge_spend: UsageTotals | None = None  # what a judge run elsewhere (a cluster's hub) spent
 
 
 async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, retry_reason: str | None = None,

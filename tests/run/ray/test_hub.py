@@ -16,6 +16,7 @@ from assay.run import RunOptions, start_run
 from assay.run.ray_hub import AttemptKey, ServiceHub
 from assay.spec.run_budget import RunBudget
 from tests.gateway.test_run_e2e import make_suite
+from tests.judge.conftest import fake_judge  # noqa: F401 - the fixture, for the judge case
 from tests.gateway.test_streaming import body_for
 
 
@@ -50,5 +51,30 @@ async def test_the_hubs_meter_counts_every_attempt_and_a_lost_attempt_keeps_its_
         assert spend.tokens == 5 + both
         assert set(files) == {"attempts/3/gateway.session.jsonl"}  # nothing of another attempt
         assert await hub.abandon(keys[1].id) == {}  # once
+    finally:
+        await hub.stop()
+
+
+async def test_the_hub_hands_back_what_its_judge_spent(tmp_path: Path, fake_judge) -> None:
+    """On a cluster the judge runs in the hub, not the head: the head records the judge's spend in
+    the budget log from what the hub hands back (else a resumed run's meter would miss it)."""
+    from assay.judge.calibrate import load_judge
+    from assay.judge.client import JudgeClient
+    from tests.judge.test_calibrate import faithful
+    from tests.judge.test_judge_run import judged_suite
+
+    fj = fake_judge(faithful)
+    done = await asyncio.to_thread(start_run, RunOptions(suite=judged_suite(tmp_path, fj.model_arg), agents=["oracle"],
+                                                         judge_model=fj.model_arg, sandbox="host", out=tmp_path / "run"))
+    hub = ServiceHub(done.manifest.model_dump_json(), root=tmp_path / "hub", run_dir=str(done.run_dir.path))
+    await hub.start()
+    try:
+        assert (await hub.judge_spend()).model_calls == 0
+        conn = next(s for s in hub.services if s.name == "judge").conn
+        spec = load_judge(tmp_path / "suite" / "tasks" / "explain-refusal" / "verify" / "judge.yaml")
+        client = JudgeClient(conn.url, conn.key, conn.model, spec)  # as a verifier on any node calls it
+        assert await asyncio.to_thread(client.pairwise, "Why?", "because it is late", "no") == "A"
+        spent = await hub.judge_spend()
+        assert spent is not None and (spent.model_calls, spent.input_tokens + spent.output_tokens) == (1, 57)
     finally:
         await hub.stop()

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+import httpx
+
 from assay.harness.budget import BudgetMeter
 from assay.harness.run_budget import RunBudgetMeter, RunSpend
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract, Wiring
+from assay.judge.service import JudgeConnection
 from assay.run.budget_stop import judge_totals
 from assay.run.parts import build_services
 from assay.sandbox.base import Endpoint
@@ -100,6 +103,15 @@ def advertised(endpoint: Endpoint, address: str | None) -> Endpoint:
     if endpoint.host in ANY_ADDRESS and address:
         return replace(endpoint, host=address)
     return endpoint
+
+
+def advertised_judge(value: Any, address: str | None) -> Any:
+    """The judge's connection as a verifier on another node reaches it: a judge gateway bound to
+    every interface (``ASSAY_GATEWAY_HOST=0.0.0.0``) is addressed on the head's address."""
+    if not isinstance(value, JudgeConnection) or not address:
+        return value
+    url = httpx.URL(value.url)
+    return replace(value, url=str(url.copy_with(host=address))) if url.host in ANY_ADDRESS else value
 
 
 class ServiceHub:
@@ -198,7 +210,8 @@ class ServiceHub:
                 blobs[rel] = path.read_bytes()
         if not state.sessions:
             self._attempts.pop(key.id, None)
-        return Closed(report.usage, tuple(report.incidents), tuple(report.budget_exceeded), dict(report.verifier_extra),
+        extra = {k: advertised_judge(v, self.address) for k, v in report.verifier_extra.items()}
+        return Closed(report.usage, tuple(report.incidents), tuple(report.budget_exceeded), extra,
                       files, dict(report.extra), blobs, fresh, tuple(state.handle.budget_meter.hits))
 
     async def judge_spend(self) -> UsageTotals | None:

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from assay.harness.run_budget import RunBudgetMeter
 from assay.run import RunOptions, start_run
@@ -17,6 +18,7 @@ from assay.run.ray_hub import AttemptKey, ServiceHub
 from assay.spec.run_budget import RunBudget
 from tests.gateway.test_run_e2e import make_suite
 from tests.judge.conftest import fake_judge  # noqa: F401 - the fixture, for the judge case
+from tests.run.ray.test_ray_worlds import outside_address
 from tests.gateway.test_streaming import body_for
 
 
@@ -55,9 +57,11 @@ async def test_the_hubs_meter_counts_every_attempt_and_a_lost_attempt_keeps_its_
         await hub.stop()
 
 
-async def test_the_hub_hands_back_what_its_judge_spent(tmp_path: Path, fake_judge) -> None:
-    """On a cluster the judge runs in the hub, not the head: the head records the judge's spend in
-    the budget log from what the hub hands back (else a resumed run's meter would miss it)."""
+async def test_the_hub_hands_back_what_its_judge_spent(tmp_path: Path, fake_judge,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a cluster the judge runs in the hub, not the head: a verifier on another node is given
+    the judge on the head's address (not the hub's loopback), and the head records the judge's
+    spend in the budget log from what the hub hands back (else a resumed run's meter misses it)."""
     from assay.judge.calibrate import load_judge
     from assay.judge.client import JudgeClient
     from tests.judge.test_calibrate import faithful
@@ -66,11 +70,21 @@ async def test_the_hub_hands_back_what_its_judge_spent(tmp_path: Path, fake_judg
     fj = fake_judge(faithful)
     done = await asyncio.to_thread(start_run, RunOptions(suite=judged_suite(tmp_path, fj.model_arg), agents=["oracle"],
                                                          judge_model=fj.model_arg, sandbox="host", out=tmp_path / "run"))
-    hub = ServiceHub(done.manifest.model_dump_json(), root=tmp_path / "hub", run_dir=str(done.run_dir.path))
-    await hub.start()
+    address = outside_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    monkeypatch.setenv("ASSAY_GATEWAY_HOST", "0.0.0.0")  # as `assay k8s render` sets it on the head
+    hub = ServiceHub(done.manifest.model_dump_json(), root=tmp_path / "hub", run_dir=str(done.run_dir.path),
+                     address=address)
+    info = await hub.start()
     try:
         assert (await hub.judge_spend()).model_calls == 0
-        conn = next(s for s in hub.services if s.name == "judge").conn
+        trial = done.manifest.plan.trials[0]
+        key = AttemptKey(trial, 2, "explain-refusal", "base", "oracle")
+        judge_index = info["services"].index("judge")
+        assert await hub.open(key, judge_index) is not None
+        conn = (await hub.close(key, judge_index)).verifier_extra["judge"]
+        assert httpx.URL(conn.url).host == address  # what a verifier on a worker node is handed
         spec = load_judge(tmp_path / "suite" / "tasks" / "explain-refusal" / "verify" / "judge.yaml")
         client = JudgeClient(conn.url, conn.key, conn.model, spec)  # as a verifier on any node calls it
         assert await asyncio.to_thread(client.pairwise, "Why?", "because it is late", "no") == "A"

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import cgroup, ending, enter, nsproc, pool, rootfs, uidblock
+from assay.sandbox import cgroup, ending, enter, native, nsproc, pool, rootfs, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
@@ -136,7 +136,7 @@ class BwrapSandbox(Sandbox):
         spec = self.spec
         if not spec.workspace.is_dir():
             raise SandboxError(f"workspace {spec.workspace} is not a directory", reason="sandbox_workspace")
-        if enter.tools() is None:
+        if native.launcher() is None and enter.tools() is None:
             raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
         if self.host_uid is not None:
             own_tree(spec.workspace, self.host_uid)
@@ -249,14 +249,14 @@ class BwrapSandbox(Sandbox):
         parked: Parked | None = None
         running = False
         try:
-            command = enter.argv(self.init_pid, argv, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
-                                 inside_uid=self.inside_uid, userns_fd=self.userns_fd)
+            where = enter.entry(self.init_pid, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
+                                inside_uid=self.inside_uid, userns_fd=self.userns_fd)
             assert self.ahead is not None
             parked = await self.ahead.take()  # from here on it is the workload, no longer exempt
             parked.limit(self._rlimits())
-            started = parked.release(command, full_env, stdin_null=stdin is None)
+            started = parked.release(argv, full_env, stdin_null=stdin is None, entry=where)
             running = True  # run_child waits for it, whatever happens
-            r = await run_child(command, env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
+            r = await run_child(argv, env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
                                 started=started)
         except (OSError, subprocess.SubprocessError) as e:
             if self.init_fd is not None and nsproc.exited(self.init_fd):

@@ -25,6 +25,7 @@ import functools
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 
 NS_GET_PARENT = 0xB702  # ioctl on a namespace fd: its parent (linux/nsfs.h)
 
@@ -52,24 +53,51 @@ def owning_userns(init_pid: int) -> int:
         os.close(fd)
 
 
-def argv(init_pid: int, command: list[str], *, cwd: str, host_uid: int | None, inside_uid: int,
-         userns_fd: int | None = None) -> list[str]:
-    """The exec's argv: enter the sandbox of ``init_pid`` and run ``command`` as its identity
-    (``userns_fd``, from :func:`owning_userns`, held open by the harness when not root)."""
+@dataclass(frozen=True)
+class Entry:
+    """How an exec enters one sandbox: its init's namespaces and root, the directory inside,
+    the host uid to become (root harness) or the user namespace to enter (normal user), and
+    the uid inside."""
+
+    init_pid: int
+    cwd: str
+    host_uid: int | None
+    inside_uid: int
+    userns: str | None  # a path to the sandbox's user namespace (the harness's fd), without root
+    cgroup: bool  # enter its cgroup namespace (it has one of its own, and we may)
+
+
+def entry(init_pid: int, *, cwd: str, host_uid: int | None, inside_uid: int, userns_fd: int | None = None) -> Entry:
+    """The :class:`Entry` of the sandbox of ``init_pid`` (``userns_fd``, from :func:`owning_userns`,
+    held open by the harness when not root; the exec's launcher was started before it existed,
+    so it opens it through the harness's fd table: same user, allowed)."""
+    return Entry(init_pid, cwd, host_uid, inside_uid,
+                 f"/proc/{os.getpid()}/fd/{userns_fd}" if host_uid is None and userns_fd is not None else None,
+                 host_uid is not None and _own_cgroup_ns(init_pid))  # a normal user may not enter it: it only hides paths
+
+
+def argv(e: Entry, command: list[str]) -> list[str]:
+    """The exec's argv with util-linux: ``nsenter`` into the sandbox, ``unshare`` to map the uid."""
     found = tools()
     if found is None:
         raise OSError("util-linux nsenter (with --wdns) and unshare are needed to enter a sandbox")
     nsenter, unshare = found
-    args = [nsenter, f"--target={init_pid}", "--mount", "--pid", "--net", "--ipc", "--uts", "--root",
-            f"--wdns={cwd}"]
-    if host_uid is not None and _own_cgroup_ns(init_pid):  # a normal user may not enter it: it only hides paths
+    args = [nsenter, f"--target={e.init_pid}", "--mount", "--pid", "--net", "--ipc", "--uts", "--root",
+            f"--wdns={e.cwd}"]
+    if e.cgroup:
         args.append("--cgroup")
-    # the harness holds ``userns_fd``; the exec's launcher was started before it existed, so it
-    # opens it through the harness's fd table (same user: allowed)
-    who = ([f"--user=/proc/{os.getpid()}/fd/{userns_fd}", "--preserve-credentials"] if host_uid is None
-           else [f"--setuid={host_uid}", f"--setgid={host_uid}"])
-    u = str(inside_uid)
-    return [*args, *who, "--", unshare, f"--map-user={u}", f"--map-group={u}", "--", *command]
+    if e.host_uid is None:
+        args += ([f"--user={e.userns}"] if e.userns else []) + ["--preserve-credentials"]
+    else:
+        args += [f"--setuid={e.host_uid}", f"--setgid={e.host_uid}"]
+    u = str(e.inside_uid)
+    return [*args, "--", unshare, f"--map-user={u}", f"--map-group={u}", "--", *command]
+
+
+def request_fields(e: Entry) -> list[str]:
+    """The same entry for the compiled launcher (``launcher.c``'s "enter" fields)."""
+    return [str(e.init_pid), e.cwd, "-" if e.host_uid is None else str(e.host_uid), e.userns or "-",
+            "1" if e.cgroup else "0", str(e.inside_uid)]
 
 
 def _own_cgroup_ns(pid: int) -> bool:

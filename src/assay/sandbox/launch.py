@@ -33,7 +33,10 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from assay.sandbox import enter, native
+
 SHELL = "/bin/sh"
+REQUEST_VERSION = "assay-launch-1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DISCARD_WAIT_S = 5.0
 
@@ -58,15 +61,33 @@ def script(argv: list[str], env: dict[str, str], *, stdin_null: bool) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
 
 
+def request(argv: list[str], env: dict[str, str], *, stdin_null: bool, entry: enter.Entry | None) -> bytes:
+    """What turns a parked compiled launcher (``launcher.c``) into ``argv`` with exactly ``env``."""
+    fields = [REQUEST_VERSION, "exec" if entry is None else "enter", "1" if stdin_null else "0"]
+    if entry is not None:
+        fields += enter.request_fields(entry)
+    fields += [str(len(env)), *(f"{k}={v}" for k, v in env.items()), str(len(argv)), *argv]
+    data = [os.fsencode(f) for f in fields]
+    if any(b"\0" in d for d in data) or any("=" in k or not k for k in env):
+        raise ValueError("a NUL byte in the command or its environment, or a bad variable name")
+    return b"\0".join(data) + b"\0"
+
+
 class Parked:
-    """One parked ``/bin/sh``: spawned, attachable, released once into a command."""
+    """One parked launcher (the compiled ``assay-launch``, else ``/bin/sh``): spawned, attachable,
+    released once into a command."""
 
     def __init__(self, *, stderr: int | None = None, keep_fds: tuple[int, ...] = ()) -> None:
         r, w = os.pipe()
+        self.compiled = native.launcher()
+        if self.compiled is not None:  # reads its request from an inherited fd, closes it before the command
+            argv, fds = [str(self.compiled), str(r)], (r, *keep_fds)
+        else:
+            argv, fds = [SHELL, "-c", f". /proc/{os.getpid()}/fd/{r}"], keep_fds
         try:
             self.popen = subprocess.Popen(  # no preexec_fn: vfork, the harness is not copied
-                [SHELL, "-c", f". /proc/{os.getpid()}/fd/{r}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE if stderr is None else stderr, pass_fds=keep_fds,
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if stderr is None else stderr, pass_fds=fds,
                 start_new_session=True, env={}, cwd="/")
         except BaseException:
             os.close(r)
@@ -74,6 +95,9 @@ class Parked:
             raise
         self._script_fd: int | None = w
         self._read_fd: int | None = r
+        if self.compiled is not None:  # its own copy is the one it reads: no path names ours
+            os.close(r)
+            self._read_fd = None
         self.attached = False
 
     @property
@@ -99,12 +123,17 @@ class Parked:
     def alive(self) -> bool:
         return self._script_fd is not None and self.popen.poll() is None
 
-    def release(self, argv: list[str], env: dict[str, str], *, stdin_null: bool = False) -> subprocess.Popen:
-        """Turn the parked shell into ``argv`` (same pid, same pipes); returns its Popen."""
+    def release(self, argv: list[str], env: dict[str, str], *, stdin_null: bool = False,
+                entry: enter.Entry | None = None) -> subprocess.Popen:
+        """Turn the parked launcher into ``argv`` (same pid, same pipes); returns its Popen.
+        With ``entry``, the command runs inside that sandbox (:mod:`assay.sandbox.enter`)."""
         if self._script_fd is None:
             raise OSError("this launcher was already used")
+        if self.compiled is not None:
+            data = request(argv, env, stdin_null=stdin_null, entry=entry)
+        else:
+            data = script(argv if entry is None else enter.argv(entry, argv), env, stdin_null=stdin_null)
         fd, self._script_fd = self._script_fd, None
-        data = script(argv, env, stdin_null=stdin_null)
         try:
             view = memoryview(data)
             while view:

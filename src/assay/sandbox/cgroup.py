@@ -20,10 +20,11 @@ from pathlib import Path
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 #: processes of the sandbox's own machinery counted by ``pids.max`` on top of the task's own
-#: limit: the outer bwrap, its init and the holder, plus either (during an exec) its ``nsenter``
-#: and the one launcher parked for the next exec, or (between execs) the two parked ahead
-#: (:mod:`assay.sandbox.pool`)
-OVERHEAD_PIDS = 5
+#: limit: the outer bwrap, its init and the holder, plus the exec's launcher waiting outside the
+#: pid namespace (or ``nsenter``), or between execs the one parked for the next. From a
+#: sandbox's second exec on, the launcher parked for the next one while an exec runs takes one
+#: more: the bound is then one stricter, never looser (:mod:`assay.sandbox.launch`)
+OVERHEAD_PIDS = 4
 
 
 def _read(path: Path) -> str:

@@ -183,14 +183,17 @@ class Parked:
 
 
 class Ahead:
-    """The launchers parked for one sandbox's next execs, taken in order. When an exec takes
-    the last one, the next is parked (and attached) in a worker thread while that exec runs.
+    """The launchers parked for one sandbox's next execs, taken in order. A sandbox starts with
+    one (most run one command: a trivial trial, a verifier with one predicate); from its second
+    exec on, when an exec takes the last one, the next is parked (and attached) in a worker
+    thread while that exec runs, so only the second exec of a sandbox waits for a launcher.
     A parked launcher is the sandbox's machinery (in ``exempt``: never counted, killed or
     reported as the workload) until it is taken."""
 
     def __init__(self, procs_files: Callable[[], list[Path]], exempt: set[int], ready: tuple[Parked, ...]) -> None:
         self._files, self._exempt = procs_files, exempt
         self._queue: deque[asyncio.Future[Parked]] = deque()
+        self.taken = 0
         loop = asyncio.get_running_loop()
         for parked in ready:
             fut: asyncio.Future[Parked] = loop.create_future()
@@ -222,7 +225,8 @@ class Ahead:
                 self._exempt.discard(parked.pid)
                 await asyncio.to_thread(parked.discard)
             parked = await asyncio.to_thread(self._park)
-        if not self._queue:
+        self.taken += 1
+        if not self._queue and self.taken > 1:  # a sandbox of several execs: the next one is ready
             self._queue.append(asyncio.get_running_loop().run_in_executor(None, self._park))
         self._exempt.discard(parked.pid)
         return parked

@@ -1,4 +1,5 @@
-"""Sandboxes' empty shells made ahead: a fresh control group with two parked launchers in it.
+"""Sandboxes' empty shells made ahead: a fresh control group with two parked launchers in it
+(the sandbox's ``bwrap`` and its first exec).
 
 What a bwrap sandbox needs before its namespaces exist, and what is slow to make on the
 critical path under cgroup v1 (see :mod:`assay.sandbox.launch`), is prepared in a background
@@ -32,9 +33,10 @@ MAX_READY = 8
 PREPARED_AHEAD = ("a new empty control group and parked launchers (/bin/sh started by vfork, in that group) "
                   "made before the sandbox is asked for; namespaces, workspace and identity are fresh per sandbox, "
                   "nothing is reused")
-#: exec launchers parked with each sandbox (a trial's agent sandbox runs a setup script and the
-#: agent, a verifier one predicate after another); later ones are parked while an exec runs
-LAUNCHERS = 2
+#: exec launchers parked with each sandbox: most run one command (a trivial trial's agent, a
+#: verifier's one predicate), so a second one would mostly be started and ended unused; a
+#: sandbox of several execs parks the next while one runs (:class:`assay.sandbox.launch.Ahead`)
+LAUNCHERS = 1
 
 
 @dataclass

@@ -54,3 +54,15 @@ def test_doctor_fails_where_nothing_isolates(tmp_path: Path) -> None:
     assert out.returncode == 1, out.stdout + out.stderr
     assert "bwrap: not found" in out.stdout and "default backend: host" in out.stdout
     assert "UNSANDBOXED" in out.stdout
+
+
+def test_doctor_says_which_exec_launcher_runs(bwrap_backend: object) -> None:
+    """The compiled launcher where it builds, the shell path when told (or without a compiler):
+    the doctor and the manifest's facts say the same."""
+    from assay.sandbox import native
+
+    rep = json.loads(_doctor("--json").stdout)
+    assert rep["launcher"] == native.kind()
+    assert [b["facts"]["launcher"] for b in rep["backends"] if b["name"] == "bwrap"] == [native.kind()]
+    forced = _doctor(env={"ASSAY_SANDBOX_LAUNCHER": "sh"})
+    assert forced.returncode == 0 and f"exec launcher in a bwrap sandbox: {native.FORCED_SHELL}" in forced.stdout

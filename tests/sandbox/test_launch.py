@@ -14,11 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from assay.sandbox import cgroup, pool
+from assay.sandbox import cgroup, native, pool
 from assay.sandbox.base import SandboxSpec
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.launch import Parked
 from assay.spec.budget import NetworkProfile
+
+
+@pytest.fixture(autouse=True, params=["compiled", "sh"])
+def launcher_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with the compiled launcher and with the shell fallback (``/bin/sh``,
+    ``nsenter``, ``unshare``): both must keep the same promises."""
+    if request.param == "sh":
+        monkeypatch.setattr(native, "launcher", lambda: None)
+    elif native.launcher() is None:
+        pytest.skip("no C compiler here: the compiled launcher is not built")
+    return request.param
 
 
 def _run(parked: Parked, argv: list[str], env: dict[str, str] | None = None, stdin: bytes | None = None,
@@ -94,14 +105,15 @@ def test_a_discarded_launcher_ends_having_run_nothing() -> None:
     assert proc.returncode == 0 and not parked.alive()
 
 
-def test_a_launcher_ends_when_the_harness_that_parked_it_dies(tmp_path: Path) -> None:
+def test_a_launcher_ends_when_the_harness_that_parked_it_dies(tmp_path: Path, launcher_kind: str) -> None:
+    env = {**os.environ, "ASSAY_SANDBOX_LAUNCHER": "sh" if launcher_kind == "sh" else ""}
     child = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import os
         from assay.sandbox.launch import Parked
         p = Parked()
         print(p.pid, flush=True)
         os._exit(0)  # no cleanup: the script pipe closes with the process
-    """)], capture_output=True, text=True, timeout=60, check=True)
+    """)], capture_output=True, text=True, timeout=60, check=True, env=env)
     pid = int(child.stdout.strip())
     try:
         fd = os.pidfd_open(pid)

@@ -75,7 +75,9 @@ def open_dir() -> Iterator[Path]:
     shutil.rmtree(d, ignore_errors=True)
 
 
-def test_a_normal_user_runs_bounded_sandboxes(open_dir: Path) -> None:
+@pytest.mark.parametrize("launcher", ["", "sh"])
+def test_a_normal_user_runs_bounded_sandboxes(open_dir: Path, launcher: str) -> None:
+    """With the compiled launcher (built into the user's own cache) and with the shell path."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to become an unprivileged user")
     tmp_path = open_dir
@@ -84,7 +86,8 @@ def test_a_normal_user_runs_bounded_sandboxes(open_dir: Path) -> None:
         d.mkdir()
         os.chown(d, NOBODY, NOBODY)
     paths = dict.fromkeys([str(ROOT / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": os.pathsep.join(paths)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": os.pathsep.join(paths),
+           "ASSAY_SANDBOX_LAUNCHER": launcher}
     exe = _interpreter(home, env)
     if exe is None:
         pytest.skip("no interpreter with this install's packages is readable by an unprivileged user here")
@@ -93,6 +96,13 @@ def test_a_normal_user_runs_bounded_sandboxes(open_dir: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     rep = json.loads(out.stdout.strip().splitlines()[-1])
     assert rep["facts"]["identity_mode"] == "user-namespace" and rep["describe"]["host_uid"] is None
+    from assay.sandbox import native
+
+    if launcher == "sh":
+        assert rep["facts"]["launcher"] == native.FORCED_SHELL
+    elif shutil.which("cc") or shutil.which("gcc"):
+        assert rep["facts"]["launcher"] == native.COMPILED
+        assert list((home / ".cache" / "assay" / "launch").glob("assay-launch-*"))  # the user's own build
     assert rep["who"].split() == ["1000", "ok"], rep
     assert any("sleep 311" in c for c in rep["left"]) and rep["cpu_s"] is not None, rep
     assert rep["fill"] == "disk", rep

@@ -33,6 +33,8 @@ def register(app: typer.Typer) -> None:
                 iso = "isolated" if st.isolated else "NOT isolated"
                 out.print(f"backend {st.name}: {mark}, {iso} - {st.detail}", markup=False)
             out.print(f"default backend: {report.default_backend}")
+            if report.launcher:
+                out.print(f"exec launcher in a bwrap sandbox: {report.launcher}", markup=False)
             if report.bounds:
                 out.print(f"bounds on a bwrap sandbox as a whole (cgroup: {report.cgroup or 'none'}):")
                 for bound, how in report.bounds.items():

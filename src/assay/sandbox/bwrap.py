@@ -367,7 +367,7 @@ class BwrapSandbox(Sandbox):
     def describe(self) -> dict[str, object]:
         return {"backend": "bwrap", "isolated": True, "network": self.spec.network.value,
                 "identity": self.spec.identity, "inside_uid": self.inside_uid,
-                "host_uid": self.host_uid, "bwrap": self.binary.origin,
+                "host_uid": self.host_uid, "bwrap": self.binary.origin, "launcher": native.kind(),
                 "cgroup": f"v{self.group.layout.version}" if self.group is not None else None,
                 "bounds": mechanisms(self.spec.limits, self.group.layout if self.group else None,
                                      root_mode=self.root_mode)}
@@ -402,4 +402,4 @@ class BwrapBackend(SandboxBackend):
                 "identity_mode": "host-uid-switch" if os.geteuid() == 0 else "user-namespace",
                 "cgroup": f"v{lay.version}" if (lay := cgroup.layout()) is not None else None,
                 "bounds": mechanisms(Limits(), lay, root_mode=os.geteuid() == 0),
-                "prepared_ahead": pool.PREPARED_AHEAD}
+                "prepared_ahead": pool.PREPARED_AHEAD, "launcher": native.kind()}

@@ -24,6 +24,8 @@ class DoctorReport:
     #: bound -> the mechanism enforcing it in a bwrap sandbox here (the manifest records the same)
     bounds: dict[str, str] = field(default_factory=dict)
     cgroup: str | None = None
+    #: what starts each exec in a bwrap sandbox (the compiled launcher or the shell fallback)
+    launcher: str | None = None
 
     @property
     def isolating(self) -> bool:
@@ -33,7 +35,7 @@ class DoctorReport:
     def as_dict(self) -> dict[str, object]:
         return {"bwrap": self.bwrap, "namespaces": self.namespaces, "default_backend": self.default_backend,
                 "isolating": self.isolating, "notes": self.notes,
-                "cgroup": self.cgroup, "bounds": self.bounds,
+                "cgroup": self.cgroup, "bounds": self.bounds, "launcher": self.launcher,
                 "backends": [{"name": b.name, "usable": b.usable, "isolated": b.isolated, "detail": b.detail,
                               "facts": b.facts} for b in self.backends]}
 
@@ -66,16 +68,17 @@ def diagnose() -> DoctorReport:
             statuses.append(BackendStatus(name, usable=False, isolated=getattr(cls, "isolated", False),
                                           detail=f"status failed: {type(e).__name__}: {e}"))
     bounds: dict[str, str] = {}
-    cgroup = None
+    cgroup = launcher = None
     if binary is not None:
         from assay.sandbox.bwrap import BwrapBackend
 
         facts = BwrapBackend().facts()
         bounds, cgroup = dict(facts["bounds"]), facts["cgroup"]  # type: ignore[arg-type]
+        launcher = str(facts["launcher"])
         if cgroup is None:
             notes.append("no control group delegated to the harness here: a watcher over each sandbox's pid "
                          "namespace bounds it (polled, so a fast workload can overshoot by one poll)")
     default = default_backend_name()
     if default == "host":
         notes.append("trials would run UNSANDBOXED on the host backend: results are marked isolated=false")
-    return DoctorReport(info, namespaces, statuses, default, notes, bounds, cgroup)
+    return DoctorReport(info, namespaces, statuses, default, notes, bounds, cgroup, launcher)

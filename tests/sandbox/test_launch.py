@@ -174,3 +174,49 @@ async def test_a_destroyed_sandbox_leaves_no_group_state_or_launcher(bwrap_backe
     for pid in spares:  # parked launchers and bwrap: ended and reaped, no child of ours is left
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def _limits_read(group: cgroup.SandboxGroup) -> tuple[int, str]:
+    if group.layout.version == 2:
+        mem = (group.dirs["all"] / "memory.max").read_text().strip()
+        return (-1 if mem == "max" else int(mem)), (group.dirs["all"] / "pids.max").read_text().strip()
+    return (int((group.dirs["memory"] / "memory.limit_in_bytes").read_text()),
+            (group.dirs["pids"] / "pids.max").read_text().strip())
+
+
+@pytest.mark.parametrize("want", [(None, None), (2 << 30, 50), (256 << 20, None), (1 << 30, 100)])
+def test_limits_set_ahead_are_replaced_by_the_sandboxs_own(layout: cgroup.Layout, want: tuple) -> None:
+    """The pool sets the last sandbox's limits on the next group ahead; a sandbox wanting other
+    ones (higher, lower, none) gets exactly its own."""
+    parts = pool.prepare(layout, (1 << 30, 100))
+    try:
+        assert parts.group is not None and parts.limits == (1 << 30, 100)
+        assert _limits_read(parts.group) == (1 << 30, str(100 + cgroup.OVERHEAD_PIDS))
+        if parts.limits != want:
+            parts.group.set_limits(*want, clear=True)
+        mem, pids = _limits_read(parts.group)
+        assert (mem if want[0] else None) == want[0] and (mem >= 1 << 60 or mem == -1 or want[0])
+        assert pids == (str(want[1] + cgroup.OVERHEAD_PIDS) if want[1] else "max")
+    finally:
+        parts.discard()
+
+
+async def test_the_sandboxs_machinery_is_shielded_from_the_oom_killer_not_the_workload(
+        bwrap_backend: BwrapBackend, tmp_path: Path) -> None:
+    probe = subprocess.Popen(["/bin/cat"], stdin=subprocess.PIPE)
+    try:
+        pool.shield(probe.pid)
+        may = Path(f"/proc/{probe.pid}/oom_score_adj").read_text().strip() == "-1000"
+    finally:
+        probe.communicate(b"")
+    if not may:
+        pytest.skip("this harness may not lower an OOM score here (not root, or no CAP_SYS_RESOURCE)")
+    sb = await bwrap_backend.create(SandboxSpec(workspace=tmp_path, network=NetworkProfile.none))
+    try:
+        r = await sb.exec(["/bin/cat", "/proc/self/oom_score_adj"], timeout_s=30)
+        machinery = [Path(f"/proc/{p}/oom_score_adj").read_text().strip()
+                     for p in (sb.proc.pid, sb.init_pid, sb.supervisor_pid)]
+    finally:
+        await sb.destroy()
+    assert r.ok and r.stdout.strip() == b"0", r
+    assert machinery == ["-1000"] * 3

@@ -149,8 +149,10 @@ class BwrapSandbox(Sandbox):
                 if m.writable and m.source.exists():
                     own_tree(m.source, self.host_uid)
         lay = cgroup.layout()
-        parts = pool.take(lay, uidblock.live_slots()) or await asyncio.to_thread(pool.prepare, lay)
-        if not self._limit_group(parts):  # the kernel refused a limit: this sandbox goes without a group
+        lim = spec.limits
+        want = (lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
+        parts = pool.take(lay, uidblock.live_slots(), want) or await asyncio.to_thread(pool.prepare, lay)
+        if not self._limit_group(parts, want):  # the kernel refused a limit: this sandbox goes without a group
             await asyncio.to_thread(parts.discard)
             parts = await asyncio.to_thread(pool.prepare, None)
         self.state = parts.state
@@ -202,34 +204,24 @@ class BwrapSandbox(Sandbox):
                 await self.destroy()
                 raise SandboxError(f"cannot find the sandbox's user namespace: {e}", reason="sandbox_start") from e
         ours = {p for p in (self.proc.pid, self.init_pid, self.supervisor_pid) if p is not None}
-        self._shield(ours)
         if self.pidns is None:
             await self.destroy()
             raise SandboxError("the sandbox's pid namespace is gone", reason="sandbox_start")
         self.watcher.start(self.pidns, self.init_pid, ours | self.watcher.exempt)
 
-    def _limit_group(self, parts: pool.Prepared) -> bool:
-        """Set the task's limits on the prepared group (False: the kernel refused one)."""
+    def _limit_group(self, parts: pool.Prepared, want: tuple[int | None, int | None]) -> bool:
+        """Set the task's limits on the prepared group, unless the pool already did (False: the
+        kernel refused one)."""
         if parts.group is None:
             return True
-        lim = self.spec.limits
-        try:
-            parts.group.set_limits(lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
-        except OSError:
-            return False
+        if parts.limits != want:
+            try:
+                parts.group.set_limits(*want, clear=parts.limits is not None)
+            except OSError:
+                return False
         self.group = parts.group
         self.watcher.group = parts.group
         return True
-
-    def _shield(self, ours: set[int]) -> None:
-        """Keep the sandbox's init and holder out of the OOM killer's choice: a memory hog dies,
-        not the sandbox's machinery."""
-        if self.root_mode:
-            for pid in ours:
-                try:
-                    Path(f"/proc/{pid}/oom_score_adj").write_text("-1000")
-                except OSError:
-                    pass
 
     def _find_supervisor(self) -> int | None:
         assert self.init_pid is not None
@@ -250,7 +242,7 @@ class BwrapSandbox(Sandbox):
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
                     **self.spec.env, **(env or {})}
         assert self.init_pid is not None
-        base = self.watcher.usage() if self.group is not None else await asyncio.to_thread(self.watcher.usage)
+        base = self.watcher.cpu_s() if self.group is not None else await asyncio.to_thread(self.watcher.cpu_s)
         parked: Parked | None = None
         running = False
         try:
@@ -280,7 +272,7 @@ class BwrapSandbox(Sandbox):
                           timed_out=bool(r["timed_out"]), signal=sig,
                           stdout_bytes=int(r.get("stdout_bytes", len(out))), stderr_bytes=int(r.get("stderr_bytes", len(err))),
                           limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits),
-                          resource_limit=bound, cpu_s=round(max(0.0, used.cpu_s - base.cpu_s), 4))
+                          resource_limit=bound, cpu_s=round(max(0.0, used.cpu_s - base), 4))
 
     def _rlimits(self) -> dict[str, tuple[int, int]]:
         out = rlimits_for(self.spec.limits)
@@ -360,7 +352,7 @@ class BwrapSandbox(Sandbox):
             for f in (self.proc.stdin, self.proc.stdout):
                 if f is not None:
                     f.close()
-        cpu = self.watcher.usage().cpu_s if self.pidns is not None else None
+        cpu = self.watcher.cpu_s() if self.pidns is not None else None
         pool.dispose(functools.partial(pool.remove_parts, self.group, self.state))
         return cpu
 

@@ -128,21 +128,29 @@ class SandboxGroup:
     def _file(self, ctl: str, v1: str, v2: str) -> Path:
         return self.dirs["all"] / v2 if self.layout.version == 2 else self.dirs[ctl] / v1
 
-    def set_limits(self, memory_bytes: int | None, pids: int | None) -> None:
-        """Kernel limits; a write the kernel refuses raises OSError (the caller falls back)."""
-        if memory_bytes:
+    def set_limits(self, memory_bytes: int | None, pids: int | None, *, clear: bool = False) -> None:
+        """Kernel limits; a write the kernel refuses raises OSError (the caller falls back).
+        ``clear``: a limit given as None is lifted (the group had limits set ahead)."""
+        if memory_bytes or clear:
             if self.layout.version == 2:
-                (self.dirs["all"] / "memory.max").write_text(str(memory_bytes))
+                (self.dirs["all"] / "memory.max").write_text(str(memory_bytes) if memory_bytes else "max")
                 swap = self.dirs["all"] / "memory.swap.max"
                 if swap.exists():
                     swap.write_text("0")
             else:
-                (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                value = str(memory_bytes) if memory_bytes else "-1"
+                files = [self.dirs["memory"] / "memory.limit_in_bytes"]
                 memsw = self.dirs["memory"] / "memory.memsw.limit_in_bytes"
                 if memsw.exists():  # no escape into swap: memory+swap bounded to the same figure
-                    memsw.write_text(str(memory_bytes))
-        if pids:
-            self._file("pids", "pids.max", "pids.max").write_text(str(pids + OVERHEAD_PIDS))
+                    files.append(memsw)
+                try:
+                    for f in files:
+                        f.write_text(value)
+                except OSError:  # raising: memory may never exceed memory+swap, so that one first
+                    for f in reversed(files):
+                        f.write_text(value)
+        if pids or clear:
+            self._file("pids", "pids.max", "pids.max").write_text(str(pids + OVERHEAD_PIDS) if pids else "max")
 
     def pids(self) -> list[int]:
         """Every process in the group, nested pid namespaces included: the leftover scan."""

@@ -51,6 +51,9 @@ class Prepared:
     info_w: int
     holder: Parked
     launchers: tuple[Parked, ...]
+    #: the (memory bytes, processes) already set on the group: the last sandbox's, most often
+    #: the next one's too (a run's trials share their task's limits); None: none set
+    limits: tuple[int | None, int | None] | None = None
 
     def procs_files(self) -> list[Path]:
         return procs_files(self.group)
@@ -74,8 +77,21 @@ def procs_files(group: cgroup.SandboxGroup | None) -> list[Path]:
     return [d / "cgroup.procs" for d in group.dirs.values()] if group is not None else []
 
 
-def prepare(lay: cgroup.Layout | None) -> Prepared:
-    """Make one sandbox's parts now (blocking: the group writes wait for the kernel)."""
+def shield(pid: int) -> None:
+    """Keep what the parked holder becomes (the sandbox's bwrap, its init, the holder or relay:
+    all inherit it) out of the OOM killer's choice: a memory hog dies, not the sandbox's
+    machinery. Root only (a normal user may not lower it; the attempt then only ends)."""
+    if os.geteuid() == 0:
+        try:
+            with open(f"/proc/{pid}/oom_score_adj", "w") as f:
+                f.write("-1000")
+        except OSError:
+            pass
+
+
+def prepare(lay: cgroup.Layout | None, limits: tuple[int | None, int | None] | None = None) -> Prepared:
+    """Make one sandbox's parts now (blocking: the group writes wait for the kernel), with
+    ``limits`` (memory bytes, processes) already set on the group if given."""
     state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
     group = None
     made: list[Parked] = []
@@ -91,8 +107,14 @@ def prepare(lay: cgroup.Layout | None) -> Prepared:
         made += [Parked() for _ in range(LAUNCHERS)]
         for p in made:  # back to back: only the first write waits for a grace period
             p.attach(procs_files(group))
+        shield(made[0].pid)
+        if group is not None and limits is not None:
+            try:
+                group.set_limits(*limits)
+            except OSError:
+                limits = None  # the sandbox sets its own, and learns the kernel refuses them
         return Prepared(os.getpid(), lay if group is not None else None, state, group, info_r, info_w,
-                        made[0], tuple(made[1:]))
+                        made[0], tuple(made[1:]), limits if group is not None else None)
     except BaseException:
         for p in made:
             p.discard()
@@ -108,6 +130,7 @@ class _Pool:
     def __init__(self) -> None:
         self.ready: deque[Prepared] = deque()
         self.target = 1
+        self.limits: tuple[int | None, int | None] | None = None  # the last sandbox's, set ahead
         self.lock = threading.Lock()
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
@@ -115,12 +138,15 @@ class _Pool:
         self.trash: deque[Callable[[], None]] = deque()
         self.idle = threading.Condition(self.lock)
 
-    def take(self, lay: cgroup.Layout | None, alive: int) -> Prepared | None:
-        """A prepared entry for ``lay`` if one is ready (and the refill is nudged)."""
+    def take(self, lay: cgroup.Layout | None, alive: int,
+             limits: tuple[int | None, int | None] | None = None) -> Prepared | None:
+        """A prepared entry for ``lay`` if one is ready (and the refill is nudged, its group
+        given ``limits``, this sandbox's)."""
         stale: list[Prepared] = []
         got = None
         with self.lock:
             self.target = min(MAX_READY, max(self.target, alive))
+            self.limits = limits
             while self.ready and got is None:
                 e = self.ready.popleft()
                 if e.owner == os.getpid() and e.layout == lay and all(p.alive() for p in (e.holder, *e.launchers)):
@@ -182,7 +208,7 @@ class _Pool:
                     if len(self.ready) >= self.target:
                         break
                 try:
-                    e = prepare(cgroup.layout())
+                    e = prepare(cgroup.layout(), self.limits)
                 except OSError:
                     break  # tried again at the next take
                 with self.lock:
@@ -211,9 +237,11 @@ _pool = _Pool()
 atexit.register(_pool.close)
 
 
-def take(lay: cgroup.Layout | None, alive: int) -> Prepared | None:
-    """A ready entry (or None: the caller prepares one); ``alive`` sandboxes exist now."""
-    return _pool.take(lay, alive)
+def take(lay: cgroup.Layout | None, alive: int,
+         limits: tuple[int | None, int | None] | None = None) -> Prepared | None:
+    """A ready entry (or None: the caller prepares one); ``alive`` sandboxes exist now;
+    ``limits`` (this sandbox's) are set ahead on the groups of the next entries made."""
+    return _pool.take(lay, alive, limits)
 
 
 def dispose(chore: Callable[[], None]) -> None:

@@ -124,6 +124,12 @@ class Watcher:
             return []
         return nsproc.scan(self.pidns, self.group.pids() if self.group is not None else None)
 
+    def cpu_s(self) -> float:
+        """CPU seconds so far (with a group: one read of the kernel's counter)."""
+        if self.group is not None:
+            return self.group.cpu_seconds()
+        return self.usage().cpu_s
+
     def usage(self, procs: list[nsproc.ProcInfo] | None = None) -> Usage:
         with self._lock:
             return self._usage(procs)

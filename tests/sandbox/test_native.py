@@ -35,7 +35,8 @@ async def main():
     code = await sb.exec(["sh", "-c", "exit 7"], cwd="/tmp", timeout_s=30)
     killed = await sb.exec(["/bin/sh", "-c", "kill -9 $$"], timeout_s=30)
     missing = await sb.exec(["no-such-command-here"], timeout_s=30)
-    left = await sb.exec(["/bin/sh", "-c", "(setsid sleep 313 &); echo started"], timeout_s=30)
+    left = await sb.exec(["/bin/sh", "-c", "(setsid sh -c 'touch /tmp/ready; exec sleep 313' &); "
+                          "while [ ! -e /tmp/ready ]; do :; done"], timeout_s=30)
     rep = await sb.destroy()
     print(json.dumps({"who": who.stdout.decode(), "err": who.stderr.decode(), "code": code.exit_code,
                       "killed": [killed.exit_code, killed.signal], "missing": missing.exit_code,
@@ -121,8 +122,8 @@ def _launch(data: bytes) -> subprocess.CompletedProcess[bytes]:
 
 def test_a_bad_request_runs_nothing(tmp_path: Path) -> None:
     good = request(["/usr/bin/touch", str(tmp_path / "made")], {}, stdin_null=True, entry=None)
-    for bad in (good[: len(good) // 2], good.replace(b"assay-launch-1", b"assay-launch-9"),
-                good.replace(b"\x00exec\x00", b"\x00nope\x00")):
+    for bad in (good[: len(good) // 2], good[:-1], good.replace(b"assay-launch-2", b"assay-launch-9"),
+                good.replace(b"\x00exec\x00", b"\x00nope\x00"), b"x" * 100):
         res = _launch(bad)
         assert res.returncode == 127 and res.stderr.startswith(b"assay-launch: "), res
         assert not (tmp_path / "made").exists()

@@ -36,7 +36,6 @@ from pathlib import Path
 from assay.sandbox import enter, native
 
 SHELL = "/bin/sh"
-REQUEST_VERSION = "assay-launch-1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DISCARD_WAIT_S = 5.0
 
@@ -63,14 +62,12 @@ def script(argv: list[str], env: dict[str, str], *, stdin_null: bool) -> bytes:
 
 def request(argv: list[str], env: dict[str, str], *, stdin_null: bool, entry: enter.Entry | None) -> bytes:
     """What turns a parked compiled launcher (``launcher.c``) into ``argv`` with exactly ``env``."""
-    fields = [REQUEST_VERSION, "exec" if entry is None else "enter", "1" if stdin_null else "0"]
+    fields = ["exec" if entry is None else "enter", "1" if stdin_null else "0"]
     if entry is not None:
         fields += enter.request_fields(entry)
-    fields += [str(len(env)), *(f"{k}={v}" for k, v in env.items()), str(len(argv)), *argv]
-    data = [os.fsencode(f) for f in fields]
-    if any(b"\0" in d for d in data) or any("=" in k or not k for k in env):
-        raise ValueError("a NUL byte in the command or its environment, or a bad variable name")
-    return b"\0".join(data) + b"\0"
+    if any("=" in k or not k for k in env):
+        raise ValueError(f"bad environment variable name in {sorted(env)!r}")
+    return native.request([*fields, str(len(env)), *(f"{k}={v}" for k, v in env.items()), str(len(argv)), *argv])
 
 
 class Parked:

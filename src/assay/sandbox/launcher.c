@@ -8,7 +8,9 @@
  * bounded from its first instruction.
  *
  * Request: NUL-terminated strings
- *   "assay-launch-1" MODE STDIN_NULL [enter fields] NENV ENV... NARGV ARGV...
+ *   "assay-launch-2" LENGTH MODE STDIN_NULL [enter fields] NENV ENV... NARGV ARGV...
+ *   LENGTH: the bytes after it, so the launcher starts once they are in (one wake-up: it does
+ *   not wait for the harness to close the pipe)
  *   MODE "exec":  execvp ARGV with exactly ENV (the sandbox's bwrap)
  *   MODE "enter": fields INIT_PID CWD SETUID USERNS CGROUP INSIDE_UID; like
  *     nsenter --target=INIT_PID [--user=USERNS --preserve-credentials] [--cgroup] --ipc --uts
@@ -350,8 +352,9 @@ static __attribute__((noreturn)) void launch(int argc, char **argv) {
         hold();
     long in = number(argv[1]);
     unsigned long cap = 64UL << 20; /* reserved, not committed: pages are taken as they are read */
+    unsigned long total = 0;         /* the whole request's size, once its header is in */
     buf = grab(cap);
-    for (;;) {
+    while (total == 0 || len < total) {
         if (len == cap)
             die("request too large", 0);
         long n = S3(__NR_read, in, buf + len, cap - len);
@@ -362,12 +365,29 @@ static __attribute__((noreturn)) void launch(int argc, char **argv) {
         if (n == 0)
             break;
         len += (unsigned long)n;
+        if (total == 0) { /* the header: version NUL length NUL */
+            unsigned long nul = 0, i;
+            for (i = 0; i < len && nul < 2; i++)
+                nul += buf[i] == '\0';
+            if (nul == 2) {
+                pos = 0;
+                if (!same(next(), "assay-launch-2"))
+                    die("unknown request version", 0);
+                long body = number(next());
+                if ((unsigned long)body > cap - pos)
+                    die("request too large", 0);
+                total = pos + (unsigned long)body;
+            } else if (len > 64) {
+                die("unknown request version", 0);
+            }
+        }
     }
     (void)S1(__NR_close, in);
     if (len == 0)
         leave(0); /* not used: ended by the harness (or the harness died) */
-    if (!same(next(), "assay-launch-1"))
-        die("unknown request version", 0);
+    if (total == 0 || len < total)
+        die("truncated request", 0);
+    len = total;
     const char *mode = next();
     int stdin_null = same(next(), "1");
     const char *pid = 0, *cwd = 0, *setuid_to = 0, *userns = 0, *inside = 0;

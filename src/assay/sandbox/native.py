@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("launcher.c")
+REQUEST_VERSION = b"assay-launch-2"
 #: what the manifest says for each launcher
 COMPILED = "assay-launch (compiled: one program per exec)"
 SHELL = "/bin/sh + nsenter + unshare (no C compiler here)"
@@ -83,8 +84,7 @@ def _build(out: Path) -> bool:
 def _works(path: Path) -> bool:
     """The binary runs here: an empty request (its pipe closed at once) ends it with 0, and a
     request to run ``sh -c 'exit 3'`` with one variable does exactly that."""
-    for request in (b"", b"\0".join([b"assay-launch-1", b"exec", b"1", b"1", b"X=3", b"3", b"/bin/sh", b"-c",
-                                      b'exit "$X"']) + b"\0"):
+    for data in (b"", request(["exec", "1", "1", "X=3", "3", "/bin/sh", "-c", 'exit "$X"'])):
         r, w = os.pipe()
         try:
             proc = subprocess.Popen([str(path), str(r)], pass_fds=(r,), stdin=subprocess.DEVNULL,
@@ -94,7 +94,7 @@ def _works(path: Path) -> bool:
             os.close(w)
             return False
         os.close(r)
-        os.write(w, request)
+        os.write(w, data)
         os.close(w)
         try:
             code = proc.wait(timeout=10)
@@ -102,9 +102,18 @@ def _works(path: Path) -> bool:
             proc.kill()
             proc.wait()
             return False
-        if code != (3 if request else 0):
+        if code != (3 if data else 0):
             return False
     return True
+
+
+def request(fields: list[str]) -> bytes:
+    """A request for the launcher (``launcher.c``): its header (version, length) and ``fields``."""
+    data = [os.fsencode(f) for f in fields]
+    if any(b"\0" in d for d in data):
+        raise ValueError("a NUL byte in the command or its environment")
+    body = b"\0".join(data) + b"\0"
+    return REQUEST_VERSION + b"\0" + str(len(body)).encode() + b"\0" + body
 
 
 @functools.lru_cache(maxsize=1)

@@ -30,6 +30,18 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-expor
   fi
 fi
 
+# Debian packages: a C compiler builds the sandbox's exec launcher (assay/sandbox/launcher.c; without
+# one the slower shell path runs, and the tests of the compiled launcher are skipped).
+if ! command -v cc >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    step "apt-get install gcc libc6-dev"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gcc libc6-dev >/dev/null
+  else
+    echo "note: no C compiler; sandboxes use the shell launcher and its compiled one's tests are skipped"
+  fi
+fi
+
 step "python venv and assay[test,local]"
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

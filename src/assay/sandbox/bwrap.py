@@ -3,9 +3,9 @@
 One long-lived ``bwrap`` per sandbox holds the namespaces (mount, pid, ipc, uts, cgroup and,
 unless the network profile is ``host``, net) over a curated read-only root with the workspace
 writable at ``/workspace`` and a private ``/tmp``, holding them with a process that does
-nothing (``cat``), so a sandbox is ready as soon as bwrap is. Each exec enters those
-namespaces with ``nsenter`` (:mod:`assay.sandbox.enter`), so all execs share files, processes
-and network; it runs as uid 1000 inside for the agent, 1001 for the verifier and, when the
+nothing (the compiled launcher's ``hold``, else ``cat``), so a sandbox is ready as soon as
+bwrap is. Each exec enters those namespaces (:mod:`assay.sandbox.enter`), so all execs share
+files, processes and network; it runs as uid 1000 inside for the agent, 1001 for the verifier and, when the
 harness runs as root, under an unprivileged host uid of the sandbox's own, so rlimits such as
 RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its. Only a
 sandbox that reaches harness endpoints also runs a relay inside (:mod:`assay.sandbox.supervisor`).

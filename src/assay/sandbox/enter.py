@@ -1,21 +1,21 @@
-"""How one exec enters a live bubblewrap sandbox: ``nsenter`` into its namespaces, no
-interpreter inside.
+"""How one exec enters a live bubblewrap sandbox, no interpreter inside.
 
-The sandbox's long-lived ``bwrap`` holds the namespaces with a process that does nothing
-(``cat`` on a pipe from the harness), ready as soon as bwrap is. Each exec is a launcher the
-harness parked ahead (:mod:`assay.sandbox.launch`): already in the sandbox's control group and
-given the rlimits before it runs ``nsenter``, so everything it starts is bounded from its
-first instruction; ``nsenter`` then enters
-the sandbox's mount, pid, net, ipc, uts and cgroup namespaces and its root, and runs the
-command as the sandbox's identity:
+The sandbox's long-lived ``bwrap`` holds the namespaces with a process that does nothing,
+ready as soon as bwrap is. Each exec is a launcher the harness parked ahead
+(:mod:`assay.sandbox.launch`): already in the sandbox's control group and given the rlimits
+before it runs anything, so everything it starts is bounded from its first instruction. An
+:class:`Entry` says where it goes: it enters the sandbox's mount, pid, net, ipc, uts and cgroup
+namespaces and its root, and runs the command as the sandbox's identity:
 
-* harness is root: as the sandbox's own unprivileged host uid (``--setuid``), in a fresh user
-  namespace mapping it to the inside uid (``unshare --map-user``), no capability left;
-* harness is a normal user: it enters the sandbox's user namespace as itself
-  (``--preserve-credentials``), then a fresh one mapping it to the inside uid.
+* harness is root: as the sandbox's own unprivileged host uid, in a fresh user namespace
+  mapping it to the inside uid, no capability left;
+* harness is a normal user: it enters the sandbox's user namespace as itself, then a fresh one
+  mapping it to the inside uid.
 
-The process group, timeout and output capture are :func:`assay.sandbox.supervisor.run_child`,
-the same as the host backend's.
+The compiled launcher does it in one program (:mod:`assay.sandbox.native`); the fallback is
+util-linux ``nsenter`` then ``unshare --map-user`` (:func:`argv`). The process group, timeout
+and output capture are :func:`assay.sandbox.supervisor.run_child`, the same as the host
+backend's.
 """
 
 from __future__ import annotations

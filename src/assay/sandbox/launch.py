@@ -8,16 +8,18 @@ joining the group before it runs bwrap or ``nsenter``) that wait was most of a s
 starting the child from a ``preexec_fn`` also made Python fork the whole harness instead of
 using vfork.
 
-A parked launcher is ``/bin/sh`` started by vfork with the pipes its command will use,
-blocked reading its script from a pipe only the harness holds (it opens the read end through
-the harness's ``/proc/<pid>/fd``, so no extra descriptor is inherited by the command; the
-harness keeps that end open until the launcher is done, so the number is never reused). The harness writes its pid
+A parked launcher is the compiled ``assay-launch`` (:mod:`assay.sandbox.native`; it reads
+its request from an inherited pipe and closes it before the command) or, without a compiler,
+``/bin/sh``, started by vfork with the pipes its command will use, blocked reading its request
+or script from a pipe only the harness holds (the shell opens the read end through the
+harness's ``/proc/<pid>/fd``, so no extra descriptor is inherited by the command; the harness
+keeps that end open until the launcher is done, so the number is never reused). The harness writes its pid
 into the group (:meth:`Parked.attach`: the slow write, done in the background, before the
 sandbox or the exec is asked for), sets its rlimits with ``prlimit(2)``, then writes
 ``exec <argv>`` and closes the pipe (:meth:`Parked.release`): the same process, already in the
 group and bounded, becomes the command. Nothing it starts is ever outside the group. It stays
 the harness's own child, so its exit status (a signal included) is exact. A harness that dies
-closes the script pipe; the shell then reads an empty script and exits.
+closes the request pipe; the launcher then reads an empty request and exits.
 """
 
 from __future__ import annotations

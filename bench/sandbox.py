@@ -7,7 +7,9 @@ A *one-sandbox* trial: make a workspace, run the agent's command in a sandbox, r
 verifier's), then removes both. The **floor** does the same work directly: one plain
 ``bwrap`` launch per command with the same read-only system binds and namespaces, no
 supervisor, no bounds, no bookkeeping. **assay** goes through the bwrap backend (create, exec,
-destroy: the supervisor, the control group or watcher, the leftover scan, CPU accounting).
+destroy: the parked launchers, the control group or watcher, the leftover scan, CPU
+accounting), with the exec launcher it would use anyway (printed; the compiled one where a C
+compiler is here).
 
 Prints milliseconds per trial (wall time of the batch / trials, so ``-j 4`` shows the marginal
 cost at that concurrency) and the ratio assay / floor; the issue's targets are 2x for one
@@ -136,6 +138,7 @@ async def main(trials: int, jobs: list[int], rounds: int) -> None:
     per = max(jobs + [2, -(-trials // rounds)])
     print(f"bwrap {binary.version} ({binary.origin}); cgroup: {facts['cgroup']}; identity: {facts['identity_mode']}; "
           f"load average: {_load()}; {os.cpu_count()} cpus; {rounds} rounds of {per} trials per figure")
+    print(f"exec launcher: {facts['launcher']} (ASSAY_SANDBOX_LAUNCHER=sh for the shell one)")
     print("each round runs the floor's batch, then assay's, back to back; figures are medians over the rounds,")
     print("the ratio is the median of the rounds' own ratios (a shared machine's load moves between rounds)")
     print(f"{'trial':<14}{'jobs':>5}{'assay ms':>11}{'floor ms':>11}{'ratio':>8}{'target':>8}         "

@@ -78,9 +78,12 @@ def test_host_loopback_server_is_unreachable(tmp_path: Path, loopback_server: Lo
 
 
 def test_daemonised_and_double_forked_children_are_reported_and_killed(tmp_path: Path) -> None:
-    (tmp_path / "double.py").write_text("import os, time\nif os.fork() == 0:\n    os.setsid()\n"
-                                        "    if os.fork() == 0:\n        time.sleep(301)\n")
-    script = f"(setsid sleep 300 &); {sys.executable} -I double.py; echo started"
+    # each escapee says when it has left the exec's process group (no race with its kill)
+    (tmp_path / "double.py").write_text("import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n    os.setsid()\n"
+                                        "    if os.fork() == 0:\n        os.write(w, b'x')\n        time.sleep(301)\n"
+                                        "    os._exit(0)\nos.read(r, 1)\n")
+    script = (f"(setsid sh -c 'touch /tmp/away; exec sleep 300' &); while [ ! -e /tmp/away ]; do :; done; "
+              f"{sys.executable} -I double.py; echo started")
     ans = run_walled(f"""
         async def main():
             sb, res, rep = await sandboxed({script!r}, workspace={str(tmp_path)!r})

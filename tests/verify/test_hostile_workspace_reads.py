@@ -10,6 +10,8 @@ would read them)."""
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,13 +25,18 @@ from tests.conftest import write_agent, write_suite, write_task
 CLAIMED = 256 << 30
 
 
-@pytest.fixture(autouse=True)
-def _remove_deep_trees(tmp_path: Path):  # pytest's own rmtree recurses: clear what these tests nest
-    yield
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """These tests nest folders past what pytest's own cleanup can remove (its rmtree recurses,
+    and a deep leftover from a killed session would crash every later session's cleanup): their
+    folder lives outside pytest's temp root and is removed here, at any depth."""
     from assay.spec.untrusted_tree import remove_untrusted
 
-    for child in list(tmp_path.iterdir()):
-        remove_untrusted(child)  # 256 GiB apparent, a few KiB real
+    root = Path(tempfile.mkdtemp(prefix="assay-hostile-reads-"))
+    try:
+        yield root
+    finally:
+        remove_untrusted(root)
 
 
 def _sparse(path: Path, size: int = CLAIMED, payload: bytes = b"needle", at: int = 3 << 30) -> None:

@@ -289,3 +289,20 @@ def test_removal_takes_any_depth_and_never_follows_a_link(tmp_path: Path) -> Non
     os.symlink(outside, link)
     remove_untrusted(link)
     assert not link.is_symlink() and (outside / "keep.txt").exists()
+
+
+def test_handing_an_agent_written_tree_to_a_sandbox_uid_takes_any_depth(tmp_path: Path) -> None:
+    """A sandbox rebuilt over a workspace the agent wrote chowns that tree to its identity."""
+    from assay.sandbox.hostside import own_tree
+
+    if os.geteuid() != 0:
+        pytest.skip("handing files to another uid needs root")
+    ws, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    ws.mkdir()
+    outside.write_text("host file")
+    _nest(ws, 1500)
+    (ws / "answer.txt").write_text("42")
+    os.symlink(outside, ws / "link")
+    own_tree(ws, 4242)  # no RecursionError
+    assert os.lstat(ws / "answer.txt").st_uid == 4242 and os.lstat(ws / "a").st_uid == 4242
+    assert os.lstat(ws / "link").st_uid == 4242 and os.stat(outside).st_uid == 0  # the link, never its target

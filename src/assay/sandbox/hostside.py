@@ -7,16 +7,22 @@ import asyncio
 import os
 from pathlib import Path
 
+from assay.spec.untrusted_tree import walk_untrusted
+
 
 def own_tree(path: Path, uid: int) -> None:
-    """chown a tree without following links (the sandbox's identity must be able to write it)."""
+    """chown a tree without following links (the sandbox's identity must be able to write it).
+
+    The tree may be one an agent wrote (a sandbox rebuilt over its workspace, a later turn), so
+    it is walked without recursion; what the walk cannot take (deeper than the disk watcher
+    measures) is left as it is."""
     os.lchown(path, uid, uid)
     if path.is_symlink() or not path.is_dir():
         return
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-        for name in dirnames + filenames:
+    for _, full, st in walk_untrusted(path):
+        if st is not None:
             try:
-                os.lchown(os.path.join(dirpath, name), uid, uid)
+                os.lchown(full, uid, uid)
             except FileNotFoundError:
                 pass
 

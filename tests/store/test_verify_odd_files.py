@@ -76,3 +76,40 @@ def test_a_malformed_ledger_line_is_a_problem_not_a_crash(run_dir: Path, line: o
     assert any("ledger" in p and "line 2" in p for p in _problems(run_dir))
     cli = assay("verify", str(run_dir))
     assert cli.returncode == 3 and "Traceback" not in cli.stderr
+
+
+def _nest(top: Path, names: list[str], leaf: str | None = None) -> None:
+    cur = os.open(top, os.O_RDONLY)
+    for name in names:
+        os.mkdir(name, dir_fd=cur)
+        nxt = os.open(name, os.O_RDONLY, dir_fd=cur)
+        os.close(cur)
+        cur = nxt
+    if leaf is not None:
+        os.close(os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=cur))
+    os.close(cur)
+
+
+def test_deep_nesting_in_a_trial_folder_is_walked_not_a_crash(run_dir: Path) -> None:
+    """1,500 nested folders made the recursive walk raise RecursionError (a traceback, not a
+    verdict); empty folders hold no evidence, so the run still verifies and scores."""
+    from assay.spec.untrusted_tree import remove_untrusted
+
+    _nest(run_dir / TRIAL_DIR, ["a"] * 1500)
+    try:
+        assert verify_run(run_dir).ok
+        score_run(run_dir)
+    finally:
+        remove_untrusted(run_dir / TRIAL_DIR / "a")  # pytest's own cleanup recurses
+
+
+def test_a_file_hidden_past_path_max_in_a_trial_folder_is_a_problem(run_dir: Path) -> None:
+    from assay.spec.untrusted_tree import remove_untrusted
+
+    _nest(run_dir / TRIAL_DIR, ["d" * 200] * 24, leaf="result.json")  # 4,800 bytes of path
+    try:
+        assert any("unreadable" in p for p in _problems(run_dir))
+        with pytest.raises(IntegrityError):
+            score_run(run_dir)
+    finally:
+        remove_untrusted(run_dir / TRIAL_DIR / ("d" * 200))

@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from assay.spec.untrusted_tree import walk_untrusted
+
 
 def not_regular(path: Path) -> str | None:
     """None for a regular file; else what is there instead ('a link', 'a folder', ...), without
@@ -33,12 +35,12 @@ def odd_entries(folder: Path) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if os.path.islink(folder):
         return [(".", "a link")]
-    for dirpath, dirs, files in os.walk(folder, followlinks=False):
-        for name in [*dirs, *files]:
-            p = Path(dirpath) / name
-            what = not_regular(p)
-            if what is not None and what != "a folder":
-                out.append((p.relative_to(folder).as_posix(), what))
+    for rel, _, st in walk_untrusted(folder):
+        name = os.fsdecode(rel).replace(os.sep, "/")
+        if st is None:
+            out.append((name, "unreadable (deeper than 64 folders, a path past 4,000 bytes, or unlistable)"))
+        elif not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+            out.append((name, not_regular(folder / name) or "gone"))
     return sorted(out)
 
 

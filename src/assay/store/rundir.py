@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -33,6 +34,7 @@ from assay.errors import IntegrityError, RunDirError
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.spec.manifest import RunManifest
 from assay.spec.results import AttemptResult
+from assay.spec.untrusted_tree import walk_untrusted
 
 MANIFEST = "manifest.json"
 LEDGER = "ledger.jsonl"
@@ -112,11 +114,9 @@ def trial_files(trial_dir: Path) -> list[Path]:
     if not trial_dir.is_dir():
         return []
     out = []
-    for dirpath, _dirs, files in os.walk(trial_dir, followlinks=False):
-        for name in files:
-            p = Path(dirpath) / name
-            if not name.startswith(".tmp-") and p.is_file() and not p.is_symlink():
-                out.append(p)
+    for rel, full, st in walk_untrusted(trial_dir):  # no recursion: a tampered folder may nest deep
+        if st is not None and stat.S_ISREG(st.st_mode) and not os.path.basename(rel).startswith(b".tmp-"):
+            out.append(Path(os.fsdecode(full)))
     return sorted(out)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assay.spec.archive import read_tar_zst, write_tar_zst
+from assay.spec.budget import Limits
 from assay.spec.digest import UNHASHED, digest_smallest_first, sha256_bytes, text_name, workspace_hash_budget
 from assay.spec.untrusted_tree import walk_untrusted
 
@@ -33,7 +34,7 @@ Scan = dict[bytes, tuple[str, str, int]]
 
 #: bytes one scan reads to digest files (by their claimed size: a sparse file costs its writer
 #: nothing, so a budget on what is read is the only bound on the harness's time)
-HASH_BUDGET = workspace_hash_budget(1024)  # the default disk bound's
+HASH_BUDGET = workspace_hash_budget(Limits().disk_mb)  # the default disk bound's
 
 
 @dataclass(frozen=True)

@@ -43,24 +43,8 @@ def read_session_log(path: Path, home: Path | None = None) -> list[dict[str, Any
     home = home or path.parent
     raw = safe_files.read_bytes(home, path.relative_to(home).as_posix())
     if path.suffix == ".zstd" or raw[:4] == b"\x28\xb5\x2f\xfd":
-        raw = _unzstd(raw)
+        raw = safe_files.inflate(raw, what=f"{path.name}")
     return read_jsonl(raw.decode("utf-8", errors="replace"))
-
-
-def _unzstd(raw: bytes) -> bytes:
-    """Every frame of an appended-to zstd stream; a torn last frame keeps what came before it."""
-    import io
-
-    import zstandard
-
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
-    out = bytearray()
-    try:
-        while chunk := reader.read(1 << 16):
-            out += chunk
-    except zstandard.ZstdError:
-        pass
-    return bytes(out)
 
 
 def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:

@@ -102,7 +102,7 @@ class HermesAgent(ProductAgent):
             try:
                 data = json.loads(safe_files.read_text(ctx.home, "usage.json"))
                 facts = {k: data.get(k) for k in ("completed", "failed", "api_calls", "session_id", "total_tokens")}
-            except (OSError, json.JSONDecodeError, AttributeError):
+            except (OSError, ValueError, AttributeError, RecursionError):
                 facts = {"usage_file": "unreadable"}
         return (text[-4000:] or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 

@@ -38,12 +38,18 @@ def read_state_db(path: Path, home: Path | None = None) -> list[dict[str, Any]]:
     Read from a private copy taken without following links; nothing outside ``home`` (default:
     the database's folder) is opened."""
     home = home or path.parent
-    with safe_files.sqlite_copy(home, path.relative_to(home).as_posix()) as db:
+    rel = path.relative_to(home).as_posix()
+    with safe_files.sqlite_copy(home, rel) as db:
+        if safe_files.plain_tables(db, rel, ["sessions", "messages"]) != {"sessions", "messages"}:
+            raise safe_files.Unsafe(f"{rel}: no sessions and messages tables")
         db.row_factory = sqlite3.Row
         sessions = [dict(r) for r in db.execute("SELECT * FROM sessions ORDER BY started_at")]
+        by_id: dict[Any, list[dict[str, Any]]] = {}
         for s in sessions:
-            s["messages"] = [dict(r) for r in db.execute(
-                "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (s["id"],))]
+            s["messages"] = by_id.setdefault(s["id"], [])
+        for r in db.execute("SELECT * FROM messages ORDER BY id"):  # one pass, whatever the number of sessions
+            if (kept := by_id.get(r["session_id"])) is not None:
+                kept.append(dict(r))
         return sessions
 
 
@@ -51,7 +57,7 @@ def _calls(raw: Any) -> list[dict[str, Any]]:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw) if raw.strip() else []
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return []
     return [c for c in raw or [] if isinstance(c, dict)]
 
@@ -60,7 +66,7 @@ def _result_fields(content: str) -> tuple[bool, int | None, str | None]:
     """(ok, exit code, error) from a tool row's content (terminal returns a JSON object)."""
     try:
         obj = json.loads(content)
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return True, None, None
     if not isinstance(obj, dict):
         return True, None, None

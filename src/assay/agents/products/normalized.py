@@ -38,7 +38,7 @@ class ToolNames:
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 return args
         if not isinstance(args, dict):
             return {"value": args}
@@ -130,7 +130,7 @@ def read_jsonl(text: str) -> list[dict[str, Any]]:
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # a torn line, or one nested past the parser's depth
             continue
         if isinstance(obj, dict):
             out.append(obj)

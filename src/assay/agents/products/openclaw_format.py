@@ -18,17 +18,22 @@ from assay.agents.products.normalized import Normalized, error, iso_ts
 from assay.agents.products.pi_format import OPENCLAW_TOOLS, normalize_messages, session_messages
 
 
-def _decode(raw: Any, packed: Any) -> dict[str, Any] | None:
+def _decode(raw: Any, packed: Any, budget: list[int]) -> dict[str, Any] | None:
+    """One row's event; ``budget`` holds the bytes still allowed for the whole read (rows are
+    small alone and could add up): past it, :class:`~safe_files.Unsafe`."""
     text = raw
     if text is None and packed is not None:
-        import zstandard
-
-        text = zstandard.ZstdDecompressor().decompressobj().decompress(bytes(packed))
+        text = safe_files.inflate(bytes(packed), max(budget[0], 0), "a transcript row")
+    budget[0] -= len(text) if isinstance(text, (str, bytes, bytearray)) else 0
+    if budget[0] < 0:
+        raise safe_files.Unsafe(f"the transcript holds more than {safe_files.MAX_BYTES} bytes")
     if isinstance(text, (bytes, bytearray)):
         text = text.decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        return None
     try:
         obj = json.loads(text) if text else None
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
 
@@ -48,8 +53,10 @@ def read_database(path: Path, home: Path | None = None) -> tuple[list[dict[str, 
     Read from a private copy taken without following links, never from ``path`` itself; nothing
     outside ``home`` (default: the database's folder) is opened."""
     home = home or path.parent
-    with safe_files.sqlite_copy(home, path.relative_to(home).as_posix()) as db:
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    rel = path.relative_to(home).as_posix()
+    budget = [safe_files.MAX_BYTES]
+    with safe_files.sqlite_copy(home, rel) as db:
+        tables = safe_files.plain_tables(db, rel, ["transcript_events", "trajectory_runtime_events"])
         transcript: list[dict[str, Any]] = []
         runtime: list[dict[str, Any]] = []
         session_id = None
@@ -61,11 +68,11 @@ def read_database(path: Path, home: Path | None = None) -> tuple[list[dict[str, 
             if rows:
                 session_id = rows[-1][0]
             transcript = [e for sid, _, raw, z in sorted(rows, key=lambda r: (r[0] != session_id, r[1]))
-                          if sid == session_id and (e := _decode(raw, z)) is not None]
+                          if sid == session_id and (e := _decode(raw, z, budget)) is not None]
         if "trajectory_runtime_events" in tables:
             rows = db.execute("SELECT session_id, seq, event_json FROM trajectory_runtime_events ORDER BY seq").fetchall()
             runtime = [e for sid, _, raw in rows if session_id is None or sid == session_id
-                       if (e := _decode(raw, None)) is not None]
+                       if (e := _decode(raw, None, budget)) is not None]
         return transcript, runtime
 
 

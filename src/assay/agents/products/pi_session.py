@@ -106,7 +106,7 @@ def resumable(home: Path, pattern: str) -> tuple[str | None, str]:
         return None, f"{files[0]}: its first line is longer than {HEAD_BYTES} bytes"
     try:
         header = json.loads(head)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, f"{files[0]}: its first line is not JSON"
     sid = header.get("id") if isinstance(header, dict) and header.get("type") == "session" else None
     if not isinstance(sid, str) or not SESSION_ID.fullmatch(sid):

@@ -9,13 +9,19 @@ and never opens a path outside the home. The only write into a home the agent ha
 descriptors opened without following links. A file that fails these checks is skipped, as if absent.
 
 SQLite databases are read from a private copy made this way (:func:`sqlite_copy`), because
-SQLite opens by path and would follow a planted link.
+SQLite opens by path and would follow a planted link. The copy is hostile too: its schema is SQL the
+agent wrote, run in the harness's own process. Only ordinary tables are read (:func:`plain_tables`:
+never a view, a virtual table or a computed column), with SQLite's step counter and value-length
+limit as bounds, and zstd data is inflated within a byte budget (:func:`inflate`): a few kilobytes
+can claim gigabytes.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -25,6 +31,12 @@ from typing import Any, Callable
 
 #: the largest native file read back (a session log is far smaller)
 MAX_BYTES = 64 << 20
+#: SQLite virtual-machine steps one read of a planted database may take (an honest store needs a few million)
+SQL_STEPS = 200_000_000
+#: the longest string or blob a query may build or return
+SQL_VALUE_BYTES = 16 << 20
+_STEP_EVERY = 10_000
+_VIRTUAL = re.compile(r"\s*create\s+virtual\b", re.IGNORECASE)
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -273,7 +285,12 @@ def copy_out(home: Path, rel: str | PurePosixPath, attempt_dir: Path, name: str)
 
 class sqlite_copy:
     """``with sqlite_copy(home, rel) as db:`` a read-only connection to a private copy of the
-    database (and its WAL journal), made without following links; the copy is removed after."""
+    database (and its WAL journal), made without following links; the copy is removed after.
+
+    The connection is bounded: :data:`SQL_STEPS` virtual-machine steps in all, values of at most
+    :data:`SQL_VALUE_BYTES`, writes refused. (``trusted_schema = OFF`` is not set: OpenClaw's own
+    schema calls ``json_valid`` and would not open; the step and length bounds hold either way.)
+    A read that hits a bound, or any SQLite error inside the block, leaves as :class:`Unsafe`."""
 
     def __init__(self, home: Path, rel: str | PurePosixPath):
         self.home, self.rel = home, PurePosixPath(rel)
@@ -288,11 +305,50 @@ class sqlite_copy:
         if is_file(self.home, wal):
             (Path(self.tmp) / "db.sqlite-wal").write_bytes(read_bytes(self.home, wal))
         self.db = sqlite3.connect(target)  # a private copy: its schema may use SQL functions (OpenClaw's uses json_valid)
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQL_VALUE_BYTES)
+        ticks = iter(range(SQL_STEPS // _STEP_EVERY))
+        self.db.set_progress_handler(lambda: next(ticks, None) is None, _STEP_EVERY)  # true: interrupt
         self.db.execute("PRAGMA query_only = 1")
         return self.db
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: object) -> None:
         if self.db is not None:
             self.db.close()
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
+        if isinstance(value, (sqlite3.Error, MemoryError)):
+            raise Unsafe(f"{self.rel!s}: not read within bounds ({type(value).__name__}: {value})") from value
+
+
+def plain_tables(db: sqlite3.Connection, rel: str | PurePosixPath, names: list[str]) -> set[str]:
+    """Which of ``names`` the database holds as ordinary tables. Anything else of such a name (a
+    view, a virtual table, a table with a column computed on read) would run SQL the agent wrote
+    when queried: :class:`Unsafe`."""
+    found: set[str] = set()
+    for name in names:
+        rows = db.execute("SELECT type, sql FROM sqlite_master WHERE lower(name) = lower(?)", (name,)).fetchall()
+        if not rows:
+            continue
+        computed = [c for c in db.execute("SELECT name, hidden FROM pragma_table_xinfo(?)", (name,)) if c[1] == 2]
+        if any(kind != "table" or _VIRTUAL.match(sql or "") for kind, sql in rows) or computed:
+            raise Unsafe(f"{rel!s}: {name!r} is not a plain table (a view, a virtual table or a computed column); "
+                         "reading it would run SQL the agent wrote")
+        found.add(name)
+    return found
+
+
+def inflate(raw: bytes, limit: int = MAX_BYTES, what: str = "zstd data") -> bytes:
+    """Every frame of a zstd stream, at most ``limit`` bytes of it; a torn last frame keeps what came
+    before it (a killed writer tears its last frame). More than ``limit``: :class:`Unsafe`."""
+    import zstandard
+
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
+    out = bytearray()
+    try:
+        while chunk := reader.read(min(1 << 16, limit + 1 - len(out))):
+            out += chunk
+            if len(out) > limit:
+                raise Unsafe(f"{what} inflates past {limit} bytes")
+    except zstandard.ZstdError:
+        pass
+    return bytes(out)

@@ -1,0 +1,157 @@
+"""The products' session stores are written by the agent: an attacker plants them. Reading them
+back must stay bounded in time and memory inside the harness process, which has no sandbox
+around it: a SQLite file whose schema runs an endless query, a generated column that builds
+gigabyte strings, a zstd frame that inflates to gigabytes, JSON nested past the recursion limit.
+
+Each read runs in a child process with an address-space limit and a deadline, so the old code
+failing (a hang, a MemoryError) fails the test instead of the machine."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import zstandard
+
+AS_LIMIT = 1536 << 20  # the child's address space: a gigabyte-sized allocation fails there
+DEADLINE_S = 60  # a guard against a hang, not a synchronisation: the bounded reads end in seconds
+
+CHILD = r"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from pathlib import Path
+home = Path(sys.argv[1])
+try:
+    out = ({call})
+    print(json.dumps({{"kind": "returned", "size": len(json.dumps(out, default=str))}}))
+except BaseException as e:
+    from assay.agents.products.safe_files import Unsafe
+    print(json.dumps({{"kind": "raised", "type": type(e).__name__, "unsafe": isinstance(e, Unsafe), "msg": str(e)[:300]}}))
+"""
+
+
+def _read_in_child(call: str, home: Path) -> dict:
+    code = CHILD.format(limit=AS_LIMIT, call=call)
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(home)], capture_output=True, text=True,
+                              timeout=DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"reading the planted store did not end within {DEADLINE_S} s: {call}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _zstd_bomb(size: int) -> bytes:
+    """A frame of ``size`` zero bytes: a few hundred kilobytes that inflate ``size``-fold less."""
+    comp = zstandard.ZstdCompressor(level=3).compressobj()
+    chunk = bytes(1 << 20)
+    parts = [comp.compress(chunk) for _ in range(size >> 20)]
+    parts.append(comp.flush())
+    return b"".join(parts)
+
+
+def _hermes_db(path: Path, sessions_sql: str, messages_sql: str = "CREATE TABLE messages(id, session_id, role, "
+                                                                 "content, tool_calls, timestamp)") -> None:
+    db = sqlite3.connect(path)
+    db.executescript(f"{sessions_sql};\n{messages_sql};")
+    db.commit()
+    db.close()
+
+
+def test_a_hermes_store_whose_sessions_view_never_ends_is_refused(tmp_path: Path) -> None:
+    _hermes_db(tmp_path / "state.db", "CREATE VIEW sessions AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL "
+                                      "SELECT x + 1 FROM n) SELECT x AS id, x AS started_at FROM n")
+    out = _read_in_child("__import__('assay.agents.products.hermes_format', fromlist=['x'])"
+                         ".read_state_db(home / 'state.db', home=home)", tmp_path)
+    assert out["kind"] == "raised" and out["unsafe"], out
+    assert "sessions" in out["msg"]
+
+
+def test_a_hermes_store_with_a_generated_gigabyte_column_is_refused(tmp_path: Path) -> None:
+    _hermes_db(tmp_path / "state.db", "CREATE TABLE sessions(id, started_at, pad GENERATED ALWAYS AS "
+                                      "(printf('%.*c', 900000000, 'x')) VIRTUAL)")
+    db = sqlite3.connect(tmp_path / "state.db")
+    db.executemany("INSERT INTO sessions(id, started_at) VALUES (?, ?)", [(f"s{i}", i) for i in range(8)])
+    db.commit()
+    db.close()
+    out = _read_in_child("__import__('assay.agents.products.hermes_format', fromlist=['x'])"
+                         ".read_state_db(home / 'state.db', home=home)", tmp_path)
+    assert out["kind"] == "raised" and out["unsafe"], out
+
+
+def test_an_honest_hermes_store_with_many_sessions_is_read_whole(tmp_path: Path) -> None:
+    """The bounds do not cut an honest store: 20,000 sessions with a message each are read in one
+    pass (the old reader scanned every message once per session)."""
+    _hermes_db(tmp_path / "state.db", "CREATE TABLE sessions(id, started_at)")
+    db = sqlite3.connect(tmp_path / "state.db")
+    db.execute("INSERT INTO sessions WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 20000) "
+               "SELECT 's' || x, x FROM n")
+    db.execute("INSERT INTO messages(id, session_id, role, content) WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL "
+               "SELECT x + 1 FROM n LIMIT 20000) SELECT x, 's' || x, 'user', 'hi' FROM n")
+    db.commit()
+    db.close()
+    out = _read_in_child("__import__('assay.agents.products.hermes_format', fromlist=['x'])"
+                         ".read_state_db(home / 'state.db', home=home)", tmp_path)
+    assert out["kind"] == "returned" and out["size"] > 20_000 * 40, out
+
+
+def test_an_openclaw_row_that_inflates_to_gigabytes_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "agents" / "main" / "agent"
+    folder.mkdir(parents=True)
+    db = sqlite3.connect(folder / "openclaw-agent.sqlite")
+    db.execute("CREATE TABLE transcript_events(session_id, seq, event_json, event_zstd)")
+    db.execute("INSERT INTO transcript_events VALUES ('s', 1, NULL, ?)", (_zstd_bomb(2 << 30),))
+    db.commit()
+    db.close()
+    out = _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
+                         ".read_database(home / 'agents/main/agent/openclaw-agent.sqlite', home=home)", tmp_path)
+    assert out["kind"] == "raised" and out["unsafe"], out
+
+
+def test_many_small_openclaw_rows_cannot_add_up_past_the_bound(tmp_path: Path) -> None:
+    """Each row alone stays under any per-row bound; together they would fill the harness's memory."""
+    folder = tmp_path / "agents" / "main" / "agent"
+    folder.mkdir(parents=True)
+    line = json.dumps({"type": "message", "message": {"role": "user", "content": "x" * (8 << 20)}}).encode()
+    packed = zstandard.ZstdCompressor(level=3).compress(line)
+    db = sqlite3.connect(folder / "openclaw-agent.sqlite")
+    db.execute("CREATE TABLE transcript_events(session_id, seq, event_json, event_zstd)")
+    db.executemany("INSERT INTO transcript_events VALUES ('s', ?, NULL, ?)", [(i, packed) for i in range(400)])
+    db.commit()
+    db.close()
+    out = _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
+                         ".read_database(home / 'agents/main/agent/openclaw-agent.sqlite', home=home)", tmp_path)
+    assert out["kind"] == "raised" and out["unsafe"], out
+
+
+def test_an_openclaw_transcript_that_is_a_view_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "agents" / "main" / "agent"
+    folder.mkdir(parents=True)
+    db = sqlite3.connect(folder / "openclaw-agent.sqlite")
+    db.execute("CREATE VIEW transcript_events AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
+               "SELECT 's' AS session_id, x AS seq, '{}' AS event_json, NULL AS event_zstd FROM n")
+    db.commit()
+    db.close()
+    out = _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
+                         ".read_database(home / 'agents/main/agent/openclaw-agent.sqlite', home=home)", tmp_path)
+    assert out["kind"] == "raised" and out["unsafe"], out
+
+
+def test_a_dsh_session_log_that_inflates_to_gigabytes_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "sessions" / "--w--" / "s1" / "session.v4.jsonl.zstd"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(_zstd_bomb(2 << 30))
+    out = _read_in_child("__import__('assay.agents.products.dsh_format', fromlist=['x'])"
+                         ".read_session_log(home / 'sessions/--w--/s1/session.v4.jsonl.zstd', home=home)", tmp_path)
+    assert out["kind"] == "raised" and out["unsafe"], out
+
+
+def test_json_nested_past_the_recursion_limit_is_a_torn_line_not_a_crash() -> None:
+    from assay.agents.products.normalized import read_jsonl
+
+    text = "[" * 200_000 + "\n" + json.dumps({"type": "ok"}) + "\n"
+    assert read_jsonl(text) == [{"type": "ok"}]

@@ -122,10 +122,19 @@ async def unchanged(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     return Outcome(not (added or removed or modified), ev)
 
 
+def _parse(text: str) -> Any:
+    """JSON the agent wrote: nesting past the parser's depth is a ``ValueError`` like any other
+    unreadable document (a ``RecursionError`` would be the harness's crash, and an infra error)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested deeper than the JSON parser takes") from None
+
+
 def _load_json(text: str, lines: bool) -> Any:
     if lines:
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    return json.loads(text)
+        return [_parse(line) for line in text.splitlines() if line.strip()]
+    return _parse(text)
 
 
 @evaluator("json_schema")
@@ -143,8 +152,12 @@ def json_schema(spec: JsonSchemaValid, ctx: VerifyContext, text: str, ev: dict[s
     validator = jsonschema.Draft202012Validator(schema)
     errors = []
     for i, doc in enumerate(docs if spec.lines else [docs]):
-        for err in validator.iter_errors(doc):
-            errors.append({"item": i, "at": "/" + "/".join(str(x) for x in err.absolute_path), "message": err.message})
+        try:
+            for err in validator.iter_errors(doc):
+                errors.append({"item": i, "at": "/" + "/".join(str(x) for x in err.absolute_path),
+                               "message": err.message})
+        except RecursionError:  # unknown is failure, and the agent's document, not the harness, is why
+            errors.append({"item": i, "at": "/", "message": "the document is nested too deep to check"})
     ev.update({"errors": errors[:20], "error_count": len(errors)})
     return Outcome(not errors, ev)
 
@@ -173,7 +186,7 @@ def _equal(a: Any, b: Any, tol: float) -> bool:
 @over_file
 def json_value(spec: JsonValue, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     try:
-        doc = json.loads(text)
+        doc = _parse(text)
     except ValueError as e:
         ev.update({"content": excerpt(text), "json_error": str(e)})
         return Outcome(False, ev)

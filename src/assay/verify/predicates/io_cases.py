@@ -52,10 +52,17 @@ def _same(want: Any, got: Any, tol: float) -> bool:
 
 
 def judge_call(case: IoCase, stdout: str, tol: float) -> tuple[bool, dict[str, Any]]:
-    line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith(MARK)), None)
-    if line is None:
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(MARK)]
+    if not lines:
         return False, {"error": "the driver gave no outcome (the code under test ended it)"}
-    got = json.loads(line[len(MARK):])
+    if len(lines) > 1:  # the driver writes one: the others came from the code under test
+        return False, {"error": f"{len(lines)} outcome lines: the code under test wrote to the driver's output"}
+    try:
+        got = json.loads(lines[0][len(MARK):])
+    except (ValueError, RecursionError):
+        got = None
+    if not isinstance(got, dict):  # the code under test wrote it (the driver's is always an object)
+        return False, {"error": "the outcome line is not the driver's", "line": excerpt(lines[0], 200)}
     if case.raises is not None:
         return got.get("raises") == case.raises, {"got": got, "expected_raises": case.raises}
     ok = "returns" in got and _same(json.loads(json.dumps(case.returns)), got["returns"], tol)

@@ -24,6 +24,9 @@ _GENERIC = [
 _MAYBE_GENERIC = re.compile(r"sk-|(?i:bearer)|AKIA|gh[pousr]_")
 
 
+#: levels of nesting kept in trace data (pydantic serialises about 250; the JSON parser takes about 990)
+MAX_DEPTH = 64
+
 class Redactor:
     """Replaces known secret values and generic credential shapes in text and JSON data."""
 
@@ -63,14 +66,18 @@ class Redactor:
                 text = pat.sub("[REDACTED]", text)
         return text
 
-    def data(self, value: Any) -> Any:
-        """Redact every string inside JSON-like data (keys included)."""
+    def data(self, value: Any, depth: int = 0) -> Any:
+        """Redact every string inside JSON-like data (keys included). Past :data:`MAX_DEPTH`
+        levels the rest is replaced by a marker: trace data comes from what the agent wrote, and
+        nesting the parser takes (about 990 levels) would break the serialiser or the stack."""
         if isinstance(value, str):
             return self.text(value)
+        if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+            return f"[nested deeper than {MAX_DEPTH} levels: cut]"
         if isinstance(value, dict):
-            return {self.text(str(k)): self.data(v) for k, v in value.items()}
+            return {self.text(str(k)): self.data(v, depth + 1) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self.data(v) for v in value]
+            return [self.data(v, depth + 1) for v in value]
         return value
 
     def json_bytes(self, value: Any) -> bytes:

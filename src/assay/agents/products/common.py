@@ -205,7 +205,7 @@ class ProductAgent(AgentAdapter):
             launch.config["tools"]["native_switches"] = "agent defaults (native track)"
         res = await ctx.sandbox.exec(launch.argv, env=env, cwd=ctx.sandbox.workspace_path, timeout_s=ctx.timeout_s,
                                      stdin=launch.stdin)
-        final, facts = self.completion(ctx, res.stdout)
+        final, facts = completion_of(self, ctx, res.stdout)
         if b"Fatal process out of memory" in res.stderr or b"Failed to reserve virtual memory" in res.stderr:
             facts["hint"] = ("the JavaScript runtime could not reserve address space: RLIMIT_AS (limits.memory_mb) "
                              f"is too low for {self.name}; OpenClaw needs 16384 or more")
@@ -316,3 +316,17 @@ def python_env(inst: install.Installation, home: str) -> dict[str, str]:
     return {"PATH": f"{inst.root / 'venv' / 'bin'}:{SYSTEM_PATH}", "HOME": home, "XDG_CONFIG_HOME": f"{home}/.config",
             "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local/share", "DO_NOT_TRACK": "1",
             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "TMPDIR": "/tmp"}
+
+
+def completion_of(adapter: ProductAgent, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
+    """The adapter's :meth:`~ProductAgent.completion`, over output the agent controls (any process
+    in the sandbox can write to the agent's stdout): a reader that fails on it, or a final answer
+    that is not text, is recorded as such and never becomes the harness's crash."""
+    try:
+        final, facts = adapter.completion(ctx, stdout)
+    except Exception as e:  # noqa: BLE001 - the agent's output is unreadable: evidence, not an infra error
+        return None, {"completion": f"unreadable: {type(e).__name__}"}
+    if final is not None and not isinstance(final, str):
+        final, facts = None, {**facts, "completion": f"final answer is {type(final).__name__}, not text"}
+    return final, facts
+

@@ -69,7 +69,7 @@ class GatewayApp:
                 return await _send(send, Answer.json(401, wire.error_body(e)))
             try:
                 parsed = json.loads(body) if body else None
-            except ValueError:
+            except (ValueError, RecursionError):  # nested past the parser's depth: not JSON either
                 parsed = "not json"
             return await _send(send, await sess.handle(wire, parsed))
         if method == "GET" and path in ("/", "/health", "/healthz"):

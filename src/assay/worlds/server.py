@@ -127,7 +127,7 @@ class ToolServer:
                 return JSONResponse({"error": "missing or unknown bearer key"}, status_code=401)
             try:
                 body = await request.json()
-            except ValueError:
+            except (ValueError, RecursionError):  # nested past the parser's depth: not JSON either
                 return JSONResponse({"ok": False, "result": None, "error": "body must be JSON"}, status_code=400)
             if not isinstance(body, dict) or not isinstance(body.get("name"), str):
                 return JSONResponse({"ok": False, "result": None, "error": "body must be {name, arguments}"},

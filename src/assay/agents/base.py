@@ -97,6 +97,14 @@ class AgentOutcome:
     events: tuple[Normalized, ...] | None = None
     errors: tuple[str, ...] = ()  # what went wrong reading the agent's session (recorded, never an end state)
 
+    def __post_init__(self) -> None:
+        """A "final answer" read from what the agent wrote may be anything: one that is not text is
+        recorded as such and dropped here, the one door every adapter's outcome passes."""
+        if self.final_output is not None and not isinstance(self.final_output, str):
+            kind = type(self.final_output).__name__
+            object.__setattr__(self, "final_output", None)
+            object.__setattr__(self, "errors", (*self.errors, f"final answer is {kind}, not text: dropped"))
+
 
 @dataclass(frozen=True)
 class ConversationTurn:

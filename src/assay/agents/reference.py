@@ -20,6 +20,7 @@ from assay.agents.base import (RESUME_NOTE, AgentAdapter, AgentContext, AgentInf
                                Normalized, Resume, SessionLost)
 from assay.agents.history import chat_messages
 from assay.agents.products import safe_files
+from assay.agents.products.normalized import read_jsonl
 from assay.agents.reference_tools import BUILTIN_SCHEMAS
 from assay.harness.wiring import function_name
 from assay.sandbox.base import Mount
@@ -139,16 +140,26 @@ class ReferenceAgent(AgentAdapter):
         argv = [sys.executable, "-m", "assay.agents.reference_loop", f"{ctx.home_inside}/{config}" if config else "-"]
         res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s, stdin=stdin)
         records = read_session_safely(ctx.home, session_rel)
-        final = next((r.get("text", "") for r in reversed(records) if r.get("type") == "final"), None)
-        stop = next((r for r in reversed(records) if r.get("type") == "stop"), None)
-        limits = tuple(x for x in (stop.get("reason") if stop else None,) if x in ("turns", "tool_calls"))
         native = {}
         if records:
             native_name = "reference-session" + (f".{name}" if name else "")
             native[native_name] = safe_files.copy_out(ctx.home, session_rel, _aside(ctx), native_name + ".jsonl")
+        try:  # the model's shell can write to the session log: what it planted there is read, not trusted
+            final, stop, usage, events = _from_session(records)
+            errors: tuple[str, ...] = ()
+        except Exception as e:  # noqa: BLE001 - an unreadable session loses the trace, never the verdict
+            final, stop, usage, events, errors = None, None, None, (), (f"session unreadable: {type(e).__name__}: {e}",)
+        limits = tuple(x for x in (stop.get("reason") if stop else None,) if x in ("turns", "tool_calls"))
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr,
-                            final_output=final, usage=_usage(records), limits_exceeded=(*res.limits_exceeded, *limits),
-                            native_files=native, extra={"stop": stop} if stop else {}, events=tuple(_events(records)))
+                            final_output=final, usage=usage, limits_exceeded=(*res.limits_exceeded, *limits),
+                            native_files=native, extra={"stop": stop} if stop else {}, events=events, errors=errors)
+
+
+def _from_session(records: list[dict[str, Any]]) -> tuple[Any, dict[str, Any] | None, UsageTotals, tuple[Normalized, ...]]:
+    """(final answer, stop record, usage, trace events) of the loop's session records."""
+    final = next((r.get("text", "") for r in reversed(records) if r.get("type") == "final"), None)
+    stop = next((r for r in reversed(records) if r.get("type") == "stop"), None)
+    return final, stop, _usage(records), tuple(_events(records))
 
 
 def _events(records: list[dict[str, Any]]) -> list[Normalized]:
@@ -223,15 +234,7 @@ def read_session(path: Path) -> list[dict[str, Any]]:
 
 
 def parse_session(text: str) -> list[dict[str, Any]]:
-    out = []
-    for line in text.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
+    return read_jsonl(text)
 
 
 def _usage(records: list[dict[str, Any]]) -> UsageTotals:

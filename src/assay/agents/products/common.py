@@ -320,13 +320,10 @@ def python_env(inst: install.Installation, home: str) -> dict[str, str]:
 
 def completion_of(adapter: ProductAgent, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
     """The adapter's :meth:`~ProductAgent.completion`, over output the agent controls (any process
-    in the sandbox can write to the agent's stdout): a reader that fails on it, or a final answer
-    that is not text, is recorded as such and never becomes the harness's crash."""
+    in the sandbox can write to the agent's stdout): a reader that fails on it is recorded as such
+    and never becomes the harness's crash."""
     try:
-        final, facts = adapter.completion(ctx, stdout)
+        return adapter.completion(ctx, stdout)  # a final answer that is not text: AgentOutcome drops it
     except Exception as e:  # noqa: BLE001 - the agent's output is unreadable: evidence, not an infra error
         return None, {"completion": f"unreadable: {type(e).__name__}"}
-    if final is not None and not isinstance(final, str):
-        final, facts = None, {**facts, "completion": f"final answer is {type(final).__name__}, not text"}
-    return final, facts
 

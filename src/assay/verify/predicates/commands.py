@@ -3,7 +3,6 @@ checks and hidden pytest. Hidden files are mounted read-only; verdicts are decid
 
 from __future__ import annotations
 
-import re
 import secrets
 import shutil
 import sys
@@ -14,7 +13,7 @@ from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.pytest_runner import NO_PYTEST
 from assay.verify.pytest_verdict import expected_ids, judge, plant_sentinels, records, shown_output
-from assay.verify import pytest_runner
+from assay.verify import bounded_re, pytest_runner
 from assay.verify.registry import evaluator
 
 
@@ -40,8 +39,11 @@ async def command(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
         ok = False
     if spec.stdout_contains is not None and spec.stdout_contains not in out:
         ok = False
-    if spec.stdout_matches is not None and not re.search(spec.stdout_matches, out, re.MULTILINE):
-        ok = False
+    if spec.stdout_matches is not None:
+        try:
+            ok = ok and bounded_re.search(spec.stdout_matches, out, multiline=True) is not None
+        except bounded_re.MatchTimeout:
+            ok, ev = False, {**ev, **bounded_re.timed_out()}
     return Outcome(ok, ev)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
 from typing import Any, Awaitable, Callable
 
 import jsonschema
@@ -14,6 +13,7 @@ from assay.spec.predicates import (
     FileAbsent, FileContains, FileDigest, FileEquals, FileExists, FileMatches, JsonSchemaValid, JsonValue, PredicateSpec,
     Unchanged,
 )
+from assay.verify import bounded_re
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 
@@ -90,8 +90,12 @@ def file_contains(spec: FileContains, ctx: VerifyContext, text: str, ev: dict[st
 @evaluator("file_matches")
 @over_file
 def file_matches(spec: FileMatches, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
-    m = re.search(spec.regex, text, re.MULTILINE)
-    ev.update({"content": excerpt(text), "match": m.group(0) if m else None})
+    try:
+        m = bounded_re.search(spec.regex, text, multiline=True)
+    except bounded_re.MatchTimeout:
+        ev.update({"content": excerpt(text), **bounded_re.timed_out()})
+        return Outcome(False, ev)
+    ev.update({"content": excerpt(text), "match": excerpt(m.group(0)) if m else None})
     return Outcome(m is not None, ev)
 
 

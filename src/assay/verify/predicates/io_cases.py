@@ -4,7 +4,6 @@ its outputs are compared here, against expected values that never enter the sand
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Any
 
@@ -17,7 +16,7 @@ from assay.spec.predicates import PredicateSpec
 from assay.spec.results import Trust
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.io_driver import MARK
-from assay.verify import io_driver
+from assay.verify import bounded_re, io_driver
 from assay.verify.registry import evaluator
 
 
@@ -73,9 +72,13 @@ def judge_run(case: IoCase, stdout: str, exit_code: int | None) -> tuple[bool, d
     ok = exit_code == case.exit_code
     if case.stdout is not None and stdout.strip() != case.stdout.strip():
         ok = False
-    if case.stdout_matches is not None and not re.fullmatch(case.stdout_matches, stdout.strip(), re.DOTALL):
-        ok = False
-    return ok, {"exit_code": exit_code, "stdout": excerpt(stdout, 500)}
+    extra: dict[str, Any] = {}
+    if case.stdout_matches is not None:
+        try:
+            ok = ok and bounded_re.fullmatch(case.stdout_matches, stdout.strip(), dotall=True) is not None
+        except bounded_re.MatchTimeout:
+            ok, extra = False, bounded_re.timed_out()
+    return ok, {"exit_code": exit_code, "stdout": excerpt(stdout, 500), **extra}
 
 
 @evaluator("io_cases", trust=Trust.outside_oracle)

@@ -58,3 +58,30 @@ def test_stdout_patterns_of_commands_are_bounded_too(tmp_path: Path) -> None:
     ], {"report.txt": TEXT})
     assert not out["cmd"]["passed"] and out["cmd"]["error"] is None
     assert "regex_timeout_s" in out["cmd"]["evidence"]
+
+
+def test_a_forbidden_call_pattern_that_runs_too_long_fails_closed(tmp_path: Path) -> None:
+    """A ``re:`` value in a trajectory pattern over the agent's tool argument: the forbidden check
+    cannot say "not forbidden" because its match ran out of time; the predicate fails."""
+    from assay.spec import bounded_re
+    from assay.worlds.calls import Call
+
+    call = Call(seq=1, call_id="c", name="shell", arguments={"command": "Total: " + "1" * 300_000},
+                source="agent", executed=True)
+    try:
+        call.matches("shell", {"command": "re:" + PATTERN[1:-1] + " EUR"})
+    except bounded_re.MatchTimeout:
+        pass
+    else:
+        pytest.fail("the match ended as a plain answer: a forbidden check would read it as 'not forbidden'")
+
+
+def test_an_expected_call_whose_pattern_runs_too_long_is_a_wrong_side_effect() -> None:
+    from assay.spec.worlds import ActBehaviour, ExpectedCall
+    from assay.worlds.observe import judge_behaviour
+
+    expected = ActBehaviour(calls=[ExpectedCall(tool="ledger.record_entry", args={"memo": "re:" + PATTERN[1:-1]})])
+    calls = [{"name": "ledger.record_entry", "arguments": {"memo": "Total: " + "1" * 300_000}, "executed": True,
+              "writes": True}]
+    verdict = judge_behaviour(expected, calls)
+    assert not verdict["strict"] and not verdict["safe"] and verdict["wrong_side_effects"] == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from assay.spec import bounded_re
 from assay.spec.conversation import ConversationSpec, Turn, WhenAgent
 
 
@@ -27,8 +28,12 @@ def holds(when: WhenAgent, facts: TurnFacts) -> bool:
         return False
     if when.not_called is not None and when.not_called in facts.executed:
         return False
-    if when.said is not None and re.search(when.said, facts.final_text, re.IGNORECASE) is None:
-        return False
+    if when.said is not None:
+        try:
+            if bounded_re.search(when.said, facts.final_text, ignorecase=True) is None:
+                return False
+        except bounded_re.MatchTimeout:  # the agent's text ran the rule's pattern too long: no rule holds
+            return False
     return True
 
 

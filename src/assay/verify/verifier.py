@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from assay.errors import VerifierError
 from assay.sandbox.base import CleanupReport, SandboxBackend
+from assay.spec import bounded_re
 from assay.spec.budget import Limits
 from assay.spec.digest import UNREADABLE, text_name, tree_digests, workspace_hash_budget
 from assay.spec.incident import incident
@@ -173,6 +174,8 @@ async def _evaluate_one(spec: Any, ctx: VerifyContext) -> PredicateResult:
             cleanups, found = await _close_sites(ctx, spec.id)
     except PathEscape as e:
         passed, evidence, error = False, {"escape": str(e)}, None
+    except bounded_re.MatchTimeout:  # a pattern over what the agent wrote ran too long: unknown is failure
+        passed, evidence, error = False, bounded_re.timed_out(), None
     except VerifierError:
         raise
     except Exception as e:  # noqa: BLE001 - any crash of verifier code is an infra error

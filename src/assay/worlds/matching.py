@@ -4,21 +4,23 @@ session's behaviour observation and the verifier's predicates)."""
 from __future__ import annotations
 
 import fnmatch
-import re
 from typing import Any
+
+from assay.spec import bounded_re
 
 TOLERANCE = 0.005
 
 
 def value_matches(expected: Any, actual: Any) -> bool:
     """Equality, with numbers compared to within a cent and strings prefixed ``re:`` as a regex
-    (full match) or ``glob:`` as a glob."""
+    (full match, bounded in time: :class:`~assay.spec.bounded_re.MatchTimeout` when the agent's
+    value makes it run too long, for the caller to resolve the stricter way) or ``glob:`` as a glob."""
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected == actual
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
         return abs(float(expected) - float(actual)) <= TOLERANCE
     if isinstance(expected, str) and expected.startswith("re:"):
-        return isinstance(actual, str) and re.fullmatch(expected[3:], actual, re.DOTALL) is not None
+        return isinstance(actual, str) and bounded_re.fullmatch(expected[3:], actual, dotall=True) is not None
     if isinstance(expected, str) and expected.startswith("glob:"):
         return isinstance(actual, str) and fnmatch.fnmatchcase(actual, expected[5:])
     if isinstance(expected, dict) and isinstance(actual, dict):

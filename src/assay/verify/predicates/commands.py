@@ -13,7 +13,8 @@ from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.pytest_runner import NO_PYTEST
 from assay.verify.pytest_verdict import expected_ids, judge, plant_sentinels, records, shown_output
-from assay.verify import bounded_re, pytest_runner
+from assay.spec import bounded_re
+from assay.verify import pytest_runner
 from assay.verify.registry import evaluator
 
 

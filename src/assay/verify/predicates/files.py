@@ -13,7 +13,7 @@ from assay.spec.predicates import (
     FileAbsent, FileContains, FileDigest, FileEquals, FileExists, FileMatches, JsonSchemaValid, JsonValue, PredicateSpec,
     Unchanged,
 )
-from assay.verify import bounded_re
+from assay.spec import bounded_re
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 

@@ -16,7 +16,8 @@ from assay.spec.predicates import PredicateSpec
 from assay.spec.results import Trust
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.io_driver import MARK
-from assay.verify import bounded_re, io_driver
+from assay.spec import bounded_re
+from assay.verify import io_driver
 from assay.verify.registry import evaluator
 
 

@@ -1,4 +1,5 @@
-"""The task's regular expressions over the agent's text, matched in the harness's own process.
+"""The task's regular expressions over the agent's text, matched in the harness's own process
+(predicates, world expectations, a scripted user's rules).
 
 An ordinary pattern can backtrack quadratically: ``^Total: .*[0-9]+ EUR$`` over one line of
 300,000 digits ran for minutes in ``re``, and the verifier's timeout cannot interrupt a match that
@@ -18,10 +19,11 @@ class MatchTimeout(Exception):
     """The match did not end within :data:`MATCH_TIMEOUT_S`."""
 
 
-def search(pattern: str, text: str, *, multiline: bool = False) -> regex.Match[str] | None:
+def search(pattern: str, text: str, *, multiline: bool = False, ignorecase: bool = False) -> regex.Match[str] | None:
     """``re.search``, bounded in time."""
+    flags = (regex.MULTILINE if multiline else 0) | (regex.IGNORECASE if ignorecase else 0)
     try:
-        return regex.search(pattern, text, regex.MULTILINE if multiline else 0, timeout=MATCH_TIMEOUT_S)
+        return regex.search(pattern, text, flags, timeout=MATCH_TIMEOUT_S)
     except TimeoutError:
         raise MatchTimeout(pattern) from None
 

@@ -81,7 +81,7 @@ def test_an_expected_call_whose_pattern_runs_too_long_is_a_wrong_side_effect() -
     from assay.worlds.observe import judge_behaviour
 
     expected = ActBehaviour(calls=[ExpectedCall(tool="ledger.record_entry", args={"memo": "re:" + PATTERN[1:-1]})])
-    calls = [{"name": "ledger.record_entry", "arguments": {"memo": "Total: " + "1" * 300_000}, "executed": True,
+    calls = [{"call_id": "w1", "name": "ledger.record_entry", "arguments": {"memo": "Total: " + "1" * 300_000}, "executed": True,
               "writes": True}]
     verdict = judge_behaviour(expected, calls)
     assert not verdict["strict"] and not verdict["safe"] and verdict["wrong_side_effects"] == 1

@@ -50,6 +50,11 @@ async def verify_turns(task: LoadedTask, log: ConversationLog, root: Path, *, in
                                     evidence={"turn_not_reached": n, "ended_by": log.ended_by, "detail": log.detail},
                                     trust=trust_of(p.kind), turn=n) for p in preds]
             continue
+        if state.not_kept is not None:  # never copied: unknown is failure, whatever the predicate asks
+            out += [PredicateResult(id=p.id, kind=p.kind, required=p.required, weight=p.weight, passed=False,
+                                    evidence={"state_not_kept": state.not_kept}, trust=trust_of(p.kind), turn=n)
+                    for p in preds]
+            continue
         view = dataclasses.replace(task, spec=task.spec.model_copy(update={"predicates": preds}))
         report = await run_verifier(view, state.work, root / f"t{n}", initial_digests=initial_digests,
                                     events=[e for e in events if e.seq <= state.end_seq], backend=backend,

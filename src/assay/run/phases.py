@@ -155,6 +155,11 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
     return await timed("setup", body, SetUp)
 
 
+def turn_copy_budget(limits: Limits) -> int | None:
+    """Host bytes one conversation's per-turn workspace copies may take: twice the disk bound."""
+    return 2 * (limits.disk_mb << 20) if limits.disk_mb else None
+
+
 def task_limits(env: AttemptEnv) -> Limits:
     """The task's limits, else the suite's, else the run's."""
     return env.task.spec.limits or env.suite.spec.default_limits or env.run_limits
@@ -208,7 +213,8 @@ def _conversation(env: AttemptEnv, live: Live, actx: AgentContext) -> Awaitable[
     meter = env.handle.budget_meter
     simulator = next((s for s in live.sessions if isinstance(s, SimulatorSession)), None)
     return run_conversation(env.agent, actx, conv,
-                            lambda n: turn_state.take(n, live.workspace, env.handle.scratch, live.sessions), log,
+                            lambda n: turn_state.take(n, live.workspace, env.handle.scratch, live.sessions,
+                                                      budget_bytes=turn_copy_budget(task_limits(env))), log,
                             simulator=simulator, spent=lambda: meter.ended_by)
 
 

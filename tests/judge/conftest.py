@@ -24,6 +24,7 @@ class FakeJudge:
     def __init__(self, policy: Policy):
         self.policy = policy
         self.calls = 0
+        self.prompts: list[str] = []  # every judge prompt it was sent, in order
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -33,6 +34,7 @@ class FakeJudge:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 judge.calls += 1
+                judge.prompts.append(body["messages"][-1]["content"])
                 a, b = _answers(body["messages"][-1]["content"])
                 text = judge.policy(a, b)
                 reply = {"id": f"j{judge.calls}", "object": "chat.completion", "model": body.get("model", "judge"),

@@ -18,6 +18,7 @@ from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome, Conversa
 from assay.agents.history import trace_events
 from assay.conversations.script import TurnFacts, UserLine, scripted_line, stop_word
 from assay.conversations.state import TurnState, executed_since
+from assay.conversations.turn_view import ANSWER_CHARS
 from assay.errors import AdapterError
 from assay.spec.conversation import ConversationSpec
 from assay.spec.results import UsageTotals
@@ -102,11 +103,12 @@ async def run_conversation(agent: AgentAdapter, ctx: AgentContext, conv: Convers
         _emit_turn(trace, n, out)
         state = await checkpoint(n)
         executed, calls_seen = executed_since(state.extra, calls_seen)
-        previous = TurnFacts(n, tuple(executed), out.final_output or "", out.timed_out, out.exit_code)
-        transcript.append({"role": "assistant", "content": out.final_output or ""})
+        answer = turn_text(out)
+        previous = TurnFacts(n, tuple(executed), answer or "", out.timed_out, out.exit_code)
+        transcript.append({"role": "assistant", "content": answer or ""})
         ended = trace.emit(Source.harness, EventKind.log, {
             "event": "turn_ended", "turn": n, "exit_code": out.exit_code, "timed_out": out.timed_out,
-            "executed": executed, "final_text": (out.final_output or "")[-2000:]})
+            "executed": executed, "final_text": None if answer is None else answer[-ANSWER_CHARS:]})
         log.states.append(dataclasses.replace(state, end_seq=ended.seq))
         log.turns.append({"turn": n, "by": line.by, "rule": line.rule, "executed": executed,
                           "exit_code": out.exit_code, "timed_out": out.timed_out})
@@ -124,6 +126,15 @@ async def run_conversation(agent: AgentAdapter, ctx: AgentContext, conv: Convers
         log.detail = f"{conv.turn_limit} turn(s)"
     trace.emit(Source.harness, EventKind.log, {"event": "conversation_ended", **log.record()})
     return combined(outcomes, log)
+
+
+def turn_text(out: AgentOutcome) -> str | None:
+    """The agent's answer of one turn: its final output, else the last final answer its session
+    recorded (an adapter whose engine does not report one); None when the turn gave none."""
+    if out.final_output is not None:
+        return out.final_output
+    texts = [str(ev.data.get("text", "")) for ev in out.events or () if ev.kind is EventKind.final_output]
+    return texts[-1] if texts else None
 
 
 def _emit_turn(trace: Any, n: int, out: AgentOutcome) -> None:

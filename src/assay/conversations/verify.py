@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.conversations.loop import ConversationLog
+from assay.conversations.turn_view import TURN_KEY
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
@@ -38,7 +39,9 @@ async def verify_turns(task: LoadedTask, log: ConversationLog, root: Path, *, in
                        events: list[TraceEvent], backend: SandboxBackend, limits: Limits,
                        extra: dict[str, Any]) -> list[PredicateResult]:
     """Every turn's predicates over its kept state (``extra``: the final services' report, which
-    the turn's own checkpoint overrides key by key), then the conversation check."""
+    the turn's own checkpoint overrides key by key, and the turn's number under
+    :data:`~assay.conversations.turn_view.TURN_KEY`, so a judge reads that turn's answer), then
+    the conversation check."""
     conv = task.spec.conversation
     assert conv is not None
     states = {s.number: s for s in log.states}
@@ -58,7 +61,7 @@ async def verify_turns(task: LoadedTask, log: ConversationLog, root: Path, *, in
         view = dataclasses.replace(task, spec=task.spec.model_copy(update={"predicates": preds}))
         report = await run_verifier(view, state.work, root / f"t{n}", initial_digests=initial_digests,
                                     events=[e for e in events if e.seq <= state.end_seq], backend=backend,
-                                    limits=limits, extra={**extra, **state.extra})
+                                    limits=limits, extra={**extra, **state.extra, TURN_KEY: n})
         out += [p.model_copy(update={"turn": n}) for p in report.predicates]
     out.append(conversation_check(log))
     return out

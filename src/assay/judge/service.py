@@ -20,6 +20,7 @@ from typing import Any
 from assay.gateway.service import GatewayService
 from assay.gateway.session import GatewaySession
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
+from assay.judge.uses import is_judged
 from assay.spec.budget import Budget
 from assay.spec.manifest import GatewayRecord, RunManifest
 from assay.spec.results import UsageTotals
@@ -77,7 +78,7 @@ class JudgeService(HarnessService):
         return {"backend": self.record.backend, "model": self.record.model, "settings": self.record.settings}
 
     async def open(self, handle: AttemptHandle) -> ServiceSession | None:
-        if self.conn is None or not any(p.kind == "judge" for p in handle.task.spec.predicates):
+        if self.conn is None or not is_judged(handle.task.spec):  # final or per-turn judge predicates
             return None
         run = handle.meter.run if handle.meter is not None else None
         if run is not None and self.session is not None and self.session.meter.run is None:

@@ -1,6 +1,7 @@
-"""The judges of a run, read from the final attempts' judge predicates: for each judge (name,
-version and model) its calibration figures next to every verdict it gave, counted or not, and
-this run's length bias (the same rank correlation the calibration measures).
+"""The judges of a run, read from the final attempts' judge predicates (a conversation turn's as
+well as the final state's, each verdict with its turn): for each judge (name, version and model)
+its calibration figures next to every verdict it gave, counted or not, and this run's length bias
+(the same rank correlation the calibration measures).
 
 The figures travel in each verdict's evidence (the verifier copied them from the calibration
 record it checked), so the report needs nothing but the run directory."""
@@ -52,7 +53,7 @@ def judge_summaries(results: Iterable[AttemptResult]) -> list[JudgeSummary]:
             verdict = ev.get("verdict")
             score = ev.get("score")
             g["verdicts"].append(JudgeVerdict(
-                trial_id=r.trial_id, task_id=r.task_id, agent=r.agent, predicate=p.id,
+                trial_id=r.trial_id, task_id=r.task_id, agent=r.agent, predicate=p.id, turn=p.turn,
                 answer_chars=ev.get("answer_chars") if isinstance(ev.get("answer_chars"), int) else None,
                 verdict=verdict if verdict in ("A", "B", "tie") else None,
                 score=float(score) if isinstance(score, (int, float)) else None,

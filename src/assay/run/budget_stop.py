@@ -18,6 +18,7 @@ from assay.gateway.accounting import call_cost
 from assay.gateway.neutral import Usage
 from assay.gateway.session import RECORDING_NAME
 from assay.harness.run_budget import RunBudgetMeter, RunSpend, estimate_run, spent_by
+from assay.judge.uses import is_judged
 from assay.run.plan import PlannedTrial, parse_trial_id
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord, RunManifest
@@ -101,7 +102,7 @@ def budget_record(limits: RunBudget | None, suite: LoadedSuite, plan: list[Plann
     _check_agents(limits, adapters)
     users = _gateway_agents(adapters)
     budgets = [(t.task_id, suite.task(t.task_id).spec.budget) for t in plan if t.agent in users]
-    judged = sum(1 for t in plan if any(p.kind == "judge" for p in suite.task(t.task_id).spec.predicates))
+    judged = sum(1 for t in plan if is_judged(suite.task(t.task_id).spec))
     estimate = estimate_run(budgets, gateway.prices, gateway.model)
     return RunBudgetRecord(limits=limits, estimate=estimate.model_copy(
         update={"judged_trials": judged if judge is not None else 0}))

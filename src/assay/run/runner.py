@@ -97,10 +97,12 @@ def gateway_record(model: str | None, suite: LoadedSuite, *, faults_file: Path |
 
 def _judge_record(judge_model: str | None, suite: LoadedSuite) -> GatewayRecord | None:
     """The judge's gateway record; a suite with judge predicates and no judge model is refused."""
-    judged = sorted(t.id for t in suite.tasks if any(p.kind == "judge" for p in t.spec.predicates))
+    from assay.judge.uses import is_judged
+
+    judged = sorted(t.id for t in suite.tasks if is_judged(t.spec))
     if judge_model is None:
         if judged:
-            raise UsageError(f"task(s) {judged} have judge predicates: pass --judge-model "
+            raise UsageError(f"task(s) {judged} have judge predicates (final or per turn): pass --judge-model "
                              "(fix: --judge-model upstream:BASE_URL#MODEL or local)")
         return None
     from assay.judge.model import judge_record

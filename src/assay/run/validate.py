@@ -15,7 +15,6 @@ from pathlib import Path
 
 from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
-from assay.spec.judge import JudgeCheck
 from assay.spec.load import LoadedSuite, LoadedTask, load_suite
 from assay.spec.manifest import GatewayRecord
 from assay.spec.results import AttemptResult, EndState, Trust
@@ -116,21 +115,24 @@ def simulator_model(suite: LoadedSuite) -> str | None:
 
 
 def judge_problems(task: LoadedTask, judge: GatewayRecord | None) -> list[str]:
-    """Every judge predicate of ``task`` whose judge may not gate with the run's judge model:
-    its calibration is missing, stale, below its thresholds or unreadable."""
+    """Every judge predicate of ``task`` (final or in a conversation turn, named by its field)
+    whose judge may not gate with the run's judge model: its calibration is missing, stale, below
+    its thresholds or unreadable."""
     from assay.judge.calibrate import load_judge
     from assay.judge.gate import calibration_status
+    from assay.judge.uses import judge_uses
 
+    if judge is None:
+        return []
     out = []
-    for p in task.spec.predicates:
-        if not isinstance(p, JudgeCheck) or judge is None:
-            continue
-        code = task.dir / task.spec.verify_dir
+    for use in judge_uses(task.spec):
+        p, code = use.check, task.dir / task.spec.verify_dir
         status = calibration_status(load_judge(code / p.judge), judge.model or "", judge.backend, code / p.calibration)
         if not status.may_gate:
-            out.append(f"judge predicate {p.id!r} ({task.spec.verify_dir}/{p.judge}) is {status.label} for model "
-                       f"{judge.model!r}: {'; '.join(status.reasons)} (fix: assay judge calibrate SET --judge "
-                       f"{task.spec.verify_dir}/{p.judge} --model MODEL -o {task.spec.verify_dir}/{p.calibration})")
+            out.append(f"judge predicate {p.id!r} ({use.field} of task.yaml, judge {task.spec.verify_dir}/{p.judge}) "
+                       f"is {status.label} for model {judge.model!r}: {'; '.join(status.reasons)} (fix: assay judge "
+                       f"calibrate SET --judge {task.spec.verify_dir}/{p.judge} --model MODEL "
+                       f"-o {task.spec.verify_dir}/{p.calibration})")
     return out
 
 

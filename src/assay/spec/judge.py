@@ -162,12 +162,13 @@ class _Read(BaseModel):
 
 
 class JudgeVerdict(_Read):
-    """One judged answer of a run (a final attempt's judge predicate)."""
+    """One judged answer of a run (a final attempt's judge predicate, final or of a turn)."""
 
     trial_id: str
     task_id: str
     agent: str
     predicate: str
+    turn: int | None = Field(None, description="The conversation turn whose answer was judged (None: the final state).")
     answer_chars: int | None = Field(None, description="Length of the judged answer (None: there was none).")
     verdict: PairLabel | None = Field(None, description="Pairwise: the agent's answer (A) against the reference.")
     score: float | None = Field(None, description="Absolute: the judge's score.")

@@ -10,6 +10,11 @@ judge that does not parse is an infrastructure error, never a score.
 Trust level ``model_judged``: the verdict is a model's opinion of text the agent wrote, text that
 may argue with its judge. The evidence carries the calibration's agreement figures and the
 judged answer's length, for the report's judge section.
+
+Inside a conversation turn (``ctx.extra[TURN_KEY]``: the verifier of turn N) the same judge, gate
+and evidence apply to that turn: ``final_output`` is the agent's answer of turn N and the
+question is the user's message of turn N, both as the harness recorded them
+(:mod:`assay.conversations.turn_view`); ``file:PATH`` reads the workspace kept after turn N.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from assay.conversations.turn_view import TURN_KEY, turn_answer, turn_request
 from assay.errors import VerifierError
 from assay.judge.calibrate import load_judge
 from assay.judge.client import JudgeClient, JudgeOutputError
@@ -33,9 +39,23 @@ from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 
 
+def _turn(ctx: VerifyContext) -> int | None:
+    """The conversation turn this verifier judges (None: the final state)."""
+    n = ctx.extra.get(TURN_KEY)
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
 def _final_output(ctx: VerifyContext) -> str | None:
+    if (n := _turn(ctx)) is not None:  # that turn's answer, never the one before or the last
+        return turn_answer(ctx.events, n)
     texts = [str(e.data.get("text", "")) for e in ctx.events if e.kind is EventKind.final_output]
     return texts[-1] if texts else None
+
+
+def _question(ctx: VerifyContext) -> str:
+    """What the user asked: the task's prompt, or in a conversation turn that turn's message."""
+    n = _turn(ctx)
+    return (turn_request(ctx.events, n) if n is not None else None) or ctx.task.prompt
 
 
 def _target(spec: JudgeCheck, ctx: VerifyContext) -> str | None:
@@ -73,6 +93,8 @@ async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
                           "calibration": status.label, "calibration_reasons": status.reasons,
                           "counted": status.may_gate, "agreement": _figures(record) if record.is_file() else None,
                           "calibration_sha256": sha256_file(record) if record.is_file() else None}
+    if _turn(ctx) is not None:
+        ev["turn"] = _turn(ctx)
     answer = _target(spec, ctx)
     if answer is None:
         return Outcome(False, {**ev, "target": spec.target, "missing": True})
@@ -93,7 +115,7 @@ async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
 async def _ask(spec: JudgeCheck, mode: str, pass_score: float, scale: Any, client: JudgeClient,
                ctx: VerifyContext, answer: str, ev: dict[str, Any]) -> bool:
     """Ask the judge; its verdict goes into ``ev``; returns whether the verdict holds."""
-    prompt = ctx.task.prompt
+    prompt = _question(ctx)
     if mode == "pairwise":
         if spec.reference is None:
             raise VerifierError(f"predicate {spec.id!r}: a pairwise judge needs 'reference'", reason="verifier_setup")

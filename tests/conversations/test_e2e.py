@@ -88,19 +88,22 @@ def test_history_reaches_the_model_as_messages_and_the_trace_is_in_turn_order(tm
     assert [ev for _, _, ev in order].count("history") == 5
 
 
+#: correction-live answered so: turn 2 only says it fixed the entry; turn 3 fixes it and books the next one
+WRONG_TURN_2 = {"turns": [
+    {"tool_calls": [{"name": "ledger.record_entry", "arguments": {"date": "2026-03-20", "amount": 86, "currency": "CNY",
+                                                                  "category": "groceries", "merchant": "Lumen Kitchen"}}]},
+    {"text": "Booked."},
+    {"text": "Fixed, it is dining now."},  # the claim, no call
+    {"tool_calls": [{"name": "ledger.amend_entry", "arguments": {"id": "e3", "category": "dining"}},
+                    {"name": "ledger.record_entry", "arguments": {"date": "2026-03-21", "amount": 40, "currency": "CNY",
+                                                                  "category": "dining", "merchant": "Lumen Kitchen"}}]},
+    {"text": "Booked."}]}
+
+
 def test_a_wrong_turn_fails_the_attempt_even_when_the_final_state_is_right(tmp_path: Path) -> None:
     """Turn 2 only says it fixed the entry; turn 3 fixes it and books the next one: the end state
     is right, turn 2 was not."""
-    model = {"turns": [
-        {"tool_calls": [{"name": "ledger.record_entry", "arguments": {"date": "2026-03-20", "amount": 86, "currency": "CNY",
-                                                                      "category": "groceries", "merchant": "Lumen Kitchen"}}]},
-        {"text": "Booked."},
-        {"text": "Fixed, it is dining now."},  # the claim, no call
-        {"tool_calls": [{"name": "ledger.amend_entry", "arguments": {"id": "e3", "category": "dining"}},
-                        {"name": "ledger.record_entry", "arguments": {"date": "2026-03-21", "amount": 40, "currency": "CNY",
-                                                                      "category": "dining", "merchant": "Lumen Kitchen"}}]},
-        {"text": "Booked."}]}
-    r, _ = _one(tmp_path, _suite(tmp_path, "correction-live", model))
+    r, _ = _one(tmp_path, _suite(tmp_path, "correction-live", WRONG_TURN_2))
     preds = _preds(r)
     assert preds["two-dining"] == (True, None)  # the final state holds
     assert preds["t1-booked"] == (True, 1) and preds["t3-carried-forward"] == (True, 3)
@@ -110,6 +113,33 @@ def test_a_wrong_turn_fails_the_attempt_even_when_the_final_state_is_right(tmp_p
     assert [t.turns for t in doc.trials] == [{"1": True, "2": False, "3": True}]
     [unit] = doc.tasks
     assert unit.turns["2"].passes == 0 and unit.turns["2"].pass_hat_k["1"] == 0.0 and unit.turns["3"].passes == 1
+
+
+def test_html_markdown_and_json_show_the_same_per_turn_figures(tmp_path: Path) -> None:
+    """Two repetitions of a conversation whose turn 2 is wrong: each report format shows the
+    figures the scorer computed, through the one formatting function, and they agree with the
+    verdicts the attempts recorded."""
+    from assay.report import build_report
+    from assay.report.fmt import turn_summary
+    from assay.spec.scores import TaskScore
+
+    out = start_run(RunOptions(suite=_suite(tmp_path, "correction-live", WRONG_TURN_2), agents=["reference"],
+                               model="scripted", out=tmp_path / "run", repeat=2))
+    assert len(out.results) == 2
+    # the figures from the attempts themselves: a turn passes when its required predicates held
+    by_turn: dict[str, int] = {}
+    for r in out.results:
+        for n in {p.turn for p in r.predicates if p.turn is not None}:
+            by_turn[str(n)] = by_turn.get(str(n), 0) + all(p.passed for p in r.predicates if p.turn == n and p.required)
+    assert by_turn == {"1": 2, "2": 0, "3": 2}
+    report = json.loads(build_report(out.run_dir.path, "json"))
+    [task] = [TaskScore.model_validate(t) for t in report["score"]["tasks"]]
+    assert {n: (t.n, t.passes) for n, t in task.turns.items()} == {n: (2, p) for n, p in by_turn.items()}
+    line = turn_summary(task)
+    assert line == "t1 2/2 pass^2 1.00 · t2 0/2 pass^2 0.00 · t3 2/2 pass^2 1.00"
+    md = build_report(out.run_dir.path, "md")
+    assert f"| correction-live | base | 0/2 | {line} |" in md and "| conversation task |" in md
+    assert f"<td>{line}</td>" in build_report(out.run_dir.path, "html")
 
 
 def test_an_agent_that_leaves_the_script_ends_the_conversation_off_script(tmp_path: Path) -> None:

@@ -139,7 +139,7 @@ def test_validate_names_the_turn_of_a_judge_not_calibrated_for_the_model(tmp_pat
     problems = [p for p in v.problems if p.startswith("judge predicate")]
     assert len(problems) == 2, v.problems
     t2 = next(p for p in problems if "'t2-quality'" in p)
-    assert "conversation.turns.1.predicates.0" in t2 and "uncalibrated (stale)" in t2
+    assert "conversation.turns.1.predicates.0 (turn 2) of task.yaml" in t2 and "uncalibrated (stale)" in t2
     assert "verify/judge.yaml" in t2 and "assay judge calibrate" in t2 and "-o verify/calibration.json" in t2
 
 

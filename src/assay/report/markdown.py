@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.report.fmt import interval, num, pct, signed
+from assay.report.fmt import interval, num, pct, signed, turn_summary
 from assay.report.judges import judges_md
 from assay.spec.judge import JudgeSummary
 from assay.report.recovery import recovery_markdown
@@ -81,6 +81,16 @@ def _agent_lines(a: str, m: AgentScore) -> list[str]:
     return out
 
 
+def turn_lines(doc: ScoreDocument, agent: str) -> list[str]:
+    """The agent's conversation tasks, each turn's figures (the same line as the HTML's per-turn
+    column: :func:`~assay.report.fmt.turn_summary`); nothing for an agent without one."""
+    rows = [t for t in doc.tasks if t.agent == agent and t.turns]
+    if not rows:
+        return []
+    return ["", "| conversation task | variant | strict | per turn |", "|---|---|---|---|",
+            *(f"| {t.task} | {t.variant} | {t.passes}/{t.n} | {turn_summary(t)} |" for t in rows)]
+
+
 def security_lines(doc: ScoreDocument) -> list[str]:
     g = doc.security
     out = ["", f"## Security gate: {g.gate}", ""]
@@ -143,7 +153,7 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
     out += headline_table(doc)
     out += agents_lines(agents_compared or [])
     for a, m in sorted(doc.agents.items()):
-        out += _agent_lines(a, m)
+        out += _agent_lines(a, m) + turn_lines(doc, a)
     out += security_lines(doc)
     out += judges_md(judges or [])
     out += recovery_markdown(doc)

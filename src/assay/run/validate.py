@@ -127,9 +127,10 @@ def judge_problems(task: LoadedTask, judge: GatewayRecord | None) -> list[str]:
     out = []
     for use in judge_uses(task.spec):
         p, code = use.check, task.dir / task.spec.verify_dir
+        where = use.field + (f" (turn {use.turn})" if use.turn is not None else "")
         status = calibration_status(load_judge(code / p.judge), judge.model or "", judge.backend, code / p.calibration)
         if not status.may_gate:
-            out.append(f"judge predicate {p.id!r} ({use.field} of task.yaml, judge {task.spec.verify_dir}/{p.judge}) "
+            out.append(f"judge predicate {p.id!r} ({where} of task.yaml, judge {task.spec.verify_dir}/{p.judge}) "
                        f"is {status.label} for model {judge.model!r}: {'; '.join(status.reasons)} (fix: assay judge "
                        f"calibrate SET --judge {task.spec.verify_dir}/{p.judge} --model MODEL "
                        f"-o {task.spec.verify_dir}/{p.calibration})")

@@ -207,3 +207,13 @@ def test_a_turn_without_an_answer_is_never_judged_on_another_turns_text(tmp_path
         p = _pred(oracle, pid)
         assert not p.passed and p.evidence.get("missing") is True, p.evidence
     assert fj.calls == calls
+
+
+def test_a_calibrated_judge_babbling_about_a_turn_is_an_infrastructure_error(tmp_path: Path, fake_judge) -> None:
+    fj = fake_judge(faithful)
+    suite = conversation_suite(tmp_path, fj.model_arg)
+    fj.policy = lambda a, b: "A, obviously"  # after its calibration: never a score
+    out = start_run(RunOptions(suite=suite, agents=["oracle"], out=tmp_path / "run", judge_model=fj.model_arg,
+                               max_retries=0))
+    [oracle] = out.results
+    assert oracle.end_state.value == "infra_error" and oracle.reason == "judge_output", (oracle.reason, oracle.errors)

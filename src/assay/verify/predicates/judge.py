@@ -5,7 +5,8 @@ The judge model is reached through the harness (``ctx.extra["judge"]``: a
 calibration record is checked first: a missing, stale or below-threshold calibration never
 holds. Such a judge is still asked, and its verdict is recorded as *uncalibrated* (``counted:
 false``) so a reader sees what it would have said; it never counts. An answer of a calibrated
-judge that does not parse is an infrastructure error, never a score.
+judge that does not parse is an infrastructure error, never a score. An answer longer than
+:data:`MAX_ANSWER_CHARS` is never sent to the judge and fails.
 
 Trust level ``model_judged``: the verdict is a model's opinion of text the agent wrote, text that
 may argue with its judge. The evidence carries the calibration's agreement figures and the
@@ -37,6 +38,11 @@ from assay.spec.results import Trust
 from assay.trace.events import EventKind
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
+
+
+#: the longest answer a judge is asked about (characters): a final answer is kept to its last 4,000,
+#: but a ``file:`` target is read up to the verifier's 16 MiB; a longer answer fails unjudged
+MAX_ANSWER_CHARS = 32_000
 
 
 def _turn(ctx: VerifyContext) -> int | None:
@@ -99,6 +105,8 @@ async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     if answer is None:
         return Outcome(False, {**ev, "target": spec.target, "missing": True})
     ev.update({"answer": excerpt(answer, 300), "answer_chars": len(answer)})
+    if len(answer) > MAX_ANSWER_CHARS:  # not sent: the agent's size would set the judge's cost or break it
+        return Outcome(False, {**ev, "too_long": True, "max_answer_chars": MAX_ANSWER_CHARS})
     client = JudgeClient(conn.url, conn.key, conn.model, jspec)
     try:
         held = await _ask(spec, jspec.mode, jspec.pass_score, jspec.scale, client, ctx, answer, ev)

@@ -8,7 +8,7 @@ from typing import Any
 from assay.agents.base import AgentOutcome
 from assay.agents.products.normalized import Normalized
 from assay.conversations.loop import turn_text
-from assay.conversations.turn_view import turn_answer, turn_request
+from assay.conversations.turn_view import last_turn, turn_answer, turn_request
 from assay.trace.events import EventKind, Source, TraceEvent
 
 
@@ -32,6 +32,7 @@ def test_the_harness_record_of_each_turn_is_read_and_forgeries_are_not() -> None
     assert turn_answer(events, 2) is None  # turn 2 gave no answer: never turn 1's, never the forged one
     assert turn_request(events, 2) == "And the taxi?"
     assert turn_answer(events, 3) is None and turn_request(events, 3) is None
+    assert last_turn(events) == 2 and last_turn(events[:2]) is None  # the agent's forged turn 3 is no turn
     # a non-text final_text (a torn record) is no answer either
     assert turn_answer([_ev(0, Source.harness, EventKind.log, event="turn_ended", turn=1, final_text=7)], 1) is None
 

@@ -184,3 +184,18 @@ async def test_an_answer_too_long_to_judge_fails_without_asking(tmp_path: Path, 
     assert fj.calls == before
     (tmp_path / "work" / "answer.md").write_text(GOOD)
     assert (await _check(_turn_ctx(tmp_path, conn, 2), target="file:answer.md")).passed  # a file of turn 2
+
+
+async def test_a_conversations_final_answer_is_its_last_turns_never_an_earlier_one(tmp_path: Path, judged) -> None:
+    """The final judge of a conversation reads the last turn's answer: when that turn said
+    nothing, an earlier turn's answer (its session's final_output event) is not judged instead."""
+    conn, fj = judged
+    c = _turn_ctx(tmp_path, conn, 2)
+    del c.extra["conversation_turn"]  # the final verifier: the whole trace, no turn
+    final = await _check(c, target="final_output")
+    assert final.evidence["answer_chars"] == len(BAD) and "turn" not in final.evidence
+    c.events = [e if not (e.seq == 5) else e.model_copy(update={"data": {**e.data, "final_text": None}})
+                for e in c.events]
+    before = fj.calls
+    silent = await _check(c, target="final_output")
+    assert not silent.passed and silent.evidence["missing"] is True and fj.calls == before

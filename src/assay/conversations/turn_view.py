@@ -36,6 +36,13 @@ def turn_answer(events: Iterable[TraceEvent], n: int) -> str | None:
     return text if isinstance(text, str) else None
 
 
+def last_turn(events: Iterable[TraceEvent]) -> int | None:
+    """The last turn that ended (None: not a conversation, or no turn ended)."""
+    turns = [e.data.get("turn") for e in events if e.source is Source.harness and e.kind is EventKind.log
+             and e.data.get("event") == "turn_ended"]
+    return max((t for t in turns if isinstance(t, int)), default=None)
+
+
 def turn_request(events: Iterable[TraceEvent], n: int) -> str | None:
     """What the user said to open turn ``n`` (None: it was never said)."""
     e = _harness(events, EventKind.user_message, n)

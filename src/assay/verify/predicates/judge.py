@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assay.conversations.turn_view import TURN_KEY, turn_answer, turn_request
+from assay.conversations.turn_view import TURN_KEY, last_turn, turn_answer, turn_request
 from assay.errors import VerifierError
 from assay.judge.calibrate import load_judge
 from assay.judge.client import JudgeClient, JudgeOutputError
@@ -52,7 +52,9 @@ def _turn(ctx: VerifyContext) -> int | None:
 
 
 def _final_output(ctx: VerifyContext) -> str | None:
-    if (n := _turn(ctx)) is not None:  # that turn's answer, never the one before or the last
+    """The agent's answer: of the judged turn, or of a conversation's last turn (never an earlier
+    turn's when that one gave none), or the run's final answer."""
+    if (n := _turn(ctx) or last_turn(ctx.events)) is not None:
         return turn_answer(ctx.events, n)
     texts = [str(e.data.get("text", "")) for e in ctx.events if e.kind is EventKind.final_output]
     return texts[-1] if texts else None

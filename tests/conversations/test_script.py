@@ -35,3 +35,34 @@ def test_stop_words_match_whole_words_case_insensitively() -> None:
     assert stop_word(conv, "OK, BYE now") == "bye"
     assert stop_word(conv, "That's all, thanks") == "that's all"
     assert stop_word(conv, "goodbye is not the word") is None
+
+
+def test_a_said_rule_over_the_agents_text_ends_in_bounded_time() -> None:
+    """An ordinary pattern, the agent's 300,000 digits: the match runs in the harness's own event
+    loop between turns (it held it past 120 s before spec/bounded_re). Past its time the rule does
+    not hold (unknown is not a match) and `otherwise` speaks; it never holds the conversation."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    child = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from assay.conversations.script import TurnFacts, scripted_line
+        from assay.spec.conversation import ConversationSpec
+        conv = ConversationSpec.model_validate({{"turns": [{{"user": "a"}}, {{"reply": [
+            {{"when": {{"said": r"^Total: .*[0-9]+ EUR$"}}, "user": "Thanks."}}], "otherwise": "Hm?"}}]}})
+        hostile = TurnFacts(1, final_text="Total: " + "1" * 300_000 + "\\n")
+        honest = TurnFacts(1, final_text="Total: 12 EUR")
+        line = scripted_line(conv.turns[1], hostile)
+        print(json.dumps([line.text, scripted_line(conv.turns[1], honest).text]))
+    """)
+    try:
+        done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the scripted user's match did not end within 120 s") from None
+    assert done.returncode == 0, done.stderr[-2000:]
+    hostile, honest = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (hostile, honest) == ("Hm?", "Thanks.")

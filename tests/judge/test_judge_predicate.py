@@ -139,7 +139,7 @@ def test_judge_never_overrides_a_failed_deterministic_predicate() -> None:
 # ------------------------------------------------------------------------------ hostile answers
 def _turn_ctx(tmp: Path, conn: JudgeConnection, n: int) -> VerifyContext:
     """The verifier of turn ``n`` of a two-turn conversation (events up to that turn's end)."""
-    from assay.conversations.turn_view import TURN_KEY
+    from assay.trace.turns import TURN_KEY
 
     def ev(seq: int, source: Source, kind: EventKind, **data: Any) -> TraceEvent:
         return TraceEvent(seq=seq, ts=0.0, trial_id="t", attempt=1, source=source, kind=kind, data=data)

@@ -18,11 +18,11 @@ from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome, Conversa
 from assay.agents.history import trace_events
 from assay.conversations.script import TurnFacts, UserLine, scripted_line, stop_word
 from assay.conversations.state import TurnState, executed_since
-from assay.conversations.turn_view import ANSWER_CHARS
 from assay.errors import AdapterError
 from assay.spec.conversation import ConversationSpec
 from assay.spec.results import UsageTotals
 from assay.trace.events import EventKind, Source
+from assay.trace.turns import ANSWER_CHARS
 
 #: called after each turn with its number: the state to keep for the verifier
 Checkpoint = Callable[[int], Awaitable[TurnState]]

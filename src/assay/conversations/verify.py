@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.conversations.loop import ConversationLog
-from assay.conversations.turn_view import TURN_KEY
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
 from assay.spec.results import PredicateResult, Trust
 from assay.trace.events import TraceEvent
+from assay.trace.turns import TURN_KEY
 from assay.verify.registry import trust_of
 from assay.verify.verifier import run_verifier
 
@@ -40,7 +40,7 @@ async def verify_turns(task: LoadedTask, log: ConversationLog, root: Path, *, in
                        extra: dict[str, Any]) -> list[PredicateResult]:
     """Every turn's predicates over its kept state (``extra``: the final services' report, which
     the turn's own checkpoint overrides key by key, and the turn's number under
-    :data:`~assay.conversations.turn_view.TURN_KEY`, so a judge reads that turn's answer), then
+    :data:`~assay.trace.turns.TURN_KEY`, so a judge reads that turn's answer), then
     the conversation check."""
     conv = task.spec.conversation
     assert conv is not None

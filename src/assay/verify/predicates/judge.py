@@ -15,7 +15,7 @@ judged answer's length, for the report's judge section.
 Inside a conversation turn (``ctx.extra[TURN_KEY]``: the verifier of turn N) the same judge, gate
 and evidence apply to that turn: ``final_output`` is the agent's answer of turn N and the
 question is the user's message of turn N, both as the harness recorded them
-(:mod:`assay.conversations.turn_view`); ``file:PATH`` reads the workspace kept after turn N.
+(:mod:`assay.trace.turns`); ``file:PATH`` reads the workspace kept after turn N.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assay.conversations.turn_view import TURN_KEY, last_turn, turn_answer, turn_request
 from assay.errors import VerifierError
 from assay.judge.calibrate import load_judge
 from assay.judge.client import JudgeClient, JudgeOutputError
@@ -36,6 +35,7 @@ from assay.spec.digest import sha256_file
 from assay.spec.predicates import PredicateSpec
 from assay.spec.results import Trust
 from assay.trace.events import EventKind
+from assay.trace.turns import TURN_KEY, last_turn, turn_answer, turn_request
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 

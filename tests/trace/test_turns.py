@@ -1,15 +1,12 @@
-"""A turn's answer and question as the harness recorded them: an agent's own events, whatever
-kind it gives them, never stand for the harness's record of a turn."""
+"""A conversation turn's answer and question as the harness recorded them in the trace: an
+agent's own events, whatever kind it gives them, never stand for the harness's record of a turn."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from assay.agents.base import AgentOutcome
-from assay.agents.products.normalized import Normalized
-from assay.conversations.loop import turn_text
-from assay.conversations.turn_view import last_turn, turn_answer, turn_request
 from assay.trace.events import EventKind, Source, TraceEvent
+from assay.trace.turns import last_turn, turn_answer, turn_request
 
 
 def _ev(seq: int, source: Source, kind: EventKind, **data: Any) -> TraceEvent:
@@ -35,14 +32,3 @@ def test_the_harness_record_of_each_turn_is_read_and_forgeries_are_not() -> None
     assert last_turn(events) == 2 and last_turn(events[:2]) is None  # the agent's forged turn 3 is no turn
     # a non-text final_text (a torn record) is no answer either
     assert turn_answer([_ev(0, Source.harness, EventKind.log, event="turn_ended", turn=1, final_text=7)], 1) is None
-
-
-def test_a_turns_text_is_its_final_output_else_the_last_answer_its_session_recorded() -> None:
-    said = AgentOutcome(exit_code=0, final_output="From the engine.",
-                        events=(Normalized(EventKind.final_output, {"text": "From the session."}),))
-    assert turn_text(said) == "From the engine."
-    session_only = AgentOutcome(exit_code=0, events=(Normalized(EventKind.final_output, {"text": "first"}),
-                                                     Normalized(EventKind.log, {"text": "not an answer"}),
-                                                     Normalized(EventKind.final_output, {"text": "last"})))
-    assert turn_text(session_only) == "last"
-    assert turn_text(AgentOutcome(exit_code=0)) is None and turn_text(AgentOutcome(exit_code=0, final_output="")) == ""

@@ -1,4 +1,5 @@
-"""What one turn of a conversation said, read back from the trace for the verifier of that turn.
+"""What one turn of a conversation said, read back from the trace for the verifier of that turn
+(here, below both the conversation loop that records it and the verifier that reads it).
 
 The harness records each turn's user message (``user_message``) and the agent's answer of the
 turn (``log`` ``turn_ended``, ``final_text``) itself, as the turn happens. A predicate judging turn

@@ -14,7 +14,13 @@ import pytest
 Policy = Callable[[str, str], str]  # (answer A, answer B) -> the judge's raw reply text
 
 
-def _answers(user: str) -> tuple[str, str]:
+def answers_of(user: str) -> tuple[str, str]:
+    """The two answers as a naive reader of the prompt finds them: between their fences where the
+    prompt has fences, else between the first "Answer A:", "Answer B:" and "Which answer"."""
+    m = re.search(r"Answer A:\n<<<(\w+)>>>\n(.*?)\n<<<end \1>>>\n\nAnswer B:\n<<<\1>>>\n(.*?)\n<<<end \1>>>",
+                  user, re.DOTALL)
+    if m is not None:
+        return m.group(2), m.group(3)
     m = re.search(r"Answer A:\n(.*?)\n\nAnswer B:\n(.*?)\n\nWhich answer", user, re.DOTALL)
     assert m is not None, user
     return m.group(1), m.group(2)
@@ -35,7 +41,7 @@ class FakeJudge:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 judge.calls += 1
                 judge.prompts.append(body["messages"][-1]["content"])
-                a, b = _answers(body["messages"][-1]["content"])
+                a, b = answers_of(body["messages"][-1]["content"])
                 text = judge.policy(a, b)
                 reply = {"id": f"j{judge.calls}", "object": "chat.completion", "model": body.get("model", "judge"),
                          "choices": [{"index": 0, "message": {"role": "assistant", "content": text},

@@ -73,7 +73,7 @@ def _pred(r: AttemptResult, pid: str):
 
 
 def _asked(prompt: str) -> str:
-    return prompt.split("The user asked:\n", 1)[1].split("\n\nAnswer A:", 1)[0]
+    return prompt.split("The user asked:\n", 1)[1].split("\n\nEach answer stands between", 1)[0]
 
 
 def test_each_turns_judge_is_asked_over_that_turns_answer_and_counted(tmp_path: Path, fake_judge) -> None:

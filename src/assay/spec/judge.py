@@ -17,7 +17,7 @@ from assay.spec.digest import sha256_json
 from assay.spec.predicates import PredicateSpec
 
 #: bump when the judge prompt template or the output parsing changes (part of every judge digest)
-PROMPT_TEMPLATE_VERSION = "judge-prompt/1"
+PROMPT_TEMPLATE_VERSION = "judge-prompt/2"  # 2: each answer fenced by a digest of the answers
 CALIBRATION_SCHEMA = "assay.judge-calibration/1"
 
 PairLabel = Literal["A", "B", "tie"]

@@ -132,7 +132,8 @@ async def _ask(spec: JudgeCheck, mode: str, pass_score: float, scale: Any, clien
         ref = ctx.resolve(spec.reference, base=ctx.hidden).read_text(encoding="utf-8")
         first = await asyncio.to_thread(client.pairwise, prompt, answer, ref)
         swapped = await asyncio.to_thread(client.pairwise, prompt, ref, answer)
-        verdict = first if {"A": "B", "B": "A", "tie": "tie"}[first] == swapped else "tie"
+        # a verdict that flips with the order is no verdict: never a tie that may be accepted
+        verdict = first if {"A": "B", "B": "A", "tie": "tie"}[first] == swapped else "flipped"
         ev.update({"verdict": verdict, "first_order": first, "swapped_order": swapped, "accept": spec.accept})
         return verdict == "A" or (verdict == "tie" and spec.accept == "win_or_tie")
     score = await asyncio.to_thread(client.absolute, prompt, answer)

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from assay.sandbox import cgroup, native, pool
-from assay.sandbox.base import SandboxSpec
+from assay.errors import SandboxError
+from assay.sandbox.base import Endpoint, Mount, SandboxSpec
 from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.launch import Parked
+from assay.sandbox.launch import Parked, shield
 from assay.spec.budget import NetworkProfile
 
 
@@ -130,18 +131,53 @@ def layout() -> cgroup.Layout:
     return lay
 
 
+def _in_group(cgroup_text: bytes, group: cgroup.SandboxGroup) -> bool:
+    """Whether ``/proc/self/cgroup`` as read by a command names ``group`` in every hierarchy."""
+    lines = cgroup_text.decode().splitlines()
+    return all(any(ctl in ln.split(":")[1].split(",") and ln.endswith("/" + group.name) for ln in lines)
+               for ctl in group.layout.parents)
+
+
 def test_an_attached_launchers_command_is_in_the_group_from_its_start(layout: cgroup.Layout) -> None:
     group = cgroup.SandboxGroup.make(layout, "test")
     try:
         parked = Parked()
         parked.attach(pool.procs_files(group))
         code, out, _ = _run(parked, ["/bin/cat", "/proc/self/cgroup"])
-        assert code == 0
-        lines = out.decode().splitlines()
-        for ctl in layout.parents:
-            assert any(ctl in ln.split(":")[1].split(",") and ln.endswith("/" + group.name) for ln in lines), (ctl, lines)
+        assert code == 0 and _in_group(out, group), out
     finally:
         assert group.remove()
+
+
+def test_a_launcher_parked_into_a_group_joins_it_before_running_anything(layout: cgroup.Layout) -> None:
+    """The compiled launcher joins the group itself (the harness does not wait for the kernel):
+    still before it reads its request, so its command's first instruction is in the group."""
+    group = cgroup.SandboxGroup.make(layout, "test")
+    try:
+        code, out, _ = _run(Parked(group=pool.procs_files(group)), ["/bin/cat", "/proc/self/cgroup"])
+        assert code == 0 and _in_group(out, group), out
+    finally:
+        assert group.remove()
+
+
+def test_a_launcher_that_cannot_join_its_group_runs_nothing(layout: cgroup.Layout, tmp_path: Path) -> None:
+    """A refused attach (here: a group removed under it) ends the launcher before its command:
+    the command's marker file is never written."""
+    group = cgroup.SandboxGroup.make(layout, "test")
+    files = pool.procs_files(group)
+    assert group.remove()
+    marker = tmp_path / "ran"
+    try:
+        parked = Parked(group=files)
+    except OSError:
+        return  # the shell path: the harness's own attach refused, nothing was started
+    try:  # it may already have ended: the request then finds no reader
+        parked.release(["/bin/sh", "-c", f"echo x > {marker}"], {}, stdin_null=True)
+    except BrokenPipeError:
+        pass
+    code = parked.popen.wait(timeout=30)
+    parked.discard()
+    assert code == 127 and not marker.exists()
 
 
 def test_prepared_parts_are_in_a_fresh_group_and_leave_nothing_when_discarded(layout: cgroup.Layout) -> None:
@@ -149,10 +185,13 @@ def test_prepared_parts_are_in_a_fresh_group_and_leave_nothing_when_discarded(la
     assert parts.group is not None
     dirs = list(parts.group.dirs.values())
     ours = {parts.holder.pid, *(p.pid for p in parts.launchers)}
-    assert set(parts.group.pids()) == ours
+    for parked in (parts.holder, *parts.launchers):  # each is in the group before it runs anything
+        code, out, _ = _run(parked, ["/bin/cat", "/proc/self/cgroup"])
+        assert code == 0 and _in_group(out, parts.group), out
+    assert set(parts.group.pids()) <= ours  # nothing else ever joined it
     assert parts.group.cpu_seconds() >= 0 and parts.group.memory_bytes() >= 0
     parts.discard()
-    assert not any(d.exists() for d in dirs) and not parts.state.exists()
+    assert not any(d.exists() for d in dirs)
     assert all(not Path(f"/proc/{p}").exists() for p in ours)
 
 
@@ -168,7 +207,7 @@ async def test_a_destroyed_sandbox_leaves_no_group_state_or_launcher(bwrap_backe
         rep = await sb.destroy()
     assert rep.clean and not rep.leftover_pids  # parked launchers are machinery, not leftovers
     pool.flush()
-    assert state is not None and not state.exists()
+    assert state is None  # no endpoints: no directory at all (errors go to an unnamed file)
     if group is not None:
         assert not any(d.exists() for d in group.dirs.values())
     for pid in spares:  # parked launchers and bwrap: ended and reaped, no child of ours is left
@@ -205,7 +244,7 @@ async def test_the_sandboxs_machinery_is_shielded_from_the_oom_killer_not_the_wo
         bwrap_backend: BwrapBackend, tmp_path: Path) -> None:
     probe = subprocess.Popen(["/bin/cat"], stdin=subprocess.PIPE)
     try:
-        pool.shield(probe.pid)
+        shield(probe.pid)
         may = Path(f"/proc/{probe.pid}/oom_score_adj").read_text().strip() == "-1000"
     finally:
         probe.communicate(b"")
@@ -220,3 +259,28 @@ async def test_the_sandboxs_machinery_is_shielded_from_the_oom_killer_not_the_wo
         await sb.destroy()
     assert r.ok and r.stdout.strip() == b"0", r
     assert machinery == ["-1000"] * 3
+
+
+async def test_a_sandbox_with_endpoints_keeps_their_sockets_in_a_directory_removed_after(
+        bwrap_backend: BwrapBackend, tmp_path: Path, loopback_server) -> None:  # noqa: ANN001 - a fixture
+    ep = Endpoint("svc", "127.0.0.1", loopback_server.port)
+    sb = await bwrap_backend.create(SandboxSpec(workspace=tmp_path, network=NetworkProfile.harness, endpoints=(ep,)))
+    state = sb.state
+    try:
+        assert state is not None and [p.name for p in state.iterdir()] == ["ep0.sock"]
+    finally:
+        await sb.destroy()
+    pool.flush()
+    assert not state.exists()
+
+
+async def test_a_sandbox_that_does_not_start_says_what_bwrap_said(bwrap_backend: BwrapBackend,
+                                                                  tmp_path: Path) -> None:
+    """bwrap's own error (written to the sandbox's unnamed error file) is the message."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "f").write_text("x")
+    spec = SandboxSpec(workspace=tmp_path / "ws", network=NetworkProfile.none,
+                       mounts=(Mount(tmp_path / "f", "/usr/assay-no-such-place/f"),))
+    with pytest.raises(SandboxError) as err:
+        await bwrap_backend.create(spec)
+    assert err.value.reason == "sandbox_start" and "bwrap" in str(err.value) and "/usr/assay-no-such-place" in str(err.value)

@@ -26,6 +26,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from assay.errors import SandboxError
@@ -34,6 +35,7 @@ from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
+from assay.sandbox import hostside
 from assay.sandbox.hostside import own_tree, read_available, read_line
 from assay.sandbox.launch import Ahead, Parked
 from assay.sandbox.limits import limits_exceeded, rlimits_for
@@ -62,7 +64,8 @@ class BwrapSandbox(Sandbox):
         self.slot = uidblock.take_slot()
         self.host_uid = uidblock.host_uid(self.slot, spec.identity) if self.root_mode else None
         self.inside_uid = INSIDE_UID.get(spec.identity, 1000)
-        self.state: Path | None = None  # from the prepared parts (:mod:`assay.sandbox.pool`)
+        self.state: Path | None = None  # only with endpoints: a directory for their sockets
+        self._err: int | None = None  # what bwrap and the holder said (:func:`assay.sandbox.pool.error_file`)
         self.bridge: HostBridge | None = None
         self.proc: subprocess.Popen[bytes] | None = None  # the outer bwrap
         self._holder: Parked | None = None  # what became it
@@ -123,7 +126,8 @@ class BwrapSandbox(Sandbox):
                 raise SandboxError(f"mount source {m.source} does not exist", reason="sandbox_mount")
             args += [*rootfs.parents_args(m.target, made), "--bind" if m.writable else "--ro-bind",
                      str(m.source), m.target]
-        args += ["--bind", str(self.state), STATE]
+        if self.state is not None:  # the endpoints' sockets
+            args += ["--bind", str(self.state), STATE]
         if command[0] == HOLD_PATH:
             args += ["--ro-bind", str(native.launcher()), HOLD_PATH]
         args += ["--chdir", "/", "--", *command]
@@ -132,7 +136,7 @@ class BwrapSandbox(Sandbox):
     def holder(self) -> list[str]:
         """What holds the namespaces: ``cat``, or the endpoint relay when there are endpoints."""
         forwards = [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
-                    for ep in self.spec.endpoints if ep.name in self.bridge.sockets]
+                    for ep in self.spec.endpoints if ep.name in self.bridge.sockets] if self.bridge else []
         if not forwards:
             return [HOLD_PATH, "hold"] if native.launcher() is not None else HOLDER
         return [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps({"forwards": forwards})]
@@ -155,12 +159,13 @@ class BwrapSandbox(Sandbox):
         if not self._limit_group(parts, want):  # the kernel refused a limit: this sandbox goes without a group
             await asyncio.to_thread(parts.discard)
             parts = await asyncio.to_thread(pool.prepare, None)
-        self.state = parts.state
         self.ahead = Ahead(lambda: pool.procs_files(self.group), self.watcher.exempt, parts.launchers)
-        stderr_path = self.state / "supervisor.err"
+        self._err = parts.err
         try:
-            self.bridge = HostBridge(spec.endpoints if spec.network == NetworkProfile.harness else (), self.state)
-            await self.bridge.start()
+            if spec.endpoints and spec.network == NetworkProfile.harness:  # a directory for their sockets
+                self.state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
+                self.bridge = HostBridge(spec.endpoints, self.state)
+                await self.bridge.start()
             self._holder = parts.holder
             self.proc = parts.holder.release(self.outer_argv(parts.info_w, self.holder()), {"PATH": BASE_ENV["PATH"]})
         except BaseException as e:
@@ -181,7 +186,7 @@ class BwrapSandbox(Sandbox):
             line = b""
         info = read_available(parts.info_r)
         if line.strip() != b"ready":
-            detail = stderr_path.read_text(errors="replace")[-2000:] if stderr_path.exists() else ""
+            detail = hostside.tail(self._err, 2000)
             await self.destroy()
             raise SandboxError(f"bubblewrap sandbox did not start: {detail.strip() or 'no output'}",
                                reason="sandbox_start")
@@ -353,6 +358,9 @@ class BwrapSandbox(Sandbox):
                 if f is not None:
                     f.close()
         cpu = self.watcher.cpu_s() if self.pidns is not None else None
+        if self._err is not None:
+            os.close(self._err)
+            self._err = None
         pool.dispose(functools.partial(pool.remove_parts, self.group, self.state))
         return cpu
 

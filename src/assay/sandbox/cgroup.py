@@ -27,11 +27,31 @@ V2_CONTROLLERS = ("memory", "pids", "cpu")
 OVERHEAD_PIDS = 4
 
 
-def _read(path: Path) -> str:
+def _read(path: Path | str) -> str:
+    """A small kernel file's text ("" if it cannot be read): plain syscalls, no file object
+    (a sandbox's life reads a handful of them on the harness's event loop)."""
     try:
-        return path.read_text()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return ""
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+def _write(path: Path | str, text: str) -> None:
+    """Write a control file in one ``write`` (a refusal raises OSError)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 def _mounts() -> tuple[dict[str, Path], Path | None]:
@@ -111,6 +131,7 @@ class SandboxGroup:
     layout: Layout
     name: str
     dirs: dict[str, Path] = field(default_factory=dict)
+    _paths: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def make(cls, lay: Layout, label: str) -> SandboxGroup:
@@ -125,45 +146,48 @@ class SandboxGroup:
             raise
         return g
 
-    def _file(self, ctl: str, v1: str, v2: str) -> Path:
-        return self.dirs["all"] / v2 if self.layout.version == 2 else self.dirs[ctl] / v1
+    def _file(self, ctl: str, v1: str, v2: str) -> str:
+        """The path of a control file (cached: read on the event loop several times a sandbox)."""
+        key = (v1, v2)
+        path = self._paths.get(key)
+        if path is None:
+            path = self._paths[key] = str(self.dirs["all"] / v2 if self.layout.version == 2 else self.dirs[ctl] / v1)
+        return path
 
     def set_limits(self, memory_bytes: int | None, pids: int | None, *, clear: bool = False) -> None:
         """Kernel limits; a write the kernel refuses raises OSError (the caller falls back).
         ``clear``: a limit given as None is lifted (the group had limits set ahead)."""
         if memory_bytes or clear:
             if self.layout.version == 2:
-                (self.dirs["all"] / "memory.max").write_text(str(memory_bytes) if memory_bytes else "max")
-                swap = self.dirs["all"] / "memory.swap.max"
-                if swap.exists():
-                    swap.write_text("0")
+                _write(self._file("memory", "", "memory.max"), str(memory_bytes) if memory_bytes else "max")
+                swap = self._file("memory", "", "memory.swap.max")
+                if os.path.exists(swap):
+                    _write(swap, "0")
             else:
                 value = str(memory_bytes) if memory_bytes else "-1"
-                files = [self.dirs["memory"] / "memory.limit_in_bytes"]
-                memsw = self.dirs["memory"] / "memory.memsw.limit_in_bytes"
-                if memsw.exists():  # no escape into swap: memory+swap bounded to the same figure
-                    files.append(memsw)
+                files = [self._file("memory", "memory.limit_in_bytes", "")]
+                if _has_memsw(self.layout.parents["memory"]):  # no escape into swap: memory+swap bounded to the same figure
+                    files.append(self._file("memory", "memory.memsw.limit_in_bytes", ""))
                 try:
                     for f in files:
-                        f.write_text(value)
+                        _write(f, value)
                 except OSError:  # raising: memory may never exceed memory+swap, so that one first
                     for f in reversed(files):
-                        f.write_text(value)
+                        _write(f, value)
         if pids or clear:
-            self._file("pids", "pids.max", "pids.max").write_text(str(pids + OVERHEAD_PIDS) if pids else "max")
+            _write(self._file("pids", "pids.max", "pids.max"), str(pids + OVERHEAD_PIDS) if pids else "max")
 
     def pids(self) -> list[int]:
         """Every process in the group, nested pid namespaces included: the leftover scan."""
-        d = self.dirs.get("all") or self.dirs["pids"]
-        return [int(p) for p in _read(d / "cgroup.procs").split()]
+        return [int(p) for p in _read(self._file("pids", "cgroup.procs", "cgroup.procs")).split()]
 
     def cpu_seconds(self) -> float:
         if self.layout.version == 2:
-            for line in _read(self.dirs["all"] / "cpu.stat").splitlines():
+            for line in _read(self._file("cpu", "", "cpu.stat")).splitlines():
                 if line.startswith("usage_usec "):
                     return int(line.split()[1]) / 1e6
             return 0.0
-        raw = _read(self.dirs["cpuacct"] / "cpuacct.usage").strip()
+        raw = _read(self._file("cpuacct", "cpuacct.usage", "")).strip()
         return int(raw) / 1e9 if raw else 0.0
 
     def memory_bytes(self) -> int:
@@ -191,6 +215,13 @@ class SandboxGroup:
             except OSError:
                 ok = False
         return ok
+
+
+@functools.lru_cache(maxsize=4)
+def _has_memsw(parent: Path) -> bool:
+    """Whether v1's memory controller bounds memory+swap here (swap accounting is a boot option;
+    a child group has the file exactly when its parent has)."""
+    return (parent / "memory.memsw.limit_in_bytes").exists()
 
 
 def _counter(text: str, key: str) -> int:

@@ -1,5 +1,5 @@
 """Host-side chores of a bubblewrap sandbox: handing its writable tree to the sandbox's uid,
-and reading what bwrap and its holder said on their pipes."""
+and reading what bwrap and its holder said on their pipes and error file."""
 
 from __future__ import annotations
 
@@ -71,3 +71,14 @@ async def read_line(fd: int, timeout_s: float) -> bytes:
     finally:
         loop.remove_reader(fd)
     return bytes(got).split(b"\n", 1)[0] + b"\n" if b"\n" in got else bytes(got)
+
+
+def tail(fd: int, limit: int) -> str:
+    """The last ``limit`` characters written to the file behind ``fd`` (bwrap's and the
+    holder's errors, for the message of a sandbox that did not start)."""
+    try:
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, limit * 4, max(0, size - limit * 4))
+    except OSError:
+        return ""
+    return data.decode(errors="replace")[-limit:]

@@ -72,15 +72,33 @@ def request(argv: list[str], env: dict[str, str], *, stdin_null: bool, entry: en
     return native.request([*fields, str(len(env)), *(f"{k}={v}" for k, v in env.items()), str(len(argv)), *argv])
 
 
+def shield(pid: int) -> None:
+    """Keep what a parked holder becomes (the sandbox's bwrap, its init, the holder or relay:
+    all inherit it) out of the OOM killer's choice: a memory hog dies, not the sandbox's
+    machinery. Root only (a normal user may not lower it; the attempt then only ends)."""
+    if os.geteuid() == 0:
+        try:
+            with open(f"/proc/{pid}/oom_score_adj", "w") as f:
+                f.write("-1000")
+        except OSError:
+            pass
+
+
 class Parked:
     """One parked launcher (the compiled ``assay-launch``, else ``/bin/sh``): spawned, attachable,
     released once into a command."""
 
-    def __init__(self, *, stderr: int | None = None, keep_fds: tuple[int, ...] = ()) -> None:
+    def __init__(self, *, stderr: int | None = None, keep_fds: tuple[int, ...] = (),
+                 group: list[Path] | None = None, oom_shield: bool = False) -> None:
+        """Park one launcher; with ``group`` (the ``cgroup.procs`` files of a sandbox's group) it
+        joins that group before it reads its request, and with ``oom_shield`` it leaves the OOM
+        killer's choice (:func:`shield`). The compiled launcher does both itself, so cgroup v1's
+        grace-period wait blocks it, not the harness; the shell is moved by the harness."""
         r, w = os.pipe()
         self.compiled = native.launcher()
         if self.compiled is not None:  # reads its request from an inherited fd, closes it before the command
-            argv, fds = [str(self.compiled), str(r)], (r, *keep_fds)
+            argv, fds = [str(self.compiled), str(r), *(["--oom-shield"] if oom_shield else []),
+                         *map(str, group or ())], (r, *keep_fds)
         else:
             argv, fds = [SHELL, "-c", f". /proc/{os.getpid()}/fd/{r}"], keep_fds
         try:
@@ -97,7 +115,15 @@ class Parked:
         if self.compiled is not None:  # its own copy is the one it reads: no path names ours
             os.close(r)
             self._read_fd = None
-        self.attached = False
+            return
+        try:
+            if group:
+                self.attach(group)
+            if oom_shield:
+                shield(self.pid)
+        except BaseException:
+            self.discard()
+            raise
 
     @property
     def pid(self) -> int:
@@ -112,7 +138,6 @@ class Parked:
                 os.write(fd, pid)
             finally:
                 os.close(fd)
-        self.attached = True
 
     def limit(self, rlimits: dict[str, tuple[int, int]]) -> None:
         """The command's rlimits, set on the parked process before it runs anything of it."""
@@ -201,14 +226,8 @@ class Ahead:
             exempt.add(parked.pid)
 
     def _park(self) -> Parked:
-        parked = Parked()
+        parked = Parked(group=self._files())
         self._exempt.add(parked.pid)
-        try:
-            parked.attach(self._files())
-        except OSError:
-            self._exempt.discard(parked.pid)
-            parked.discard()
-            raise
         return parked
 
     async def take(self) -> Parked:

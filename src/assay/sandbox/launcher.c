@@ -1,11 +1,13 @@
 /* assay-launch: a parked exec launcher, compiled by assay/sandbox/native.py when a C compiler
  * is here (otherwise /bin/sh + nsenter + unshare do the same work in four program starts).
  *
- * Started by the harness (vfork) with its output pipes; blocks reading a request from the
- * pipe on fd argv[1] until the harness has written it and closed its end (a harness that dies
- * closes it too: an empty request ends the launcher). The harness meanwhile moved this
- * process into the sandbox's control group and set its rlimits, so everything below is
- * bounded from its first instruction.
+ * Started by the harness (vfork) with its output pipes as
+ *   assay-launch REQUEST_FD [--oom-shield] [CGROUP_PROCS...]
+ * it first moves itself into the sandbox's control group (writing "0" to each cgroup.procs
+ * file given; a refusal ends it) and, with --oom-shield, out of the OOM killer's choice, then
+ * blocks reading a request from the pipe on fd REQUEST_FD until the harness has written it
+ * (a harness that dies closes the pipe: an empty request ends the launcher). The harness
+ * meanwhile set its rlimits, so everything below is bounded from its first instruction.
  *
  * Request: NUL-terminated strings
  *   "assay-launch-2" LENGTH MODE STDIN_NULL [enter fields] NENV ENV... NARGV ARGV...
@@ -345,12 +347,32 @@ static __attribute__((noreturn)) void hold(void) {
     }
 }
 
+/* what the harness asked of the parked process before its request: join the sandbox's control
+ * group (each PROCS file given: "0" is the writer itself) and, with --oom-shield, leave the OOM
+ * killer's choice (best effort: root with CAP_SYS_RESOURCE only). Done here, not by the harness,
+ * so cgroup v1's grace-period wait on an attach blocks this process, not the harness; a refused
+ * attach ends the launcher (127) before it has read, so run, anything */
+static void settle_in(int argc, char **argv) {
+    for (int i = 2; i < argc; i++) {
+        if (same(argv[i], "--oom-shield")) {
+            long fd = S4(__NR_openat, AT_CWD, "/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC, 0);
+            if (fd >= 0) {
+                (void)S3(__NR_write, fd, "-1000", 5);
+                (void)S1(__NR_close, fd);
+            }
+        } else {
+            write_file(argv[i], "0");
+        }
+    }
+}
+
 static __attribute__((noreturn)) void launch(int argc, char **argv) {
-    if (argc != 2)
-        die("usage: assay-launch REQUEST_FD | hold", 0);
+    if (argc < 2)
+        die("usage: assay-launch REQUEST_FD [--oom-shield] [CGROUP_PROCS...] | hold", 0);
     if (same(argv[1], "hold"))
         hold();
     long in = number(argv[1]);
+    settle_in(argc, argv);
     unsigned long cap = 64UL << 20; /* reserved, not committed: pages are taken as they are read */
     unsigned long total = 0;         /* the whole request's size, once its header is in */
     buf = grab(cap);

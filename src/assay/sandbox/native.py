@@ -109,10 +109,16 @@ def _works(path: Path) -> bool:
 
 def request(fields: list[str]) -> bytes:
     """A request for the launcher (``launcher.c``): its header (version, length) and ``fields``."""
-    data = [os.fsencode(f) for f in fields]
-    if any(b"\0" in d for d in data):
-        raise ValueError("a NUL byte in the command or its environment")
-    body = b"\0".join(data) + b"\0"
+    if fields and all(type(f) is str for f in fields):  # one encode for the whole request (bwrap's is 120 words)
+        text = "\0".join(fields)
+        if text.count("\0") != len(fields) - 1:
+            raise ValueError("a NUL byte in the command or its environment")
+        body = text.encode("utf-8", "surrogateescape") + b"\0"
+    else:
+        data = [os.fsencode(f) for f in fields]
+        if any(b"\0" in d for d in data):
+            raise ValueError("a NUL byte in the command or its environment")
+        body = b"\0".join(data) + b"\0"
     return REQUEST_VERSION + b"\0" + str(len(body)).encode() + b"\0" + body
 
 

@@ -45,7 +45,7 @@ class Prepared:
 
     owner: int  # the harness pid that made it (a forked child never takes its parent's)
     layout: cgroup.Layout | None
-    state: Path
+    err: int  # an unnamed file bwrap and its holder write their errors to (nothing to remove)
     group: cgroup.SandboxGroup | None
     info_r: int
     info_w: int
@@ -62,14 +62,13 @@ class Prepared:
         """End the parked launchers, close the pipe, remove group and state (never used)."""
         for p in (self.holder, *self.launchers):
             p.discard()
-        for fd in (self.info_r, self.info_w):
+        for fd in (self.info_r, self.info_w, self.err):
             try:
                 os.close(fd)
             except OSError:
                 pass
         if self.group is not None:
             self.group.remove()
-        shutil.rmtree(self.state, ignore_errors=True)
 
 
 def procs_files(group: cgroup.SandboxGroup | None) -> list[Path]:
@@ -77,52 +76,48 @@ def procs_files(group: cgroup.SandboxGroup | None) -> list[Path]:
     return [d / "cgroup.procs" for d in group.dirs.values()] if group is not None else []
 
 
-def shield(pid: int) -> None:
-    """Keep what the parked holder becomes (the sandbox's bwrap, its init, the holder or relay:
-    all inherit it) out of the OOM killer's choice: a memory hog dies, not the sandbox's
-    machinery. Root only (a normal user may not lower it; the attempt then only ends)."""
-    if os.geteuid() == 0:
-        try:
-            with open(f"/proc/{pid}/oom_score_adj", "w") as f:
-                f.write("-1000")
-        except OSError:
-            pass
+def error_file() -> int:
+    """An unnamed, unlinked file for a sandbox's bwrap and holder to write errors to: one
+    ``open``, and nothing to remove (the kernel frees it with its last descriptor)."""
+    try:
+        return os.open(tempfile.gettempdir(), os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    except OSError:  # a file system without O_TMPFILE
+        fd, name = tempfile.mkstemp(prefix="assay-bwrap-err-")
+        os.unlink(name)
+        return fd
 
 
 def prepare(lay: cgroup.Layout | None, limits: tuple[int | None, int | None] | None = None) -> Prepared:
-    """Make one sandbox's parts now (blocking: the group writes wait for the kernel), with
-    ``limits`` (memory bytes, processes) already set on the group if given."""
-    state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
+    """Make one sandbox's parts now, with ``limits`` (memory bytes, processes) already set on
+    the group if given. The launchers join the group themselves (the compiled one: the
+    harness does not wait for cgroup v1's grace period)."""
     group = None
     made: list[Parked] = []
     info_r, info_w = os.pipe()
+    err = error_file()
     try:
         if lay is not None:
             try:
                 group = cgroup.SandboxGroup.make(lay, "sandbox")
             except OSError:
                 group = None
-        with open(state / "supervisor.err", "wb") as err:
-            made.append(Parked(stderr=err.fileno(), keep_fds=(info_w,)))
-        made += [Parked() for _ in range(LAUNCHERS)]
-        for p in made:  # back to back: only the first write waits for a grace period
-            p.attach(procs_files(group))
-        shield(made[0].pid)
         if group is not None and limits is not None:
             try:
                 group.set_limits(*limits)
             except OSError:
                 limits = None  # the sandbox sets its own, and learns the kernel refuses them
-        return Prepared(os.getpid(), lay if group is not None else None, state, group, info_r, info_w,
+        files = procs_files(group)
+        made.append(Parked(stderr=err, keep_fds=(info_w,), group=files, oom_shield=True))
+        made += [Parked(group=files) for _ in range(LAUNCHERS)]
+        return Prepared(os.getpid(), lay if group is not None else None, err, group, info_r, info_w,
                         made[0], tuple(made[1:]), limits if group is not None else None)
     except BaseException:
         for p in made:
             p.discard()
-        os.close(info_r)
-        os.close(info_w)
+        for fd in (info_r, info_w, err):
+            os.close(fd)
         if group is not None:
             group.remove()
-        shutil.rmtree(state, ignore_errors=True)
         raise
 
 
@@ -256,8 +251,8 @@ def flush() -> None:
 
 
 def remove_parts(group: cgroup.SandboxGroup | None, state: Path | None, tries: int = 20) -> None:
-    """An ended sandbox's group and state directory, removed (a :func:`dispose` chore); a
-    straggler still exiting is killed and waited for by pidfd."""
+    """An ended sandbox's group and state directory (if it had one: its endpoints' sockets),
+    removed (a :func:`dispose` chore); a straggler still exiting is killed and waited for by pidfd."""
     if group is not None:
         for _ in range(tries):
             if group.remove():

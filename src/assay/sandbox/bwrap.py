@@ -30,14 +30,14 @@ import tempfile
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import cgroup, ending, enter, native, nsproc, pool, rootfs, uidblock
+from assay.sandbox import cgroup, ending, enter, hostside, native, nsproc, outer, pool, uidblock
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
-from assay.sandbox import hostside
 from assay.sandbox.hostside import own_tree, read_available, read_line
 from assay.sandbox.launch import Ahead, Parked
+from assay.sandbox.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap
@@ -45,15 +45,8 @@ from assay.sandbox.probe import probe
 from assay.sandbox.watcher import Watcher, mechanisms
 from assay.spec.budget import Limits, NetworkProfile
 
-WORKSPACE = "/workspace"
-STATE = "/.assay"
 INSIDE_UID = {"agent": 1000, "verifier": 1001}
-BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 START_TIMEOUT_S = 20.0
-#: what holds the namespaces of a sandbox without endpoints: echoes the harness's "ready", then waits
-HOLDER = ["cat"]
-#: where the compiled launcher is bound read-only to do the same (a start a fifth of ``cat``'s)
-HOLD_PATH = "/.assay-hold"
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
 class BwrapSandbox(Sandbox):
@@ -100,45 +93,24 @@ class BwrapSandbox(Sandbox):
     # ------------------------------------------------------------------ lifecycle
     def outer_argv(self, info_fd: int, command: list[str]) -> list[str]:
         """The long-lived bwrap holding this sandbox's namespaces, running ``command``."""
-        spec = self.spec
-        system, python, base_made = rootfs.cached_args(self.binary.support_dirs)
-        made = set(base_made)
-        args = [str(self.binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
-                "--setenv", "PATH", BASE_ENV["PATH"], "--setenv", "LANG", "C.UTF-8", "--info-fd", str(info_fd)]
-        if spec.network != NetworkProfile.host:
-            args.append("--unshare-net")
-        if not self.root_mode:
-            # the user's own uid, unmapped, so no nested user namespace stands between an exec and
-            # the sandbox's other namespaces; the holder shares the agent's uid (the agent could
-            # end its own attempt, no more)
-            args.append("--unshare-user")
-        args += system
-        args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
-        if spec.limits.disk_mb:
-            args += ["--size", str(spec.limits.disk_mb << 20)]
-        args += ["--perms", "1777", "--tmpfs", "/tmp"]
-        args += python
-        args += ["--bind", str(spec.workspace), WORKSPACE]
-        made.add(WORKSPACE)
-        for m in spec.mounts:
-            if not m.source.exists():
-                raise SandboxError(f"mount source {m.source} does not exist", reason="sandbox_mount")
-            args += [*rootfs.parents_args(m.target, made), "--bind" if m.writable else "--ro-bind",
-                     str(m.source), m.target]
-        if self.state is not None:  # the endpoints' sockets
-            args += ["--bind", str(self.state), STATE]
-        if command[0] == HOLD_PATH:
-            args += ["--ro-bind", str(native.launcher()), HOLD_PATH]
-        args += ["--chdir", "/", "--", *command]
-        return args
+        return outer.argv(self.spec, self.binary, root_mode=self.root_mode, state=self.state, info_fd=info_fd,
+                          command=command)
+
+    def _bridged(self) -> bool:
+        """Whether the sandbox reaches harness endpoints (through the relay inside)."""
+        return bool(self.spec.endpoints) and self.spec.network == NetworkProfile.harness
+
+    def _holder_is_init(self) -> bool:
+        """Whether the holder is the compiled ``hold``, run as the sandbox's pid 1 (no relay)."""
+        return not self._bridged() and native.launcher() is not None
 
     def holder(self) -> list[str]:
-        """What holds the namespaces: ``cat``, or the endpoint relay when there are endpoints."""
-        forwards = [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
-                    for ep in self.spec.endpoints if ep.name in self.bridge.sockets] if self.bridge else []
-        if not forwards:
+        """What holds the namespaces: the compiled ``hold`` (else ``cat``), or the endpoint relay
+        when there are endpoints."""
+        if self.bridge is None:
             return [HOLD_PATH, "hold"] if native.launcher() is not None else HOLDER
+        forwards = [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
+                    for ep in self.spec.endpoints if ep.name in self.bridge.sockets]
         return [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps({"forwards": forwards})]
 
     async def start(self) -> None:
@@ -154,7 +126,8 @@ class BwrapSandbox(Sandbox):
                     own_tree(m.source, self.host_uid)
         lay = cgroup.layout()
         lim = spec.limits
-        want = (lim.memory_mb << 20 if lim.memory_mb else None, lim.processes)
+        want = (lim.memory_mb << 20 if lim.memory_mb else None,
+                lim.processes + cgroup.overhead_pids(self._holder_is_init()) if lim.processes else None)
         parts = pool.take(lay, uidblock.live_slots(), want) or await asyncio.to_thread(pool.prepare, lay)
         if not self._limit_group(parts, want):  # the kernel refused a limit: this sandbox goes without a group
             await asyncio.to_thread(parts.discard)
@@ -162,7 +135,7 @@ class BwrapSandbox(Sandbox):
         self.ahead = Ahead(lambda: pool.procs_files(self.group), self.watcher.exempt, parts.launchers)
         self._err = parts.err
         try:
-            if spec.endpoints and spec.network == NetworkProfile.harness:  # a directory for their sockets
+            if self._bridged():  # a directory for their sockets
                 self.state = Path(tempfile.mkdtemp(prefix="assay-bwrap-"))
                 self.bridge = HostBridge(spec.endpoints, self.state)
                 await self.bridge.start()
@@ -196,7 +169,7 @@ class BwrapSandbox(Sandbox):
             await self.destroy()
             raise SandboxError(f"bwrap --info-fd gave no child pid: {info!r}", reason="sandbox_start") from e
         self.pidns = nsproc.pid_namespace(self.init_pid)
-        self.supervisor_pid = self._find_supervisor()
+        self.supervisor_pid = None if self._holder_is_init() else self._find_supervisor()
         try:
             self.init_fd = os.pidfd_open(self.init_pid)
         except OSError as e:

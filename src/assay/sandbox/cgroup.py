@@ -20,11 +20,17 @@ from pathlib import Path
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 #: processes of the sandbox's own machinery counted by ``pids.max`` on top of the task's own
-#: limit: the outer bwrap, its init and the holder, plus the exec's launcher waiting outside the
-#: pid namespace (or ``nsenter``), or between execs the one parked for the next. From a
+#: limit: the outer bwrap and its init, the holder, plus the exec's launcher waiting outside
+#: the pid namespace (or ``nsenter``), or between execs the one parked for the next. From a
 #: sandbox's second exec on, the launcher parked for the next one while an exec runs takes one
 #: more: the bound is then one stricter, never looser (:mod:`assay.sandbox.launch`)
 OVERHEAD_PIDS = 4
+
+
+def overhead_pids(holder_is_init: bool) -> int:
+    """:data:`OVERHEAD_PIDS`, less bwrap's init where the holder is the sandbox's pid 1 itself
+    (the compiled launcher's ``hold``, started with ``bwrap --as-pid-1``)."""
+    return OVERHEAD_PIDS - 1 if holder_is_init else OVERHEAD_PIDS
 
 
 def _read(path: Path | str) -> str:
@@ -155,8 +161,9 @@ class SandboxGroup:
         return path
 
     def set_limits(self, memory_bytes: int | None, pids: int | None, *, clear: bool = False) -> None:
-        """Kernel limits; a write the kernel refuses raises OSError (the caller falls back).
-        ``clear``: a limit given as None is lifted (the group had limits set ahead)."""
+        """Kernel limits (``pids``: all the group's processes, the sandbox's machinery included,
+        see :func:`overhead_pids`); a write the kernel refuses raises OSError (the caller falls
+        back). ``clear``: a limit given as None is lifted (the group had limits set ahead)."""
         if memory_bytes or clear:
             if self.layout.version == 2:
                 _write(self._file("memory", "", "memory.max"), str(memory_bytes) if memory_bytes else "max")
@@ -175,7 +182,7 @@ class SandboxGroup:
                     for f in reversed(files):
                         _write(f, value)
         if pids or clear:
-            _write(self._file("pids", "pids.max", "pids.max"), str(pids + OVERHEAD_PIDS) if pids else "max")
+            _write(self._file("pids", "pids.max", "pids.max"), str(pids) if pids else "max")
 
     def pids(self) -> list[int]:
         """Every process in the group, nested pid namespaces included: the leftover scan."""

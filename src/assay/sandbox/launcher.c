@@ -20,7 +20,8 @@
  *     unshare --map-user=INSIDE_UID --map-group=INSIDE_UID -- ARGV
  *     (SETUID and USERNS are "-" when unused, CGROUP "0" or "1"); the parent stays outside
  *     the pid namespace, waits for the command and exits as it did (a signal included).
- * "assay-launch hold": what holds a sandbox's namespaces, as `cat` did: copies stdin to stdout
+ * "assay-launch hold": what holds a sandbox's namespaces as its pid 1, as bwrap's init and `cat`
+ *   did together: reaps whatever is orphaned inside (SIGCHLD ignored), copies stdin to stdout
  *   (the harness's "ready") until stdin closes.
  *
  * Built freestanding on x86-64 (no C library: a program start then costs about a quarter of a
@@ -332,6 +333,11 @@ static __attribute__((noreturn)) void run(char **args, char **env) {
 
 static __attribute__((noreturn)) void hold(void) {
     char b[512];
+    /* it is the sandbox's pid 1 (bwrap --as-pid-1: no init of bwrap's): a process orphaned
+     * inside (a daemon, a command whose launcher was killed) is reparented to it, and with
+     * SIGCHLD ignored the kernel reaps it at once, no zombie left */
+    long ign[4] = {1 /* SIG_IGN */, 0, 0, 0};
+    (void)S4(__NR_rt_sigaction, SIGCHLD, ign, 0, 8);
     for (;;) {
         long n = S3(__NR_read, 0, b, sizeof b);
         if (n == -EINTR)

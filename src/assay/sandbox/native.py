@@ -109,8 +109,11 @@ def _works(path: Path) -> bool:
 
 def request(fields: list[str]) -> bytes:
     """A request for the launcher (``launcher.c``): its header (version, length) and ``fields``."""
-    if fields and all(type(f) is str for f in fields):  # one encode for the whole request (bwrap's is 120 words)
-        text = "\0".join(fields)
+    try:  # one join and one encode for the whole request (bwrap's is 120 words)
+        text = "\0".join(fields) if fields else None
+    except TypeError:  # bytes or paths among them
+        text = None
+    if text is not None:
         if text.count("\0") != len(fields) - 1:
             raise ValueError("a NUL byte in the command or its environment")
         body = text.encode("utf-8", "surrogateescape") + b"\0"

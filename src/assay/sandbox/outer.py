@@ -1,0 +1,60 @@
+"""The command line of a sandbox's long-lived ``bwrap``: its namespaces, its read-only system,
+its workspace and private ``/tmp``, the spec's mounts, and what holds it (:mod:`assay.sandbox.bwrap`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.errors import SandboxError
+from assay.sandbox import native, rootfs
+from assay.sandbox.base import SandboxSpec
+from assay.sandbox.locate import BwrapBinary
+from assay.spec.budget import NetworkProfile
+
+WORKSPACE = "/workspace"
+STATE = "/.assay"
+BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+#: what holds the namespaces of a sandbox without endpoints: echoes the harness's "ready", then waits
+HOLDER = ["cat"]
+#: where the compiled launcher is bound read-only to do the same as the sandbox's pid 1 (a start
+#: a fifth of ``cat``'s, and no init of bwrap's beside it)
+HOLD_PATH = "/.assay-hold"
+
+
+def argv(spec: SandboxSpec, binary: BwrapBinary, *, root_mode: bool, state: Path | None, info_fd: int,
+         command: list[str]) -> list[str]:
+    """bwrap's argv for the sandbox of ``spec`` running ``command`` (``state``: the endpoints'
+    socket directory, bound at :data:`STATE`; bwrap writes its init's pid to ``info_fd``)."""
+    system, python, base_made = rootfs.cached_args(binary.support_dirs)
+    made = set(base_made)
+    args = [str(binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
+            "--setenv", "PATH", BASE_ENV["PATH"], "--setenv", "LANG", "C.UTF-8", "--info-fd", str(info_fd)]
+    if spec.network != NetworkProfile.host:
+        args.append("--unshare-net")
+    if not root_mode:
+        # the user's own uid, unmapped, so no nested user namespace stands between an exec and
+        # the sandbox's other namespaces; the holder shares the agent's uid (the agent could
+        # end its own attempt, no more)
+        args.append("--unshare-user")
+    args += system
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    if spec.limits.disk_mb:
+        args += ["--size", str(spec.limits.disk_mb << 20)]
+    args += ["--perms", "1777", "--tmpfs", "/tmp"]
+    args += python
+    args += ["--bind", str(spec.workspace), WORKSPACE]
+    made.add(WORKSPACE)
+    for m in spec.mounts:
+        if not m.source.exists():
+            raise SandboxError(f"mount source {m.source} does not exist", reason="sandbox_mount")
+        args += [*rootfs.parents_args(m.target, made), "--bind" if m.writable else "--ro-bind",
+                 str(m.source), m.target]
+    if state is not None:  # the endpoints' sockets
+        args += ["--bind", str(state), STATE]
+    if command[0] == HOLD_PATH:  # the holder is the sandbox's pid 1 and reaps orphans: no init of bwrap's
+        args += ["--ro-bind", str(native.launcher()), HOLD_PATH, "--as-pid-1"]
+    args += ["--chdir", "/", "--", *command]
+    return args
+

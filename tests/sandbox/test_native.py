@@ -78,7 +78,7 @@ def test_a_sandbox_keeps_its_promises_with_either_launcher(tmp_path: Path, force
 
 def test_without_a_compiler_the_shell_path_is_used(tmp_path: Path) -> None:
     out = _python("from assay.sandbox import native; print(native.launcher(), native.kind(), sep='|')",
-                  env={"PATH": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+                  env={"PATH": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "ASSAY_SANDBOX_LAUNCHER": ""})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"None|{native.SHELL}"
     assert not list((tmp_path / "cache").rglob("assay-launch-*"))

@@ -13,9 +13,11 @@ its request from an inherited pipe and closes it before the command) or, without
 ``/bin/sh``, started by vfork with the pipes its command will use, blocked reading its request
 or script from a pipe only the harness holds (the shell opens the read end through the
 harness's ``/proc/<pid>/fd``, so no extra descriptor is inherited by the command; the harness
-keeps that end open until the launcher is done, so the number is never reused). The harness writes its pid
-into the group (:meth:`Parked.attach`: the slow write, done in the background, before the
-sandbox or the exec is asked for), sets its rlimits with ``prlimit(2)``, then writes
+keeps that end open until the launcher is done, so the number is never reused). It joins the
+group before the sandbox or the exec is asked for: the compiled launcher by itself, before it
+reads its request (the slow write blocks it, not the harness); the shell is moved by the
+harness (:meth:`Parked.attach`, in the background). The harness sets its rlimits with
+``prlimit(2)``, then writes
 ``exec <argv>`` and closes the pipe (:meth:`Parked.release`): the same process, already in the
 group and bounded, becomes the command. Nothing it starts is ever outside the group. It stays
 the harness's own child, so its exit status (a signal included) is exact. A harness that dies

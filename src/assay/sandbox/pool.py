@@ -3,15 +3,17 @@
 
 What a bwrap sandbox needs before its namespaces exist, and what is slow to make on the
 critical path under cgroup v1 (see :mod:`assay.sandbox.launch`), is prepared in a background
-thread while other sandboxes run: a state directory, a new empty control group (no limits
-yet), a parked launcher that will become the sandbox's ``bwrap`` and :data:`LAUNCHERS` that
-will become its first execs, all already in the group. A sandbox takes one (:func:`take`), sets its limits on
-the group and releases the launchers; every sandbox still gets fresh namespaces, a fresh
-group, a fresh workspace and its own identity — nothing of a sandbox is ever reused. The
-number kept ready follows the number of sandboxes alive at once (at most :data:`MAX_READY`).
-Unused ones are ended at exit. The same thread removes an ended sandbox's group and state
-(:func:`dispose`), after its processes are all gone, so that is off the caller's path too.
-"""
+thread while other sandboxes run: a new empty control group (given the last sandbox's
+limits), an unnamed error file, a parked launcher that will become the sandbox's ``bwrap``
+and :data:`LAUNCHERS` that will become its first execs, each joining the group before it
+reads anything (the compiled launcher joins by itself, so the kernel's wait blocks it, not
+this thread). A sandbox takes one (:func:`take`), sets its limits on the group if they differ
+and releases the launchers; every sandbox still gets fresh namespaces, a fresh group, a fresh
+workspace and its own identity — nothing of a sandbox is ever reused. The number kept ready
+follows the number of sandboxes alive at once (at most :data:`MAX_READY`). Unused ones are
+ended at exit. The same thread removes an ended sandbox's group (and its endpoints' socket
+directory, if it had one) (:func:`dispose`), after its processes are all gone, so that is off
+the caller's path too."""
 
 from __future__ import annotations
 
@@ -30,9 +32,9 @@ from assay.sandbox.launch import Parked
 
 MAX_READY = 8
 #: what the manifest and every result record about it (the backend's facts)
-PREPARED_AHEAD = ("a new empty control group and parked launchers (/bin/sh started by vfork, in that group) "
-                  "made before the sandbox is asked for; namespaces, workspace and identity are fresh per sandbox, "
-                  "nothing is reused")
+PREPARED_AHEAD = ("a new empty control group and parked launchers (assay-launch, or /bin/sh, started by vfork; "
+                  "each joins that group before it reads its request) made before the sandbox is asked for; "
+                  "namespaces, workspace and identity are fresh per sandbox, nothing is reused")
 #: exec launchers parked with each sandbox: most run one command (a trivial trial's agent, a
 #: verifier's one predicate), so a second one would mostly be started and ended unused; a
 #: sandbox of several execs parks the next while one runs (:class:`assay.sandbox.launch.Ahead`)

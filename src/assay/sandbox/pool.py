@@ -252,6 +252,11 @@ def flush() -> None:
     _pool.flush()
 
 
+def close() -> None:
+    """End every unused prepared entry and finish the chores now (otherwise done at exit)."""
+    _pool.close()
+
+
 def remove_parts(group: cgroup.SandboxGroup | None, state: Path | None, tries: int = 20) -> None:
     """An ended sandbox's group and state directory (if it had one: its endpoints' sockets),
     removed (a :func:`dispose` chore); a straggler still exiting is killed and waited for by pidfd."""

@@ -228,8 +228,16 @@ class Ahead:
             exempt.add(parked.pid)
 
     def _park(self) -> Parked:
-        parked = Parked(group=self._files())
+        # the sandbox is live: the launcher is machinery (exempt) before it is in the group, so
+        # no scan ever counts it as the workload; the harness moves it (a worker thread's wait)
+        parked = Parked()
         self._exempt.add(parked.pid)
+        try:
+            parked.attach(self._files())
+        except OSError:
+            self._exempt.discard(parked.pid)
+            parked.discard()
+            raise
         return parked
 
     async def take(self) -> Parked:

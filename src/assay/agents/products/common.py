@@ -183,7 +183,9 @@ class ProductAgent(AgentAdapter):
         text = stdout.decode(errors="replace").strip()
         return (text[-4000:] if text else None), {}
 
-    async def run(self, ctx: AgentContext) -> AgentOutcome:
+    async def run(self, ctx: AgentContext, since: Any = None) -> AgentOutcome:
+        """Run the agent once; in a conversation, ``since`` is :meth:`turn_mark` taken before the
+        turn, so :meth:`read_turn` reads only what this turn added to the session."""
         if ctx.gateway_url is None or ctx.model is None:
             raise AdapterError(f"{self.name} needs the model gateway (pass --model)", reason="no_gateway")
         inst = self.require()
@@ -213,7 +215,8 @@ class ProductAgent(AgentAdapter):
         extra = {"agent": self.name, "version": inst.version, "track": ctx.track, "config": launch.config, **facts}
         errors: tuple[str, ...] = ()
         try:  # the session is read once: its usage and its events come from the same items
-            items = name_world_tools(self.read_session(ctx, res.stdout), ctx.world_tools)
+            read = self.read_session(ctx, res.stdout) if ctx.turn is None else self.read_turn(ctx, res.stdout, since)
+            items = name_world_tools(read, ctx.world_tools)
         except Exception as e:  # noqa: BLE001 - a missing or torn session loses the trace, not the verdict
             items, errors = [], (f"{type(e).__name__}: {e}",)
         if final is not None:  # the engine records the agent's final answer itself
@@ -231,12 +234,12 @@ class ProductAgent(AgentAdapter):
         every turn runs the agent continuing the session ``turn.session_id``, which must still be
         there, as the agent's own, after the turn (else :class:`SessionLost`)."""
         if turn.number == 1 and turn.history:
-            self.seed_session(ctx, turn)
+            await self.seed_session(ctx, turn)
         elif turn.number > 1:
             native = self.check_session(ctx, turn, when="before")
             turn = dataclasses.replace(turn, native_session=native)
             ctx = dataclasses.replace(ctx, turn=turn)
-        outcome = await self.run(ctx)
+        outcome = await self.run(ctx, self.turn_mark(ctx, turn))
         if not outcome.timed_out:
             try:
                 self.check_session(ctx, turn, when="after")
@@ -244,9 +247,18 @@ class ProductAgent(AgentAdapter):
                 raise SessionLost(str(e), outcome) from None
         return outcome
 
-    def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
+    async def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
         """Write the typed history as the agent's own session (only adapters with ``seeds_history``)."""
         raise AdapterError(f"{self.name} cannot replay a typed history", reason="unsupported")
+
+    def turn_mark(self, ctx: AgentContext, turn: ConversationTurn) -> Any:
+        """Where the session stands before a turn (None: the adapter reads its turn from stdout)."""
+        return None
+
+    def read_turn(self, ctx: AgentContext, stdout: bytes, since: Any) -> list[Normalized]:
+        """One conversation turn's events: what the session gained since the mark ``since``
+        (default: :meth:`read_session`, for adapters that read a turn from their stdout)."""
+        return self.read_session(ctx, stdout)
 
     def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
         """The agent's id of the conversation's session, found in the agent home (read without

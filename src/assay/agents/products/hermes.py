@@ -10,6 +10,11 @@ World tools come over MCP: ``mcp_servers.assay`` in the same ``config.yaml`` is 
 service's streamable HTTP endpoint (bearer key by Hermes' ``${VAR}`` interpolation); its tools
 are ``mcp__assay__<world>_<tool>``; ``-t`` then includes the server's name (``hermes -z`` accepts
 an enabled ``mcp_servers`` name as a toolset, not the registry's ``mcp-assay``).
+
+A conversation task runs every turn as ``hermes chat -q <message> -Q --source tool``, which
+records the session in ``state.db`` like ``-z`` does but can continue one: turn 2 on (and turn 1
+over a replayed history) add ``--resume <id>``, and Hermes loads that session's messages as the
+conversation so far (:mod:`.hermes_session`).
 """
 
 from __future__ import annotations
@@ -20,12 +25,16 @@ from typing import Any
 
 import yaml
 
-from assay.agents.base import AgentContext
-from assay.agents.products import contract, hermes_format, safe_files
+from assay.agents.base import AgentContext, ConversationTurn
+from assay.agents.history import chat_messages
+from assay.agents.products import contract, hermes_format, hermes_session, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
+from assay.agents.products.hermes_session import STATE_DB, Mark
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
+from assay.agents.products.seeding import tool_namer
+from assay.errors import AdapterError
 
 #: where this adapter reads its native session (a link or special file there is a planted trap)
 SESSION_GLOBS = ["hermes/state.db", "hermes/state.db-wal", "usage.json"]
@@ -33,7 +42,8 @@ SESSION_GLOBS = ["hermes/state.db", "hermes/state.db-wal", "usage.json"]
 
 #: the ``-t`` entry selecting the world server's tools (``hermes -z`` validates MCP toolsets by server name)
 MCP_TOOLSET = MCP_SERVER
-STATE_DB = "hermes/state.db"  # relative to the agent home
+#: the flags of every conversation turn (approvals bypassed as ``-z`` does; the workspace stays the cwd)
+CHAT_FLAGS = ["-Q", "--source", hermes_session.SOURCE, "--yolo", "--no-restore-cwd"]
 
 
 def mcp_servers(url: str) -> dict[str, Any]:
@@ -66,12 +76,17 @@ class HermesAgent(ProductAgent):
     contract = contract.HERMES
     world_exposure = "mcp"
     mcp_part = "mcp"  # the hermes-agent[mcp] extra: without the mcp SDK Hermes ignores mcp_servers
+    session_mechanism = ("Hermes' own session in $HERMES_HOME/state.db: every turn is hermes chat -q -Q, "
+                         "continued with --resume <id>")
+    seeds_history = True  # written by Hermes' own SessionDB, in the sandbox, before turn 1
 
     def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
         return mcp_servers(url)
 
     def describe(self, track: str) -> dict[str, Any]:
-        base = {"command": "hermes -z <prompt> --usage-file", "provider": "custom:assay (chat_completions)"}
+        base = {"command": "hermes -z <prompt> --usage-file",
+                "conversation_command": "hermes chat -q <message> " + " ".join(CHAT_FLAGS) + " [--resume <id>]",
+                "provider": "custom:assay (chat_completions)"}
         if track == "controlled":
             return {**base, "flags": ["-t", "<toolsets: terminal,file>", "--ignore-rules"],
                     "config": hermes_config("<gateway>/v1", "<model>")}
@@ -85,13 +100,20 @@ class HermesAgent(ProductAgent):
         mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
         cfg = hermes_config(gateway_v1(ctx), ctx.model, mcp)
         (hh / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-        argv = [str(inst.bin), "-z", ctx.prompt, "--usage-file", f"{home}/usage.json", "-m", ctx.model,
-                "--provider", f"custom:{PROVIDER}"]
+        if ctx.turn is None:
+            argv = [str(inst.bin), "-z", ctx.prompt, "--usage-file", f"{home}/usage.json"]
+        else:  # a conversation turn: chat mode can resume the conversation's session
+            argv = [str(inst.bin), "chat", f"--query={ctx.prompt}", *CHAT_FLAGS]
+            resume = ctx.turn.native_session or (ctx.turn.session_id if ctx.turn.history else None)
+            if resume is not None:
+                argv += ["--resume", resume]
+        argv += ["-m", ctx.model, "--provider", f"custom:{PROVIDER}"]
         if ctx.track == "controlled":
             toolsets = self.native_tools(ctx) + ([MCP_TOOLSET] if mcp else [])
             argv += ["-t", ",".join(toolsets), "--ignore-rules"]
         env = {**python_env(inst, home), "HERMES_HOME": f"{home}/hermes", KEY_ENV: ctx.gateway_key or ""}
-        shown = [a if a != ctx.prompt else "<prompt>" for a in argv]
+        shown = ["<prompt>" if a == ctx.prompt else "--query=<message>" if a == f"--query={ctx.prompt}" else a
+                 for a in argv]
         return Launch(argv, env, config={"argv": shown, "config.yaml": hermes_config(
             "<gateway>/v1", ctx.model, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None)})
 
@@ -105,6 +127,45 @@ class HermesAgent(ProductAgent):
             except (OSError, ValueError, AttributeError, RecursionError):
                 facts = {"usage_file": "unreadable"}
         return (text[-4000:] or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
+
+    # ------------------------------------------------------------------ conversations
+    async def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
+        """The history written into ``state.db`` by Hermes' own ``SessionDB``, run with Hermes'
+        Python in the sandbox (the agent has not run yet); turn 1 then resumes it."""
+        inst = self.require()
+        name = tool_namer(hermes_format.HERMES_TOOLS.to_neutral, f"mcp__{MCP_SERVER}__" if self.uses_mcp(ctx) else None)
+        payload = hermes_session.seed_payload(turn.session_id, ctx.sandbox.workspace_path, ctx.model or "",
+                                              chat_messages(turn.history, name))
+        (ctx.home / "hermes").mkdir(parents=True, exist_ok=True)
+        env = {**python_env(inst, ctx.home_inside), "HERMES_HOME": f"{ctx.home_inside}/hermes"}
+        res = await ctx.sandbox.exec([str(inst.root / "venv" / "bin" / "python"), "-c", hermes_session.SEED_SCRIPT],
+                                     env=env, cwd=ctx.sandbox.workspace_path, timeout_s=min(120.0, ctx.timeout_s),
+                                     stdin=payload)
+        if res.exit_code != 0 or res.timed_out:
+            raise AdapterError(f"hermes: its SessionDB could not write the history into state.db (exit "
+                               f"{res.exit_code}): {res.stderr.decode(errors='replace')[-1000:]}", reason="seed_failed")
+        hermes_session.the_session(ctx.home, "after writing the history", turn.session_id)
+
+    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
+        """The one session in ``state.db`` (the seeded id when a history was replayed); before
+        turn N it must hold the N-1 user messages of the turns before."""
+        expected = turn.session_id if turn.number == 1 and turn.history else turn.native_session
+        session = hermes_session.the_session(ctx.home, f"{when} turn {turn.number}", expected,
+                                             turn.number - 1 if when == "before" else 0)
+        return str(session["id"])
+
+    def turn_mark(self, ctx: AgentContext, turn: ConversationTurn) -> Mark:
+        if not hermes_session.present(ctx.home):
+            return Mark()  # turn 1 without a history: Hermes creates the store
+        return hermes_session.mark_of(hermes_session.the_session(ctx.home, f"before turn {turn.number}", None))
+
+    def read_turn(self, ctx: AgentContext, stdout: bytes, since: object) -> list[Normalized]:
+        """What this turn added to the conversation's session (messages after the mark, tokens
+        since it)."""
+        if not hermes_session.present(ctx.home):
+            return []
+        session = hermes_session.the_session(ctx.home, "reading the turn", None)
+        return hermes_format.normalize(hermes_session.since(session, since if isinstance(since, Mark) else Mark()))
 
     def state_db(self, ctx: AgentContext) -> Path:
         return ctx.home / STATE_DB

@@ -28,6 +28,7 @@ from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
 from assay.agents.products.pi_session import resumable, seeded_session, session_ids
+from assay.agents.products.seeding import tool_namer
 
 CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
 
@@ -136,16 +137,9 @@ class PiAgent(ProductAgent):
                 continue
         return out
 
-    def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
+    async def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
         """The history as Pi's own session file, which ``--session-id`` then continues."""
-        mcp = self.uses_mcp(ctx)
-        native = {v: k for k, v in PI_TOOLS.to_neutral.items()}
-
-        def name(tool: str) -> str:
-            if tool in native:
-                return native[tool]
-            return f"mcp__{MCP_SERVER}__{tool.replace('.', '_')}" if mcp else tool
-
+        name = tool_namer(PI_TOOLS.to_neutral, f"mcp__{MCP_SERVER}__" if self.uses_mcp(ctx) else None)
         text = seeded_session(turn.session_id, ctx.sandbox.workspace_path, chat_messages(turn.history, name),
                               model=ctx.model or "", provider=PROVIDER)
         safe_files.write_new(ctx.home, f"sessions/{SEED_PREFIX}_{turn.session_id}.jsonl", text.encode())

@@ -9,6 +9,10 @@ turns off Tool Search and Code Mode, which would otherwise reach tools outside t
 World tools come over MCP: ``mcp.servers.assay`` is the tool service's streamable HTTP
 endpoint (bearer key by ``${VAR}`` substitution), whose tools OpenClaw offers as
 ``assay__<world>_<tool>``; ``tools.allow`` gains ``assay__*``.
+
+A conversation task runs every turn as ``openclaw agent --local --session-id <id>`` (``agent
+exec`` cannot continue a session), with the config ``agent exec`` would have composed
+(:mod:`.openclaw_session`).
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from assay.agents.base import AgentContext
-from assay.agents.products import contract, openclaw_format, safe_files
+from assay.agents.base import AgentContext, ConversationTurn
+from assay.agents.products import contract, openclaw_format, openclaw_session, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
@@ -33,6 +37,9 @@ ALWAYS_DENIED = ["apply_patch", "tool_search", "tool_describe", "tool_call", "se
 #: where this adapter reads its native session (a link or special file there is a planted trap)
 SESSION_GLOBS = ["state/agents/*/agent/*.sqlite", "state/agents/*/agent/*.sqlite-wal"]
 
+
+#: how each turn of a conversation runs (``agent exec`` always starts a fresh session)
+CONVERSATION_COMMAND = "openclaw agent --local --session-id <id> --json (plus agent exec's config defaults)"
 
 #: the ``tools.allow`` entry for exactly the world server's tools (OpenClaw's MCP tool prefix)
 MCP_TOOLS = f"{MCP_SERVER}__*"
@@ -74,6 +81,8 @@ class OpenClawAgent(ProductAgent):
     #: Node reserves address space per worker thread: OpenClaw does not start under RLIMIT_AS
     #: below this (measured: fails at 8192 MiB, runs at 16384 MiB). Real memory use is far lower.
     min_address_space_mb = 16384
+    session_mechanism = ("OpenClaw's own session in its SQLite store ($HOME/state): every turn is "
+                         "openclaw agent --local --session-id <id>")
 
     def limits(self, limits: Limits) -> Limits:
         if limits.memory_mb is not None and limits.memory_mb < self.min_address_space_mb:
@@ -85,31 +94,42 @@ class OpenClawAgent(ProductAgent):
 
     def describe(self, track: str) -> dict[str, Any]:
         if track == "controlled":
-            return {"command": "openclaw agent exec --json", "tools.profile": "coding",
+            return {"command": "openclaw agent exec --json", "conversation_command": CONVERSATION_COMMAND,
+                    "tools.profile": "coding",
                     "tools.allow": "<task tools mapped onto exec/process/read/write/edit/ls>",
                     "tools.deny": ALWAYS_DENIED, "toolSearch": False, "codeMode": False}
-        return {"command": "openclaw agent exec --json", "tools": "agent exec defaults (coding profile)"}
+        return {"command": "openclaw agent exec --json", "tools": "agent exec defaults (coding profile)",
+                "conversation_command": CONVERSATION_COMMAND}
 
     def prepare(self, ctx: AgentContext, inst: Installation) -> Launch:
         home = ctx.home_inside
         (ctx.home / "state").mkdir(parents=True, exist_ok=True)
-        (ctx.home / "prompt.md").write_text(ctx.prompt)
         assert ctx.model is not None
         allow = self.native_tools(ctx) if ctx.track == "controlled" else None
         mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
         cfg = openclaw_config(gateway_v1(ctx), ctx.model, allow, mcp)
-        (ctx.home / "openclaw.json").write_text(json.dumps(cfg, indent=2))
+        shown = openclaw_config("<gateway>/v1", ctx.model, allow, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None)
         timeout = max(10, math.floor(ctx.timeout_s) - 5)  # its own deadline first, so it can write its session
-        argv = [str(inst.bin), "agent", "exec", "--config", f"{home}/openclaw.json", "--state-dir", f"{home}/state",
-                "--cwd", ctx.sandbox.workspace_path, "--model", f"{PROVIDER}/{ctx.model}", "--timeout", str(timeout),
-                "--json", "--message-file", f"{home}/prompt.md"]
         env = {**node_env(inst, home), "OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_SKIP_CHANNELS": "1",
                "OPENCLAW_HOME": f"{home}/.openclaw", KEY_ENV: ctx.gateway_key or ""}
-        return Launch(argv, env, config={"argv": argv, "openclaw.json": openclaw_config(
-            "<gateway>/v1", ctx.model, allow, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None)})
+        if ctx.turn is None:
+            (ctx.home / "prompt.md").write_text(ctx.prompt)
+            argv = [str(inst.bin), "agent", "exec", "--config", f"{home}/openclaw.json", "--state-dir",
+                    f"{home}/state", "--cwd", ctx.sandbox.workspace_path, "--model", f"{PROVIDER}/{ctx.model}",
+                    "--timeout", str(timeout), "--json", "--message-file", f"{home}/prompt.md"]
+        else:  # a conversation turn: the embedded agent continues the conversation's session
+            defaults = openclaw_session.exec_defaults(ctx.sandbox.workspace_path)
+            cfg, shown = openclaw_session.merge(defaults, cfg), openclaw_session.merge(defaults, shown)
+            argv = [str(inst.bin), "agent", "--local", "--session-id", ctx.turn.session_id, "--model",
+                    f"{PROVIDER}/{ctx.model}", "--timeout", str(timeout), "--json", f"--message={ctx.prompt}"]
+            env |= {"OPENCLAW_CONFIG_PATH": f"{home}/openclaw.json", "OPENCLAW_STATE_DIR": f"{home}/state"}
+        (ctx.home / "openclaw.json").write_text(json.dumps(cfg, indent=2))
+        return Launch(argv, env, config={"argv": [a if not a.startswith("--message=") else "--message=<message>"
+                                                  for a in argv], "openclaw.json": shown})
 
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
-        """The ``--json`` envelope: ``ok``, ``status``, ``final``, usage and tool summary."""
+        """The ``--json`` envelope of ``agent exec`` (``ok``, ``status``, ``final``, usage, tool
+        summary) or of ``agent --local`` (``payloads`` and ``meta``)."""
         text = stdout.decode(errors="replace").strip()
         env = None
         start = text.find("{")
@@ -121,8 +141,37 @@ class OpenClawAgent(ProductAgent):
                 start = start + 1 if start != -1 else -1
         if not isinstance(env, dict):
             return (text[-4000:] or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, {})
+        if "final" not in env and isinstance(env.get("meta"), dict):  # agent --local
+            meta = env["meta"]
+            agent = meta.get("agentMeta") if isinstance(meta.get("agentMeta"), dict) else {}
+            payloads = [p.get("text") for p in env.get("payloads") or [] if isinstance(p, dict)]
+            final = "\n\n".join(t for t in payloads if isinstance(t, str) and t) or None
+            facts = {"aborted": meta.get("aborted"), "stopReason": meta.get("stopReason"),
+                     "assistantTurns": agent.get("assistantTurns"), "costUsd": agent.get("costUsd"),
+                     "sessionId": agent.get("sessionId")}
+            return final, safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
         facts = {k: env.get(k) for k in ("ok", "status", "assistantTurns", "toolSummary", "costUsd", "sessionId")}
         return (env.get("final") or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
+
+    # ------------------------------------------------------------------ conversations
+    def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
+        """The conversation's session (its id is ours: ``--session-id``) must be the one session
+        in the agent's database; before turn N it holds the N-1 user messages of the turns before."""
+        openclaw_session.check(ctx.home, turn.session_id, f"{when} turn {turn.number}",
+                               turn.number - 1 if when == "before" else 0)
+        return turn.session_id
+
+    def turn_mark(self, ctx: AgentContext, turn: ConversationTurn) -> openclaw_session.Mark:
+        if turn.number == 1 and not turn.history:
+            return openclaw_session.Mark()  # OpenClaw creates the store
+        return openclaw_session.mark_of(openclaw_session.check(ctx.home, turn.session_id, f"before turn {turn.number}"))
+
+    def read_turn(self, ctx: AgentContext, stdout: bytes, since: object) -> list[Normalized]:
+        """What this turn added to the conversation's session (transcript and runtime events after the mark)."""
+        assert ctx.turn is not None
+        store = openclaw_session.check(ctx.home, ctx.turn.session_id, "reading the turn")
+        return openclaw_session.turn_events(store, since if isinstance(since, openclaw_session.Mark)
+                                            else openclaw_session.Mark())
 
     def databases(self, ctx: AgentContext) -> list[Path]:
         return openclaw_format.find_databases(ctx.home / "state")

@@ -23,11 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.base import AgentContext, ConversationTurn
+from assay.agents.history import chat_messages
 from assay.agents.products import contract, openclaw_format, openclaw_session, safe_files
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
+from assay.agents.products.pi_format import OPENCLAW_TOOLS
+from assay.agents.products.pi_session import EPOCH_MS, seeded_session
+from assay.agents.products.seeding import tool_namer
+from assay.errors import AdapterError
 from assay.spec.budget import Limits
 
 #: tools that reach other tools or other sessions: never offered in the controlled track
@@ -83,6 +88,7 @@ class OpenClawAgent(ProductAgent):
     min_address_space_mb = 16384
     session_mechanism = ("OpenClaw's own session in its SQLite store ($HOME/state): every turn is "
                          "openclaw agent --local --session-id <id>")
+    seeds_history = True  # its legacy session files, imported by its own doctor --session-sqlite import
 
     def limits(self, limits: Limits) -> Limits:
         if limits.memory_mb is not None and limits.memory_mb < self.min_address_space_mb:
@@ -110,8 +116,7 @@ class OpenClawAgent(ProductAgent):
         cfg = openclaw_config(gateway_v1(ctx), ctx.model, allow, mcp)
         shown = openclaw_config("<gateway>/v1", ctx.model, allow, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None)
         timeout = max(10, math.floor(ctx.timeout_s) - 5)  # its own deadline first, so it can write its session
-        env = {**node_env(inst, home), "OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_SKIP_CHANNELS": "1",
-               "OPENCLAW_HOME": f"{home}/.openclaw", KEY_ENV: ctx.gateway_key or ""}
+        env = {**self.openclaw_env(ctx, inst, paths=ctx.turn is not None), KEY_ENV: ctx.gateway_key or ""}
         if ctx.turn is None:
             (ctx.home / "prompt.md").write_text(ctx.prompt)
             argv = [str(inst.bin), "agent", "exec", "--config", f"{home}/openclaw.json", "--state-dir",
@@ -122,7 +127,6 @@ class OpenClawAgent(ProductAgent):
             cfg, shown = openclaw_session.merge(defaults, cfg), openclaw_session.merge(defaults, shown)
             argv = [str(inst.bin), "agent", "--local", "--session-id", ctx.turn.session_id, "--model",
                     f"{PROVIDER}/{ctx.model}", "--timeout", str(timeout), "--json", f"--message={ctx.prompt}"]
-            env |= {"OPENCLAW_CONFIG_PATH": f"{home}/openclaw.json", "OPENCLAW_STATE_DIR": f"{home}/state"}
         (ctx.home / "openclaw.json").write_text(json.dumps(cfg, indent=2))
         return Launch(argv, env, config={"argv": [a if not a.startswith("--message=") else "--message=<message>"
                                                   for a in argv], "openclaw.json": shown})
@@ -154,6 +158,36 @@ class OpenClawAgent(ProductAgent):
         return (env.get("final") or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 
     # ------------------------------------------------------------------ conversations
+    def openclaw_env(self, ctx: AgentContext, inst: Installation, *, paths: bool) -> dict[str, str]:
+        """OpenClaw's environment: no update checks, no channels; with ``paths`` the config and
+        state dir by environment (``agent --local`` and ``doctor`` take no ``--config``/``--state-dir``)."""
+        home = ctx.home_inside
+        env = {**node_env(inst, home), "OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_SKIP_CHANNELS": "1",
+               "OPENCLAW_HOME": f"{home}/.openclaw"}
+        if paths:
+            env |= {"OPENCLAW_CONFIG_PATH": f"{home}/openclaw.json", "OPENCLAW_STATE_DIR": f"{home}/state"}
+        return env
+
+    async def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
+        """The history as OpenClaw's legacy session files in the fresh state dir, imported into
+        its SQLite store by its own importer in the sandbox; turn 1 then continues that session."""
+        inst = self.require()
+        name = tool_namer(OPENCLAW_TOOLS.to_neutral, f"{MCP_SERVER}__" if self.uses_mcp(ctx) else None, dot="-")
+        sid, msgs = turn.session_id, chat_messages(turn.history, name)
+        text = seeded_session(sid, ctx.sandbox.workspace_path, msgs, model=ctx.model or "", provider=PROVIDER)
+        store = openclaw_session.legacy_store(sid, EPOCH_MS + 1000 * (len(msgs) + 1))
+        safe_files.write_new(ctx.home, f"{openclaw_session.LEGACY_DIR}/{sid}.jsonl", text.encode())
+        safe_files.write_new(ctx.home, f"{openclaw_session.LEGACY_DIR}/sessions.json", json.dumps(store).encode())
+        res = await ctx.sandbox.exec([str(inst.bin), *openclaw_session.IMPORT_ARGS], env=self.openclaw_env(ctx, inst, paths=True),
+                                     cwd=ctx.sandbox.workspace_path, timeout_s=min(180.0, ctx.timeout_s))
+        if res.exit_code != 0 or res.timed_out:
+            raise AdapterError(f"openclaw: its session importer failed on the history (exit {res.exit_code}): "
+                               f"{res.stderr.decode(errors='replace')[-1000:]}", reason="seed_failed")
+        imported = openclaw_session.messages(openclaw_session.check(ctx.home, sid, "after importing the history"))
+        if len(imported) != len(msgs):
+            raise AdapterError(f"openclaw: its importer kept {len(imported)} of the history's {len(msgs)} messages",
+                               reason="seed_failed")
+
     def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
         """The conversation's session (its id is ours: ``--session-id``) must be the one session
         in the agent's database; before turn N it holds the N-1 user messages of the turns before."""

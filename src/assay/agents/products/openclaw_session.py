@@ -6,6 +6,12 @@ which opens the session of that id in the state dir's SQLite store and appends t
 with 2026.9.6: the second turn's request carries the first turn's messages). The config of a
 conversation adds what ``agent exec`` would have merged in by itself (:func:`exec_defaults`).
 
+A typed history goes in through OpenClaw's own import path for session history: its legacy
+session files (``agents/main/sessions/sessions.json`` and the transcript as Pi-format JSONL
+entries, :func:`legacy_store`) are written into the fresh state dir and imported into SQLite by
+``openclaw doctor --session-sqlite import`` run in the sandbox before the first turn
+(:data:`IMPORT_ARGS`), which archives the files it imported.
+
 Between turns the store is the agent's and hostile: it is read from a private copy taken without
 following links, and the conversation's session must be the only one in the agent's database,
 holding the user messages of the turns before.
@@ -26,6 +32,21 @@ from assay.agents.products.pi_format import active_branch
 
 #: the default agent's database, relative to the agent home (``--state-dir`` is ``$HOME/state``)
 AGENT_DB = "state/agents/main/agent/openclaw-agent.sqlite"
+#: where OpenClaw's importer looks for the default agent's legacy session files
+LEGACY_DIR = "state/agents/main/sessions"
+#: OpenClaw's own importer of legacy session history into its SQLite store
+IMPORT_ARGS = ["doctor", "--session-sqlite", "import", "--session-sqlite-agent", "main", "--json"]
+
+
+def session_key(sid: str) -> str:
+    """The key ``openclaw agent --session-id <sid>`` files its session under."""
+    return f"agent:main:explicit:{sid}"
+
+
+def legacy_store(sid: str, updated_ms: int) -> dict[str, Any]:
+    """The legacy ``sessions.json`` naming the one session whose transcript is ``<sid>.jsonl``."""
+    return {session_key(sid): {"sessionId": sid, "updatedAt": updated_ms, "sessionStartedAt": updated_ms,
+                               "sessionFile": f"{sid}.jsonl"}}
 
 
 def exec_defaults(cwd: str) -> dict[str, Any]:
@@ -98,12 +119,17 @@ def check(home: Path, sid: str, why: str, min_users: int = 0) -> Store:
     if found != [sid]:
         raise SessionLost(f"{why}: OpenClaw session {sid} is not the one session in $HOME/{AGENT_DB} "
                           f"(sessions there: {found or 'none'})")
-    branch = active_branch([e for _, _, e in store.transcript])
-    users = sum(1 for e in branch if e.get("type") == "message" and (e.get("message") or {}).get("role") == "user")
+    users = sum(1 for m in messages(store) if m.get("role") == "user")
     if users < min_users:
         raise SessionLost(f"{why}: OpenClaw session {sid} holds {users} user message(s), fewer than the {min_users} "
                           "of the turns before: it is not the conversation so far")
     return store
+
+
+def messages(store: Store) -> list[dict[str, Any]]:
+    """The messages on the session's active branch."""
+    return [e["message"] for e in active_branch([e for _, _, e in store.transcript])
+            if e.get("type") == "message" and isinstance(e.get("message"), dict)]
 
 
 def mark_of(store: Store | None) -> Mark:

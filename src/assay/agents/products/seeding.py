@@ -7,10 +7,10 @@ from __future__ import annotations
 from assay.agents.history import ToolNamer
 
 
-def tool_namer(to_neutral: dict[str, str], mcp_prefix: str | None) -> ToolNamer:
+def tool_namer(to_neutral: dict[str, str], mcp_prefix: str | None, dot: str = "_") -> ToolNamer:
     """Neutral tools by the agent's native name (the first native tool providing it); world tools
-    (``ledger.record_entry``) as ``<mcp_prefix>ledger_record_entry`` when they come over MCP,
-    else as they are (the shim's names)."""
+    (``ledger.record_entry``) as ``<mcp_prefix>ledger<dot>record_entry`` when they come over MCP
+    (the agent's MCP client spells the dot as ``dot``), else as they are (the shim's names)."""
     native: dict[str, str] = {}
     for own, neutral in to_neutral.items():
         native.setdefault(neutral, own)
@@ -18,6 +18,6 @@ def tool_namer(to_neutral: dict[str, str], mcp_prefix: str | None) -> ToolNamer:
     def name(tool: str) -> str:
         if tool in native:
             return native[tool]
-        return f"{mcp_prefix}{tool.replace('.', '_')}" if mcp_prefix is not None else tool
+        return f"{mcp_prefix}{tool.replace('.', dot)}" if mcp_prefix is not None else tool
 
     return name

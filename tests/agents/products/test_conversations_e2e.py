@@ -1,11 +1,16 @@
 """Conversation tasks with the real product agents, each through its own session mechanism:
 Pi replays the typed history as its own v3 session and continues it with ``--session-id``; DSH
 continues the session its first turn made (``--session-id``) and cannot replay a history, so
-history tasks are skipped for it, never flattened; Hermes and OpenClaw have no adapter for
-continuing a session yet and are skipped. Scripted model backend, real bubblewrap sandbox."""
+history tasks are skipped for it, never flattened; Hermes replays the history into its
+``state.db`` through its own ``SessionDB`` and continues with ``hermes chat -q … --resume``;
+OpenClaw imports the history with its own ``doctor --session-sqlite import`` and continues with
+``openclaw agent --local --session-id``. An agent that loses its session between turns is an
+``infra_error`` (``session_lost``), never a fresh start. Scripted model backend, real bubblewrap
+sandbox."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -74,13 +79,93 @@ def test_dsh_continues_its_session_and_is_skipped_where_it_cannot_replay_a_histo
             assert r.end_state.value == "skipped" and "cannot replay a typed history" in r.reason
 
 
+#: how each agent continues its session on turn 2 and later, as its argv shows
+CONTINUES = {"hermes": "--resume", "openclaw": "--session-id"}
+
+
 @pytest.mark.parametrize("agent", ["hermes", "openclaw"])
-def test_agents_without_a_session_adapter_are_skipped(agent: str, conversations_run) -> None:
+def test_hermes_and_openclaw_hold_every_example_conversation_through_their_own_session(
+        agent: str, conversations_run) -> None:
+    tasks = {t.id: t for t in load_suite(EXAMPLE).tasks}
     mine = _mine(conversations_run, agent)
     if not mine:
         pytest.skip(f"{agent} is not installed")
-    assert {r.end_state.value for r in mine.values()} == {"skipped"}
-    assert all(r.reason == f"unsupported: {agent} has no session it can continue between turns" for r in mine.values())
+    assert set(mine) == set(tasks)
+    for task_id, r in mine.items():
+        assert r.end_state.value == "pass", (agent, task_id, r.reason, r.errors,
+                                             [(p.id, p.evidence) for p in r.predicates if not p.passed])
+        events = list(read_events(conversations_run.run_dir.trace_path(r.trial_id), attempt=1))
+        history = tasks[task_id].spec.conversation.history
+        first = next(e.data for e in events if e.kind == EventKind.model_request)
+        spoken = sum(1 for h in history if h.type in ("agent", "clarification", "tool", "tool_failed", "claim"))
+        assert first["assistant_turns"] == spoken, (agent, task_id)  # the history reached the model as messages
+        argvs = [e.data["config"]["argv"] for e in events if e.kind == EventKind.log and e.data.get("phase") == "agent_run"]
+        assert len(argvs) == sum(1 for e in events if e.data.get("event") == "turn_ended") >= 1
+        flag = CONTINUES[agent]
+        # turn 1 continues the replayed history (Hermes) or names the session (OpenClaw); later turns continue it
+        assert all(flag in a for a in argvs[1:]), argvs
+        assert (flag in argvs[0]) == bool(history or agent == "openclaw"), argvs[0]
+        # each turn's agent events are that turn's only: the history is never re-read as the agent's own calls
+        turn_calls = [e for e in events if e.source.value == "agent" and e.kind == EventKind.tool_call]
+        assert not [e for e in turn_calls if str(e.data.get("id", "")).startswith("hist_")], (agent, task_id)
+
+
+def _lost_run(tmp_path: Path, agent: str, command: str):
+    """correction-live for ``agent`` with a shell, whose turn 1 runs ``command`` in the agent's shell."""
+    s = tmp_path / "suite"
+    (s / "tasks").mkdir(parents=True)
+    data = yaml.safe_load((EXAMPLE / "suite.yaml").read_text())
+    data["categories"] = [c for c in data["categories"] if c["id"] == "memory"]
+    (s / "suite.yaml").write_text(yaml.safe_dump(data))
+    shutil.copytree(EXAMPLE / "tasks" / "correction-live", s / "tasks" / "correction-live")
+    spec = yaml.safe_load((s / "tasks/correction-live/task.yaml").read_text())
+    spec["tools"] = ["shell", "ledger.*"]
+    (s / "tasks/correction-live/task.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    (s / "tasks/correction-live/model.yaml").write_text(yaml.safe_dump({"turns": [
+        {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}, {"text": "Done."}]}))
+    out = start_run(RunOptions(suite=s, agents=[agent], model="scripted", sandbox="bwrap", out=tmp_path / "run"))
+    [r] = out.results
+    assert r.end_state.value == "infra_error" and r.reason == "session_lost", (r.reason, r.errors)
+    events = list(read_events(out.run_dir.trace_path(r.trial_id), attempt=1))
+    assert [e.data["turn"] for e in events if e.data.get("event") == "turn_ended"] in ([], [1])
+    runs = [e for e in events if e.kind == EventKind.log and e.data.get("phase") == "agent_run"]
+    assert len(runs) <= 1  # turn 2 never ran on a fresh session
+    # what the shell printed reached the model (the gateway's record): the command really ran
+    seen = " ".join(json.dumps(e.data) for e in events if e.source.value == "gateway")
+    [err] = [e.data for e in events if e.kind == EventKind.error and e.data.get("reason") == "session_lost"
+             and "turn" in e.data]
+    return err, seen
+
+
+def test_hermes_whose_store_is_replaced_by_a_link_to_a_valid_store_loses_its_session(tmp_path: Path) -> None:
+    """Turn 1's shell swaps state.db for a link to a host file that is a valid Hermes store with
+    one session (which would pass the check if it were read): the link is not followed."""
+    from tests.agents.products.test_conversation_stores import hermes_seed
+
+    why = _missing()
+    inst = install.find("hermes")
+    if why or inst is None:
+        pytest.skip(why or "hermes is not installed")
+    bait = tmp_path / "bait"
+    hermes_seed(inst, bait, "20260101_000000_bait00", [{"role": "user", "content": "a"},
+                                                       {"role": "assistant", "content": "b"}])
+    target = bait / "hermes" / "state.db"
+    before = target.read_bytes()
+    # (Hermes' own blocklist refuses an `rm` naming $HOME: the store is moved aside instead)
+    err, shell = _lost_run(tmp_path, "hermes", f'cd "$HOME"/hermes && mv state.db old.db && ln -s {target} state.db '
+                                               f'&& echo planted')
+    assert "planted" in shell  # the agent's shell really did it
+    assert "cannot be read safely" in err["message"] and "link" in err["message"], err
+    assert target.read_bytes() == before
+
+
+def test_openclaw_whose_store_is_removed_loses_its_session(tmp_path: Path) -> None:
+    why = _missing()
+    if why or install.find("openclaw") is None:
+        pytest.skip(why or "openclaw is not installed")
+    err, shell = _lost_run(tmp_path, "openclaw", 'rm -rf "$HOME"/state/agents && echo gone')
+    assert "gone" in shell
+    assert "OpenClaw" in err["message"], err
 
 
 def test_pi_that_loses_its_session_is_an_infra_error_not_a_fresh_start(tmp_path: Path) -> None:

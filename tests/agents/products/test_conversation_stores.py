@@ -206,3 +206,19 @@ def test_openclaw_a_fresh_or_other_session_is_a_lost_session(openclaw_store, tmp
     db.close()
     with pytest.raises(SessionLost, match="is not the one session"):
         openclaw_session.check(home, SID, "after turn 2")
+
+
+@pytest.mark.slow
+def test_openclaw_store_whose_transcript_is_a_view_is_not_run(openclaw_store, tmp_path: Path) -> None:
+    """The agent's own SQL in the store (a view where the transcript should be) is never run by the check."""
+    bait, _ = openclaw_store
+    home = tmp_path / "home"
+    shutil.copytree(bait / "state", home / "state")
+    openclaw_session.check(home, SID, "control")  # the copy as OpenClaw left it is read
+    db = sqlite3.connect(home / openclaw_session.AGENT_DB)
+    db.execute("ALTER TABLE transcript_events RENAME TO kept")
+    db.execute("CREATE VIEW transcript_events AS SELECT * FROM kept")
+    db.commit()
+    db.close()
+    with pytest.raises(SessionLost, match="not a plain table"):
+        openclaw_session.check(home, SID, "before turn 2")

@@ -88,26 +88,28 @@ class Mark:
 
 
 def read_store(home: Path, why: str) -> Store:
-    """The default agent's database (a private copy, never through a link); :class:`SessionLost`
-    naming ``why`` when it is missing or not safe to read."""
+    """The default agent's database (a private copy, never through a link, read within the
+    bounds of :mod:`.safe_files`); :class:`SessionLost` naming ``why`` when it is missing or not
+    safe to read."""
+    budget = [safe_files.MAX_BYTES]
     try:
         with safe_files.sqlite_copy(home, AGENT_DB) as db:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            tables = safe_files.plain_tables(db, AGENT_DB, ["transcript_events", "trajectory_runtime_events"])
             transcript: list[tuple[str, int, dict[str, Any]]] = []
             runtime: list[tuple[str, int, dict[str, Any]]] = []
             if "transcript_events" in tables:
                 packed = "event_zstd" if "event_zstd" in _columns(db, "transcript_events") else "NULL"
                 for sid, seq, raw, z in db.execute(f"SELECT session_id, seq, event_json, {packed} FROM "
                                                    "transcript_events ORDER BY session_id, seq"):
-                    if (e := _decode(raw, z)) is not None:
+                    if (e := _decode(raw, z, budget)) is not None:
                         transcript.append((str(sid), int(seq), e))
             if "trajectory_runtime_events" in tables:
                 for sid, seq, raw in db.execute("SELECT session_id, seq, event_json FROM trajectory_runtime_events "
                                                 "ORDER BY session_id, seq"):
-                    if (e := _decode(raw, None)) is not None:
+                    if (e := _decode(raw, None, budget)) is not None:
                         runtime.append((str(sid), int(seq), e))
             return Store(transcript, runtime)
-    except (OSError, sqlite3.Error) as e:
+    except (OSError, sqlite3.Error, ValueError, TypeError) as e:
         raise SessionLost(f"{why}: OpenClaw's session store $HOME/{AGENT_DB} cannot be read safely ({e})") from None
 
 

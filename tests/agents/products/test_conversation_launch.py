@@ -41,6 +41,9 @@ def test_hermes_turns_are_chat_queries_resuming_the_session(tmp_path: Path) -> N
     assert "--query=<message>" in launch.config["argv"] and "-rf looks like a flag" not in json.dumps(launch.config)
     cfg = yaml.safe_load((ctx.home / "hermes/config.yaml").read_text())
     assert cfg["approvals"]["mode"] == "off" and not cfg["memory"]["memory_enabled"]
+    # no update check: Hermes' own cache of it says "up to date" for this version
+    cache = json.loads((ctx.home / "hermes/.update_check").read_text())
+    assert cache["behind"] == 0 and cache["ver"] == "1.0" and cache["rev"] is None
     no_key_in_files(ctx.home)
 
 

@@ -14,12 +14,14 @@ an enabled ``mcp_servers`` name as a toolset, not the registry's ``mcp-assay``).
 A conversation task runs every turn as ``hermes chat -q <message> -Q --source tool``, which
 records the session in ``state.db`` like ``-z`` does but can continue one: turn 2 on (and turn 1
 over a replayed history) add ``--resume <id>``, and Hermes loads that session's messages as the
-conversation so far (:mod:`.hermes_session`).
+conversation so far (:mod:`.hermes_session`). Chat mode starts an update check against PyPI
+unless Hermes' own cache of it is fresh: the cache is written as "up to date".
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,15 @@ SESSION_GLOBS = ["hermes/state.db", "hermes/state.db-wal", "usage.json"]
 
 #: the ``-t`` entry selecting the world server's tools (``hermes -z`` validates MCP toolsets by server name)
 MCP_TOOLSET = MCP_SERVER
+#: Hermes' cache of its update check (``hermes_cli.banner.check_for_updates``, 6 hours)
+UPDATE_CACHE = ".update_check"
+
+
+def update_cache(version: str) -> dict[str, Any]:
+    """A fresh "up to date" entry of Hermes' update-check cache: chat mode then asks no one."""
+    return {"ts": time.time(), "behind": 0, "rev": None, "ver": version}
+
+
 #: the flags of every conversation turn (approvals bypassed as ``-z`` does; the workspace stays the cwd)
 CHAT_FLAGS = ["-Q", "--source", hermes_session.SOURCE, "--yolo", "--no-restore-cwd"]
 
@@ -100,6 +111,8 @@ class HermesAgent(ProductAgent):
         mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
         cfg = hermes_config(gateway_v1(ctx), ctx.model, mcp)
         (hh / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        if ctx.turn is not None:  # chat mode checks PyPI for updates unless its own 6-hour cache is fresh
+            (hh / UPDATE_CACHE).write_text(json.dumps(update_cache(inst.version)))
         if ctx.turn is None:
             argv = [str(inst.bin), "-z", ctx.prompt, "--usage-file", f"{home}/usage.json"]
         else:  # a conversation turn: chat mode can resume the conversation's session

@@ -173,44 +173,23 @@ def test_hermes_whose_store_is_replaced_by_a_link_to_a_valid_store_loses_its_ses
     target = bait / "hermes" / "state.db"
     before = target.read_bytes()
     # (Hermes' own blocklist refuses an `rm` naming $HOME: the store is moved aside instead)
-    err, shell = _lost_run(tmp_path, "hermes", f'cd "$HOME"/hermes && mv state.db old.db && ln -s {target} state.db '
-                                               f'&& echo planted')
-    assert "planted" in shell  # the agent's shell really did it
+    err, seen = _lost_run(tmp_path, "hermes", f'cd "$HOME"/hermes && mv state.db old.db && ln -s {target} state.db '
+                                              f'&& echo planted')
+    assert "planted" in seen  # the agent's shell really did it
     assert "cannot be read safely" in err["message"] and "link" in err["message"], err
     assert target.read_bytes() == before
 
 
-def test_openclaw_whose_store_is_removed_loses_its_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("agent, command, says", [
+    ("pi", 'rm -rf "$HOME"/sessions/* && echo gone', "is not the one session"),
+    ("openclaw", 'rm -rf "$HOME"/state/agents && echo gone', "OpenClaw's session store"),
+])
+def test_an_agent_whose_session_store_is_removed_loses_its_session(agent: str, command: str, says: str,
+                                                                    tmp_path: Path) -> None:
+    """Turn 1's own shell removes the session store: turn 2 must not silently start afresh."""
     why = _missing()
-    if why or install.find("openclaw") is None:
-        pytest.skip(why or "openclaw is not installed")
-    err, shell = _lost_run(tmp_path, "openclaw", 'rm -rf "$HOME"/state/agents && echo gone')
-    assert "gone" in shell
-    assert "OpenClaw" in err["message"], err
-
-
-def test_pi_that_loses_its_session_is_an_infra_error_not_a_fresh_start(tmp_path: Path) -> None:
-    """Turn 1's own shell removes the session file: turn 2 must not silently start afresh."""
-    why = _missing()
-    if why or install.find("pi") is None:
-        pytest.skip(why or "pi is not installed")
-    s = tmp_path / "suite"
-    (s / "tasks").mkdir(parents=True)
-    data = yaml.safe_load((EXAMPLE / "suite.yaml").read_text())
-    data["categories"] = [c for c in data["categories"] if c["id"] == "memory"]
-    (s / "suite.yaml").write_text(yaml.safe_dump(data))
-    shutil.copytree(EXAMPLE / "tasks" / "correction-live", s / "tasks" / "correction-live")
-    spec = yaml.safe_load((s / "tasks/correction-live/task.yaml").read_text())
-    spec["tools"] = ["shell", "ledger.*"]
-    (s / "tasks/correction-live/task.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    (s / "tasks/correction-live/model.yaml").write_text(yaml.safe_dump({"turns": [
-        {"tool_calls": [{"name": "shell", "arguments": {"command": "rm -rf \"$HOME\"/sessions/* && echo gone"}}]},
-        {"text": "Done."}]}))
-    out = start_run(RunOptions(suite=s, agents=["pi"], model="scripted", sandbox="bwrap", out=tmp_path / "run"))
-    [r] = out.results
-    assert r.end_state.value == "infra_error" and r.reason == "session_lost", (r.reason, r.errors)
-    events = list(read_events(out.run_dir.trace_path(r.trial_id), attempt=1))
-    assert not [e for e in events if e.data.get("event") == "turn_ended" and e.data.get("turn") == 2]
-    [err] = [e.data for e in events if e.kind == EventKind.error and e.data.get("reason") == "session_lost"
-             and "turn" in e.data]
-    assert "is not the one session" in err["message"]
+    if why or install.find(agent) is None:
+        pytest.skip(why or f"{agent} is not installed")
+    err, seen = _lost_run(tmp_path, agent, command)
+    assert "gone" in seen  # the agent's shell really did it
+    assert says in err["message"], err

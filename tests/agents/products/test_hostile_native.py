@@ -99,45 +99,49 @@ def test_an_honest_hermes_store_with_many_sessions_is_read_whole(tmp_path: Path)
     assert out["kind"] == "returned" and out["size"] > 20_000 * 40, out
 
 
+OPENCLAW_DB = "agents/main/agent/openclaw-agent.sqlite"
+
+
+def _openclaw_db(home: Path) -> sqlite3.Connection:
+    (home / OPENCLAW_DB).parent.mkdir(parents=True)
+    return sqlite3.connect(home / OPENCLAW_DB)
+
+
+def _read_openclaw_in_child(home: Path) -> dict:
+    return _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
+                          f".read_database(home / {OPENCLAW_DB!r}, home=home)", home)
+
+
 def test_an_openclaw_row_that_inflates_to_gigabytes_is_refused(tmp_path: Path) -> None:
-    folder = tmp_path / "agents" / "main" / "agent"
-    folder.mkdir(parents=True)
-    db = sqlite3.connect(folder / "openclaw-agent.sqlite")
+    db = _openclaw_db(tmp_path)
     db.execute("CREATE TABLE transcript_events(session_id, seq, event_json, event_zstd)")
     db.execute("INSERT INTO transcript_events VALUES ('s', 1, NULL, ?)", (_zstd_bomb(2 << 30),))
     db.commit()
     db.close()
-    out = _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
-                         ".read_database(home / 'agents/main/agent/openclaw-agent.sqlite', home=home)", tmp_path)
+    out = _read_openclaw_in_child(tmp_path)
     assert out["kind"] == "raised" and out["unsafe"], out
 
 
 def test_many_small_openclaw_rows_cannot_add_up_past_the_bound(tmp_path: Path) -> None:
     """Each row alone stays under any per-row bound; together they would fill the harness's memory."""
-    folder = tmp_path / "agents" / "main" / "agent"
-    folder.mkdir(parents=True)
     line = json.dumps({"type": "message", "message": {"role": "user", "content": "x" * (8 << 20)}}).encode()
     packed = zstandard.ZstdCompressor(level=3).compress(line)
-    db = sqlite3.connect(folder / "openclaw-agent.sqlite")
+    db = _openclaw_db(tmp_path)
     db.execute("CREATE TABLE transcript_events(session_id, seq, event_json, event_zstd)")
     db.executemany("INSERT INTO transcript_events VALUES ('s', ?, NULL, ?)", [(i, packed) for i in range(400)])
     db.commit()
     db.close()
-    out = _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
-                         ".read_database(home / 'agents/main/agent/openclaw-agent.sqlite', home=home)", tmp_path)
+    out = _read_openclaw_in_child(tmp_path)
     assert out["kind"] == "raised" and out["unsafe"], out
 
 
 def test_an_openclaw_transcript_that_is_a_view_is_refused(tmp_path: Path) -> None:
-    folder = tmp_path / "agents" / "main" / "agent"
-    folder.mkdir(parents=True)
-    db = sqlite3.connect(folder / "openclaw-agent.sqlite")
+    db = _openclaw_db(tmp_path)
     db.execute("CREATE VIEW transcript_events AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
                "SELECT 's' AS session_id, x AS seq, '{}' AS event_json, NULL AS event_zstd FROM n")
     db.commit()
     db.close()
-    out = _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
-                         ".read_database(home / 'agents/main/agent/openclaw-agent.sqlite', home=home)", tmp_path)
+    out = _read_openclaw_in_child(tmp_path)
     assert out["kind"] == "raised" and out["unsafe"], out
 
 

@@ -29,6 +29,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
+from assay.spec.bounded_re import Pattern
+
 from assay.spec.predicates import PredicateSpec, predicate_adapter
 
 #: what an unproven claim is answered with in the history fed back to the agent
@@ -118,7 +120,7 @@ class WhenAgent(BaseModel):
 
     called: str | None = Field(None, description="A world tool executed in that turn (e.g. user.ask_clarification).")
     not_called: str | None = Field(None, description="A world tool NOT executed in that turn.")
-    said: str | None = Field(None, description="A regular expression the agent's final text matches (case-insensitive).")
+    said: Pattern | None = Field(None, description="A regular expression the agent's final text matches (case-insensitive).")
 
     @model_validator(mode="after")
     def _some(self) -> "WhenAgent":

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from assay.spec.bounded_re import Pattern
+
 from assay.spec.predicates import PredicateSpec
 
 
@@ -28,7 +30,7 @@ class IoCase(BaseModel):
     files: dict[str, str] = Field(default_factory=dict,
                                   description="Input files (relative path -> text) placed in {case_dir}.")
     stdout: str | None = Field(None, description="`run`: expected standard output (compared after strip).")
-    stdout_matches: str | None = Field(None, description="`run`: regular expression the whole output must match.")
+    stdout_matches: Pattern | None = Field(None, description="`run`: regular expression the whole output must match.")
     exit_code: int = Field(0, description="`run`: expected exit status.")
     returns: Any = Field(None, description="`call`: expected return value, compared as JSON.")
     raises: str | None = Field(None, description="`call`: expected exception class name instead of a value.")

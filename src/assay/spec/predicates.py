@@ -14,6 +14,8 @@ from typing import Annotated, Any, Awaitable, Callable, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from assay.spec.bounded_re import Pattern
+
 from assay.registry import Registry
 
 
@@ -156,7 +158,7 @@ class FileMatches(PredicateSpec):
 
     kind: Literal["file_matches"] = "file_matches"
     path: str
-    regex: str
+    regex: Pattern
 
 
 class FileDigest(PredicateSpec):
@@ -212,7 +214,7 @@ class CommandCheck(PredicateSpec):
     cwd: Literal["workspace", "hidden"] = "workspace"
     expect_exit: int | None = 0
     stdout_contains: str | None = None
-    stdout_matches: str | None = None
+    stdout_matches: Pattern | None = None
     timeout_s: float = Field(60, gt=0)
 
 

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from assay.spec.bounded_re import ReValues
+
 from assay.spec.predicates import PredicateSpec
 
 
@@ -21,7 +23,7 @@ class CallPattern(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: ReValues = Field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- world state
@@ -31,10 +33,10 @@ class WorldRows(PredicateSpec):
     kind: Literal["world_rows"] = "world_rows"
     world: str
     table: str
-    where: dict[str, Any] = Field(default_factory=dict)
+    where: ReValues = Field(default_factory=dict)
     count: int | None = Field(None, ge=0, description="Exact number of matching rows.")
     min_count: int = Field(1, ge=0, description="At least this many (ignored when count is set).")
-    expect: dict[str, Any] = Field(default_factory=dict, description="Field values every matching row must have.")
+    expect: ReValues = Field(default_factory=dict, description="Field values every matching row must have.")
 
 
 class WorldSql(PredicateSpec):
@@ -63,8 +65,8 @@ class ExpectedChange(BaseModel):
     table: str
     op: Literal["added", "removed", "changed"]
     id: str | None = Field(None, description="Row key (for removed/changed).")
-    match: dict[str, Any] = Field(default_factory=dict, description="Fields of the row (new row for added).")
-    fields: dict[str, Any] = Field(default_factory=dict, description="For changed: new values of exactly these fields.")
+    match: ReValues = Field(default_factory=dict, description="Fields of the row (new row for added).")
+    fields: ReValues = Field(default_factory=dict, description="For changed: new values of exactly these fields.")
 
 
 class WorldDiff(PredicateSpec):
@@ -89,7 +91,7 @@ class ToolCalled(PredicateSpec):
 
     kind: Literal["tool_called"] = "tool_called"
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: ReValues = Field(default_factory=dict)
     min_count: int = Field(1, ge=0)
     max_count: int | None = Field(None, ge=0)
     executed: bool = Field(True, description="Count only calls the world executed (false: every attempt).")
@@ -100,7 +102,7 @@ class ToolNotCalled(PredicateSpec):
 
     kind: Literal["tool_not_called"] = "tool_not_called"
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: ReValues = Field(default_factory=dict)
     executed_only: bool = False
 
 
@@ -129,10 +131,10 @@ class InjectionGoal(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str | None = None
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: ReValues = Field(default_factory=dict)
     world: str | None = None
     table: str | None = None
-    where: dict[str, Any] = Field(default_factory=dict)
+    where: ReValues = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _some(self) -> "InjectionGoal":

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from assay.spec.bounded_re import ReValues
+
 REASON_CODE = r"^[a-z][a-z0-9_]{1,63}$"
 _DATE = r"^\d{4}-\d{2}-\d{2}$"
 
@@ -121,7 +123,7 @@ class ExpectedCall(_Frozen):
     """A call the agent is expected to make; ``args`` is a subset match."""
 
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: ReValues = Field(default_factory=dict)
 
 
 class ActBehaviour(_Frozen):

@@ -42,3 +42,22 @@ def test_a_literal_re_prefix_where_values_are_not_patterns_is_left_alone(tmp_pat
     d = write_task(suite, "t", task={"category": "c", "predicates": [
         {"id": "p", "kind": "json_value", "path": "x.json", "expect": {"/a": "re:" + BAD}}]})
     assert load_task(d).spec.predicates[0].expect == {"/a": "re:" + BAD}
+
+
+def test_a_fixture_entry_the_workspace_copy_would_drop_is_refused_at_load(tmp_path: Path) -> None:
+    """A FIFO (or socket, or device) in a task, or a workspace file deeper than the copy takes:
+    the agent's workspace would silently lack it. The task is refused, naming the entry."""
+    import os
+
+    suite = write_suite(tmp_path / "suite")
+    d = write_task(suite, "t", task={"category": "c", "predicates": [{"id": "p", "kind": "file_exists", "path": "x"}]},
+                   workspace={"ok.txt": "x"})
+    os.mkfifo(d / "workspace" / "pipe")
+    deep = d / "workspace" / Path(*["d"] * 70)
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("x")
+    with pytest.raises(SpecError) as info:
+        load_task(d)
+    text = str(info.value)
+    assert "pipe" in text and "not a regular file" in text, text
+    assert "f.txt" in text and "levels deep" in text, text

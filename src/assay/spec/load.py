@@ -8,6 +8,7 @@ at a time.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 
 from assay.errors import SpecError, SpecProblem
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_files
+from assay.spec.untrusted_tree import MAX_DEPTH
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
 
@@ -191,6 +193,21 @@ def _check_links(task_dir: Path, spec: TaskSpec, suite_root: Path | None, proble
                                         "replace the link with a copy of the file it points to"))
 
 
+def _check_entries(task_dir: Path, spec: TaskSpec, problems: list[SpecProblem]) -> None:
+    """A task holds files, folders and links only, and its workspace no deeper than the harness
+    copies it (:data:`~assay.spec.untrusted_tree.MAX_DEPTH`): anything else would be silently
+    missing from every agent's workspace."""
+    workspace = task_dir / spec.workspace
+    for p in walk_files(task_dir):
+        mode = p.lstat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            problems.append(SpecProblem(str(p), "", "not a regular file, folder or link (a FIFO, socket or device)",
+                                        "remove it from the task"))
+        elif p.is_relative_to(workspace) and len(p.relative_to(workspace).parts) > MAX_DEPTH:
+            problems.append(SpecProblem(str(p), "", f"more than {MAX_DEPTH} levels deep in the workspace, deeper "
+                                        "than the harness copies it", "move it nearer the workspace's top"))
+
+
 def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProblem],
                suite_root: Path | None = None) -> LoadedTask | None:
     file = task_dir / TASK_FILE
@@ -218,6 +235,7 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
             )
     _check_paths(task_dir, spec, file, problems)
     _check_links(task_dir, spec, suite_root, problems)
+    _check_entries(task_dir, spec, problems)
     if len(problems) > before:
         return None
     prompt = _read_text(task_dir / spec.prompt_file, problems)

@@ -222,7 +222,7 @@ def read_session_safely(home: Path, rel: str) -> list[dict[str, Any]]:
     """The loop's session log under the agent home, read without following a link (the agent's
     shell could have replaced it): a link or special file there reads as no session."""
     try:
-        return parse_session(safe_files.read_text(home, rel))
+        return read_jsonl(safe_files.read_text(home, rel))
     except OSError:
         return []
 
@@ -230,11 +230,7 @@ def read_session_safely(home: Path, rel: str) -> list[dict[str, Any]]:
 def read_session(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
-    return parse_session(path.read_text(errors="replace"))
-
-
-def parse_session(text: str) -> list[dict[str, Any]]:
-    return read_jsonl(text)
+    return read_jsonl(path.read_text(errors="replace"))
 
 
 def _usage(records: list[dict[str, Any]]) -> UsageTotals:

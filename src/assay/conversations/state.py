@@ -8,11 +8,10 @@ predicates fail."""
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import stat
 
 from assay.harness.services import ServiceSession
 from assay.spec.untrusted_tree import walk_untrusted

@@ -8,13 +8,13 @@ model call, and the run keeps its own signal handling.
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.errors import GatewayError
+from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.gateway.errors import WireError, anthropic_error_body, openai_error_body
 from assay.gateway.server_stack import default_stack, loop_factory, serve
 from assay.gateway.answer import LastPiece
@@ -68,8 +68,8 @@ class GatewayApp:
                 e = WireError(401, "invalid_api_key", "unknown or missing API key for this gateway")
                 return await _send(send, Answer.json(401, wire.error_body(e)))
             try:
-                parsed = json.loads(body) if body else None
-            except (ValueError, RecursionError):  # nested past the parser's depth: not JSON either
+                parsed = loads_untrusted(body) if body else None
+            except ValueError:
                 parsed = "not json"
             return await _send(send, await sess.handle(wire, parsed))
         if method == "GET" and path in ("/", "/health", "/healthz"):

@@ -9,7 +9,7 @@ carries no reason code; ``clarify`` and ``refuse`` carry a stable reason code an
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 

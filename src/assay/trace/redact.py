@@ -23,9 +23,9 @@ _GENERIC = [
 #: a text none of whose generic shapes can match lacks all of these (one search instead of five)
 _MAYBE_GENERIC = re.compile(r"sk-|(?i:bearer)|AKIA|gh[pousr]_")
 
-
 #: levels of nesting kept in trace data (pydantic serialises about 250; the JSON parser takes about 990)
 MAX_DEPTH = 64
+
 
 class Redactor:
     """Replaces known secret values and generic credential shapes in text and JSON data."""

@@ -28,6 +28,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from assay.worlds.dispatch import Dispatcher
+from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.worlds.faults import DroppedAnswer, answer_dropped
 
 CHANNELS = {"native", "shim", "mcp", "mcp-stdio"}
@@ -126,8 +127,8 @@ class ToolServer:
             if d is None:
                 return JSONResponse({"error": "missing or unknown bearer key"}, status_code=401)
             try:
-                body = await request.json()
-            except (ValueError, RecursionError):  # nested past the parser's depth: not JSON either
+                body = loads_untrusted(await request.body())
+            except ValueError:
                 return JSONResponse({"ok": False, "result": None, "error": "body must be JSON"}, status_code=400)
             if not isinstance(body, dict) or not isinstance(body.get("name"), str):
                 return JSONResponse({"ok": False, "result": None, "error": "body must be {name, arguments}"},

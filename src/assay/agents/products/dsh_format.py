@@ -43,7 +43,7 @@ def read_session_log(path: Path, home: Path | None = None) -> list[dict[str, Any
     home = home or path.parent
     raw = safe_files.read_bytes(home, path.relative_to(home).as_posix())
     if path.suffix == ".zstd" or raw[:4] == b"\x28\xb5\x2f\xfd":
-        raw = safe_files.inflate(raw, what=f"{path.name}")
+        raw = safe_files.inflate(raw, what=path.name)
     return read_jsonl(raw.decode("utf-8", errors="replace"))
 
 

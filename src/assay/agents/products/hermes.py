@@ -30,6 +30,7 @@ import yaml
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
 from assay.agents.products import contract, hermes_format, hermes_session, safe_files
+from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
 from assay.agents.products.hermes_session import STATE_DB, Mark
@@ -135,9 +136,9 @@ class HermesAgent(ProductAgent):
         facts: dict[str, Any] = {}
         if safe_files.is_file(ctx.home, "usage.json"):
             try:
-                data = json.loads(safe_files.read_text(ctx.home, "usage.json"))
+                data = loads_untrusted(safe_files.read_text(ctx.home, "usage.json"))
                 facts = {k: data.get(k) for k in ("completed", "failed", "api_calls", "session_id", "total_tokens")}
-            except (OSError, ValueError, AttributeError, RecursionError):
+            except (OSError, ValueError, AttributeError):
                 facts = {"usage_file": "unreadable"}
         return (text[-4000:] or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 

@@ -9,12 +9,12 @@ trace equals what Hermes counted. Per-call figures come from the gateway's own r
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from assay.agents.products import safe_files
+from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.agents.products.normalized import (Normalized, ToolNames, error, final_output, model_response, pick,
                                               tool_call, tool_result)
 
@@ -56,8 +56,8 @@ def read_state_db(path: Path, home: Path | None = None) -> list[dict[str, Any]]:
 def _calls(raw: Any) -> list[dict[str, Any]]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw) if raw.strip() else []
-        except (ValueError, RecursionError):
+            raw = loads_untrusted(raw) if raw.strip() else []
+        except ValueError:
             return []
     return [c for c in raw or [] if isinstance(c, dict)]
 
@@ -65,8 +65,8 @@ def _calls(raw: Any) -> list[dict[str, Any]]:
 def _result_fields(content: str) -> tuple[bool, int | None, str | None]:
     """(ok, exit code, error) from a tool row's content (terminal returns a JSON object)."""
     try:
-        obj = json.loads(content)
-    except (ValueError, TypeError, RecursionError):
+        obj = loads_untrusted(content)
+    except (ValueError, TypeError):
         return True, None, None
     if not isinstance(obj, dict):
         return True, None, None

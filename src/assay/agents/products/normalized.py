@@ -8,10 +8,10 @@ name kept in ``native_name``, so trajectory predicates never need to know which 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
+from assay.spec.untrusted_json import loads as loads_untrusted
 
 from assay.agents.base import Normalized
 from assay.harness.evidence import world_tool_name
@@ -37,8 +37,8 @@ class ToolNames:
     def arguments(self, native: str, args: Any) -> dict[str, Any] | str:
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
-            except (ValueError, RecursionError):
+                args = loads_untrusted(args) if args.strip() else {}
+            except ValueError:
                 return args
         if not isinstance(args, dict):
             return {"value": args}
@@ -129,8 +129,8 @@ def read_jsonl(text: str) -> list[dict[str, Any]]:
         if not line:
             continue
         try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):  # a torn line, or one nested past the parser's depth
+            obj = loads_untrusted(line)
+        except ValueError:  # a torn line, or one nested past the parser's depth
             continue
         if isinstance(obj, dict):
             out.append(obj)

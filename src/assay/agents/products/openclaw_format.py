@@ -8,7 +8,6 @@ OpenClaw 2026.9 keeps no session JSONL: the transcript (Pi-format entries) is in
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from assay.agents.products import safe_files
 from assay.agents.products.normalized import Normalized, error, iso_ts
 from assay.agents.products.pi_format import OPENCLAW_TOOLS, normalize_messages, session_messages
+from assay.spec.untrusted_json import loads as loads_untrusted
 
 
 def _decode(raw: Any, packed: Any, budget: list[int]) -> dict[str, Any] | None:
@@ -32,8 +32,8 @@ def _decode(raw: Any, packed: Any, budget: list[int]) -> dict[str, Any] | None:
     if not isinstance(text, str):
         return None
     try:
-        obj = json.loads(text) if text else None
-    except (ValueError, RecursionError):
+        obj = loads_untrusted(text) if text else None
+    except ValueError:
         return None
     return obj if isinstance(obj, dict) else None
 

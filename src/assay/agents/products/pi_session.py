@@ -15,6 +15,7 @@ from typing import Any
 
 from assay.agents.products import safe_files
 from assay.agents.products.normalized import read_jsonl
+from assay.spec.untrusted_json import loads as loads_untrusted
 
 EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z: seeded entries are older than any live one
 #: the most of a session file read to learn its id: its first line (a header is far smaller)
@@ -105,8 +106,8 @@ def resumable(home: Path, pattern: str) -> tuple[str | None, str]:
     if len(head) >= HEAD_BYTES:
         return None, f"{files[0]}: its first line is longer than {HEAD_BYTES} bytes"
     try:
-        header = json.loads(head)
-    except (ValueError, RecursionError):
+        header = loads_untrusted(head)
+    except ValueError:
         return None, f"{files[0]}: its first line is not JSON"
     sid = header.get("id") if isinstance(header, dict) and header.get("type") == "session" else None
     if not isinstance(sid, str) or not SESSION_ID.fullmatch(sid):

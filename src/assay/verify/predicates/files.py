@@ -14,6 +14,7 @@ from assay.spec.predicates import (
     Unchanged,
 )
 from assay.spec import bounded_re
+from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 
@@ -126,19 +127,10 @@ async def unchanged(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     return Outcome(not (added or removed or modified), ev)
 
 
-def _parse(text: str) -> Any:
-    """JSON the agent wrote: nesting past the parser's depth is a ``ValueError`` like any other
-    unreadable document (a ``RecursionError`` would be the harness's crash, and an infra error)."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("nested deeper than the JSON parser takes") from None
-
-
 def _load_json(text: str, lines: bool) -> Any:
     if lines:
-        return [_parse(line) for line in text.splitlines() if line.strip()]
-    return _parse(text)
+        return [loads_untrusted(line) for line in text.splitlines() if line.strip()]
+    return loads_untrusted(text)
 
 
 @evaluator("json_schema")
@@ -190,7 +182,7 @@ def _equal(a: Any, b: Any, tol: float) -> bool:
 @over_file
 def json_value(spec: JsonValue, ctx: VerifyContext, text: str, ev: dict[str, Any]) -> Outcome:
     try:
-        doc = _parse(text)
+        doc = loads_untrusted(text)
     except ValueError as e:
         ev.update({"content": excerpt(text), "json_error": str(e)})
         return Outcome(False, ev)

@@ -17,6 +17,7 @@ from assay.spec.results import Trust
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.io_driver import MARK
 from assay.spec import bounded_re
+from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.verify import io_driver
 from assay.verify.registry import evaluator
 
@@ -58,8 +59,8 @@ def judge_call(case: IoCase, stdout: str, tol: float) -> tuple[bool, dict[str, A
     if len(lines) > 1:  # the driver writes one: the others came from the code under test
         return False, {"error": f"{len(lines)} outcome lines: the code under test wrote to the driver's output"}
     try:
-        got = json.loads(lines[0][len(MARK):])
-    except (ValueError, RecursionError):
+        got = loads_untrusted(lines[0][len(MARK):])
+    except ValueError:
         got = None
     if not isinstance(got, dict):  # the code under test wrote it (the driver's is always an object)
         return False, {"error": "the outcome line is not the driver's", "line": excerpt(lines[0], 200)}

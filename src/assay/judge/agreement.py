@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
+from assay.spec.judge import SWAPPED
+
 Label = str | int
 
 
@@ -57,11 +59,10 @@ def rates(judge: Sequence[bool], human: Sequence[bool]) -> tuple[float | None, f
 def flip_rate(first: Sequence[str], swapped: Sequence[str]) -> float | None:
     """Share of pairs whose verdict changes with the order: order 1 said A (B) but the swapped order
     did not say B (A) for the same answer. Ties must stay ties."""
-    mirror = {"A": "B", "B": "A", "tie": "tie"}
     pairs = [(x, y) for x, y in zip(first, swapped)]
     if not pairs:
         return None
-    return sum(1 for x, y in pairs if mirror[x] != y) / len(pairs)
+    return sum(1 for x, y in pairs if SWAPPED[x] != y) / len(pairs)
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:

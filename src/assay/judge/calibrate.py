@@ -20,7 +20,7 @@ from assay.errors import SpecError, SpecProblem
 from assay.judge import agreement as ag
 from assay.judge.client import JudgeClient, JudgeOutputError
 from assay.spec.digest import sha256_file
-from assay.spec.judge import Agreement, CalibrationRecord, CalibrationSet, JudgeSpec, Thresholds
+from assay.spec.judge import SWAPPED, Agreement, CalibrationRecord, CalibrationSet, JudgeSpec, Thresholds
 
 
 _TYPES = {"int", "str", "float", "bool"}
@@ -83,14 +83,13 @@ def judge_items(client: JudgeClient, cset: CalibrationSet) -> Judged:
 
 def measure(spec: JudgeSpec, cset: CalibrationSet, judged: Judged) -> tuple[Agreement, list[dict[str, object]]]:
     """The agreement figures of one judged calibration set (a pure function of labels and verdicts)."""
-    mirror = {"A": "B", "B": "A", "tie": "tie"}
     rows: list[dict[str, object]] = []
     judge_labels: dict[str, object] = {}
     for item in cset.items:
         v = judged.first.get(item.id)
         if v is not None and spec.mode == "pairwise":
             w = judged.swapped.get(item.id)
-            v = v if w is not None and mirror[str(v)] == w else "tie"
+            v = v if w is not None and SWAPPED[str(v)] == w else "tie"
         if v is not None:
             judge_labels[item.id] = v
         rows.append({"id": item.id, "judge": v, "first_order": judged.first.get(item.id),

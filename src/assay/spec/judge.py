@@ -21,6 +21,8 @@ PROMPT_TEMPLATE_VERSION = "judge-prompt/2"  # 2: each answer fenced by a digest 
 CALIBRATION_SCHEMA = "assay.judge-calibration/1"
 
 PairLabel = Literal["A", "B", "tie"]
+#: a pairwise verdict as the same judge should give it with A and B swapped (anything else is a flip)
+SWAPPED: dict[str, str] = {"A": "B", "B": "A", "tie": "tie"}
 
 
 class _Frozen(BaseModel):

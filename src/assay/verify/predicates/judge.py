@@ -30,7 +30,7 @@ from assay.errors import VerifierError
 from assay.judge.calibrate import load_judge
 from assay.judge.client import JudgeClient, JudgeOutputError
 from assay.judge.gate import calibration_status, read_record
-from assay.spec.judge import JudgeCheck
+from assay.spec.judge import SWAPPED, JudgeCheck
 from assay.spec.digest import sha256_file
 from assay.spec.predicates import PredicateSpec
 from assay.spec.results import Trust
@@ -133,7 +133,7 @@ async def _ask(spec: JudgeCheck, mode: str, pass_score: float, scale: Any, clien
         first = await asyncio.to_thread(client.pairwise, prompt, answer, ref)
         swapped = await asyncio.to_thread(client.pairwise, prompt, ref, answer)
         # a verdict that flips with the order is no verdict: never a tie that may be accepted
-        verdict = first if {"A": "B", "B": "A", "tie": "tie"}[first] == swapped else "flipped"
+        verdict = first if SWAPPED[first] == swapped else "flipped"
         ev.update({"verdict": verdict, "first_order": first, "swapped_order": swapped, "accept": spec.accept})
         return verdict == "A" or (verdict == "tie" and spec.accept == "win_or_tie")
     score = await asyncio.to_thread(client.absolute, prompt, answer)

@@ -237,7 +237,9 @@ def test_read_only_task_may_write_its_declared_outputs(tmp_path: Path) -> None:
 
 
 def test_leftovers_of_a_failed_attempt_are_in_its_result(tmp_path: Path) -> None:
-    """An attempt that ends in infra_error still kills and records what it left running."""
+    """An attempt that ends in infra_error still kills and records what it left running: the setup
+    script runs in a sandbox of its own, so what it left is the task's (``setup_left_running``,
+    low), killed with that sandbox before the agent's exists."""
     s = write_suite(tmp_path / "suite")
     daemon = ("(setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' &); "
               "while [ ! -s daemon.pid ]; do :; done; exit 3\n")
@@ -246,7 +248,8 @@ def test_leftovers_of_a_failed_attempt_are_in_its_result(tmp_path: Path) -> None
     [r] = run(s, ["oracle"], tmp_path / "run")
     assert (r.end_state, r.reason) == (EndState.infra_error, "setup")
     [inc] = r.incidents
-    assert inc.type == "left_behind_process" and any("sleep 300" in c for c in inc.evidence["commands"])
+    assert inc.type == "setup_left_running" and inc.severity == "low"
+    assert any("sleep 300" in c for c in inc.evidence["commands"])
 
 
 def test_tool_calls_counted_once_per_exposure() -> None:

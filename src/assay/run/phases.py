@@ -27,6 +27,7 @@ from assay.harness.wiring import Wiring
 from assay.run.evidence import read_only_violation, store_final_state, store_outputs
 from assay.run.process_faults import run_with_process_faults
 from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
+from assay.run.task_staging import stage_mounts, stage_setup
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import tree_digests, workspace_hash_budget
@@ -87,6 +88,7 @@ class Live:
     context: AgentContext | None = None
     initial_scan: Scan | None = None  # the workspace after setup, for the final-state diff
     conversation: ConversationLog | None = None  # a conversation task's turns and the state after each
+    setup_incidents: list[Incident] = field(default_factory=list)  # what the task's setup left (killed with its sandbox)
 
 
 async def timed(name: str, make: Callable[[], Awaitable[dict[str, Any]]], record: type[R]) -> R:
@@ -126,33 +128,61 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
 
 
 # ------------------------------------------------------------------------------ setup
+#: where the attempt's private copies of task files live in its scratch (never mounted as a whole)
+STAGED = "staged"
+
+
 async def setup(env: AttemptEnv, live: Live) -> SetUp:
     task = env.task
 
     async def body() -> dict[str, Any]:
-        mounts = [Mount(live.home, HOME_MOUNT, writable=True), *env.agent.mounts(task)]
-        if task.spec.setup:
-            mounts.append(Mount((task.dir / task.spec.setup).parent, SETUP_MOUNT))
         limits = env.agent.limits(task_limits(env))
         variant = task.spec.variant(env.variant)
-        spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
-                           env={**(variant.env if variant else {})}, mounts=tuple(mounts),
-                           endpoints=tuple(live.endpoints), identity="agent", label=env.handle.trial_id)
+        variant_env = {**(variant.env if variant else {})}
+        if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
+            await run_setup(env, live, limits, variant_env)
+        staged = env.handle.scratch / STAGED
+        mounts = [Mount(live.home, HOME_MOUNT, writable=True), *stage_mounts(env.agent.mounts(task), task, staged)]
+        spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits, env=variant_env,
+                           mounts=tuple(mounts), endpoints=tuple(live.endpoints), identity="agent",
+                           label=env.handle.trial_id)
         live.sandbox_spec = spec
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in mounts}
-        if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
-            script = f"{live.mounts[SETUP_MOUNT]}/{Path(task.spec.setup).name}"
-            res = await sb.exec(["/bin/sh", script], timeout_s=min(task.spec.budget.wall_time_s, 300))
-            env.trace.emit(Source.harness, EventKind.log, {"phase": "setup", "exit_code": res.exit_code,
-                                                            "stderr": res.stderr.decode(errors="replace")[-2000:]})
-            if not res.ok:
-                raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
-                                 f"{res.stderr.decode(errors='replace')[-500:]}")
         live.initial_scan = scan(live.workspace, hash_budget=workspace_hash_budget(task_limits(env).disk_mb))
         return {"initial": tree_digests(live.workspace), "limits": limits}
 
     return await timed("setup", body, SetUp)
+
+
+async def run_setup(env: AttemptEnv, live: Live, limits: Limits, variant_env: dict[str, str]) -> None:
+    """The task's setup script in a sandbox of its own over the workspace and home, destroyed
+    before the agent's sandbox exists: the script and its declared files (private copies) are
+    never reachable by the agent, and nothing it left running outlives it."""
+    task = env.task
+    assert task.spec.setup is not None
+    stage = stage_setup(task, env.handle.scratch / STAGED / "setup")
+    mounts = (Mount(live.home, HOME_MOUNT, writable=True), Mount(stage, SETUP_MOUNT))
+    sb = await env.backend.create(SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
+                                              env=variant_env, mounts=mounts, endpoints=tuple(live.endpoints),
+                                              identity="agent", label=f"{env.handle.trial_id}:setup"))
+    try:
+        script = f"{sb.mount_path(mounts[1])}/{task.spec.setup}"
+        res = await sb.exec(["/bin/sh", script], timeout_s=min(task.spec.budget.wall_time_s, 300))
+    finally:
+        left = await sb.destroy()
+        remove_untrusted(stage)
+    env.trace.emit(Source.harness, EventKind.log, {"phase": "setup", "exit_code": res.exit_code,
+                                                    "stderr": res.stderr.decode(errors="replace")[-2000:]})
+    if not left.clean:  # the task's own doing, not the agent's: recorded, never a security incident
+        inc = incident("setup_left_running", "low", f"{len(left.leftover_pids)} process(es) the setup script left "
+                       "were killed with its sandbox", pids=list(left.leftover_pids),
+                       commands=list(left.leftover_commands))
+        live.setup_incidents.append(inc)
+        env.trace.emit(Source.harness, EventKind.incident, inc.model_dump())
+    if not res.ok:
+        raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
+                         f"{res.stderr.decode(errors='replace')[-500:]}")
 
 
 def turn_copy_budget(limits: Limits) -> int | None:
@@ -256,6 +286,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
                                nested_pids=list(cleanup.leftover_nested))
                 incidents.append(inc)
                 env.trace.emit(Source.sandbox, EventKind.incident, inc.model_dump())
+    incidents.extend(live.setup_incidents)
     sessions, live.sessions = live.sessions, []
     for sess in sessions:
         try:

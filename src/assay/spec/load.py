@@ -277,6 +277,19 @@ def _check_paths(task_dir: Path, spec: TaskSpec, file: Path, problems: list[Spec
     need("hidden", spec.hidden, optional_dir=True)
     need("verify_dir", spec.verify_dir, optional_dir=True)
     need("setup", spec.setup)
+    for i, rel in enumerate(spec.setup_files):
+        if spec.setup is None:
+            problems.append(SpecProblem(str(file), f"setup_files.{i}", "setup_files without a setup script",
+                                        "declare 'setup:' or drop 'setup_files'"))
+            break
+        fence = task_dir.resolve()
+        target = (task_dir / rel).resolve()
+        if _escapes(rel) or not target.is_relative_to(fence) or target == fence:
+            problems.append(SpecProblem(str(file), f"setup_files.{i}", f"path {rel!r} is not a file or folder inside "
+                                        "the task folder", "name a file or sub-folder of the task"))
+        elif not target.exists():
+            problems.append(SpecProblem(str(file), f"setup_files.{i}", f"{rel!r} not found in {task_dir}",
+                                        "create it or change 'setup_files'"))
     need("model_script", spec.model_script)
     if "solution" in spec.model_fields_set:
         need("solution", spec.solution)

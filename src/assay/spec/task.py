@@ -69,7 +69,10 @@ class TaskSpec(BaseModel):
     description: str = ""
     prompt_file: str = Field("prompt.md", description="File holding the instruction for the agent.")
     workspace: str = Field("workspace", description="Folder of initial files copied into every attempt.")
-    setup: str | None = Field(None, description="Script run in the sandbox before the agent starts.")
+    setup: str | None = Field(None, description="Script run before the agent starts, in a sandbox of its own over the "
+                                                "workspace and home; nothing of the task folder stays reachable after it.")
+    setup_files: list[str] = Field(default_factory=list, description="Task files (or folders) the setup script reads, "
+                                   "copied beside it for setup only (never visible to the agent).")
     hidden: str = Field("hidden", description="Folder of hidden tests/expected values (verifier only).")
     verify_dir: str = Field("verify", description="Folder of verifier plugin code (verifier only).")
     solution: str | None = Field(

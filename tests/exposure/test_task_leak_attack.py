@@ -12,11 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 import yaml
 
 from assay.run.runner import RunOptions, start_run
-from assay.sandbox.registry import get_backend
 from assay.spec.results import EndState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,13 +55,6 @@ def cheat_agent(tmp: Path) -> Path:
     p = tmp / "task-reader.yaml"
     p.write_text(yaml.safe_dump(spec, sort_keys=False))
     return p
-
-
-@pytest.fixture
-def bwrap() -> str:
-    if not get_backend("bwrap").status().usable:
-        pytest.skip("bubblewrap is not usable here")
-    return "bwrap"
 
 
 def test_agent_cannot_pass_by_reading_its_own_task(tmp_path: Path, bwrap: str) -> None:

@@ -156,10 +156,15 @@ def validate(
     judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="The judge model for tasks with judge "
                                                        "predicates (upstream:BASE_URL#MODEL or local); each judge "
                                                        "must be calibrated for it.")] = None,
+    exposure: Annotated[bool, typer.Option("--exposure", help="Also run a probe in each task's real agent sandbox, "
+                                                              "as every agent kind, and fail if anything of the "
+                                                              "task's private files, expected values, the run "
+                                                              "directory or the harness scratch is reachable.")] = False,
 ) -> None:
     """Check that the oracle passes every task and the do-nothing agent fails every task."""
     from assay.run.validate import validate_suite
 
+    leaked = exposure and not show_exposure(suite, sandbox=sandbox, jobs=jobs)
     report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs, mutants=mutants, judge_model=judge_model)
     t = Table(title=f"validate {report.suite}")
     cols = ("task", "variant", "oracle", "nop", "trust", *(("mutants killed",) if mutants else ()), "verdict")
@@ -177,7 +182,32 @@ def validate(
     if not report.ok:
         out.print(f"{len(report.invalid)} of {len(report.verdicts)} task variant(s) invalid")
         raise typer.Exit(1)
+    if leaked:
+        raise typer.Exit(1)
     out.print(f"all {len(report.verdicts)} task variant(s) valid")
+
+
+def show_exposure(suite: Path, *, sandbox: str | None, jobs: int) -> bool:
+    """Run the exposure audit and print what it found; whether nothing leaked."""
+    from assay.run.exposure import audit_exposure
+    from assay.sandbox.registry import default_backend_name, get_backend
+
+    name = sandbox or default_backend_name()
+    if not get_backend(name).isolated:
+        raise UsageError(f"--exposure needs an isolated sandbox: {name!r} shows the agent the whole host "
+                         "(fix: install bubblewrap, or pass --sandbox bwrap)")
+    rep = audit_exposure(suite, sandbox=name, jobs=jobs)
+    agents = sorted({a for _, _, a in rep.audited})
+    out.print(f"exposure: {len(rep.audited)} sandbox(es) probed as {', '.join(agents) or 'no agent'}", highlight=False)
+    for note in rep.not_audited:
+        out.print(f"[yellow]exposure[/]: {note}", highlight=False)
+    for leak in rep.leaks:
+        out.print(f"[red]LEAK[/] {leak.line()}", highlight=False)
+    if not rep.audited:
+        out.print("[red]exposure[/]: no probe ran, so nothing was shown to be private", highlight=False)
+    elif not rep.leaks:
+        out.print("exposure: nothing of the tasks, the run directory or the scratch was reachable", highlight=False)
+    return rep.ok
 
 
 def show(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
+from assay.agents.builtin import SOLUTION_MOUNT
 from assay.agents.products.safe_files import TRAPS
 from assay.conversations import state as turn_state
 from assay.conversations.loop import ConversationLog, run_conversation
@@ -142,7 +143,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
         if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
             await run_setup(env, live, limits, variant_env)
         staged = env.handle.scratch / STAGED
-        mounts = [Mount(live.home, HOME_MOUNT, writable=True), *stage_mounts(env.agent.mounts(task), task, staged)]
+        mounts = [Mount(live.home, HOME_MOUNT, writable=True), *stage_mounts(env.agent.mounts(task), task, staged, SOLUTION_MOUNT)]
         spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits, env=variant_env,
                            mounts=tuple(mounts), endpoints=tuple(live.endpoints), identity="agent",
                            label=env.handle.trial_id)

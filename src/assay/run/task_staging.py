@@ -19,12 +19,17 @@ from assay.spec.load import LoadedTask
 TASK_FILE = "task.yaml"
 
 
-def private_parts(task: LoadedTask) -> set[Path]:
-    """The task's files no agent may read: its definition, hidden values, verifier code and
-    model script (and the workspace fixture, which reaches the agent only as its copy)."""
+def private_parts(task: LoadedTask, *, solution: bool = True) -> set[Path]:
+    """The task's files no agent may read: its definition, hidden values, verifier code, model
+    script, setup script and files, and (unless ``solution`` is False: the oracle's own mount)
+    the reference solution; the workspace fixture too, which reaches the agent only as its copy."""
     spec = task.spec
-    rels = [TASK_FILE, spec.hidden, spec.verify_dir, spec.workspace, spec.model_script]
-    return {(task.dir / r).resolve() for r in rels if r}
+    rels = [TASK_FILE, spec.hidden, spec.verify_dir, spec.workspace, spec.model_script, spec.setup, *spec.setup_files]
+    out = {(task.dir / r).resolve() for r in rels if r}
+    sol = task.path(spec.solution)
+    if solution and sol is not None:
+        out.add(sol.resolve() if sol.parent.resolve() == task.dir.resolve() else sol.parent.resolve())
+    return out
 
 
 def _copy(src: Path, dst: Path, skip: set[Path]) -> None:
@@ -53,9 +58,10 @@ def stage_setup(task: LoadedTask, dest: Path) -> Path:
     return dest
 
 
-def stage_mounts(mounts: list[Mount], task: LoadedTask, dest: Path) -> list[Mount]:
+def stage_mounts(mounts: list[Mount], task: LoadedTask, dest: Path, solution_target: str) -> list[Mount]:
     """``mounts`` with every source inside the task folder replaced by a private copy (without
-    the task's private parts); other mounts unchanged."""
+    the task's private parts; the mount at ``solution_target``, the oracle's, keeps the reference
+    solution); other mounts unchanged."""
     root = task.dir.resolve()
     out: list[Mount] = []
     for i, m in enumerate(mounts):
@@ -66,7 +72,7 @@ def stage_mounts(mounts: list[Mount], task: LoadedTask, dest: Path) -> list[Moun
         copy = dest / f"mount-{i}" / src.name
         if copy.exists():
             shutil.rmtree(copy.parent)
-        _copy(src, copy, private_parts(task))
+        _copy(src, copy, private_parts(task, solution=m.target != solution_target))
         if not copy.exists():  # the mount was a private part itself: an empty folder stands in
             copy.mkdir(parents=True)
         out.append(Mount(copy, m.target, m.writable))

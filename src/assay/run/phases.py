@@ -21,6 +21,7 @@ from assay.conversations import state as turn_state
 from assay.conversations.loop import ConversationLog, run_conversation
 from assay.conversations.simulator import SimulatorSession
 from assay.conversations.verify import verify_turns
+from assay.environments import runtime as env_runtime
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
@@ -137,7 +138,8 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
         variant = task.spec.variant(env.variant)
         spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
                            env={**(variant.env if variant else {})}, mounts=tuple(mounts),
-                           endpoints=tuple(live.endpoints), identity="agent", label=env.handle.trial_id)
+                           endpoints=tuple(live.endpoints), identity="agent", label=env.handle.trial_id,
+                           image=env_runtime.image_root(task))
         live.sandbox_spec = spec
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in mounts}

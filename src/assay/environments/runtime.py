@@ -7,6 +7,8 @@ refuses the run, with every failing task's file, line and build log tail, before
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 from assay.environments.build import BuildFailed, Progress, build
@@ -59,14 +61,39 @@ def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store
     return out
 
 
-def record(info: ImageInfo) -> EnvironmentRecord:
-    """What the manifest records of an image."""
-    return EnvironmentRecord(image=info.ref, rootfs_sha256=info.rootfs_sha256, deviations=list(info.deviations))
+def record(info: ImageInfo, task_id: str) -> EnvironmentRecord:
+    """What the manifest records of a task's image (``task@sha256:...``)."""
+    return EnvironmentRecord(image=f"{task_id}@{info.digest}", rootfs_sha256=info.rootfs_sha256, deviations=list(info.deviations))
 
 
 def root_of(info: ImageInfo, store: ImageStore) -> ImageRoot:
     return ImageRoot(rootfs=store.rootfs(info.digest), digest=info.digest, env=tuple(info.env.items()),
                      user=info.user, workdir=info.workdir, deviations=tuple(info.deviations))
+
+
+def seed_workspace(root: ImageRoot | None, workspace: Path) -> int:
+    """What the image holds at its WORKDIR (a Dockerfile's ``COPY . /app``) copied into a fresh
+    workspace where the task's own files do not already stand: the workspace is mounted over
+    that folder, so it would otherwise vanish. Returns the files copied."""
+    if root is None or not root.workdir:
+        return 0
+    src = root.rootfs / root.workdir.lstrip("/")
+    if not src.is_dir() or src.is_symlink():
+        return 0
+    n = 0
+    for p in sorted(src.rglob("*")):
+        dest = workspace / p.relative_to(src)
+        if dest.exists() or dest.is_symlink():
+            continue
+        if p.is_symlink():
+            dest.symlink_to(os.readlink(p))
+        elif p.is_dir():
+            dest.mkdir(parents=True)
+        elif p.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, dest)
+            n += 1
+    return n
 
 
 _ROOTS: dict[tuple[Path, str], ImageRoot] = {}

@@ -111,6 +111,7 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
             remove_untrusted(scratch)
         live.home.mkdir(parents=True)
         copy_snapshot(env.task.dir / env.task.spec.workspace, live.workspace)
+        env_runtime.seed_workspace(env_runtime.image_root(env.task), live.workspace)
         for svc in services:
             sess = await svc.open(env.handle)
             if sess is None:

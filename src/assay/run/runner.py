@@ -164,7 +164,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
                         trials=[t.id for t in plan], seed=new_seed() if opts.seed is None else opts.seed,
                         max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
                         executor=opts.executor.name, deadline_s=opts.deadline_s), judge=judge,
-        environments={tid: env_runtime.record(info) for tid, info in images.items()},
+        environments={tid: env_runtime.record(info, tid) for tid, info in images.items()},
     ).model_copy(update={"run_budget": budget})
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import secrets
 import shutil
-import sys
 
 from assay.errors import VerifierError
 from assay.spec.predicates import CommandCheck, PredicateSpec, PytestCheck

@@ -198,13 +198,11 @@ def test_missing_pytest_in_the_verifier_is_infra_not_fail(tmp_path: Path, monkey
     """A verifier that cannot run its tests must not call the agent's work a failure."""
     import sys
 
-    from assay.verify.predicates import commands
-
     fake = tmp_path / "python-without-pytest"
     fake.write_text(f"#!{sys.executable}\nimport sys\nsys.modules['pytest'] = None\n"
                     "from assay.verify.pytest_runner import main\nsys.exit(main(sys.argv[4:]))\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(commands.sys, "executable", str(fake))
+    monkeypatch.setattr(sys, "executable", str(fake))  # the verifier's interpreter (VerifyContext.python)
     with pytest.raises(VerifierError) as info:
         verify(tmp_path, [{"id": "tests", "kind": "pytest"}], {"lib.py": "x = 1\n"},
                hidden={"tests/test_lib.py": "def test_a():\n    pass\n"})

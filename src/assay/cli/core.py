@@ -244,6 +244,27 @@ def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest
     print(json.dumps(json_schema(document), indent=2))
 
 
+def _image_problems(run_dir: Path) -> list[str]:
+    """The task images the manifest names, checked against the local image store (an image not
+    in this store is said, not counted: docs/environments.md)."""
+    from assay.environments.check import verify_manifest_images
+    from assay.store.rundir import RunDir
+
+    try:
+        tasks = RunDir.open(run_dir).manifest().tasks
+    except Exception:  # noqa: BLE001 - verify_run has reported the unreadable manifest already
+        return []
+    envs = {t.id: (t.environment.image, t.environment.rootfs_sha256) for t in tasks if t.environment is not None}
+    if not envs:
+        return []
+    problems, notes = verify_manifest_images(envs)
+    for n in notes:
+        out.print(f"note: {escape(n)}", highlight=False, soft_wrap=True)
+    if not problems:
+        out.print(f"ok: {len(envs)} task image(s) match their recorded root filesystem digests", highlight=False)
+    return problems
+
+
 def verify(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     expect: Annotated[Optional[str], typer.Option(help="The run digest recorded earlier; any difference fails (exit 3).")] = None,
@@ -252,6 +273,7 @@ def verify(
     from assay.store.integrity import verify_run
 
     report = verify_run(run_dir, expect=expect)
+    report.problems += _image_problems(run_dir)
     for p in report.problems:
         out.print(f"[red]CHANGED[/] {escape(p)}", highlight=False, soft_wrap=True)
     out.print(f"run digest: {report.digest}", highlight=False, soft_wrap=True)

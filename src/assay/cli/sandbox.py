@@ -17,8 +17,11 @@ def register(app: typer.Typer) -> None:
         from assay.sandbox.doctor import diagnose
 
         report = diagnose()
+        from assay.environments.doctor import store_facts
+
+        images = store_facts()
         if as_json:
-            typer.echo(json.dumps(report.as_dict(), indent=2))
+            typer.echo(json.dumps({**report.as_dict(), "image_store": images}, indent=2))
         else:
             out = Console(highlight=False, soft_wrap=True)
             if report.bwrap:
@@ -41,5 +44,7 @@ def register(app: typer.Typer) -> None:
                     out.print(f"  {bound}: {how}", markup=False)
             for note in report.notes:
                 out.print(f"note: {note}", markup=False)
+            out.print(f"image store: {images['root']} ({images['images']} image(s), {images['size_mb']} MB); "
+                      f"mmdebstrap: {images['mmdebstrap'] or 'not installed (apt-get install mmdebstrap)'}", markup=False)
         if not report.isolating:
             raise typer.Exit(1)

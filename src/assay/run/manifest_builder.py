@@ -14,6 +14,7 @@ import assay
 from assay.agents.base import AgentInfo
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.spec.load import LoadedSuite
+from assay.spec.environment import EnvironmentRecord
 from assay.spec.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
 
 SCORE_VERSION = "1"
@@ -70,12 +71,14 @@ def host_facts() -> dict[str, Any]:
 def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], sandbox: SandboxRecord,
                    gateway: GatewayRecord, plan: PlanRecord, track: str = "controlled",
                    capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
-                   judge: GatewayRecord | None = None) -> RunManifest:
+                   judge: GatewayRecord | None = None,
+                   environments: dict[str, EnvironmentRecord] | None = None) -> RunManifest:
     tasks = [
         TaskRecord(id=t.id, category=t.spec.category, version=t.spec.version, digest=t.digest, files=t.file_digests,
                    prompt_sha256=sha256_bytes(t.prompt.encode()), budget=t.spec.budget, risk=t.spec.risk.value,
                    tools=list(t.spec.tools), variants=t.spec.variant_ids(), held_out=t.spec.held_out,
-                   simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None)
+                   simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None,
+                   environment=(environments or {}).get(t.id))
         for t in suite.tasks
     ]
     return RunManifest(

@@ -22,6 +22,7 @@ from assay.conversations import state as turn_state
 from assay.conversations.loop import ConversationLog, run_conversation
 from assay.conversations.simulator import SimulatorSession
 from assay.conversations.verify import verify_turns
+from assay.environments import runtime as env_runtime
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
@@ -113,6 +114,7 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
             remove_untrusted(scratch)
         live.home.mkdir(parents=True)
         copy_snapshot(env.task.dir / env.task.spec.workspace, live.workspace)
+        env_runtime.seed_workspace(env_runtime.image_root(env.task), live.workspace)
         for svc in services:
             sess = await svc.open(env.handle)
             if sess is None:
@@ -146,7 +148,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
         mounts = [Mount(live.home, HOME_MOUNT, writable=True), *stage_mounts(env.agent.mounts(task), task, staged, SOLUTION_MOUNT)]
         spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits, env=variant_env,
                            mounts=tuple(mounts), endpoints=tuple(live.endpoints), identity="agent",
-                           label=env.handle.trial_id)
+                           label=env.handle.trial_id, image=env_runtime.image_root(task))
         live.sandbox_spec = spec
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in mounts}
@@ -166,7 +168,8 @@ async def run_setup(env: AttemptEnv, live: Live, limits: Limits, variant_env: di
     mounts = (Mount(live.home, HOME_MOUNT, writable=True), Mount(stage, SETUP_MOUNT))
     sb = await env.backend.create(SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
                                               env=variant_env, mounts=mounts, endpoints=tuple(live.endpoints),
-                                              identity="agent", label=f"{env.handle.trial_id}:setup"))
+                                              identity="agent", label=f"{env.handle.trial_id}:setup",
+                                              image=env_runtime.image_root(task)))
     try:
         script = f"{sb.mount_path(mounts[1])}/{task.spec.setup}"
         res = await sb.exec(["/bin/sh", script], timeout_s=min(task.spec.budget.wall_time_s, 300))

@@ -31,6 +31,7 @@ from assay.run.trial import RunContext
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile
+from assay.environments import runtime as env_runtime
 from assay.spec.load import LoadedSuite, harness_network_needs, load_suite
 from assay.spec.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
 from assay.spec.results import AttemptResult
@@ -118,6 +119,17 @@ def _sandbox_record(name: str, backend: SandboxBackend, network: NetworkProfile,
                          details={**backend.facts(), **status.facts})
 
 
+def environments_ready(suite: LoadedSuite, tasks: list[str] | None, backend_name: str) -> dict[str, Any]:
+    """Every task image of the run built (or found) before anything is written: a build that
+    fails refuses the run with its file, line and log (docs/environments.md)."""
+    if not any(t.spec.environment is not None for t in suite.tasks if not tasks or t.id in tasks):
+        return {}
+    if backend_name != "bwrap":
+        raise UsageError(f"tasks with an `environment:` run over their image in the bwrap sandbox; "
+                         f"--sandbox {backend_name} cannot (use --sandbox bwrap)")
+    return env_runtime.ensure_suite(suite, tasks)
+
+
 def start_run(opts: RunOptions) -> RunOutcome:
     """Plan, check, write the manifest, run. Nothing is written if any check fails."""
     suite = load_suite(opts.suite)
@@ -139,6 +151,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
         raise UsageError(f"agent(s) {needs} need a model: pass --model (e.g. --model scripted)")
     plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=opts.tasks)
     backend_name = opts.sandbox or default_backend_name()
+    images = environments_ready(suite, opts.tasks, backend_name)
     backend = get_backend(backend_name)  # the run's one backend object: checked here, used by every attempt
     sandbox = _sandbox_record(backend_name, backend, opts.network, suite.spec.default_limits)
     gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
@@ -151,6 +164,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
                         trials=[t.id for t in plan], seed=new_seed() if opts.seed is None else opts.seed,
                         max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
                         executor=opts.executor.name, deadline_s=opts.deadline_s), judge=judge,
+        environments={tid: env_runtime.record(info, tid) for tid, info in images.items()},
     ).model_copy(update={"run_budget": budget})
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)

@@ -11,6 +11,7 @@ import abc
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import Limits, NetworkProfile
 
 #: bytes of stdout/stderr kept in memory per exec; the rest is counted and dropped.
@@ -48,6 +49,8 @@ class SandboxSpec:
     endpoints: tuple[Endpoint, ...] = ()
     identity: str = "agent"  # "agent" or "verifier": they never share a uid inside
     label: str = ""  # trial/attempt label, for leftovers and diagnostics
+    #: the task's image as the sandbox's read-only root (None: the host's system, as always)
+    image: ImageRoot | None = None
 
 
 @dataclass(frozen=True)

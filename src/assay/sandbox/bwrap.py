@@ -49,6 +49,14 @@ INSIDE_UID = {"agent": 1000, "verifier": 1001}
 START_TIMEOUT_S = 20.0
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
+def image_env(spec: SandboxSpec) -> dict[str, str]:
+    """The image's ENV (and its USER's name) for every exec over it."""
+    if spec.image is None:
+        return {}
+    user = {"USER": spec.image.user, "LOGNAME": spec.image.user} if spec.image.user else {}
+    return {**dict(spec.image.env), **user}
+
+
 class BwrapSandbox(Sandbox):
     def __init__(self, spec: SandboxSpec, binary: BwrapBinary):
         self.spec = spec
@@ -75,7 +83,7 @@ class BwrapSandbox(Sandbox):
     # ------------------------------------------------------------------ paths seen inside
     @property
     def workspace_path(self) -> str:
-        return WORKSPACE
+        return outer.workspace_target(self.spec)
 
     def mount_path(self, mount: Mount) -> str:
         return mount.target
@@ -218,13 +226,13 @@ class BwrapSandbox(Sandbox):
                 if m.writable and m.source.exists():
                     await asyncio.to_thread(own_tree, m.source, self.host_uid)
         full_env = {**BASE_ENV, "HOME": "/tmp", "TMPDIR": "/tmp", "USER": self.spec.identity,
-                    **self.spec.env, **(env or {})}
+                    **image_env(self.spec), **self.spec.env, **(env or {})}
         assert self.init_pid is not None
         base = self.watcher.cpu_s() if self.group is not None else await asyncio.to_thread(self.watcher.cpu_s)
         parked: Parked | None = None
         running = False
         try:
-            where = enter.entry(self.init_pid, cwd=cwd or WORKSPACE, host_uid=self.host_uid,
+            where = enter.entry(self.init_pid, cwd=cwd or self.workspace_path, host_uid=self.host_uid,
                                 inside_uid=self.inside_uid, userns_fd=self.userns_fd)
             assert self.ahead is not None
             parked = await self.ahead.take()  # from here on it is the workload, no longer exempt

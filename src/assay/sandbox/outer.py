@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import native, rootfs
+from assay.sandbox import image_root, native, rootfs
 from assay.sandbox.base import SandboxSpec
 from assay.sandbox.locate import BwrapBinary
 from assay.spec.budget import NetworkProfile
@@ -22,12 +22,36 @@ HOLDER = ["cat"]
 HOLD_PATH = "/.assay-hold"
 
 
+def workspace_target(spec: SandboxSpec) -> str:
+    """Where the workspace appears inside: the image's WORKDIR when it names one, else :data:`WORKSPACE`."""
+    return spec.image.workdir if spec.image is not None and spec.image.workdir else WORKSPACE
+
+
+def _image_system(spec: SandboxSpec, binary: BwrapBinary, command: list[str]) -> tuple[list[str], list[str], set[str]]:
+    """The read-only root from the task's image, around the harness's own paths (its Python
+    install bound at its own path for the machinery only, never on the agent's PATH)."""
+    assert spec.image is not None
+    py = [str(p) for p in rootfs.minimal_roots([*rootfs.python_roots(), *binary.support_dirs])]
+    keep = (*py, workspace_target(spec), STATE, HOLD_PATH, *(m.target for m in spec.mounts))
+    system, made = image_root.image_args(spec.image.rootfs, tuple(keep))
+    made = set(made)
+    python: list[str] = []
+    for root in py:
+        python += [*rootfs.parents_args(root, made), "--ro-bind", root, root]
+        made.add(root)
+    return list(system), python, made
+
+
 def argv(spec: SandboxSpec, binary: BwrapBinary, *, root_mode: bool, state: Path | None, info_fd: int,
          command: list[str]) -> list[str]:
     """bwrap's argv for the sandbox of ``spec`` running ``command`` (``state``: the endpoints'
     socket directory, bound at :data:`STATE`; bwrap writes its init's pid to ``info_fd``)."""
-    system, python, base_made = rootfs.cached_args(binary.support_dirs)
-    made = set(base_made)
+    if spec.image is not None:
+        system, python, made = _image_system(spec, binary, command)
+    else:
+        system, python, base_made = rootfs.cached_args(binary.support_dirs)
+        made = set(base_made)
+    workspace = workspace_target(spec)
     args = [str(binary.path), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
             "--setenv", "PATH", BASE_ENV["PATH"], "--setenv", "LANG", "C.UTF-8", "--info-fd", str(info_fd)]
@@ -44,8 +68,8 @@ def argv(spec: SandboxSpec, binary: BwrapBinary, *, root_mode: bool, state: Path
         args += ["--size", str(spec.limits.disk_mb << 20)]
     args += ["--perms", "1777", "--tmpfs", "/tmp"]
     args += python
-    args += ["--bind", str(spec.workspace), WORKSPACE]
-    made.add(WORKSPACE)
+    args += [*rootfs.parents_args(workspace, made), "--bind", str(spec.workspace), workspace]
+    made.add(workspace)
     for m in spec.mounts:
         if not m.source.exists():
             raise SandboxError(f"mount source {m.source} does not exist", reason="sandbox_mount")

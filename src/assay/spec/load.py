@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from assay.errors import SpecError, SpecProblem
+from assay.spec import environment_check
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_files
 from assay.spec.untrusted_tree import MAX_DEPTH
 from assay.spec.suite import SuiteSpec
@@ -215,6 +216,7 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
     if data is None:
         return None
     data.setdefault("id", task_dir.name)
+    data = environment_check.with_default(data, suite, task_dir, suite_root)
     if suite is not None and suite.default_budget is not None:
         base = suite.default_budget.model_dump(exclude_unset=True)
         own = data.get("budget") or {}
@@ -236,6 +238,7 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
     _check_paths(task_dir, spec, file, problems)
     _check_links(task_dir, spec, suite_root, problems)
     _check_entries(task_dir, spec, problems)
+    environment_check.check(task_dir, spec.environment, file, problems)
     if len(problems) > before:
         return None
     prompt = _read_text(task_dir / spec.prompt_file, problems)

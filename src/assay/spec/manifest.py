@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.spec.budget import Budget, Limits, NetworkProfile
+from assay.spec.environment import EnvironmentRecord
 from assay.spec.faults import FaultSpec
 from assay.spec.run_budget import RunBudgetRecord
 
@@ -28,6 +29,8 @@ class TaskRecord(BaseModel):
     variants: list[str]
     simulated_user: bool = Field(False, description="A conversation task with a model-driven user (the run "
                                                      "then has a simulator gateway of its own).")
+    environment: EnvironmentRecord | None = Field(None, description="The task's image (name@sha256:...) and how it "
+                                                  "deviates from what was declared; None: the host's system.")
     held_out: bool = Field(False, description="A held-out task: reports and exports count it in the aggregates "
                            "but never show its prompt, trace or per-trial rows.")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from assay.spec.budget import Budget, Limits
+from assay.spec.environment import EnvironmentSpec
 from assay.spec.task import check_id
 
 
@@ -33,6 +34,8 @@ class SuiteSpec(BaseModel):
     tasks: list[str] | None = Field(None, description="Task folders to include (default: all).")
     default_budget: Budget | None = Field(None, description="Budget fields applied to every task unless it sets them.")
     default_limits: Limits = Field(default_factory=Limits)
+    default_environment: EnvironmentSpec | None = Field(
+        None, description="The image of every task that declares no `environment:` (paths relative to suite.yaml).")
 
     _check = field_validator("name")(lambda cls, v: check_id(v, "suite name"))
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validat
 
 from assay.spec.budget import Budget, Limits, Risk
 from assay.spec.conversation import ConversationSpec
+from assay.spec.environment import EnvironmentSpec
 from assay.spec.faults import FaultSpec
 from assay.spec.tool_faults import ProcessFaultSpec, ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
@@ -106,6 +107,9 @@ class TaskSpec(BaseModel):
     canaries: list[Canary] = Field(default_factory=list, description="Secrets planted to detect leaks.")
     conversation: ConversationSpec | None = Field(
         None, description="A multi-turn conversation: a typed history, then live turns with per-turn predicates.")
+    environment: EnvironmentSpec | None = Field(
+        None, description="The image the task runs in (docs/environments.md); default: the suite's "
+        "`default_environment`, else the host's system.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
     held_out: bool = Field(False, description="Held-out task: its prompt and expected values appear in reports and "
                                               "exports as digests only (`hidden: true` is accepted as a synonym).")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.environments.runtime import image_root
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
@@ -58,9 +60,16 @@ class VerifyContext:
         left running in it."""
         n = len(list((self.root / "exec").glob("*"))) if (self.root / "exec").is_dir() else 0
         site = await open_site(self.backend, self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
-                               label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs)
+                               label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs,
+                               image=image_root(self.task))
         self.sites.append(site)
         return site
+
+    @property
+    def python(self) -> str:
+        """The interpreter code under test runs with: the image's own ``python3`` over an image,
+        else the harness's."""
+        return "python3" if self.task.spec.environment is not None else sys.executable
 
     def resolve(self, rel: str, *, base: Path | None = None) -> Path:
         """``base/rel`` if it stays inside ``base`` after resolving every symlink; else PathEscape."""

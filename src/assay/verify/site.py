@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, SandboxSpec
+from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.incident import Incident, incident
 from assay.verify.snapshot import copy_snapshot
@@ -32,6 +33,9 @@ class ExecSite:
 
     @property
     def work(self) -> str:
+        """Over an image, the snapshot is at the very path the agent's workspace was."""
+        if self.sandbox.spec.image is not None:
+            return self.sandbox.workspace_path
         return f"{self.sandbox.workspace_path}/work"
 
     @property
@@ -45,13 +49,14 @@ class ExecSite:
 
 
 async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, label: str, limits: Limits,
-                    ro: dict[str, Path], inputs: dict[str, str] | None = None) -> ExecSite:
+                    ro: dict[str, Path], inputs: dict[str, str] | None = None,
+                    image: ImageRoot | None = None) -> ExecSite:
     """Copy ``snapshot`` to ``host_dir/ws/work`` and start a verifier sandbox over ``host_dir/ws``
     with each of ``ro`` (name -> host path) mounted read-only, and ``inputs`` (relative path ->
     text, written by the harness before anything runs) mounted read-only as ``cases``."""
     ws = host_dir / "ws"
     ws.mkdir(parents=True)
-    copy_snapshot(snapshot, ws / "work")
+    copy_snapshot(snapshot, ws if image is not None else ws / "work")
     if inputs is not None:
         cases = host_dir / "cases"
         cases.mkdir(mode=0o755)
@@ -61,7 +66,8 @@ async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, 
         ro = {**ro, "cases": cases}
     mounts = {name: Mount(source=src, target=TARGETS[name], writable=False) for name, src in ro.items()}
     sb = await backend.create(SandboxSpec(workspace=ws, network=NetworkProfile.none, identity="verifier",
-                                          limits=limits, mounts=tuple(mounts.values()), label=label))
+                                          limits=limits, mounts=tuple(mounts.values()), label=label,
+                                          image=image))
     return ExecSite(sb, host_dir, mounts)
 
 

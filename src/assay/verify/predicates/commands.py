@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import secrets
 import shutil
-import sys
 
 from assay.errors import VerifierError
 from assay.spec.predicates import CommandCheck, PredicateSpec, PytestCheck
@@ -27,7 +26,7 @@ async def command(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     wants_hidden = spec.cwd == "hidden" or any("ASSAY_HIDDEN" in a for a in argv)
     site = await ctx.open_site(spec.id, ro={"hidden": ctx.hidden} if wants_hidden else {})
     cwd = site.path("hidden") if spec.cwd == "hidden" else site.work
-    env = {"ASSAY_WORK": site.work, "PYTHON": sys.executable,
+    env = {"ASSAY_WORK": site.work, "PYTHON": ctx.python,
            **({"ASSAY_HIDDEN": site.path("hidden")} if wants_hidden else {})}
     res = await site.sandbox.exec(argv, env=env, cwd=cwd, timeout_s=spec.timeout_s)
     out = res.stdout.decode(errors="replace")
@@ -57,7 +56,7 @@ async def pytest_check(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     sentinels = plant_sentinels(tests_copy, spec.tests, expected)
     site = await ctx.open_site(spec.id, ro={"hidden": tests_copy})
     nonce = secrets.token_hex(16)
-    argv = [sys.executable, "-I", "-B", pytest_runner.__file__, site.work, site.path("hidden"), spec.tests]
+    argv = [ctx.python, "-I", "-B", pytest_runner.__file__, site.work, site.path("hidden"), spec.tests]
     res = await site.sandbox.exec(argv, cwd=site.path("hidden"), timeout_s=spec.timeout_s,
                                   env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=nonce.encode() + b"\n")
     out = res.stdout.decode(errors="replace")

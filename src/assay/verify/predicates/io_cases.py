@@ -4,7 +4,6 @@ its outputs are compared here, against expected values that never enter the sand
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import yaml
@@ -94,12 +93,12 @@ async def io_cases(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
         case_dir = f"{site.inputs}/{i:03d}"
         if spec.call is not None:
             module, function = spec.call.split(":", 1)
-            argv = [sys.executable, "-I", "-B", io_driver.__file__, module, function]
+            argv = [ctx.python, "-I", "-B", io_driver.__file__, module, function]
             stdin = json.dumps({"args": case.args, "kwargs": case.kwargs}) + "\n"
         else:
             assert spec.run is not None
             words = [*spec.run, *(str(a) for a in case.args)]
-            argv = [w.replace("{python}", sys.executable).replace("{case_dir}", case_dir) for w in words]
+            argv = [w.replace("{python}", ctx.python).replace("{case_dir}", case_dir) for w in words]
             stdin = case.stdin
         res = await site.sandbox.exec(argv, cwd=site.work, timeout_s=spec.timeout_s,
                                       stdin=stdin.encode() if stdin is not None else None)

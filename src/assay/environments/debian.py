@@ -1,0 +1,36 @@
+"""A Debian base root filesystem from Debian's own packages, with ``mmdebstrap`` (a Debian
+package: ``apt-get install mmdebstrap``), from the host's Debian sources and apt options."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from assay.environments.plan import APT_CONF, SOURCES, BasePlan
+
+
+def mmdebstrap() -> str | None:
+    """The mmdebstrap on PATH, if any."""
+    return shutil.which("mmdebstrap")
+
+
+def sources_file() -> Path | None:
+    """The host's Debian sources, reused as the base's (a deb822 file or a sources.list)."""
+    return next((p for p in SOURCES if p.is_file() and p.stat().st_size), None)
+
+
+def argv(plan: BasePlan, target: Path) -> list[str]:
+    """mmdebstrap's command line for ``plan`` into the (not yet existing) folder ``target``."""
+    binary = mmdebstrap()
+    if binary is None:
+        raise FileNotFoundError("mmdebstrap is not installed (apt-get install mmdebstrap)")
+    args = [binary, "--variant=apt", "--mode=root", f"--include={','.join(plan.packages)}"]
+    if APT_CONF.is_dir():  # the host's apt options (a proxy, a snapshot's Valid-Until), minus its hooks
+        for conf in sorted(APT_CONF.iterdir()):
+            if conf.is_file() and conf.name.startswith("99"):
+                args.append(f"--aptopt={conf}")
+    args += [plan.release, str(target)]
+    src = sources_file()
+    if src is not None:
+        args.append(str(src))
+    return args

@@ -1,0 +1,169 @@
+"""What an image is built from, as data: its Debian base, its steps, its digest.
+
+The digest covers the base (release, packages, the Debian sources used), every step in order and
+the content of every file a step copies; nothing else (not the task folder's path, not the
+time). Equal inputs name the same image wherever they are declared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.spec.digest import sha256_file, sha256_json
+from assay.spec.environment import EnvironmentSpec
+from assay.spec.environment_dockerfile import Dockerfile, parse
+
+BUILDER_VERSION = 1
+#: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
+VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
+#: a ``FROM`` of a Python image maps to Debian's python with these
+PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv")
+#: the host's Debian sources, reused by the base and by apt inside every step
+SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
+APT_CONF = Path("/etc/apt/apt.conf.d")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One build step: ``run`` (argv), ``copy`` (host sources -> dest), ``env``, ``workdir``, ``user``."""
+
+    kind: str
+    where: str  # "Dockerfile:12" or "environment.steps[2]": what a failure names
+    argv: tuple[str, ...] = ()
+    sources: tuple[Path, ...] = ()
+    dest: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+
+    def key(self) -> dict[str, object]:
+        """What of this step enters the digest (copied files by content, not by host path)."""
+        return {"kind": self.kind, "argv": list(self.argv), "dest": self.dest, "env": [list(p) for p in self.env],
+                "sources": [{"name": s.name, "sha256": tree_sha(s)} for s in self.sources]}
+
+
+@dataclass(frozen=True)
+class BasePlan:
+    release: str
+    packages: tuple[str, ...]
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + sha256_json({"builder": BUILDER_VERSION, "release": self.release, "variant": "apt",
+                                        "packages": sorted(self.packages), "sources": host_sources_sha()})
+
+    @property
+    def name(self) -> str:
+        return f"base-{self.release}"
+
+
+@dataclass(frozen=True)
+class ImagePlan:
+    """A task's image: its base, its steps, its declared runtime facts and its deviations."""
+
+    name: str
+    base: BasePlan
+    ops: tuple[Op, ...]
+    file: Path  # what to name when the build fails (task.yaml or the Dockerfile)
+    timeout_s: float
+    deviations: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # the image's ENV at the end
+    user: str | None = None
+    workdir: str | None = None
+    inputs: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + sha256_json({"builder": BUILDER_VERSION, "base": self.base.digest,
+                                        "ops": [o.key() for o in self.ops]})
+
+
+def tree_sha(path: Path) -> str:
+    """Content digest of a copied file or folder (names, modes' exec bit and bytes)."""
+    if path.is_file():
+        return f"{sha256_file(path)}:{os.access(path, os.X_OK):d}"
+    h = hashlib.sha256()
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).as_posix()
+        if p.is_symlink():
+            h.update(f"L {rel} {os.readlink(p)}\n".encode())
+        elif p.is_file():
+            h.update(f"F {rel} {tree_sha(p)}\n".encode())
+        else:
+            h.update(f"D {rel}\n".encode())
+    return h.hexdigest()
+
+
+def host_sources_sha() -> str:
+    """Digest of the Debian sources and apt options the builder reuses from the host."""
+    parts = {str(p): sha256_file(p) for p in SOURCES if p.is_file()}
+    return sha256_json(parts)
+
+
+def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], str | None]:
+    """The Debian release a ``FROM`` becomes, the packages it adds, and the deviation (None: exact)."""
+    target = env.base or "debian:bookworm"
+    release = env.release()
+    name = image.split("@")[0]
+    if name in (f"debian:{release}", f"debian:{release}-slim"):
+        return release, (), None
+    if name.split(":")[0] in ("python", "docker.io/library/python") or "python" in name.rsplit("/", 1)[-1]:
+        return release, PYTHON_PACKAGES, (f"FROM {image} mapped to {target} with Debian's "
+                                          f"{', '.join(PYTHON_PACKAGES)} (its Python version may differ)")
+    return release, (), f"FROM {image} mapped to {target} (that image cannot be fetched here)"
+
+
+def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePlan:
+    assert env.dockerfile is not None
+    path = (task_dir / env.dockerfile).resolve()
+    df: Dockerfile = parse(path)
+    context = (task_dir / env.context).resolve()
+    release, extra, deviation = map_from(df.from_image, env)
+    ops: list[Op] = []
+    state_env: dict[str, str] = {}
+    user = workdir = None
+    deviations = [deviation] if deviation else []
+    for s in df.steps:
+        where = f"{path.name}:{s.line}"
+        if s.kind == "copy":
+            ops.append(Op("copy", where, sources=tuple(context / x for x in s.sources), dest=s.dest))
+        elif s.kind == "run":
+            ops.append(Op("run", where, argv=s.argv, env=s.env))
+        elif s.kind == "env":
+            state_env.update(s.env)
+            ops.append(Op("env", where, env=s.env))
+        elif s.kind == "workdir":
+            workdir = s.dest
+            ops.append(Op("workdir", where, dest=s.dest))
+        elif s.kind == "user":
+            user = s.dest
+            ops.append(Op("user", where, dest=s.dest))
+    if user not in (None, "root", "0"):
+        deviations.append(f"USER {user}: the agent runs as the sandbox's own unprivileged uid with that user's "
+                          "name and home")
+    return ImagePlan(name, BasePlan(release, tuple(sorted({*VERIFIER_PACKAGES, *extra}))), tuple(ops), path,
+                     env.build_timeout_s, tuple(deviations), tuple(state_env.items()), user, workdir,
+                     {"dockerfile": path.name, "from": df.from_image})
+
+
+def _from_steps(name: str, task_dir: Path, env: EnvironmentSpec, file: Path) -> ImagePlan:
+    packages = {*VERIFIER_PACKAGES, *env.packages}
+    ops: list[Op] = []
+    if env.pip:
+        packages.update(("python3-pip",))
+        ops.append(Op("run", "environment.pip", argv=("python3", "-m", "pip", "install", "--no-cache-dir",
+                                                      "--break-system-packages", *env.pip)))
+    ops += [Op("run", f"environment.steps[{i}]", argv=("/bin/sh", "-c", s)) for i, s in enumerate(env.steps)]
+    if env.env:
+        ops.append(Op("env", "environment.env", env=tuple(sorted(env.env.items()))))
+    return ImagePlan(name, BasePlan(env.release(), tuple(sorted(packages))), tuple(ops), file, env.build_timeout_s,
+                     (), tuple(sorted(env.env.items())), None, None,
+                     {"base": env.base, "packages": list(env.packages), "pip": list(env.pip)})
+
+
+def plan_for(name: str, task_dir: Path, env: EnvironmentSpec, file: Path | None = None) -> ImagePlan:
+    """The build plan of ``env`` declared by the task in ``task_dir`` (``name``: what lists it)."""
+    if env.dockerfile is not None:
+        return _from_dockerfile(name, task_dir, env)
+    return _from_steps(name, task_dir, env, file or task_dir / "task.yaml")

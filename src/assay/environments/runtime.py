@@ -1,0 +1,117 @@
+"""A suite's images made ready before any trial, and the one a task's sandboxes run over.
+
+:func:`ensure_suite` builds what the store lacks (a cached image costs one digest check) and
+refuses the run, with every failing task's file, line and build log tail, before anything runs;
+:func:`image_root` is what a trial's and a verifier's sandbox are handed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from assay.environments.build import BuildFailed, Progress, build
+from assay.environments.plan import ImagePlan, plan_for
+from assay.environments.store import ImageInfo, ImageStore
+from assay.errors import SetupError, SpecError, SpecProblem
+from assay.sandbox.image_root import ImageRoot
+from assay.spec.environment import EnvironmentRecord
+from assay.spec.load import TASK_FILE, LoadedSuite, LoadedTask
+
+
+def plan_of(task: LoadedTask) -> ImagePlan | None:
+    """The build plan of a task's environment (None: it runs over the host's system)."""
+    env = task.spec.environment
+    if env is None:
+        return None
+    plan = plan_for(task.id, task.dir, env, task.dir / TASK_FILE)
+    own = getattr(task.spec, "build_timeout_s", None)  # a task-level bound, where the task declares one
+    if own:
+        from dataclasses import replace
+        plan = replace(plan, timeout_s=float(own))
+    return plan
+
+
+def problem(e: BuildFailed) -> SpecProblem:
+    tail = e.tail.strip().splitlines()[-15:]
+    log = f" (build log: {e.log})" if e.log else ""
+    return SpecProblem(str(e.file), e.where, f"{e.message}{log}\n    " + "\n    ".join(tail),
+                       "fix the step or the package name; `assay env build` rebuilds")
+
+
+def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: ImageStore | None = None,
+                 progress: Progress | None = None) -> dict[str, ImageInfo]:
+    """Every image the planned tasks need, built if missing; SpecError listing each failure."""
+    store = store or ImageStore()
+    out: dict[str, ImageInfo] = {}
+    problems: list[SpecProblem] = []
+    for t in suite.tasks:
+        if task_ids and t.id not in task_ids:
+            continue
+        plan = plan_of(t)
+        if plan is None:
+            continue
+        try:
+            out[t.id] = build(store, plan, progress) if progress else build(store, plan)
+        except BuildFailed as e:
+            problems.append(problem(e))
+    if problems:
+        raise SpecError(problems)
+    return out
+
+
+def record(info: ImageInfo, task_id: str) -> EnvironmentRecord:
+    """What the manifest records of a task's image (``task@sha256:...``)."""
+    return EnvironmentRecord(image=f"{task_id}@{info.digest}", rootfs_sha256=info.rootfs_sha256, deviations=list(info.deviations))
+
+
+def root_of(info: ImageInfo, store: ImageStore) -> ImageRoot:
+    return ImageRoot(rootfs=store.rootfs(info.digest), digest=info.digest, env=tuple(info.env.items()),
+                     user=info.user, workdir=info.workdir, deviations=tuple(info.deviations))
+
+
+def seed_workspace(root: ImageRoot | None, workspace: Path) -> int:
+    """What the image holds at its WORKDIR (a Dockerfile's ``COPY . /app``) copied into a fresh
+    workspace where the task's own files do not already stand: the workspace is mounted over
+    that folder, so it would otherwise vanish. Returns the files copied."""
+    if root is None or not root.workdir:
+        return 0
+    src = root.rootfs / root.workdir.lstrip("/")
+    if not src.is_dir() or src.is_symlink():
+        return 0
+    n = 0
+    for p in sorted(src.rglob("*")):
+        dest = workspace / p.relative_to(src)
+        if dest.exists() or dest.is_symlink():
+            continue
+        if p.is_symlink():
+            dest.symlink_to(os.readlink(p))
+        elif p.is_dir():
+            dest.mkdir(parents=True)
+        elif p.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, dest)
+            n += 1
+    return n
+
+
+_ROOTS: dict[tuple[Path, str], ImageRoot] = {}
+
+
+def image_root(task: LoadedTask, store: ImageStore | None = None) -> ImageRoot | None:
+    """The image a task's sandboxes run over (None: the host's system); SetupError if it was
+    never built (a run builds every image before its first trial)."""
+    plan = plan_of(task)
+    if plan is None:
+        return None
+    store = store or ImageStore()
+    key = (store.root, plan.digest)
+    if key in _ROOTS:
+        return _ROOTS[key]
+    info = store.get(plan.digest)
+    if info is None:
+        raise SetupError(f"task {task.id!r}: its image {plan.digest} is not in the store {store.root}; "
+                         "run `assay env build SUITE`")
+    _ROOTS[key] = root = root_of(info, store)
+    return root

@@ -1,0 +1,58 @@
+"""What the loader checks of a task's environment before anything is built: the suite's default
+applied, the Dockerfile read (every line assay cannot honour refused with its file and line),
+every COPY source found inside its context."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from assay.errors import SpecProblem
+from assay.spec.environment import EnvironmentSpec
+from assay.spec.environment_dockerfile import DockerfileError, parse
+from assay.spec.suite import SuiteSpec
+
+
+def with_default(data: dict[str, Any], suite: SuiteSpec | None, task_dir: Path, suite_root: Path | None) -> dict[str, Any]:
+    """``data`` with the suite's ``default_environment`` when the task declares none, its paths
+    made relative to the task folder."""
+    if suite is None or suite.default_environment is None or "environment" in data or suite_root is None:
+        return data
+    env = suite.default_environment.model_dump(exclude_unset=True)
+    env["context"] = os.path.relpath(suite_root / suite.default_environment.context, task_dir)
+    if suite.default_environment.dockerfile is not None:
+        env["dockerfile"] = os.path.relpath(suite_root / suite.default_environment.dockerfile, task_dir)
+    return {**data, "environment": env}
+
+
+def check(task_dir: Path, env: EnvironmentSpec | None, file: Path, problems: list[SpecProblem]) -> None:
+    """Problems of ``env`` (of the task in ``task_dir``) added to ``problems``."""
+    if env is None:
+        return
+    context = (task_dir / env.context).resolve()
+    if not context.is_dir():
+        problems.append(SpecProblem(str(file), "environment.context", f"folder {env.context!r} not found",
+                                    "create it or change 'environment.context'"))
+        return
+    if env.dockerfile is None:
+        return
+    path = (task_dir / env.dockerfile).resolve()
+    if not path.is_file():
+        problems.append(SpecProblem(str(file), "environment.dockerfile", f"file {env.dockerfile!r} not found",
+                                    "create it or change 'environment.dockerfile'"))
+        return
+    try:
+        parsed = parse(path)
+    except DockerfileError as e:
+        problems.append(SpecProblem(str(e.path), f"line {e.line}", e.message, e.fix))
+        return
+    except (OSError, UnicodeDecodeError) as e:
+        problems.append(SpecProblem(str(path), "", f"cannot be read: {e}", "save the Dockerfile as UTF-8 text"))
+        return
+    for step in parsed.steps:
+        for src in step.sources:
+            p = (context / src).resolve()
+            if not p.is_relative_to(context) or not p.exists():
+                problems.append(SpecProblem(str(path), f"line {step.line}", f"COPY source {src!r} not found in the "
+                                            f"build context {context}", "put the file there or fix the path"))

@@ -1,0 +1,226 @@
+"""A Dockerfile read as a Dockerfile: the instructions assay honours, each with its line.
+
+``FROM``, ``RUN`` (shell and exec form, line continuations, a simple heredoc), ``COPY``/``ADD``
+of local files, ``WORKDIR``, ``ENV``, ``ARG`` and ``USER``. Anything else (``CMD``,
+``EXPOSE``, ``ADD`` of a URL, a second ``FROM``, ``COPY --from``) is refused when the task
+loads, naming the file, the line and the instruction, never skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
+_HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class DockerfileError(ValueError):
+    """A Dockerfile line assay cannot honour; ``line`` is 1-based."""
+
+    def __init__(self, path: Path, line: int, message: str, fix: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path, self.line, self.message, self.fix = path, line, message, fix
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction: its keyword, what followed it (continuations joined) and its first line."""
+
+    keyword: str
+    args: str
+    line: int
+    heredoc: str | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the builder does for one instruction (``kind``: run, copy, workdir, env, user)."""
+
+    kind: str
+    line: int
+    argv: tuple[str, ...] = ()  # run: exec form or ("/bin/sh", "-c", script)
+    sources: tuple[str, ...] = ()  # copy: relative to the context
+    dest: str = ""
+    env: tuple[tuple[str, str], ...] = ()  # env: the variables set; run: the ARGs in scope
+
+
+@dataclass(frozen=True)
+class Dockerfile:
+    """A parsed Dockerfile: its ``FROM`` and its steps in order."""
+
+    path: Path
+    from_image: str
+    from_line: int
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+
+def instructions(path: Path, text: str) -> list[Instruction]:
+    """Split ``text`` into instructions: comments and blank lines dropped, ``\\`` continuations
+    joined, a ``RUN <<EOF`` heredoc's body kept."""
+    lines = text.splitlines()
+    out: list[Instruction] = []
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        start = i + 1
+        i += 1
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        body = raw
+        while body.rstrip().endswith("\\") and i < len(lines):
+            nxt = lines[i]
+            i += 1
+            if nxt.lstrip().startswith("#"):
+                continue
+            body = body.rstrip()[:-1] + " " + nxt.strip()
+        if body.rstrip().endswith("\\"):
+            body = body.rstrip()[:-1]
+        keyword, _, args = body.strip().partition(" ")
+        args = args.strip()
+        heredoc = None
+        m = _HEREDOC.match(args)
+        if m:
+            strip, word = m.group(1) == "-", m.group(3)
+            doc: list[str] = []
+            while i < len(lines) and (lines[i].lstrip("\t") if strip else lines[i]) != word:
+                doc.append(lines[i].lstrip("\t") if strip else lines[i])
+                i += 1
+            if i >= len(lines):
+                raise DockerfileError(path, start, f"heredoc <<{word} is never closed", f"end it with a line {word}")
+            i += 1
+            heredoc = "\n".join(doc) + "\n"
+        elif "<<" in args and keyword.upper() == "RUN" and re.search(r"<<-?['\"]?[A-Za-z_]", args):
+            raise DockerfileError(path, start, "only a RUN whose whole command is one heredoc (RUN <<EOF) is read",
+                                  "write the commands as RUN lines or as one RUN <<EOF ... EOF")
+        out.append(Instruction(keyword.upper(), args, start, heredoc))
+    return out
+
+
+def substitute(value: str, scope: dict[str, str]) -> str:
+    """``$NAME``, ``${NAME}`` and ``${NAME:-default}`` from ``scope`` (unknown names: empty)."""
+    return _VAR.sub(lambda m: scope.get(m.group(1) or m.group(3), m.group(2) or ""), value)
+
+
+def _pairs(ins: Instruction, path: Path, scope: dict[str, str]) -> list[tuple[str, str]]:
+    """``ENV``/``ARG`` arguments: ``K=V K2="V 2"`` or the old ``K V`` form."""
+    try:
+        words = shlex.split(ins.args)
+    except ValueError as e:
+        raise DockerfileError(path, ins.line, f"{ins.keyword} {ins.args!r}: {e}", "fix the quoting") from e
+    if not words:
+        raise DockerfileError(path, ins.line, f"{ins.keyword} without a name", "write NAME=value")
+    if "=" not in words[0] and ins.keyword == "ENV":
+        return [(words[0], substitute(ins.args.split(None, 1)[1] if len(words) > 1 else "", scope))]
+    out = []
+    for w in words:
+        name, eq, value = w.partition("=")
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name) or (ins.keyword == "ENV" and not eq):
+            raise DockerfileError(path, ins.line, f"{ins.keyword} {w!r} is not NAME=value", "write NAME=value")
+        out.append((name, substitute(value, scope) if eq else scope.get(name, "")))
+    return out
+
+
+def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str) -> Step:
+    if ins.args.startswith("["):
+        try:
+            words = [str(w) for w in json.loads(ins.args)]
+        except ValueError as e:
+            raise DockerfileError(path, ins.line, f"{ins.keyword} exec form is not a JSON list", "fix the list") from e
+    else:
+        words = shlex.split(ins.args)
+    flags = [w for w in words if w.startswith("--")]
+    for f in flags:
+        if not f.startswith("--chown=") and not f.startswith("--chmod="):
+            raise DockerfileError(path, ins.line, f"{ins.keyword} {f}: only local files are copied here",
+                                  "copy from the build context (drop the flag)")
+    words = [substitute(w, scope) for w in words if not w.startswith("--")]
+    if len(words) < 2:
+        raise DockerfileError(path, ins.line, f"{ins.keyword} needs a source and a destination", "write COPY SRC DEST")
+    for src in words[:-1]:
+        if re.match(r"^[a-z]+://", src):
+            raise DockerfileError(path, ins.line, f"{ins.keyword} of a URL ({src}) is not fetched while building",
+                                  "download it in a RUN step (curl) or put the file in the context")
+        if src.startswith("/") or ".." in Path(src).parts:
+            raise DockerfileError(path, ins.line, f"{ins.keyword} source {src!r} leaves the build context",
+                                  "name a file inside the Dockerfile's folder")
+    dest = words[-1]
+    if not dest.startswith("/"):
+        dest = f"{workdir.rstrip('/')}/{dest}"
+    return Step("copy", ins.line, sources=tuple(words[:-1]), dest=dest)
+
+
+def _run(ins: Instruction, path: Path, args: dict[str, str]) -> Step:
+    env = tuple(args.items())
+    if ins.heredoc is not None:
+        return Step("run", ins.line, argv=("/bin/sh", "-c", ins.heredoc), env=env)
+    if ins.args.startswith("["):
+        try:
+            argv = json.loads(ins.args)
+        except ValueError as e:
+            raise DockerfileError(path, ins.line, "RUN exec form is not a JSON list of strings", "fix the list") from e
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise DockerfileError(path, ins.line, "RUN exec form is not a JSON list of strings", "fix the list")
+        return Step("run", ins.line, argv=tuple(argv), env=env)
+    if ins.args.startswith("--"):
+        raise DockerfileError(path, ins.line, f"RUN flag {ins.args.split()[0]} is not honoured here",
+                              "drop the flag (every RUN has the network while building)")
+    if not ins.args:
+        raise DockerfileError(path, ins.line, "RUN without a command", "write the command")
+    return Step("run", ins.line, argv=("/bin/sh", "-c", ins.args), env=env)
+
+
+def parse(path: Path, text: str | None = None) -> Dockerfile:
+    """Read ``path`` as a Dockerfile; :class:`DockerfileError` on the first line assay cannot honour."""
+    text = path.read_text(encoding="utf-8") if text is None else text
+    scope: dict[str, str] = {}  # ARGs and ENVs seen so far, for substitution
+    args: dict[str, str] = {}  # ARGs in scope: the environment of later RUN steps
+    workdir = "/"
+    from_image, from_line = "", 0
+    steps: list[Step] = []
+    for ins in instructions(path, text):
+        kw = ins.keyword
+        if kw not in HONOURED:
+            raise DockerfileError(path, ins.line, f"instruction {kw} is not honoured by assay's builder",
+                                  f"remove it; assay honours {', '.join(HONOURED)}")
+        if not from_image and kw not in ("FROM", "ARG"):
+            raise DockerfileError(path, ins.line, f"{kw} before FROM", "start the Dockerfile with FROM")
+        if kw == "FROM":
+            if from_image:
+                raise DockerfileError(path, ins.line, "a second FROM (a multi-stage build) is not honoured",
+                                      "build in one stage")
+            words = substitute(ins.args, scope).split()
+            if not words or (len(words) > 1 and not (len(words) == 3 and words[1].upper() == "AS")):
+                raise DockerfileError(path, ins.line, f"FROM {ins.args!r} is not FROM IMAGE [AS NAME]", "write FROM IMAGE")
+            if words[0].startswith("--"):
+                raise DockerfileError(path, ins.line, f"FROM flag {words[0]} is not honoured", "drop the flag")
+            from_image, from_line = words[0], ins.line
+        elif kw == "ARG":
+            for k, v in _pairs(ins, path, scope):
+                args[k] = scope[k] = v
+        elif kw == "ENV":
+            pairs = _pairs(ins, path, scope)
+            scope.update(pairs)
+            steps.append(Step("env", ins.line, env=tuple(pairs)))
+        elif kw == "RUN":
+            steps.append(_run(ins, path, args))
+        elif kw in ("COPY", "ADD"):
+            steps.append(_copy(ins, path, scope, workdir))
+        elif kw == "WORKDIR":
+            target = substitute(ins.args.strip().strip('"'), scope)
+            if not target:
+                raise DockerfileError(path, ins.line, "WORKDIR without a path", "write WORKDIR /path")
+            workdir = target if target.startswith("/") else f"{workdir.rstrip('/')}/{target}"
+            steps.append(Step("workdir", ins.line, dest=workdir))
+        elif kw == "USER":
+            user = substitute(ins.args.strip(), scope)
+            if not user or " " in user:
+                raise DockerfileError(path, ins.line, f"USER {ins.args!r} is not one user name or uid", "write USER name")
+            steps.append(Step("user", ins.line, dest=user))
+    if not from_image:
+        raise DockerfileError(path, 1, "no FROM instruction", "start the Dockerfile with FROM")
+    return Dockerfile(path, from_image, from_line, tuple(steps))

@@ -1,0 +1,127 @@
+"""A Dockerfile read as a Dockerfile: what is honoured, and every line that is not refused
+when the task loads with its file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from assay.errors import SpecError
+from assay.spec.environment import EnvironmentSpec
+from assay.spec.environment_dockerfile import DockerfileError, parse
+from assay.spec.load import load_suite
+
+DF = Path("Dockerfile")
+
+
+def test_forms_are_read() -> None:
+    text = """# syntax comment
+ARG V=1.2
+FROM python:3.11-slim AS build
+ENV A=1 B="two words"
+ENV OLD form value
+WORKDIR /app
+WORKDIR sub
+RUN apt-get update && \\
+    # a comment inside a continuation
+    apt-get install -y jq
+RUN ["echo", "exec form"]
+COPY a.txt b/ ./
+RUN <<EOF
+echo "$V"
+set -e
+EOF
+USER nobody
+"""
+    df = parse(DF, text)
+    assert df.from_image == "python:3.11-slim" and df.from_line == 3
+    kinds = [(s.kind, s.line) for s in df.steps]
+    assert kinds == [("env", 4), ("env", 5), ("workdir", 6), ("workdir", 7), ("run", 8), ("run", 11),
+                     ("copy", 12), ("run", 13), ("user", 17)]
+    env = dict(df.steps[0].env) | dict(df.steps[1].env)
+    assert env == {"A": "1", "B": "two words", "OLD": "form value"}
+    assert df.steps[3].dest == "/app/sub"
+    assert df.steps[4].argv == ("/bin/sh", "-c", "apt-get update &&  apt-get install -y jq")
+    assert df.steps[5].argv == ("echo", "exec form")
+    assert df.steps[6].sources == ("a.txt", "b/") and df.steps[6].dest == "/app/sub/./"
+    assert df.steps[7].argv[2] == 'echo "$V"\nset -e\n' and ("V", "1.2") in df.steps[7].env
+    assert df.steps[8].dest == "nobody"
+
+
+@pytest.mark.parametrize(("text", "line", "words"), [
+    ("FROM debian:bookworm\nRUN true\nCMD [\"sh\"]\n", 3, "CMD"),
+    ("FROM debian:bookworm\n\nEXPOSE 80\n", 3, "EXPOSE"),
+    ("FROM debian:bookworm\nCOPY --from=build /x /y\n", 2, "--from"),
+    ("FROM debian:bookworm\nADD https://example.org/x.tgz /x\n", 2, "URL"),
+    ("FROM a AS one\nRUN true\nFROM b\n", 3, "second FROM"),
+    ("RUN true\nFROM debian:bookworm\n", 1, "before FROM"),
+    ("FROM debian:bookworm\nRUN <<EOF\necho never closed\n", 2, "never closed"),
+    ("FROM debian:bookworm\nCOPY ../outside /x\n", 2, "leaves the build context"),
+    ("FROM debian:bookworm\nRUN --mount=type=cache,target=/x true\n", 2, "--mount"),
+    ("# nothing\n", 1, "no FROM"),
+])
+def test_lines_assay_cannot_honour_are_refused_with_their_line(text: str, line: int, words: str) -> None:
+    with pytest.raises(DockerfileError) as e:
+        parse(DF, text)
+    assert e.value.line == line and words in str(e.value), str(e.value)
+
+
+def _suite(tmp_path: Path, dockerfile: str, files: dict[str, str] | None = None) -> Path:
+    (tmp_path / "suite.yaml").write_text("name: s\nversion: '1'\ncategories: [{id: c}]\n")
+    t = tmp_path / "tasks" / "t"
+    (t / "env").mkdir(parents=True)
+    (t / "task.yaml").write_text("category: c\nenvironment: {dockerfile: env/Dockerfile, context: env}\n"
+                                 "predicates: [{id: p, kind: file_exists, path: x}]\n")
+    (t / "prompt.md").write_text("do it\n")
+    (t / "env" / "Dockerfile").write_text(dockerfile)
+    for name, text in (files or {}).items():
+        (t / "env" / name).write_text(text)
+    return tmp_path
+
+
+def test_the_task_is_refused_when_it_loads_naming_file_and_line(tmp_path: Path) -> None:
+    root = _suite(tmp_path, "FROM ubuntu:22.04\nRUN apt-get update\nHEALTHCHECK CMD true\n")
+    with pytest.raises(SpecError) as e:
+        load_suite(root)
+    [p] = e.value.problems
+    assert p.file.endswith("tasks/t/env/Dockerfile") and p.field == "line 3" and "HEALTHCHECK" in p.message
+
+
+def test_a_copy_source_that_is_missing_is_refused(tmp_path: Path) -> None:
+    root = _suite(tmp_path, "FROM debian:bookworm\nCOPY here.txt /opt/\nCOPY gone.txt /opt/\n", {"here.txt": "x"})
+    with pytest.raises(SpecError) as e:
+        load_suite(root)
+    [p] = e.value.problems
+    assert p.field == "line 3" and "gone.txt" in p.message
+
+
+def test_a_good_dockerfile_loads(tmp_path: Path) -> None:
+    root = _suite(tmp_path, "FROM debian:bookworm\nCOPY here.txt /opt/\n", {"here.txt": "x"})
+    assert load_suite(root).tasks[0].spec.environment is not None
+
+
+def test_environment_forms_are_exclusive_and_bases_are_debian() -> None:
+    with pytest.raises(ValidationError, match="either a Dockerfile"):
+        EnvironmentSpec(dockerfile="Dockerfile", packages=["jq"])
+    with pytest.raises(ValidationError, match="needs `base:`"):
+        EnvironmentSpec()
+    with pytest.raises(ValidationError, match="not a Debian release"):
+        EnvironmentSpec(base="ubuntu:22.04")
+    with pytest.raises(ValidationError, match="not a Debian package name"):
+        EnvironmentSpec(base="debian:bookworm", packages=["jq; rm -rf /"])
+
+
+def test_the_suite_default_applies_where_a_task_declares_none(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text("name: s\nversion: '1'\ncategories: [{id: c}]\n"
+                                         "default_environment: {base: 'debian:bookworm', packages: [jq]}\n")
+    for name, own in (("plain", ""), ("own", "environment: {base: 'debian:bookworm', packages: [gawk]}\n")):
+        t = tmp_path / "tasks" / name
+        t.mkdir(parents=True)
+        (t / "task.yaml").write_text(f"category: c\n{own}predicates: [{{id: p, kind: file_exists, path: x}}]\n")
+        (t / "prompt.md").write_text("do it\n")
+    suite = load_suite(tmp_path)
+    envs = {t.id: t.spec.environment for t in suite.tasks}
+    assert envs["plain"] is not None and envs["plain"].packages == ["jq"]
+    assert envs["own"] is not None and envs["own"].packages == ["gawk"]

@@ -32,6 +32,7 @@ from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import tree_digests, workspace_hash_budget
 from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
+from assay.spec.task_env import interpreter, make_empty_dirs
 from assay.store.rundir import RunDir, is_disk_full
 from assay.store.workspace_diff import Scan, scan
 from assay.trace.events import EventKind, Source
@@ -110,6 +111,7 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
             remove_untrusted(scratch)
         live.home.mkdir(parents=True)
         copy_snapshot(env.task.dir / env.task.spec.workspace, live.workspace)
+        make_empty_dirs(live.workspace, env.task.spec.empty_dirs)
         for svc in services:
             sess = await svc.open(env.handle)
             if sess is None:
@@ -120,6 +122,9 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
             live.wiring = live.wiring.merge(sess.wiring())
         if env.agent.needs_gateway and live.wiring.gateway is None:
             raise AdapterError(f"agent {env.agent.name!r} needs a model gateway; pass --model", reason="no_gateway")
+        if env.agent.needs_gateway and network(env) == NetworkProfile.none:
+            raise AdapterError(f"agent {env.agent.name!r} needs the model gateway, and task {env.task.id!r} declares "
+                               "network: none (no harness endpoint is reachable)", reason="no_gateway")
         return {"sessions": len(live.sessions)}
 
     return await timed("prepare", body, Prepared)
@@ -135,15 +140,16 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
             mounts.append(Mount((task.dir / task.spec.setup).parent, SETUP_MOUNT))
         limits = env.agent.limits(task_limits(env))
         variant = task.spec.variant(env.variant)
-        spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
-                           env={**(variant.env if variant else {})}, mounts=tuple(mounts),
+        spec = SandboxSpec(workspace=live.workspace, network=network(env), limits=limits, workdir=task.spec.workdir,
+                           env={**task.spec.env.agent, **(variant.env if variant else {})}, mounts=tuple(mounts),
                            endpoints=tuple(live.endpoints), identity="agent", label=env.handle.trial_id)
         live.sandbox_spec = spec
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in mounts}
         if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
             script = f"{live.mounts[SETUP_MOUNT]}/{Path(task.spec.setup).name}"
-            res = await sb.exec(["/bin/sh", script], timeout_s=min(task.spec.budget.wall_time_s, 300))
+            argv = [*interpreter(task.dir / task.spec.setup), script]  # by its #! line, else /bin/sh
+            res = await sb.exec(argv, timeout_s=min(task.spec.budget.wall_time_s, 300))
             env.trace.emit(Source.harness, EventKind.log, {"phase": "setup", "exit_code": res.exit_code,
                                                             "stderr": res.stderr.decode(errors="replace")[-2000:]})
             if not res.ok:
@@ -158,6 +164,11 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
 def turn_copy_budget(limits: Limits) -> int | None:
     """Host bytes one conversation's per-turn workspace copies may take: twice the disk bound."""
     return 2 * (limits.disk_mb << 20) if limits.disk_mb else None
+
+
+def network(env: AttemptEnv) -> NetworkProfile:
+    """The run's network narrowed by the task's ``network:`` (never widened)."""
+    return env.network.narrowed(env.task.spec.network)
 
 
 def task_limits(env: AttemptEnv) -> Limits:
@@ -188,7 +199,10 @@ def agent_context(env: AttemptEnv, live: Live, announce: bool = True) -> AgentCo
     sb, task = live.sandbox, env.task
     assert sb is not None
     agent_env = {}
+    reach = sb.spec.network != NetworkProfile.none  # a task's network: none reaches no endpoint
     for k, v in live.env.items():
+        if not reach and "{endpoint:" in v:
+            continue
         for ep in live.endpoints:
             v = v.replace("{endpoint:" + ep.name + "}", sb.endpoint_url(ep.name))
         agent_env[k] = v.replace("{home}", live.mounts[HOME_MOUNT])
@@ -200,7 +214,7 @@ def agent_context(env: AttemptEnv, live: Live, announce: bool = True) -> AgentCo
     return AgentContext(
         task=task, variant=env.variant, prompt=prompt, sandbox=sb, workspace=live.workspace, home=live.home,
         home_inside=live.mounts[HOME_MOUNT], attempt_dir=h.scratch / AGENT_FILES, trace=h.trace, budget=task.spec.budget,
-        timeout_s=task.spec.budget.wall_time_s, gateway_url=sb.endpoint_url(gw.endpoint) if gw else None,
+        timeout_s=task.spec.budget.wall_time_s, gateway_url=sb.endpoint_url(gw.endpoint) if gw and reach else None,
         gateway_key=gw.api_key if gw else None, model=gw.model if gw else env.model, track=env.track,
         tools=list(task.spec.tools), env=agent_env, mounts=dict(live.mounts), wiring=live.wiring)
 

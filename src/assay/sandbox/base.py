@@ -47,6 +47,7 @@ class SandboxSpec:
     mounts: tuple[Mount, ...] = ()
     endpoints: tuple[Endpoint, ...] = ()
     identity: str = "agent"  # "agent" or "verifier": they never share a uid inside
+    workdir: str = "/workspace"  # where the workspace is seen inside (an isolated backend binds it there)
     label: str = ""  # trial/attempt label, for leftovers and diagnostics
 
 

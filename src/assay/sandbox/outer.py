@@ -20,6 +20,24 @@ HOLDER = ["cat"]
 #: where the compiled launcher is bound read-only to do the same as the sandbox's pid 1 (a start
 #: a fifth of ``cat``'s, and no init of bwrap's beside it)
 HOLD_PATH = "/.assay-hold"
+#: /dev/shm's size without a memory bound (with one: half of it, as Linux sizes a tmpfs)
+SHM_DEFAULT_MB = 512
+
+
+def shm_bytes(memory_mb: int | None) -> int:
+    """The size of a sandbox's writable /dev/shm: its pages count in the memory bound too."""
+    return (max(8, memory_mb // 2) if memory_mb else SHM_DEFAULT_MB) << 20
+
+
+def check_workdir(workdir: str, made: set[str]) -> None:
+    """The workdir must not cover, or sit inside, what the read-only system binds (on this host
+    the Python install may live under /root or /opt)."""
+    for m in made:
+        if m == "/":
+            continue
+        if workdir == m or workdir.startswith(m + "/") or m.startswith(workdir + "/"):
+            raise SandboxError(f"workdir {workdir} collides with {m}, which this host's sandbox binds read-only "
+                               "(the system or the Python install); choose another workdir", reason="sandbox_workdir")
 
 
 def argv(spec: SandboxSpec, binary: BwrapBinary, *, root_mode: bool, state: Path | None, info_fd: int,
@@ -40,12 +58,14 @@ def argv(spec: SandboxSpec, binary: BwrapBinary, *, root_mode: bool, state: Path
         args.append("--unshare-user")
     args += system
     args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    args += ["--size", str(shm_bytes(spec.limits.memory_mb)), "--perms", "1777", "--tmpfs", "/dev/shm"]
     if spec.limits.disk_mb:
         args += ["--size", str(spec.limits.disk_mb << 20)]
     args += ["--perms", "1777", "--tmpfs", "/tmp"]
     args += python
-    args += ["--bind", str(spec.workspace), WORKSPACE]
-    made.add(WORKSPACE)
+    check_workdir(spec.workdir, made)
+    args += [*rootfs.parents_args(spec.workdir, made), "--bind", str(spec.workspace), spec.workdir]
+    made.add(spec.workdir)
     for m in spec.mounts:
         if not m.source.exists():
             raise SandboxError(f"mount source {m.source} does not exist", reason="sandbox_mount")

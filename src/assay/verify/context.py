@@ -58,7 +58,8 @@ class VerifyContext:
         left running in it."""
         n = len(list((self.root / "exec").glob("*"))) if (self.root / "exec").is_dir() else 0
         site = await open_site(self.backend, self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
-                               label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs)
+                               label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs,
+                               workdir=self.task.spec.workdir, env=self.task.spec.env.verifier)
         self.sites.append(site)
         return site
 

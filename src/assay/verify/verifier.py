@@ -7,8 +7,9 @@ Layout of the verifier's directory (never writable by any process the verifier s
     hidden/    copy of the task's hidden tests and expected values
     code/      copy of the task's verifier plugin code
     events.jsonl   the attempt's trace, for trajectory predicates
-    exec/NNN/  one per code-executing predicate: ``ws/work`` a fresh copy of the snapshot (the
-               sandbox's only writable place) and read-only material mounted beside it
+    exec/NNN/  one per code-executing predicate: ``ws`` a fresh copy of the snapshot (the
+               sandbox's only writable place, seen at the task's ``workdir`` as the agent saw
+               its workspace) and read-only material mounted beside it
 
 Phases: state predicates first, over the snapshot; then each code-executing predicate in its
 own sandbox (:mod:`assay.verify.site`). See docs/security.md.
@@ -135,7 +136,7 @@ async def _close_sites(ctx: VerifyContext, predicate: str = "") -> tuple[list[Cl
             if rep.cpu_s is not None:  # CPU seconds of every predicate's sandbox, added up
                 ctx.cpu_s = (ctx.cpu_s or 0.0) + rep.cpu_s
             saw_hidden = "hidden" in site.mounts  # only then could its code copy a hidden file
-            work = tree_digests(site.host_dir / "ws" / "work", budget=workspace_hash_budget(ctx.limits.disk_mb)) \
+            work = tree_digests(site.host_dir / "ws", budget=workspace_hash_budget(ctx.limits.disk_mb)) \
                 if saw_hidden else {}
         finally:
             await close_site(site)

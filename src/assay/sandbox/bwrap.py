@@ -37,7 +37,7 @@ from assay.sandbox.base import (
 from assay.sandbox.bridge import HostBridge
 from assay.sandbox.hostside import own_tree, read_available, read_line
 from assay.sandbox.launch import Ahead, Parked
-from assay.sandbox.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE
+from assay.sandbox.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE  # noqa: F401 - WORKSPACE: the default, imported from here
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap

@@ -84,7 +84,7 @@ def _mounts() -> tuple[dict[str, Path], Path | None]:
             v2 = Path(fields[4])
         elif rest[0] == "cgroup":
             for opt in rest[2].split(","):
-                if opt in V1_CONTROLLERS:
+                if opt in V1_CONTROLLERS or opt in V1_OPTIONAL:
                     v1.setdefault(opt, Path(fields[4]))
     return v1, v2
 

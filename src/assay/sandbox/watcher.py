@@ -56,7 +56,7 @@ def mechanisms(limits: Limits, lay: Layout | None, *, root_mode: bool) -> dict[s
     }
     set_ = {"memory": limits.memory_mb, "pids": limits.processes, "cpu": limits.cpu_time_s,
             "disk": limits.disk_mb, "cpus": limits.cpus, "open_files": limits.open_files, "wall_time": True}
-    return {k: (v if set_[k] else "unbounded") for k, v in table.items()}
+    return {k: (v if set_[k] else "unbounded") for k, v in table.items() if k != "cpus" or limits.cpus}
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def check_workdir(value: str) -> str:
     norm = posixpath.normpath(value)
     if norm.startswith("//"):
         norm = "/" + norm.lstrip("/")
-    if norm != value.rstrip("/") or "\0" in value:
+    if norm != (value.rstrip("/") or "/") or "\0" in value:
         raise ValueError(f"workdir {value!r} must be normalised (no '.', '..' or doubled '/'): write {norm!r}")
     for r in (*RESERVED_EXACT, *RESERVED_TREES):
         if norm == r or (r in RESERVED_TREES and norm.startswith(r + "/")):

@@ -29,15 +29,16 @@ from assay.run.process_faults import run_with_process_faults
 from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
-from assay.spec.digest import tree_digests, workspace_hash_budget
+from assay.spec.digest import workspace_hash_budget
 from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
-from assay.spec.task_env import interpreter, make_empty_dirs
+from assay.spec.task_env import interpreter
+from assay.run.workspace import State, initial_state, make_workspace, state_of
 from assay.store.rundir import RunDir, is_disk_full
-from assay.store.workspace_diff import Scan, scan
+from assay.store.workspace_diff import Scan
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
-from assay.verify.verifier import copy_snapshot, run_verifier
+from assay.verify.verifier import run_verifier
 from assay.spec.untrusted_tree import remove_untrusted
 
 HOME_MOUNT = "/assay/home"
@@ -87,6 +88,8 @@ class Live:
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
     context: AgentContext | None = None
     initial_scan: Scan | None = None  # the workspace after setup, for the final-state diff
+    final: State | None = None  # the one walk of the final workspace (the diff's and the verifier's)
+    frozen: bool = False  # the agent's isolated sandbox is gone: nothing writes the workspace any more
     conversation: ConversationLog | None = None  # a conversation task's turns and the state after each
 
 
@@ -110,8 +113,7 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
         if scratch.exists():
             remove_untrusted(scratch)
         live.home.mkdir(parents=True)
-        copy_snapshot(env.task.dir / env.task.spec.workspace, live.workspace)
-        make_empty_dirs(live.workspace, env.task.spec.empty_dirs)
+        make_workspace(env.task.dir / env.task.spec.workspace, live.workspace, env.task.spec.empty_dirs)
         for svc in services:
             sess = await svc.open(env.handle)
             if sess is None:
@@ -155,8 +157,10 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
             if not res.ok:
                 raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
                                  f"{res.stderr.decode(errors='replace')[-500:]}")
-        live.initial_scan = scan(live.workspace, hash_budget=workspace_hash_budget(task_limits(env).disk_mb))
-        return {"initial": tree_digests(live.workspace), "limits": limits}
+        initial = initial_state(task.dir / task.spec.workspace, live.workspace, task.digest,
+                                setup_ran=bool(task.spec.setup), budget=workspace_hash_budget(task_limits(env).disk_mb))
+        live.initial_scan = initial.scan
+        return {"initial": initial.digests, "limits": limits}
 
     return await timed("setup", body, SetUp)
 
@@ -263,6 +267,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
         except Exception as e:  # noqa: BLE001
             errors.append(f"sandbox destroy failed: {type(e).__name__}: {e}")
         else:
+            live.frozen = env.backend.isolated
             cpu_s, bound = cleanup.cpu_s, cleanup.resource_limit
             if not cleanup.clean:
                 inc = incident("left_behind_process", "high", f"{len(cleanup.leftover_pids)} process(es) survived "
@@ -290,8 +295,10 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
         if outcome is not None and live.context is not None:
             errors.extend(record_agent(env, live.context, outcome, artifacts))
         if outcome is not None and live.initial_scan is not None:
+            live.final = state_of(live.workspace, workspace_hash_budget(task_limits(env).disk_mb))
             artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,
-                                               live.initial_scan, outcome, disk_mb=task_limits(env).disk_mb))
+                                               live.initial_scan, outcome, disk_mb=task_limits(env).disk_mb,
+                                               now=live.final.scan))
     except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes
         if is_disk_full(e):
             raise  # the run stops (resumable): a full disk is no attempt's outcome
@@ -333,9 +340,11 @@ async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> 
         extra: dict[str, Any] = {}
         for rep in torn.reports:
             extra.update(rep.verifier_extra)
+        in_place = live.final if live.frozen else None  # read where it is: no copy, no second walk
         report = await run_verifier(env.task, live.workspace, env.handle.scratch / "verify",
                                     initial_digests=set_up.initial, events=env.trace.events(),
-                                    backend=env.backend, limits=task_limits(env), extra=extra)
+                                    backend=env.backend, limits=task_limits(env), extra=extra,
+                                    final_digests=in_place.digests if in_place is not None else None)
         if live.conversation is not None:  # each turn's predicates over the state kept after it
             turns = await verify_turns(env.task, live.conversation, env.handle.scratch / "verify-turns",
                                        initial_digests=set_up.initial, events=env.trace.events(),

@@ -30,8 +30,8 @@ class Outcome:
 class VerifyContext:
     """The verifier's view of one attempt.
 
-    ``work`` is a copy of the final workspace in a fresh directory (the read-only snapshot that
-    state predicates read), ``hidden`` a copy of the task's hidden files made only now, ``code``
+    ``work`` is the final state state predicates read: the agent's workspace itself once nothing
+    can write it (its isolated sandbox destroyed), else a copy in a fresh directory, ``hidden`` a copy of the task's hidden files made only now, ``code``
     a copy of the task's verifier code. Code-executing evaluators never touch these: they call
     :meth:`open_site` for a sandbox over a fresh copy of their own.
     """

@@ -96,6 +96,28 @@ def legacy_trial(fixture: Path, scratch: Path) -> dict[str, float]:
     return {"setup": t_setup, "snapshot": t_snap, "site_copy": t_site}
 
 
+def real_trial(fixture: Path, root: Path, sandbox: str) -> dict[str, float]:
+    """One real oracle trial (its own sandbox, setup, verifier) over ``fixture``: the phases'
+    seconds as the result records them."""
+    import yaml
+
+    from assay.run import RunOptions, start_run
+
+    suite = root / "suite"
+    task = suite / "tasks" / "t"
+    task.mkdir(parents=True)
+    (suite / "suite.yaml").write_text(yaml.safe_dump({"name": "b", "version": "1", "categories": [{"id": "c"}]}))
+    (task / "task.yaml").write_text(yaml.safe_dump({"category": "c", "predicates": [
+        {"id": "p", "kind": "file_contains", "path": "out.txt", "text": "done"}]}))
+    (task / "prompt.md").write_text("bench\n")
+    (task / "solution").mkdir()
+    (task / "solution" / "solve.sh").write_text("echo done > out.txt\n")
+    shutil.copytree(fixture, task / "workspace", symlinks=True)
+    r = start_run(RunOptions(suite=suite, agents=["oracle"], out=root / "run", sandbox=sandbox)).results[0]
+    assert r.end_state.value == "pass", r
+    return {"setup": r.timings.setup_s, "verify": r.timings.verify_s, "wall": r.timings.wall_s}
+
+
 def reset(scratch: Path) -> None:
     if scratch.exists():
         shutil.rmtree(scratch)
@@ -117,6 +139,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=50_000)
     ap.add_argument("--mb", type=int, default=500)
     ap.add_argument("--trials", type=int, default=2, help="trials per fixture (the first fills the task's cache)")
+    ap.add_argument("--real", default="bwrap", help="sandbox of one real trial per fixture ('' for none)")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="assay-bench-ws-", dir=os.environ.get("ASSAY_BENCH_DIR")))
     try:
@@ -146,6 +169,11 @@ def main() -> None:
             per = b["setup"] + b["snapshot"] - e["setup"] - e["snapshot"]
             print(f"{tag:>6}: per trial (no code predicate) {per * 1e3:.1f} ms above empty = {per / t_floor:.2f}x "
                   f"the floor, {per / max(1, args.files) * 1e6:.1f} us per fixture file")
+        if args.real:
+            real = {n: real_trial(fx, base / f"r-{n}", args.real) for n, fx in (("empty", empty), ("big", big))}
+            for k in ("setup", "verify", "wall"):
+                e, b = real["empty"][k], real["big"][k]
+                print(f"{'real trial: ' + k:30}{e * 1e3:>8.1f}ms{b * 1e3:>8.1f}ms{(b - e) * 1e3:>11.1f}ms")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -75,7 +75,9 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
         TaskRecord(id=t.id, category=t.spec.category, version=t.spec.version, digest=t.digest, files=t.file_digests,
                    prompt_sha256=sha256_bytes(t.prompt.encode()), budget=t.spec.budget, risk=t.spec.risk.value,
                    tools=list(t.spec.tools), variants=t.spec.variant_ids(), held_out=t.spec.held_out,
-                   simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None)
+                   simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None,
+                   workdir=t.spec.workdir, network=t.spec.network.value if t.spec.network else None,
+                   deviations=list(t.spec.deviations))
         for t in suite.tasks
     ]
     return RunManifest(

@@ -4,7 +4,8 @@ The kernel then bounds the sandbox as a whole, every process of it together (for
 daemonised, in a nested pid namespace): memory including the tmpfs pages it writes, the
 number of processes, and it counts CPU time exactly. The group is made *under the harness's
 own group* of each controller, so a sandbox never escapes the limits the harness itself runs
-under. cgroup v1 (``memory``, ``pids``, ``cpuacct`` hierarchies, as on the development machine)
+under. cgroup v1 (``memory``, ``pids``, ``cpuacct`` hierarchies, as on the development machine,
+plus ``cpu`` for a CPU quota where it is mounted)
 and v2 (one unified hierarchy with those controllers enabled) are both read; anything less
 and :func:`available` says no, and the pid-namespace watcher bounds the sandbox instead.
 """

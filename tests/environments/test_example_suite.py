@@ -1,9 +1,6 @@
 """The example suite of task environments (examples/environments): the oracle passes every task
 and nop fails every task, over images built here, with hidden tests run by the image's python3.
-
-Two tasks need the run-time half of issue 25 (scripts run by their shebang: bash-pipefail; a
-writable /dev/shm: multiprocessing), built on another branch: until it is merged they fail here,
-and the strict xfail says so (it turns into a failure the moment they pass: remove the marks)."""
+bash-pipefail needs scripts run by their shebang, multiprocessing a writable /dev/shm."""
 
 from __future__ import annotations
 
@@ -16,9 +13,6 @@ import pytest
 from assay.run import RunOptions, start_run
 from assay.spec.results import AttemptResult, EndState
 from tests.environments.conftest import EXAMPLES
-
-NEEDS_RUNTIME = {"bash-pipefail": "scripts run by their shebang", "multiprocessing": "a writable /dev/shm"}
-
 
 @pytest.fixture(scope="module")
 def run_dir(example_images, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: ANN001
@@ -41,8 +35,7 @@ def _explain(r: AttemptResult) -> str:
 TASKS = sorted(p.name for p in (EXAMPLES / "tasks").iterdir())
 
 
-@pytest.mark.parametrize("task", [pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=NEEDS_RUNTIME[t]))
-                                  if t in NEEDS_RUNTIME else t for t in TASKS])
+@pytest.mark.parametrize("task", TASKS)
 def test_the_oracle_passes(results: dict[tuple[str, str], AttemptResult], task: str) -> None:
     r = results[("oracle", task)]
     assert r.end_state is EndState.passed, _explain(r)

@@ -7,6 +7,7 @@ import assay
 from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
+from assay.spec.task_env import interpreter
 
 SOLUTION_MOUNT = "/assay/solution"
 
@@ -69,7 +70,11 @@ class OracleAgent(AgentAdapter):
 
     async def _script(self, ctx: AgentContext, name: str) -> AgentOutcome:
         inside = ctx.mounts[SOLUTION_MOUNT]
-        env = {**ctx.env, "ASSAY_WORKSPACE": ctx.sandbox.workspace_path, "ASSAY_SOLUTION_DIR": inside}
-        res = await ctx.sandbox.exec(["/bin/sh", f"{inside}/{name}"], env=env, timeout_s=ctx.timeout_s)
+        sol = ctx.task.path(ctx.task.spec.solution)
+        assert sol is not None
+        env = {**ctx.env, **ctx.task.spec.env.solution, "ASSAY_WORKSPACE": ctx.sandbox.workspace_path,
+               "ASSAY_SOLUTION_DIR": inside}
+        argv = [*interpreter(sol.parent / name), f"{inside}/{name}"]  # by its #! line, else /bin/sh
+        res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s)
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout,
                             stderr=res.stderr, limits_exceeded=res.limits_exceeded)

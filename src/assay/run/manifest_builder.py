@@ -78,7 +78,9 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
                    prompt_sha256=sha256_bytes(t.prompt.encode()), budget=t.spec.budget, risk=t.spec.risk.value,
                    tools=list(t.spec.tools), variants=t.spec.variant_ids(), held_out=t.spec.held_out,
                    simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None,
-                   environment=(environments or {}).get(t.id))
+                   environment=(environments or {}).get(t.id),
+                   workdir=t.spec.workdir, network=t.spec.network.value if t.spec.network else None,
+                   deviations=list(t.spec.deviations))
         for t in suite.tasks
     ]
     return RunManifest(

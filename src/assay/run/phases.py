@@ -32,14 +32,16 @@ from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, Torn
 from assay.run.task_staging import stage_mounts, stage_setup
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
-from assay.spec.digest import tree_digests, workspace_hash_budget
+from assay.spec.digest import workspace_hash_budget
 from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
+from assay.spec.task_env import interpreter
+from assay.run.workspace import State, initial_state, make_workspace, state_of
 from assay.store.rundir import RunDir, is_disk_full
-from assay.store.workspace_diff import Scan, scan
+from assay.store.workspace_diff import Scan
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
-from assay.verify.verifier import copy_snapshot, run_verifier
+from assay.verify.verifier import run_verifier
 from assay.spec.untrusted_tree import remove_untrusted
 
 HOME_MOUNT = "/assay/home"
@@ -89,8 +91,11 @@ class Live:
     mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
     context: AgentContext | None = None
     initial_scan: Scan | None = None  # the workspace after setup, for the final-state diff
+    final: State | None = None  # the one walk of the final workspace (the diff's and the verifier's)
+    frozen: bool = False  # the agent's isolated sandbox is gone: nothing writes the workspace any more
     conversation: ConversationLog | None = None  # a conversation task's turns and the state after each
     setup_incidents: list[Incident] = field(default_factory=list)  # what the task's setup left (killed with its sandbox)
+    seeded: bool = False  # the image's WORKDIR files were copied in: the initial state is not the fixture's alone
 
 
 async def timed(name: str, make: Callable[[], Awaitable[dict[str, Any]]], record: type[R]) -> R:
@@ -113,8 +118,8 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
         if scratch.exists():
             remove_untrusted(scratch)
         live.home.mkdir(parents=True)
-        copy_snapshot(env.task.dir / env.task.spec.workspace, live.workspace)
-        env_runtime.seed_workspace(env_runtime.image_root(env.task), live.workspace)
+        make_workspace(env.task.dir / env.task.spec.workspace, live.workspace, env.task.spec.empty_dirs)
+        live.seeded = env_runtime.seed_workspace(env_runtime.image_root(env.task), live.workspace) > 0
         for svc in services:
             sess = await svc.open(env.handle)
             if sess is None:
@@ -125,6 +130,9 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
             live.wiring = live.wiring.merge(sess.wiring())
         if env.agent.needs_gateway and live.wiring.gateway is None:
             raise AdapterError(f"agent {env.agent.name!r} needs a model gateway; pass --model", reason="no_gateway")
+        if env.agent.needs_gateway and network(env) == NetworkProfile.none:
+            raise AdapterError(f"agent {env.agent.name!r} needs the model gateway, and task {env.task.id!r} declares "
+                               "network: none (no harness endpoint is reachable)", reason="no_gateway")
         return {"sessions": len(live.sessions)}
 
     return await timed("prepare", body, Prepared)
@@ -141,19 +149,22 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
     async def body() -> dict[str, Any]:
         limits = env.agent.limits(task_limits(env))
         variant = task.spec.variant(env.variant)
-        variant_env = {**(variant.env if variant else {})}
+        variant_env = {**task.spec.env.agent, **(variant.env if variant else {})}
         if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
             await run_setup(env, live, limits, variant_env)
         staged = env.handle.scratch / STAGED
         mounts = [Mount(live.home, HOME_MOUNT, writable=True), *stage_mounts(env.agent.mounts(task), task, staged, SOLUTION_MOUNT)]
-        spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits, env=variant_env,
-                           mounts=tuple(mounts), endpoints=tuple(live.endpoints), identity="agent",
-                           label=env.handle.trial_id, image=env_runtime.image_root(task))
+        spec = SandboxSpec(workspace=live.workspace, network=network(env), limits=limits, env=variant_env,
+                           workdir=task.spec.workdir, mounts=tuple(mounts), endpoints=tuple(live.endpoints),
+                           identity="agent", label=env.handle.trial_id, image=env_runtime.image_root(task))
         live.sandbox_spec = spec
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in mounts}
-        live.initial_scan = scan(live.workspace, hash_budget=workspace_hash_budget(task_limits(env).disk_mb))
-        return {"initial": tree_digests(live.workspace), "limits": limits}
+        initial = initial_state(task.dir / task.spec.workspace, live.workspace, task.digest,
+                                setup_ran=bool(task.spec.setup) or live.seeded,
+                                budget=workspace_hash_budget(task_limits(env).disk_mb))
+        live.initial_scan = initial.scan
+        return {"initial": initial.digests, "limits": limits}
 
     return await timed("setup", body, SetUp)
 
@@ -166,13 +177,14 @@ async def run_setup(env: AttemptEnv, live: Live, limits: Limits, variant_env: di
     assert task.spec.setup is not None
     stage = stage_setup(task, env.handle.scratch / STAGED / "setup")
     mounts = (Mount(live.home, HOME_MOUNT, writable=True), Mount(stage, SETUP_MOUNT))
-    sb = await env.backend.create(SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
-                                              env=variant_env, mounts=mounts, endpoints=tuple(live.endpoints),
+    sb = await env.backend.create(SandboxSpec(workspace=live.workspace, network=network(env), limits=limits,
+                                              env=variant_env, workdir=task.spec.workdir, mounts=mounts, endpoints=tuple(live.endpoints),
                                               identity="agent", label=f"{env.handle.trial_id}:setup",
                                               image=env_runtime.image_root(task)))
     try:
         script = f"{sb.mount_path(mounts[1])}/{task.spec.setup}"
-        res = await sb.exec(["/bin/sh", script], timeout_s=min(task.spec.budget.wall_time_s, 300))
+        argv = [*interpreter(task.dir / task.spec.setup), script]  # by its #! line, else /bin/sh
+        res = await sb.exec(argv, timeout_s=min(task.spec.budget.wall_time_s, 300))
     finally:
         left = await sb.destroy()
         remove_untrusted(stage)
@@ -192,6 +204,11 @@ async def run_setup(env: AttemptEnv, live: Live, limits: Limits, variant_env: di
 def turn_copy_budget(limits: Limits) -> int | None:
     """Host bytes one conversation's per-turn workspace copies may take: twice the disk bound."""
     return 2 * (limits.disk_mb << 20) if limits.disk_mb else None
+
+
+def network(env: AttemptEnv) -> NetworkProfile:
+    """The run's network narrowed by the task's ``network:`` (never widened)."""
+    return env.network.narrowed(env.task.spec.network)
 
 
 def task_limits(env: AttemptEnv) -> Limits:
@@ -222,7 +239,10 @@ def agent_context(env: AttemptEnv, live: Live, announce: bool = True) -> AgentCo
     sb, task = live.sandbox, env.task
     assert sb is not None
     agent_env = {}
+    reach = sb.spec.network != NetworkProfile.none  # a task's network: none reaches no endpoint
     for k, v in live.env.items():
+        if not reach and "{endpoint:" in v:
+            continue
         for ep in live.endpoints:
             v = v.replace("{endpoint:" + ep.name + "}", sb.endpoint_url(ep.name))
         agent_env[k] = v.replace("{home}", live.mounts[HOME_MOUNT])
@@ -234,7 +254,7 @@ def agent_context(env: AttemptEnv, live: Live, announce: bool = True) -> AgentCo
     return AgentContext(
         task=task, variant=env.variant, prompt=prompt, sandbox=sb, workspace=live.workspace, home=live.home,
         home_inside=live.mounts[HOME_MOUNT], attempt_dir=h.scratch / AGENT_FILES, trace=h.trace, budget=task.spec.budget,
-        timeout_s=task.spec.budget.wall_time_s, gateway_url=sb.endpoint_url(gw.endpoint) if gw else None,
+        timeout_s=task.spec.budget.wall_time_s, gateway_url=sb.endpoint_url(gw.endpoint) if gw and reach else None,
         gateway_key=gw.api_key if gw else None, model=gw.model if gw else env.model, track=env.track,
         tools=list(task.spec.tools), env=agent_env, mounts=dict(live.mounts), wiring=live.wiring)
 
@@ -283,6 +303,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
         except Exception as e:  # noqa: BLE001
             errors.append(f"sandbox destroy failed: {type(e).__name__}: {e}")
         else:
+            live.frozen = env.backend.isolated
             cpu_s, bound = cleanup.cpu_s, cleanup.resource_limit
             if not cleanup.clean:
                 inc = incident("left_behind_process", "high", f"{len(cleanup.leftover_pids)} process(es) survived "
@@ -311,8 +332,10 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
         if outcome is not None and live.context is not None:
             errors.extend(record_agent(env, live.context, outcome, artifacts))
         if outcome is not None and live.initial_scan is not None:
+            live.final = state_of(live.workspace, workspace_hash_budget(task_limits(env).disk_mb))
             artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,
-                                               live.initial_scan, outcome, disk_mb=task_limits(env).disk_mb))
+                                               live.initial_scan, outcome, disk_mb=task_limits(env).disk_mb,
+                                               now=live.final.scan))
     except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes
         if is_disk_full(e):
             raise  # the run stops (resumable): a full disk is no attempt's outcome
@@ -354,9 +377,11 @@ async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> 
         extra: dict[str, Any] = {}
         for rep in torn.reports:
             extra.update(rep.verifier_extra)
+        in_place = live.final if live.frozen else None  # read where it is: no copy, no second walk
         report = await run_verifier(env.task, live.workspace, env.handle.scratch / "verify",
                                     initial_digests=set_up.initial, events=env.trace.events(),
-                                    backend=env.backend, limits=task_limits(env), extra=extra)
+                                    backend=env.backend, limits=task_limits(env), extra=extra,
+                                    final_digests=in_place.digests if in_place is not None else None)
         if live.conversation is not None:  # each turn's predicates over the state kept after it
             turns = await verify_turns(env.task, live.conversation, env.handle.scratch / "verify-turns",
                                        initial_digests=set_up.initial, events=env.trace.events(),

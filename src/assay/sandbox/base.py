@@ -48,6 +48,7 @@ class SandboxSpec:
     mounts: tuple[Mount, ...] = ()
     endpoints: tuple[Endpoint, ...] = ()
     identity: str = "agent"  # "agent" or "verifier": they never share a uid inside
+    workdir: str = "/workspace"  # where the workspace is seen inside (an isolated backend binds it there)
     label: str = ""  # trial/attempt label, for leftovers and diagnostics
     #: the task's image as the sandbox's read-only root (None: the host's system, as always)
     image: ImageRoot | None = None

@@ -37,7 +37,7 @@ from assay.sandbox.base import (
 from assay.sandbox.bridge import HostBridge
 from assay.sandbox.hostside import own_tree, read_available, read_line
 from assay.sandbox.launch import Ahead, Parked
-from assay.sandbox.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE
+from assay.sandbox.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE  # noqa: F401 - WORKSPACE: the default, imported from here
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.supervisor import run_child
 from assay.sandbox.locate import BwrapBinary, find_bwrap
@@ -134,8 +134,13 @@ class BwrapSandbox(Sandbox):
                     own_tree(m.source, self.host_uid)
         lay = cgroup.layout()
         lim = spec.limits
+        if lim.cpus and not cgroup.bounds_cpus(lay):
+            raise SandboxError(f"limits.cpus ({lim.cpus}) needs a cgroup cpu controller this harness may use, and "
+                               "this machine delegates none; drop limits.cpus or run where cgroups are delegated",
+                               reason="sandbox_unavailable")
         want = (lim.memory_mb << 20 if lim.memory_mb else None,
-                lim.processes + cgroup.overhead_pids(self._holder_is_init()) if lim.processes else None)
+                lim.processes + cgroup.overhead_pids(self._holder_is_init()) if lim.processes else None,
+                cgroup.cpu_quota_us(lim.cpus))
         parts = pool.take(lay, uidblock.live_slots(), want) or await asyncio.to_thread(pool.prepare, lay)
         if not self._limit_group(parts, want):  # the kernel refused a limit: this sandbox goes without a group
             await asyncio.to_thread(parts.discard)
@@ -195,7 +200,7 @@ class BwrapSandbox(Sandbox):
             raise SandboxError("the sandbox's pid namespace is gone", reason="sandbox_start")
         self.watcher.start(self.pidns, self.init_pid, ours | self.watcher.exempt)
 
-    def _limit_group(self, parts: pool.Prepared, want: tuple[int | None, int | None]) -> bool:
+    def _limit_group(self, parts: pool.Prepared, want: cgroup.Want) -> bool:
         """Set the task's limits on the prepared group, unless the pool already did (False: the
         kernel refused one)."""
         if parts.group is None:

@@ -4,7 +4,8 @@ The kernel then bounds the sandbox as a whole, every process of it together (for
 daemonised, in a nested pid namespace): memory including the tmpfs pages it writes, the
 number of processes, and it counts CPU time exactly. The group is made *under the harness's
 own group* of each controller, so a sandbox never escapes the limits the harness itself runs
-under. cgroup v1 (``memory``, ``pids``, ``cpuacct`` hierarchies, as on the development machine)
+under. cgroup v1 (``memory``, ``pids``, ``cpuacct`` hierarchies, as on the development machine,
+plus ``cpu`` for a CPU quota where it is mounted)
 and v2 (one unified hierarchy with those controllers enabled) are both read; anything less
 and :func:`available` says no, and the pid-namespace watcher bounds the sandbox instead.
 """
@@ -25,6 +26,17 @@ V2_CONTROLLERS = ("memory", "pids", "cpu")
 #: sandbox's second exec on, the launcher parked for the next one while an exec runs takes one
 #: more: the bound is then one stricter, never looser (:mod:`assay.sandbox.launch`)
 OVERHEAD_PIDS = 4
+#: v1 controllers used where present (a sandbox group is still made without them)
+V1_OPTIONAL = ("cpu",)
+#: the CFS period a ``cpus`` bound is a quota of (cgroup v2 ``cpu.max``, v1 ``cpu.cfs_*``)
+CPU_PERIOD_US = 100_000
+#: what a sandbox's group is given: memory bytes, processes, CPU quota in µs per period
+Want = tuple[int | None, int | None, int | None]
+
+
+def cpu_quota_us(cpus: float | None) -> int | None:
+    """The CFS quota per :data:`CPU_PERIOD_US` of ``cpus`` CPUs (the kernel's floor is 1 ms)."""
+    return max(1000, round(cpus * CPU_PERIOD_US)) if cpus else None
 
 
 def overhead_pids(holder_is_init: bool) -> int:
@@ -73,7 +85,7 @@ def _mounts() -> tuple[dict[str, Path], Path | None]:
             v2 = Path(fields[4])
         elif rest[0] == "cgroup":
             for opt in rest[2].split(","):
-                if opt in V1_CONTROLLERS:
+                if opt in V1_CONTROLLERS or opt in V1_OPTIONAL:
                     v1.setdefault(opt, Path(fields[4]))
     return v1, v2
 
@@ -113,21 +125,37 @@ def layout() -> Layout | None:
         cand = Layout(2, {"all": v2 / own.get("", "/").lstrip("/")})
     else:
         return None
+    if not _probe(list(cand.parents.values())):
+        return None
+    if cand.version == 1:
+        for c in V1_OPTIONAL:
+            if c in v1 and _probe([v1[c] / own.get(c, "/").lstrip("/")]):
+                cand.parents[c] = v1[c] / own.get(c, "/").lstrip("/")
+    return cand
+
+
+def _probe(parents: list[Path]) -> bool:
+    """Whether a group can be made (and removed) under each of ``parents``."""
     probe = f"assay-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     made: list[Path] = []
     try:
-        for parent in cand.parents.values():
+        for parent in dict.fromkeys(parents):
             (parent / probe).mkdir()
             made.append(parent / probe)
     except OSError:
-        return None
+        return False
     finally:
         for p in made:
             try:
                 p.rmdir()
             except OSError:
                 pass
-    return cand
+    return True
+
+
+def bounds_cpus(lay: Layout | None) -> bool:
+    """Whether groups of this layout can bound CPU use (``limits.cpus``)."""
+    return lay is not None and (lay.version == 2 or "cpu" in lay.parents)
 
 
 @dataclass
@@ -145,7 +173,8 @@ class SandboxGroup:
         try:
             for ctl, parent in lay.parents.items():
                 d = parent / g.name
-                d.mkdir()
+                if d not in g.dirs.values():  # v1 controllers mounted together share one directory
+                    d.mkdir()
                 g.dirs[ctl] = d
         except OSError:
             g.remove()
@@ -160,10 +189,14 @@ class SandboxGroup:
             path = self._paths[key] = str(self.dirs["all"] / v2 if self.layout.version == 2 else self.dirs[ctl] / v1)
         return path
 
-    def set_limits(self, memory_bytes: int | None, pids: int | None, *, clear: bool = False) -> None:
+    def set_limits(self, memory_bytes: int | None, pids: int | None, cpu_quota: int | None = None, *,
+                   clear: bool = False) -> None:
         """Kernel limits (``pids``: all the group's processes, the sandbox's machinery included,
-        see :func:`overhead_pids`); a write the kernel refuses raises OSError (the caller falls
-        back). ``clear``: a limit given as None is lifted (the group had limits set ahead)."""
+        see :func:`overhead_pids`; ``cpu_quota``: µs per :data:`CPU_PERIOD_US`); a write the kernel
+        refuses raises OSError (the caller falls back). ``clear``: a limit given as None is lifted
+        (the group had limits set ahead)."""
+        if cpu_quota or clear:
+            self._set_cpu(cpu_quota)
         if memory_bytes or clear:
             if self.layout.version == 2:
                 _write(self._file("memory", "", "memory.max"), str(memory_bytes) if memory_bytes else "max")
@@ -183,6 +216,25 @@ class SandboxGroup:
                         _write(f, value)
         if pids or clear:
             _write(self._file("pids", "pids.max", "pids.max"), str(pids) if pids else "max")
+
+    def _set_cpu(self, quota: int | None) -> None:
+        if self.layout.version == 2:
+            _write(self._file("cpu", "", "cpu.max"), f"{quota} {CPU_PERIOD_US}" if quota else f"max {CPU_PERIOD_US}")
+        elif "cpu" in self.dirs:
+            _write(self._file("cpu", "cpu.cfs_period_us", ""), str(CPU_PERIOD_US))
+            _write(self._file("cpu", "cpu.cfs_quota_us", ""), str(quota) if quota else "-1")
+        elif quota:
+            raise OSError("no cpu controller here to bound CPUs")
+
+    def throttled(self) -> tuple[int, float]:
+        """Periods the CPU bound held the group back, and the seconds it was held: the kernel's
+        own figures (``cpu.stat``), (0, 0.0) where there is no cpu controller."""
+        if self.layout.version == 1 and "cpu" not in self.dirs:
+            return 0, 0.0
+        text = _read(self._file("cpu", "cpu.stat", "cpu.stat"))
+        if self.layout.version == 2:
+            return _counter(text, "nr_throttled"), _counter(text, "throttled_usec") / 1e6
+        return _counter(text, "nr_throttled"), _counter(text, "throttled_time") / 1e9
 
     def pids(self) -> list[int]:
         """Every process in the group, nested pid namespaces included: the leftover scan."""

@@ -20,10 +20,31 @@ HOLDER = ["cat"]
 #: where the compiled launcher is bound read-only to do the same as the sandbox's pid 1 (a start
 #: a fifth of ``cat``'s, and no init of bwrap's beside it)
 HOLD_PATH = "/.assay-hold"
+#: /dev/shm's size without a memory bound (with one: half of it, as Linux sizes a tmpfs)
+SHM_DEFAULT_MB = 512
+
+
+def shm_bytes(memory_mb: int | None) -> int:
+    """The size of a sandbox's writable /dev/shm: its pages count in the memory bound too."""
+    return (max(8, memory_mb // 2) if memory_mb else SHM_DEFAULT_MB) << 20
+
+
+def check_workdir(workdir: str, made: set[str]) -> None:
+    """The workdir must not cover, or sit inside, what the read-only system binds (on this host
+    the Python install may live under /root or /opt)."""
+    for m in made:
+        if m == "/":
+            continue
+        if workdir == m or workdir.startswith(m + "/") or m.startswith(workdir + "/"):
+            raise SandboxError(f"workdir {workdir} collides with {m}, which this host's sandbox binds read-only "
+                               "(the system or the Python install); choose another workdir", reason="sandbox_workdir")
 
 
 def workspace_target(spec: SandboxSpec) -> str:
-    """Where the workspace appears inside: the image's WORKDIR when it names one, else :data:`WORKSPACE`."""
+    """Where the workspace appears inside: the task's workdir when it names one, else the image's
+    WORKDIR when it names one, else :data:`WORKSPACE`."""
+    if spec.workdir != WORKSPACE:
+        return spec.workdir
     return spec.image.workdir if spec.image is not None and spec.image.workdir else WORKSPACE
 
 
@@ -64,10 +85,12 @@ def argv(spec: SandboxSpec, binary: BwrapBinary, *, root_mode: bool, state: Path
         args.append("--unshare-user")
     args += system
     args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    args += ["--size", str(shm_bytes(spec.limits.memory_mb)), "--perms", "1777", "--tmpfs", "/dev/shm"]
     if spec.limits.disk_mb:
         args += ["--size", str(spec.limits.disk_mb << 20)]
     args += ["--perms", "1777", "--tmpfs", "/tmp"]
     args += python
+    check_workdir(workspace, made)
     args += [*rootfs.parents_args(workspace, made), "--bind", str(spec.workspace), workspace]
     made.add(workspace)
     for m in spec.mounts:

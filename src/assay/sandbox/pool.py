@@ -55,7 +55,7 @@ class Prepared:
     launchers: tuple[Parked, ...]
     #: the (memory bytes, processes) already set on the group: the last sandbox's, most often
     #: the next one's too (a run's trials share their task's limits); None: none set
-    limits: tuple[int | None, int | None] | None = None
+    limits: cgroup.Want | None = None
 
     def procs_files(self) -> list[Path]:
         return procs_files(self.group)
@@ -89,7 +89,7 @@ def error_file() -> int:
         return fd
 
 
-def prepare(lay: cgroup.Layout | None, limits: tuple[int | None, int | None] | None = None) -> Prepared:
+def prepare(lay: cgroup.Layout | None, limits: cgroup.Want | None = None) -> Prepared:
     """Make one sandbox's parts now, with ``limits`` (memory bytes, processes) already set on
     the group if given. The launchers join the group themselves (the compiled one: the
     harness does not wait for cgroup v1's grace period)."""
@@ -127,7 +127,7 @@ class _Pool:
     def __init__(self) -> None:
         self.ready: deque[Prepared] = deque()
         self.target = 1
-        self.limits: tuple[int | None, int | None] | None = None  # the last sandbox's, set ahead
+        self.limits: cgroup.Want | None = None  # the last sandbox's, set ahead
         self.lock = threading.Lock()
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
@@ -136,7 +136,7 @@ class _Pool:
         self.idle = threading.Condition(self.lock)
 
     def take(self, lay: cgroup.Layout | None, alive: int,
-             limits: tuple[int | None, int | None] | None = None) -> Prepared | None:
+             limits: cgroup.Want | None = None) -> Prepared | None:
         """A prepared entry for ``lay`` if one is ready (and the refill is nudged, its group
         given ``limits``, this sandbox's)."""
         stale: list[Prepared] = []
@@ -235,7 +235,7 @@ atexit.register(_pool.close)
 
 
 def take(lay: cgroup.Layout | None, alive: int,
-         limits: tuple[int | None, int | None] | None = None) -> Prepared | None:
+         limits: cgroup.Want | None = None) -> Prepared | None:
     """A ready entry (or None: the caller prepares one); ``alive`` sandboxes exist now;
     ``limits`` (this sandbox's) are set ahead on the groups of the next entries made."""
     return _pool.take(lay, alive, limits)

@@ -50,12 +50,13 @@ def mechanisms(limits: Limits, lay: Layout | None, *, root_mode: bool) -> dict[s
         "cpu": (f"watcher over {cg} CPU usage (all processes)" if cg else "pid-namespace watcher over /proc (polled)")
                + "; RLIMIT_CPU per process",
         "disk": "tmpfs size (/tmp) + watcher over workspace growth (polled); RLIMIT_FSIZE per file",
+        "cpus": f"{cg} CPU quota (cpu.max / cfs_quota_us, all processes)" if cg else "refused: no cgroup here",
         "open_files": "RLIMIT_NOFILE per process (the sandbox: at most processes x open_files)",
         "wall_time": "exec timeout (process group killed, then the namespace at destroy)",
     }
     set_ = {"memory": limits.memory_mb, "pids": limits.processes, "cpu": limits.cpu_time_s,
-            "disk": limits.disk_mb, "open_files": limits.open_files, "wall_time": True}
-    return {k: (v if set_[k] else "unbounded") for k, v in table.items()}
+            "disk": limits.disk_mb, "cpus": limits.cpus, "open_files": limits.open_files, "wall_time": True}
+    return {k: (v if set_[k] else "unbounded") for k, v in table.items() if k != "cpus" or limits.cpus}
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class Watcher:
         self.pidns: str | None = None
         self.exempt: set[int] = set()  # the sandbox's own machinery: bwrap, its init, the holder
         self.tmpfs: list[Path] = []  # host paths of its tmpfs mounts (via /proc/<init>/root)
+        self.shm: list[Path] = []  # its /dev/shm, counted as memory
         self.tripped: str | None = None
         self.last = Usage()  # usage at the last poll
         t0 = time.monotonic()
@@ -102,6 +104,7 @@ class Watcher:
         self.pidns = pidns
         self.exempt.update(exempt)  # in place: the launcher queue adds and removes its own
         self.tmpfs = [Path(f"/proc/{init_pid}/root/tmp")]
+        self.shm = [Path(f"/proc/{init_pid}/root/dev/shm")]  # memory, never disk
         self._task = asyncio.ensure_future(self._loop())
 
     async def stop(self) -> None:
@@ -147,9 +150,10 @@ class Watcher:
         self._cpu_max = max(self._cpu_max, with_children, self._gone_cpu + sum(live.values()))
         return Usage(self._cpu_max)
 
-    def tmpfs_bytes(self) -> int:
+    def tmpfs_bytes(self, shm: bool = False) -> int:
+        """Bytes its tmpfs mounts hold (``shm``: /dev/shm's too)."""
         used = 0
-        for p in self.tmpfs:
+        for p in [*self.tmpfs, *(self.shm if shm else [])]:
             try:
                 st = os.statvfs(p)
             except OSError:
@@ -176,7 +180,7 @@ class Watcher:
             if self.group is not None:
                 if use.oom_kills > 0:
                     return "memory"
-            elif sum(p.rss_bytes for p in procs or []) + self.tmpfs_bytes() > lim.memory_mb * _MIB:
+            elif sum(p.rss_bytes for p in procs or []) + self.tmpfs_bytes(shm=True) > lim.memory_mb * _MIB:
                 return "memory"
         if lim.processes:
             if self.group is not None:

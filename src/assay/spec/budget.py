@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Budget(BaseModel):
@@ -50,7 +52,22 @@ class Limits(BaseModel):
     file_size_mb: int | None = Field(512, ge=1, description="RLIMIT_FSIZE in MiB.")
     open_files: int | None = Field(1024, ge=16, description="RLIMIT_NOFILE.")
     disk_mb: int | None = Field(1024, ge=1, description="MiB the sandbox may write: the size of its /tmp tmpfs, "
-                                "and the bound on its workspace's growth plus what /tmp holds.")
+                                "and the bound on its workspace's growth plus what /tmp holds "
+                                "(`storage_mb` is accepted as a synonym).")
+    cpus: float | None = Field(None, gt=0, le=1024, description="CPUs the sandbox may use at once, as a share of "
+                               "CPU time (cgroup cpu.max, or CFS quota on cgroup v1); None: unbounded.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storage(cls, data: Any) -> Any:
+        """``storage_mb`` (Harbor's name) is ``disk_mb``; both, differing, is a contradiction."""
+        if isinstance(data, dict) and "storage_mb" in data:
+            data = dict(data)
+            storage = data.pop("storage_mb")
+            if "disk_mb" in data and data["disk_mb"] != storage:
+                raise ValueError("storage_mb and disk_mb name the same bound and differ; keep one")
+            data["disk_mb"] = storage
+        return data
 
 
 class NetworkProfile(StrEnum):
@@ -59,6 +76,11 @@ class NetworkProfile(StrEnum):
     none = "none"
     harness = "harness"  # only the harness's own endpoints (gateway, worlds, approvals)
     host = "host"  # explicit opt-in: the host's network, marked in manifest and report
+
+    def narrowed(self, task: "NetworkProfile | None") -> "NetworkProfile":
+        """The run's profile narrowed by a task's (never widened): none < harness < host."""
+        order = [NetworkProfile.none, NetworkProfile.harness, NetworkProfile.host]
+        return self if task is None else min(self, task, key=order.index)
 
 
 class Risk(StrEnum):

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from assay.errors import SpecError, SpecProblem
 from assay.spec import environment_check
+from assay.spec.task_env import ShebangError, empty_dir_problem, interpreter
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_files
 from assay.spec.untrusted_tree import MAX_DEPTH
 from assay.spec.suite import SuiteSpec
@@ -239,6 +240,8 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
     _check_links(task_dir, spec, suite_root, problems)
     _check_entries(task_dir, spec, problems)
     environment_check.check(task_dir, spec.environment, file, problems)
+    if len(problems) == before:
+        _check_run_time(task_dir, spec, file, problems)
     if len(problems) > before:
         return None
     prompt = _read_text(task_dir / spec.prompt_file, problems)
@@ -251,6 +254,21 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
         problems.append(SpecProblem(str(task_dir / spec.prompt_file), "", "prompt is empty", "write the instruction"))
         return None
     return LoadedTask(spec=spec, dir=task_dir, prompt=prompt, file_digests=tree_digests(task_dir))
+
+
+def _check_run_time(task_dir: Path, spec: TaskSpec, file: Path, problems: list[SpecProblem]) -> None:
+    """What runs and what is made at run time: scripts' ``#!`` lines, declared empty folders."""
+    for name, rel in (("setup", spec.setup), ("solution", spec.solution)):
+        if rel is not None and (task_dir / rel).is_file():
+            try:
+                interpreter(task_dir / rel)
+            except ShebangError as e:
+                problems.append(SpecProblem(str(file), name, str(e), "write #!/bin/bash, #!/usr/bin/env bash, "
+                                            "or no #! line for /bin/sh"))
+    for i, rel in enumerate(spec.empty_dirs):
+        why = empty_dir_problem(task_dir / spec.workspace, rel)
+        if why is not None:
+            problems.append(SpecProblem(str(file), f"empty_dirs.{i}", why, "drop it from empty_dirs or rename it"))
 
 
 def _check_paths(task_dir: Path, spec: TaskSpec, file: Path, problems: list[SpecProblem]) -> None:

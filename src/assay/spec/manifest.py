@@ -33,6 +33,10 @@ class TaskRecord(BaseModel):
                                                   "deviates from what was declared; None: the host's system.")
     held_out: bool = Field(False, description="A held-out task: reports and exports count it in the aggregates "
                            "but never show its prompt, trace or per-trial rows.")
+    workdir: str = Field("/workspace", description="Where the agent and the verifier saw the workspace.")
+    network: str | None = Field(None, description="The task's own network: (none, harness), narrowing the run's.")
+    deviations: list[str] = Field(default_factory=list, description="What assay read differently from what the "
+                                  "task asked (e.g. an imported allow_internet: true read as harness).")
 
 
 class AgentRecord(BaseModel):

@@ -19,12 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
-from assay.spec.budget import Budget, Limits, Risk
+from assay.spec.budget import Budget, Limits, NetworkProfile, Risk
 from assay.spec.conversation import ConversationSpec
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.faults import FaultSpec
 from assay.spec.tool_faults import ProcessFaultSpec, ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
+from assay.spec.task_env import DEFAULT_WORKDIR, TaskEnv, check_empty_dir, check_workdir
 from assay.spec.worlds import ApprovalsSpec, Behaviour, Canary, WorldsSpec
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -70,6 +71,17 @@ class TaskSpec(BaseModel):
     description: str = ""
     prompt_file: str = Field("prompt.md", description="File holding the instruction for the agent.")
     workspace: str = Field("workspace", description="Folder of initial files copied into every attempt.")
+    workdir: str = Field(DEFAULT_WORKDIR, description="Where the agent, the solution and the verifier all see the "
+                         "workspace (absolute, e.g. /app).")
+    empty_dirs: list[str] = Field(default_factory=list, description="Folders (relative to the workspace) every "
+                                  "attempt's workspace starts with, empty: no placeholder file needed.")
+    env: TaskEnv = Field(default_factory=TaskEnv, description="Environment variables: NAME: value for every role, "
+                         "or agent:/verifier:/solution: mappings.")
+    network: NetworkProfile | None = Field(None, description="none or harness: narrows the run's --network for this "
+                                           "task, never widens it (`allow_internet: true` is read as harness).")
+    build_timeout_s: float | None = Field(None, gt=0, description="Seconds the task's environment may take to build.")
+    deviations: list[str] = Field(default_factory=list, description="What assay reads differently from what the "
+                                  "task asked (filled when the task loads, shown with it).")
     setup: str | None = Field(None, description="Script run before the agent starts, in a sandbox of its own over the "
                                                 "workspace and home; nothing of the task folder stays reachable after it.")
     setup_files: list[str] = Field(default_factory=list, description="Task files (or folders) the setup script reads, "
@@ -123,10 +135,51 @@ class TaskSpec(BaseModel):
             data["held_out"] = bool(data.get("held_out")) or flag
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _allow_internet(cls, data: Any) -> Any:
+        """An imported ``allow_internet`` becomes ``network:``; the open internet is never given,
+        so ``true`` reads as ``harness`` and the task carries that deviation."""
+        if isinstance(data, dict) and "allow_internet" in data:
+            data = dict(data)
+            allow = data.pop("allow_internet")
+            if not isinstance(allow, bool):
+                raise ValueError("allow_internet must be true or false (or write network: none|harness)")
+            if "network" in data:
+                raise ValueError("allow_internet and network both given; keep network: none|harness")
+            data["network"] = "harness" if allow else "none"
+            if allow:
+                data["deviations"] = [*data.get("deviations", []), "allow_internet: true is read as network: harness "
+                                      "(the harness's own endpoints only; no open internet)"]
+        return data
+
     @field_validator("id")
     @classmethod
     def _id(cls, v: str) -> str:
         return check_id(v, "task id")
+
+    _workdir = field_validator("workdir")(lambda cls, v: check_workdir(v))
+
+    @field_validator("empty_dirs")
+    @classmethod
+    def _empty_dirs(cls, v: list[str]) -> list[str]:
+        return [check_empty_dir(d) for d in v]
+
+    @field_validator("network")
+    @classmethod
+    def _network(cls, v: NetworkProfile | None) -> NetworkProfile | None:
+        if v == NetworkProfile.host:
+            raise ValueError("a task may narrow the run's network (none, harness), never widen it: host is "
+                             "chosen for a whole run with --network host")
+        return v
+
+    @model_validator(mode="after")
+    def _network_serves(self) -> "TaskSpec":
+        served = [n for n, v in (("worlds", self.worlds), ("approvals", self.approvals)) if v is not None]
+        if self.network == NetworkProfile.none and served:
+            raise ValueError(f"network: none, but the task's {' and '.join(served)} are served by the harness over "
+                             "its network; use network: harness")
+        return self
 
     @field_validator("predicates", mode="before")
     @classmethod

@@ -88,14 +88,17 @@ def scan(root: Path, *, hash_budget: int = HASH_BUDGET) -> Scan:
 
 def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = None,
                          redact: Callable[[bytes], bytes] | None = None,
-                         limits: DiffLimits = DiffLimits(), hash_budget: int = HASH_BUDGET) -> bytes:
+                         limits: DiffLimits = DiffLimits(), hash_budget: int = HASH_BUDGET,
+                         now: Scan | None = None) -> bytes:
     """The diff of ``final`` against the ``initial`` scan, as a compressed archive.
 
     ``before`` is a folder holding the initial contents (read only where its file still has
     the initial digest, so a changed file can be shown as a line diff). ``redact`` runs over
-    every stored content (law 8); digests are always of the real bytes.
+    every stored content (law 8); digests are always of the real bytes. ``now``: the scan of
+    ``final`` already taken (the harness walks a final state once).
     """
-    now = scan(final, hash_budget=hash_budget)
+    if now is None:
+        now = scan(final, hash_budget=hash_budget)
     names = sorted(set(initial) | set(now))
     entries: list[dict[str, Any]] = []
     members: list[tuple[str, bytes, int]] = []

@@ -32,8 +32,8 @@ class Outcome:
 class VerifyContext:
     """The verifier's view of one attempt.
 
-    ``work`` is a copy of the final workspace in a fresh directory (the read-only snapshot that
-    state predicates read), ``hidden`` a copy of the task's hidden files made only now, ``code``
+    ``work`` is the final state state predicates read: the agent's workspace itself once nothing
+    can write it (its isolated sandbox destroyed), else a copy in a fresh directory, ``hidden`` a copy of the task's hidden files made only now, ``code``
     a copy of the task's verifier code. Code-executing evaluators never touch these: they call
     :meth:`open_site` for a sandbox over a fresh copy of their own.
     """
@@ -61,6 +61,7 @@ class VerifyContext:
         n = len(list((self.root / "exec").glob("*"))) if (self.root / "exec").is_dir() else 0
         site = await open_site(self.backend, self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
                                label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs,
+                               workdir=self.task.spec.workdir, env=self.task.spec.env.verifier,
                                image=image_root(self.task))
         self.sites.append(site)
         return site

@@ -218,12 +218,12 @@ class Recorder:
         self.states: dict[str, OracleState] = {}
 
     def __call__(self, root: Path, task: LoadedTask, initial: dict[str, str], extra: dict[str, Any],
-                 events: list[TraceEvent], report: Any) -> None:
+                 events: list[TraceEvent], report: Any, work: Path | None = None) -> None:
         trial_id = root.parent.parent.name  # scratch/<trial>/<attempt>/verify
         dest = self.keep / trial_id
         if dest.exists():
             shutil.rmtree(dest)
-        copy_snapshot(root / "work", dest / "work")
+        copy_snapshot(work or root / "work", dest / "work")
         extra = copy.deepcopy(extra)
         for name, db in list((extra.get("world_db") or {}).items()):  # world snapshots outlive the run
             if Path(db).is_file():

@@ -25,7 +25,8 @@ TARGETS = {"hidden": "/verifier/hidden", "code": "/verifier/code", "events": "/v
 
 @dataclass
 class ExecSite:
-    """A live sandbox for one predicate: ``work`` is where its fresh snapshot copy is seen inside."""
+    """A live sandbox for one predicate: ``work`` is where its fresh snapshot copy is seen inside
+    (the task's ``workdir``, where the agent saw its workspace)."""
 
     sandbox: Sandbox
     host_dir: Path
@@ -33,10 +34,7 @@ class ExecSite:
 
     @property
     def work(self) -> str:
-        """Over an image, the snapshot is at the very path the agent's workspace was."""
-        if self.sandbox.spec.image is not None:
-            return self.sandbox.workspace_path
-        return f"{self.sandbox.workspace_path}/work"
+        return self.sandbox.workspace_path
 
     @property
     def inputs(self) -> str:
@@ -49,14 +47,16 @@ class ExecSite:
 
 
 async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, label: str, limits: Limits,
-                    ro: dict[str, Path], inputs: dict[str, str] | None = None,
-                    image: ImageRoot | None = None) -> ExecSite:
-    """Copy ``snapshot`` to ``host_dir/ws/work`` and start a verifier sandbox over ``host_dir/ws``
-    with each of ``ro`` (name -> host path) mounted read-only, and ``inputs`` (relative path ->
-    text, written by the harness before anything runs) mounted read-only as ``cases``."""
+                    ro: dict[str, Path], inputs: dict[str, str] | None = None, workdir: str = "/workspace",
+                    env: dict[str, str] | None = None, image: ImageRoot | None = None) -> ExecSite:
+    """Copy ``snapshot`` to ``host_dir/ws`` and start a verifier sandbox with it at ``workdir``
+    (the path the agent saw; over an image without one, the image's WORKDIR), each of ``ro``
+    (name -> host path) mounted read-only, ``inputs`` (relative path -> text, written by the
+    harness before anything runs) mounted read-only as ``cases``; ``env``: the task's variables
+    for the verifier."""
     ws = host_dir / "ws"
-    ws.mkdir(parents=True)
-    copy_snapshot(snapshot, ws if image is not None else ws / "work")
+    host_dir.mkdir(parents=True)
+    copy_snapshot(snapshot, ws)
     if inputs is not None:
         cases = host_dir / "cases"
         cases.mkdir(mode=0o755)
@@ -66,8 +66,8 @@ async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, 
         ro = {**ro, "cases": cases}
     mounts = {name: Mount(source=src, target=TARGETS[name], writable=False) for name, src in ro.items()}
     sb = await backend.create(SandboxSpec(workspace=ws, network=NetworkProfile.none, identity="verifier",
-                                          limits=limits, mounts=tuple(mounts.values()), label=label,
-                                          image=image))
+                                          workdir=workdir, env=dict(env or {}), limits=limits,
+                                          mounts=tuple(mounts.values()), label=label, image=image))
     return ExecSite(sb, host_dir, mounts)
 
 

@@ -1,14 +1,17 @@
-"""The verifier (law 2): runs after the agent's processes are gone, over a copy of the final
-workspace in a fresh directory, into which hidden files are copied only then.
+"""The verifier (law 2): runs after the agent's processes are gone, over the final workspace
+(read in place once the agent's isolated sandbox is destroyed and nothing can write it, else a
+copy in a fresh directory), with hidden files copied into a fresh directory only then.
 
 Layout of the verifier's directory (never writable by any process the verifier starts)::
 
-    work/      the snapshot: copy of the final workspace (symlinks copied as links, never followed)
+    work/      only when the state is not frozen: copy of the final workspace (symlinks copied
+               as links, never followed)
     hidden/    copy of the task's hidden tests and expected values
     code/      copy of the task's verifier plugin code
     events.jsonl   the attempt's trace, for trajectory predicates
-    exec/NNN/  one per code-executing predicate: ``ws/work`` a fresh copy of the snapshot (the
-               sandbox's only writable place) and read-only material mounted beside it
+    exec/NNN/  one per code-executing predicate: ``ws`` a fresh copy of the snapshot (the
+               sandbox's only writable place, seen at the task's ``workdir`` as the agent saw
+               its workspace) and read-only material mounted beside it
 
 Phases: state predicates first, over the snapshot; then each code-executing predicate in its
 own sandbox (:mod:`assay.verify.site`). See docs/security.md.
@@ -42,7 +45,8 @@ from assay.verify.snapshot import copy_snapshot
 
 
 #: called after each verification, while its directory still exists (e.g. the mutation tester
-#: keeps the oracle's end state): ``(root, task, initial_digests, extra, events, report)``
+#: keeps the oracle's end state): ``(root, task, initial_digests, extra, events, report, work=)``
+#: (``work``: the final state it read, ``root/work`` or the frozen workspace itself)
 OBSERVERS: list[Callable[..., None]] = []
 
 
@@ -87,13 +91,20 @@ async def run_verifier(
     backend: SandboxBackend,
     limits: Limits | None = None,
     extra: dict[str, Any] | None = None,
+    final_digests: dict[str, str] | None = None,
 ) -> VerifierReport:
-    """Verify one attempt. ``root`` must not exist yet: the verifier always starts fresh."""
+    """Verify one attempt. ``root`` must not exist yet: the verifier always starts fresh.
+
+    ``final_digests``: the final workspace's digests from the one walk the harness made of it,
+    given only once nothing can write it any more (the agent's isolated sandbox is destroyed):
+    the verifier then reads it in place, no copy and no second walk. Without them it is copied
+    to ``root/work`` and walked, as for a state that is not frozen."""
     start = time.monotonic()
     if root.exists():
         raise VerifierError(f"verifier directory {root} already exists", reason="verifier_setup")
     root.mkdir(parents=True)
-    skipped = copy_snapshot(final_workspace, root / "work")
+    work = final_workspace if final_digests is not None else root / "work"
+    skipped = [] if final_digests is not None else copy_snapshot(final_workspace, work)
     hidden_src = task.dir / task.spec.hidden
     (root / "hidden").mkdir()
     if hidden_src.is_dir():
@@ -105,12 +116,15 @@ async def run_verifier(
     with open(root / "events.jsonl", "w") as f:
         for ev in events:
             f.write(ev.model_dump_json() + "\n")
-    budget = workspace_hash_budget((limits or Limits()).disk_mb)  # claimed sizes cost the agent nothing
-    final_digests = tree_digests(root / "work", budget=budget)
-    for rel in skipped:  # what could not be copied still exists: unknown, never "unchanged"
-        final_digests.setdefault(text_name(rel), UNREADABLE)
+    if final_digests is None:
+        budget = workspace_hash_budget((limits or Limits()).disk_mb)  # claimed sizes cost the agent nothing
+        final_digests = tree_digests(work, budget=budget)
+        for rel in skipped:  # what could not be copied still exists: unknown, never "unchanged"
+            final_digests.setdefault(text_name(rel), UNREADABLE)
+    else:
+        skipped = [k for k, v in final_digests.items() if v == UNREADABLE]
     final_digests = dict(sorted(final_digests.items()))
-    ctx = VerifyContext(task=task, root=root, work=root / "work", hidden=root / "hidden", code=root / "code",
+    ctx = VerifyContext(task=task, root=root, work=work, hidden=root / "hidden", code=root / "code",
                         initial_digests=initial_digests, final_digests=final_digests, events=events,
                         backend=backend, limits=limits or Limits(), extra=dict(extra or {}))
     try:
@@ -121,7 +135,7 @@ async def run_verifier(
         await _close_sites(ctx)
     report = VerifierReport(results, final_digests, skipped, time.monotonic() - start, ctx.cpu_s)
     for observe in OBSERVERS:
-        observe(root, task, initial_digests, dict(extra or {}), events, report)
+        observe(root, task, initial_digests, dict(extra or {}), events, report, work=work)
     return report
 
 
@@ -135,7 +149,7 @@ async def _close_sites(ctx: VerifyContext, predicate: str = "") -> tuple[list[Cl
             if rep.cpu_s is not None:  # CPU seconds of every predicate's sandbox, added up
                 ctx.cpu_s = (ctx.cpu_s or 0.0) + rep.cpu_s
             saw_hidden = "hidden" in site.mounts  # only then could its code copy a hidden file
-            work = tree_digests(site.host_dir / "ws" / "work", budget=workspace_hash_budget(ctx.limits.disk_mb)) \
+            work = tree_digests(site.host_dir / "ws", budget=workspace_hash_budget(ctx.limits.disk_mb)) \
                 if saw_hidden else {}
         finally:
             await close_site(site)

@@ -1,0 +1,86 @@
+"""An attempt's workspace as the harness handles it: made from the task's fixture, its initial
+state taken from the task (walked once per task, not per trial), its final state walked once.
+
+Per trial the harness used to copy the fixture in, walk the copy twice (a scan for the diff, a
+digest walk for the verifier), copy the final state for the verifier and walk that copy too.
+Now: one copy in, no walk of the initial state unless a setup script ran (then one), one walk of
+the final state (its scan gives the diff and the verifier's digests alike), and the verifier
+reads the final workspace in place once the agent's sandbox is gone (:func:`run_verifier`'s
+``final_digests``). What the agent wrote is still read only through the hostile-tree walker.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.spec.digest import UNHASHED, UNREADABLE
+from assay.spec.task_env import make_empty_dirs
+from assay.store.workspace_diff import Scan, scan
+from assay.verify.snapshot import copy_snapshot
+
+
+@dataclass(frozen=True)
+class State:
+    """A workspace's state: the scan (for the diff) and the digests (for the verifier), of one walk."""
+
+    scan: Scan
+    digests: dict[str, str]
+
+    @property
+    def unreadable(self) -> list[str]:
+        """Entries the walk could not take, or that are neither file, folder nor link."""
+        return sorted(k for k, v in self.digests.items() if v == UNREADABLE)
+
+
+def digests_of(s: Scan) -> dict[str, str]:
+    """The verifier's digests (``tree_digests`` form) from a scan: never a second walk."""
+    out: dict[str, str] = {}
+    for raw, (kind, digest, size) in s.items():
+        name = raw.decode("utf-8", "backslashreplace")
+        if kind == "file":
+            out[name] = digest or f"{UNHASHED}{size}"
+        elif kind == "symlink":
+            out[name] = "symlink:" + digest
+        else:  # unreadable, or a FIFO/socket/device: unknown, never "unchanged"
+            out[name] = UNREADABLE
+    return dict(sorted(out.items()))
+
+
+def state_of(root: Path, budget: int) -> State:
+    """One walk of ``root`` (hostile: read as :func:`scan` reads it)."""
+    s = scan(root, hash_budget=budget)
+    return State(s, digests_of(s))
+
+
+_CACHE: dict[tuple[str, str, int], State] = {}
+_LOCK = threading.Lock()
+
+
+def make_workspace(fixture: Path, dst: Path, empty_dirs: list[str]) -> None:
+    """A fresh copy of the task's fixture with its declared empty folders."""
+    copy_snapshot(fixture, dst)
+    make_empty_dirs(dst, empty_dirs)
+
+
+def initial_state(fixture: Path, live: Path, key: str, *, setup_ran: bool, budget: int,
+                  cache: dict[tuple[str, str, int], State] | None = None) -> State:
+    """The workspace's state before the agent. Without a setup script it is the fixture's (the
+    copy holds exactly its files: entries it could not copy are refused when the task loads), so
+    it is walked once per task (``key``: the task's digest) and reused by every trial; after a
+    setup script the live workspace is walked."""
+    if setup_ran:
+        return state_of(live, budget)
+    store = _CACHE if cache is None else cache
+    k = (str(fixture), key, budget)
+    with _LOCK:
+        hit = store.get(k)
+    if hit is None:
+        hit = state_of(fixture, budget)
+        with _LOCK:
+            store[k] = hit
+    return hit
+
+
+__all__ = ["State", "digests_of", "initial_state", "make_workspace", "state_of"]

@@ -5,8 +5,8 @@ cost of a cached image (one digest check), and the cold build of the example sui
 
 A trial here is two sandboxes, as a real one (the agent's, then the verifier's): each created
 over the task's image, one command run in it, destroyed. The **floor** does the same with two
-plain ``bwrap`` launches whose root is the same image rootfs bound read-only (no harness Python
-binds, no supervisor, no bounds). The issue's target is 1.5x. ``--cold`` builds the example
+plain ``bwrap`` launches whose root is the same image rootfs bound read-only, entry by entry as
+assay binds it (no harness Python binds, no supervisor, no bounds). The issue's target is 1.5x. ``--cold`` builds the example
 suite into a fresh store first and prints its time (else the recorded build times are printed).
 """
 
@@ -24,6 +24,7 @@ from assay.environments.plan import plan_for
 from assay.environments.runtime import ensure_suite, root_of
 from assay.environments.store import ImageStore
 from assay.sandbox.base import SandboxSpec
+from assay.sandbox.image_root import image_args
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.locate import find_bwrap
 from assay.spec.budget import NetworkProfile
@@ -36,7 +37,8 @@ CHECK = ["/bin/sh", "-c", "test \"$(cat /workspace/answer)\" = 42"]
 
 def floor_argv(bwrap: str, rootfs: Path, workspace: Path, command: list[str]) -> list[str]:
     return [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-net", "--unshare-user", "--uid", "1000", "--gid", "1000", "--ro-bind", str(rootfs), "/",
+            "--unshare-net", "--unshare-user", "--uid", "1000", "--gid", "1000",
+            *image_args(rootfs, ("/workspace",))[0],
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(workspace), "/workspace",
             "--chdir", "/workspace", "--", *command]
 
@@ -46,6 +48,7 @@ async def _floor(bwrap: str, rootfs: Path, tmp: Path, n: int) -> float:
     for i in range(n):
         ws = tmp / f"f{i}"
         ws.mkdir()
+        ws.chmod(0o777)  # the floor's uid 1000 writes it, as the sandbox's own uid does
         for cmd in (AGENT, CHECK):
             proc = await asyncio.create_subprocess_exec(*floor_argv(bwrap, rootfs, ws, cmd))
             assert await proc.wait() == 0

@@ -91,3 +91,31 @@ def test_no_image_keeps_the_hosts_system(tmp_path: Path) -> None:
         finally:
             await sb.destroy()
     assert asyncio.run(go()) != 0
+
+
+def test_harness_endpoints_are_reached_over_an_image(suite_image: ImageRoot, tmp_path: Path) -> None:
+    """The endpoint relay (the harness's Python, bound for the machinery) runs over the image."""
+    from assay.sandbox.base import Endpoint
+    from tests.sandbox.conftest import serve_text
+
+    gw = serve_text(b"gateway-here")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def go() -> str:
+        ep = Endpoint("gateway", "127.0.0.1", gw.server_address[1])
+        sb = await BwrapBackend().create(SandboxSpec(workspace=ws, network=NetworkProfile.harness, endpoints=(ep,),
+                                                     image=suite_image, label="img-ep"))
+        try:
+            url = sb.endpoint_url("gateway") + "/v1/models"
+            r = await sb.exec(["python3", "-c", f"import urllib.request; print(urllib.request.urlopen({url!r}, "
+                               "timeout=5).read().decode())"], timeout_s=60)
+            assert r.exit_code == 0, r.stderr
+            return r.stdout.decode()
+        finally:
+            await sb.destroy()
+    try:
+        assert asyncio.run(go()).strip() == "gateway-here"
+    finally:
+        gw.shutdown()
+        gw.server_close()

@@ -23,8 +23,12 @@ HOLD_PATH = "/.assay-hold"
 
 
 def workspace_target(spec: SandboxSpec) -> str:
-    """Where the workspace appears inside: the image's WORKDIR when it names one, else :data:`WORKSPACE`."""
-    return spec.image.workdir if spec.image is not None and spec.image.workdir else WORKSPACE
+    """Where the workspace appears inside: a task's own ``workdir`` where it names one, else the
+    image's WORKDIR, else :data:`WORKSPACE`."""
+    own = getattr(spec, "workdir", None) or WORKSPACE
+    if own == WORKSPACE and spec.image is not None and spec.image.workdir:
+        return spec.image.workdir
+    return own
 
 
 def _image_system(spec: SandboxSpec, binary: BwrapBinary, command: list[str]) -> tuple[list[str], list[str], set[str]]:

@@ -122,3 +122,12 @@ def test_two_builds_of_one_image_at_once_build_it_once(image_store: ImageStore, 
     assert log.count("environment.steps[0]") == 1
     image_store.remove(digest)
     assert not _unfinished(image_store) or all(p.stat().st_mtime < time.time() - 600 for p in _unfinished(image_store))
+
+
+def test_a_backend_that_cannot_run_over_an_image_is_refused(tmp_path: Path) -> None:
+    from assay.errors import UsageError
+    from tests.environments.conftest import EXAMPLES
+
+    with pytest.raises(UsageError, match="--sandbox host cannot"):
+        start_run(RunOptions(suite=EXAMPLES, agents=["oracle"], out=tmp_path / "run", sandbox="host"))
+    assert not (tmp_path / "run").exists()

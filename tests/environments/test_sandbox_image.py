@@ -59,11 +59,11 @@ def test_the_harness_python_is_bound_but_not_on_path(suite_image: ImageRoot, tmp
     ws.mkdir()
     harness = str(Path(sys.executable))
     code, out, err = _run(suite_image, ws, f"echo $PATH; test -x {harness} && echo BOUND; "
-                          f"{harness} -I -c 'import json; print(7)'")
+                          f"{harness} -c 'import ssl, assay.agents.reference_loop; print(7)'")
     assert code == 0, err
     path, *rest = out.split()
     assert str(Path(sys.executable).parent) not in path.split(":")
-    assert rest == ["BOUND", "7"]
+    assert rest == ["BOUND", "7"]  # the reference agent's loop imports over the image's libraries
 
 
 def test_the_workspace_is_at_the_images_workdir_with_its_env(example_images: tuple[object, dict[str, ImageInfo]],

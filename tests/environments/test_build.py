@@ -122,3 +122,27 @@ def test_two_builds_of_one_image_at_once_build_it_once(image_store: ImageStore, 
     assert log.count("environment.steps[0]") == 1
     image_store.remove(digest)
     assert not _unfinished(image_store) or all(p.stat().st_mtime < time.time() - 600 for p in _unfinished(image_store))
+
+
+def test_a_backend_that_cannot_run_over_an_image_is_refused(tmp_path: Path) -> None:
+    from assay.errors import UsageError
+    from tests.environments.conftest import EXAMPLES
+
+    with pytest.raises(UsageError, match="--sandbox host cannot"):
+        start_run(RunOptions(suite=EXAMPLES, agents=["oracle"], out=tmp_path / "run", sandbox="host"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_user_runs_later_steps_as_that_user_and_names_the_agent(image_store: ImageStore, tmp_path: Path) -> None:
+    from assay.environments.runtime import root_of
+
+    (tmp_path / "Dockerfile").write_text(  # a python FROM: the example /app task's base, already built
+        "FROM python:3.11-slim\nRUN mkdir /data && chmod 777 /data\nUSER nobody\nRUN id -un > /data/who\n")
+    plan = plan_for("user", tmp_path, EnvironmentSpec(dockerfile="Dockerfile"))
+    info = build(image_store, plan)
+    try:
+        assert (image_store.rootfs(info.digest) / "data" / "who").read_text().strip() == "nobody"
+        assert info.user == "nobody" and any("USER nobody" in d for d in info.deviations)
+        assert root_of(info, image_store).user == "nobody"
+    finally:
+        image_store.remove(info.digest)

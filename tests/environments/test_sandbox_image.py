@@ -59,11 +59,11 @@ def test_the_harness_python_is_bound_but_not_on_path(suite_image: ImageRoot, tmp
     ws.mkdir()
     harness = str(Path(sys.executable))
     code, out, err = _run(suite_image, ws, f"echo $PATH; test -x {harness} && echo BOUND; "
-                          f"{harness} -I -c 'import json; print(7)'")
+                          f"{harness} -c 'import ssl, assay.agents.reference_loop; print(7)'")
     assert code == 0, err
     path, *rest = out.split()
     assert str(Path(sys.executable).parent) not in path.split(":")
-    assert rest == ["BOUND", "7"]
+    assert rest == ["BOUND", "7"]  # the reference agent's loop imports over the image's libraries
 
 
 def test_the_workspace_is_at_the_images_workdir_with_its_env(example_images: tuple[object, dict[str, ImageInfo]],
@@ -91,3 +91,31 @@ def test_no_image_keeps_the_hosts_system(tmp_path: Path) -> None:
         finally:
             await sb.destroy()
     assert asyncio.run(go()) != 0
+
+
+def test_harness_endpoints_are_reached_over_an_image(suite_image: ImageRoot, tmp_path: Path) -> None:
+    """The endpoint relay (the harness's Python, bound for the machinery) runs over the image."""
+    from assay.sandbox.base import Endpoint
+    from tests.sandbox.conftest import serve_text
+
+    gw = serve_text(b"gateway-here")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def go() -> str:
+        ep = Endpoint("gateway", "127.0.0.1", gw.server_address[1])
+        sb = await BwrapBackend().create(SandboxSpec(workspace=ws, network=NetworkProfile.harness, endpoints=(ep,),
+                                                     image=suite_image, label="img-ep"))
+        try:
+            url = sb.endpoint_url("gateway") + "/v1/models"
+            r = await sb.exec(["python3", "-c", f"import urllib.request; print(urllib.request.urlopen({url!r}, "
+                               "timeout=5).read().decode())"], timeout_s=60)
+            assert r.exit_code == 0, r.stderr
+            return r.stdout.decode()
+        finally:
+            await sb.destroy()
+    try:
+        assert asyncio.run(go()).strip() == "gateway-here"
+    finally:
+        gw.shutdown()
+        gw.server_close()

@@ -35,6 +35,8 @@ def render_cmd(
     upstream_cidr: Annotated[str, typer.Option(help="Where the head may reach the upstream model API.")] = "0.0.0.0/0",
     upstream_port: Annotated[int, typer.Option()] = 443,
     ray_version: Annotated[str, typer.Option()] = "2.60.0",
+    task_image_registry: Annotated[Optional[str], typer.Option(help="Registry the suite's task images were pushed "
+                                   "to (after `assay env export`); they are then named by digest.")] = None,
 ) -> None:
     """Print the Namespace, ServiceAccounts, Secret, volume, NetworkPolicies and the RayJob as YAML."""
     from assay.deploy.k8s import RenderOptions, render
@@ -44,8 +46,23 @@ def render_cmd(
                          trials_per_worker=trials_per_worker, worker_cpu=worker_cpu,
                          worker_memory=worker_memory, head_cpu=head_cpu, head_memory=head_memory,
                          runs_storage=runs_storage, deadline_s=deadline_s, upstream_cidr=upstream_cidr,
-                         upstream_port=upstream_port, ray_version=ray_version)
+                         upstream_port=upstream_port, ray_version=ray_version,
+                         task_images=_task_images(suite, task_image_registry))
     print(yaml.safe_dump_all(render(opts), sort_keys=False), end="")
+
+
+def _task_images(suite: str, registry: str | None) -> tuple[tuple[str, str], ...]:
+    if registry is None:
+        return ()
+    from pathlib import Path
+
+    from assay.environments.oci import task_references
+    from assay.errors import UsageError
+
+    try:
+        return tuple(task_references(Path(suite), registry))
+    except ValueError as e:
+        raise UsageError(f"--task-image-registry: {e}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -53,6 +53,8 @@ class RenderOptions:
     ray_version: str = "2.60.0"
     key_secret: str = "assay-upstream-key"
     extra_args: tuple[str, ...] = field(default_factory=tuple)
+    #: (task, OCI reference by digest) of the suite's task images (docs/environments.md)
+    task_images: tuple[tuple[str, str], ...] = ()
 
     def check(self) -> None:
         problems = []
@@ -197,4 +199,11 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
     }
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o.namespace, "labels": {
         LABEL: "assay", "pod-security.kubernetes.io/enforce": "baseline"}}}
-    return [namespace, *accounts, secret, pvc, *_network_policies(o), job]
+    images = []
+    if o.task_images:
+        images = [{"apiVersion": "v1", "kind": "ConfigMap", "immutable": True,
+                   "metadata": {**_meta(o, "assay-task-images"), "annotations": {
+                       "assay/note": "each task's image by digest; the sandbox workers run over these images"}},
+                   "data": dict(o.task_images)}]
+        job["metadata"] = {**job["metadata"], "annotations": {"assay/task-images": "assay-task-images"}}
+    return [namespace, *accounts, secret, pvc, *images, *_network_policies(o), job]

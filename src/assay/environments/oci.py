@@ -71,4 +71,38 @@ def export(store: ImageStore, info: ImageInfo, dest: Path) -> str:
                                                 "annotations": {"org.opencontainers.image.ref.name": info.name}}]}
     (dest / "index.json").write_text(json.dumps(index, sort_keys=True))
     (dest / "oci-layout").write_text(json.dumps({"imageLayoutVersion": "1.0.0"}))
+    exported = store.root / ".oci"
+    exported.mkdir(exist_ok=True)
+    (exported / f"{info.digest.removeprefix('sha256:')}.json").write_text(json.dumps({"manifest": man["digest"]}))
     return str(man["digest"])
+
+
+def exported_manifest(store: ImageStore, digest: str) -> str | None:
+    """The OCI manifest digest an earlier :func:`export` of ``digest`` wrote, if any."""
+    try:
+        return str(json.loads((store.root / ".oci" / f"{digest.removeprefix('sha256:')}.json").read_text())["manifest"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def task_references(suite: Path, registry: str, store: ImageStore | None = None) -> list[tuple[str, str]]:
+    """``(task, registry/task@sha256:<OCI manifest>)`` for every task of ``suite`` with an
+    environment; ValueError naming the images not exported yet."""
+    from assay.environments.runtime import plan_of
+    from assay.spec.load import load_suite
+
+    store = store or ImageStore()
+    refs, missing = [], []
+    for t in load_suite(suite).tasks:
+        plan = plan_of(t)
+        if plan is None:
+            continue
+        manifest = exported_manifest(store, plan.digest)
+        if manifest is None:
+            missing.append(f"{t.id} ({plan.digest})")
+        else:
+            refs.append((t.id, f"{registry.rstrip('/')}/{t.id}@{manifest}"))
+    if missing:
+        raise ValueError("not exported as OCI images yet: " + ", ".join(missing)
+                         + " (run `assay env build` and `assay env export DIGEST --oci DIR`, then push DIR)")
+    return refs

@@ -201,6 +201,7 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
+    environments_ready(suite, None, manifest.sandbox.backend)  # an image pruned since is built again
     change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
     return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
                     get_backend(manifest.sandbox.backend), executor)

@@ -13,6 +13,7 @@ copy a trial cost before):
 
     python bench/workspace.py                    # F=50000 files, M=500 MB
     python bench/workspace.py --files 5000 --mb 50
+    ASSAY_BENCH_DIR=/dev/shm TMPDIR=/dev/shm python bench/workspace.py   # all on tmpfs: harness CPU, no disk
 """
 
 from __future__ import annotations

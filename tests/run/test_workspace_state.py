@@ -126,3 +126,15 @@ def test_read_only_write_still_found_in_place(tmp_path: Path) -> None:
                workspace={"b.txt": "b\n"}, solution="echo changed > b.txt\n")
     [r] = start_run(RunOptions(suite=s, agents=["oracle"], out=tmp_path / "run", sandbox="bwrap")).results
     assert any(i.type == "read_only_write" for i in r.incidents), r.incidents
+
+
+def test_empty_dirs_are_never_made_through_a_link(tmp_path: Path) -> None:
+    from assay.spec.task_env import make_empty_dirs
+
+    live, outside = tmp_path / "live", tmp_path / "outside"
+    live.mkdir()
+    outside.mkdir()
+    os.symlink(outside, live / "out")
+    with pytest.raises(ValueError, match="already a file or a link"):
+        make_empty_dirs(live, ["out/logs"])
+    assert list(outside.iterdir()) == []

@@ -65,7 +65,9 @@ def _interrupted() -> None:
 
 
 def report_error(e: AssayError) -> int:
-    if isinstance(e, SpecError):
+    if isinstance(e, SpecError) and len(e.problems) == 1:  # one problem, one line
+        err.print(f"[red]error:[/red] {escape(e.problems[0].render())}", highlight=False)
+    elif isinstance(e, SpecError):
         err.print(f"[red]error:[/red] {len(e.problems)} problem(s) in the spec:", highlight=False)
         for p in e.problems:
             err.print(f"  - {p.render()}", highlight=False, markup=False)

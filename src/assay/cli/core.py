@@ -15,7 +15,7 @@ from assay.cli.progress import ProgressPlugin
 from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
 from assay.cli.render import make_console, show_run, show_trial, summary_table
 from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
-from assay.errors import RunDirError, UsageError
+from assay.errors import DEFAULT_MAX_INFRA_RATE, RunDirError, UsageError
 from assay.store.rundir import is_disk_full
 from assay.spec.budget import NetworkProfile
 
@@ -51,7 +51,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     junit: JunitOpt = None,
     summary_md: SummaryOpt = None,
-    max_infra_rate: MaxInfraOpt = None,
+    max_infra_rate: MaxInfraOpt = DEFAULT_MAX_INFRA_RATE,
     metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
     otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
     executor: Annotated[str, typer.Option(help="local (default) | ray: attempts on a Ray cluster, this process the run directory's one writer.")] = "local",

@@ -3,7 +3,7 @@
 Rows follow the scorer's rules so a reader can recompute every figure: every attempt is a row
 (retried ones included, ``final`` marks the trial's result), and a planned trial without any
 result is a row with ``attempt = 0``, ``end_state = infra_error`` and ``reason = missing``.
-Formats: JSON Lines and CSV (standard library), Parquet (pyarrow, ``pip install 'assay[data]'``).
+Formats: JSON Lines and CSV (standard library), Parquet (pyarrow, ``pip install -e '.[data]'`` in the assay checkout).
 Export targets are a registry (``--to``): ``file`` is built in; other targets (an observability
 platform, say) register under the ``assay.export_targets`` entry-point group.
 """
@@ -133,7 +133,7 @@ def _parquet(rows: Iterator[dict[str, Any]], path: Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise UsageError("--format parquet needs pyarrow (fix: pip install 'assay[data]')") from None
+        raise UsageError("--format parquet needs pyarrow (fix: pip install -e '.[data]' in the assay checkout)") from None
     types = {"str": pa.string(), "str?": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
     schema = pa.schema([(c, types[t]) for c, (t, _) in COLUMNS.items()], metadata={"schema": EXPORT_SCHEMA})
     pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), path)
@@ -186,11 +186,11 @@ def export_run(run_dir: Path | str, opts: ExportOptions, *, to: str = "file", ve
 
 
 def load_results(run_dir: Path | str) -> Any:
-    """The run's attempts as a pandas DataFrame (``assay.results/1`` columns; ``pip install 'assay[data]'``)."""
+    """The run's attempts as a pandas DataFrame (``assay.results/1`` columns; ``pip install -e '.[data]'`` in the assay checkout)."""
     try:
         import pandas as pd
     except ImportError:
-        raise UsageError("load_results needs pandas (fix: pip install 'assay[data]')") from None
+        raise UsageError("load_results needs pandas (fix: pip install -e '.[data]' in the assay checkout)") from None
     from assay.score.engine import check_integrity
 
     rd = RunDir.open(run_dir)

@@ -21,6 +21,7 @@ from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, 
                                    record_stop)
 from assay.run.closing import within_deadline
 from assay.run.executor import RetryPolicy, execute, pending_trials
+from assay.run.extras import check_extras
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
 from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve_agents  # noqa: F401 - re-exported
@@ -138,6 +139,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
     if needs and opts.model is None:
         raise UsageError(f"agent(s) {needs} need a model: pass --model (e.g. --model scripted)")
     plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=opts.tasks)
+    check_extras(suite, plan, opts.executor.name)
     backend_name = opts.sandbox or default_backend_name()
     backend = get_backend(backend_name)  # the run's one backend object: checked here, used by every attempt
     sandbox = _sandbox_record(backend_name, backend, opts.network, suite.spec.default_limits)
@@ -187,6 +189,7 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
+    check_extras(suite, plan, executor.name)
     change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
     return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
                     get_backend(manifest.sandbox.backend), executor)

@@ -45,7 +45,10 @@ def score(
     from assay.report.markdown import render_summary
     from assay.score import read_score, write_score
     from assay.score.gates import check_run
+    from assay.spec.user_file import check_output_path
 
+    check_output_path("--junit", junit)
+    check_output_path("--summary-md", summary_md)
     path = write_score(run_dir)
     doc = read_score(path)
     if as_json:

@@ -22,6 +22,7 @@ from assay.errors import UsageError
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
 from assay.spec.results import AttemptResult
+from assay.spec.user_file import check_output_path, unwritable
 from assay.store.rundir import TRIALS, RunDir
 
 EXPORT_SCHEMA = "assay.results/1"
@@ -148,20 +149,32 @@ class ExportOptions:
 
 
 def to_file(run_dir: Path, opts: ExportOptions) -> str:
-    """The built-in target: a JSONL, CSV or Parquet file (or standard output)."""
+    """The built-in target: a JSONL, CSV or Parquet file (or standard output); an output that
+    cannot be written is a usage error naming it, and leaves no half file."""
     if opts.fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {opts.fmt!r}")
     to_stdout = opts.out is None or str(opts.out) == "-"
+    if not to_stdout:
+        check_output_path("--out", opts.out)
+        try:
+            return _to_path(run_dir, opts)
+        except OSError as e:
+            if opts.out is not None:
+                opts.out.with_name(opts.out.name + ".part").unlink(missing_ok=True)
+            raise unwritable("--out", opts.out, e) from None  # type: ignore[arg-type]
     if opts.fmt == "parquet":
-        if to_stdout:
-            raise UsageError("--format parquet writes a file (fix: add --out FILE.parquet)")
-        _parquet(iter_rows(run_dir), opts.out)  # type: ignore[arg-type]
+        raise UsageError("--format parquet writes a file (fix: add --out FILE.parquet)")
+    writer = _jsonl if opts.fmt == "jsonl" else _csv
+    writer(iter_rows(run_dir), sys.stdout)  # type: ignore[arg-type]
+    return ""
+
+
+def _to_path(run_dir: Path, opts: ExportOptions) -> str:
+    assert opts.out is not None
+    if opts.fmt == "parquet":
+        _parquet(iter_rows(run_dir), opts.out)
         return f"exported {run_dir} as parquet: {opts.out}"
     writer = _jsonl if opts.fmt == "jsonl" else _csv
-    if to_stdout:
-        writer(iter_rows(run_dir), sys.stdout)  # type: ignore[arg-type]
-        return ""
-    assert opts.out is not None
     tmp = opts.out.with_name(opts.out.name + ".part")
     with open(tmp, "w", encoding="utf-8", newline="") as f:
         writer(iter_rows(run_dir), f)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ multi-line mark or a pydantic error per union member."""
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -12,7 +13,7 @@ from typing import Any, Sequence
 import yaml
 from pydantic import ValidationError
 
-from assay.errors import SpecError, SpecProblem
+from assay.errors import SpecError, SpecProblem, UsageError
 
 
 @dataclass(frozen=True)
@@ -121,3 +122,26 @@ def line_of(text: str, loc: Sequence[str | int]) -> int | None:
             node = node.value[key]
             line = node.start_mark.line + 1
     return line
+
+
+def check_output_path(option: str, path: Path | None) -> None:
+    """An output the user named (``--out``, ``--junit``...) is checked before any work: its folder
+    exists and is writable, and it is not itself a folder; else a usage error naming the path."""
+    if path is None or str(path) == "-":
+        return
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    fix = "name a file in an existing, writable folder"
+    if p.is_dir():
+        raise UsageError(f"{option} {p}: is a directory (fix: {fix}, e.g. {p / 'out.jsonl'})")
+    if not parent.is_dir():
+        what = "does not exist" if not parent.exists() else "is not a directory"
+        raise UsageError(f"{option} {p}: the folder {parent} {what} (fix: {fix})")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {p}: not writable (fix: {fix})")
+
+
+def unwritable(option: str, path: Path, e: OSError) -> UsageError:
+    """A write the checks above could not foresee (``/proc``, a full quota) as one line."""
+    return UsageError(f"{option} {path}: cannot be written ({e.strerror or e}) (fix: name a file in an existing, "
+                      "writable folder)")

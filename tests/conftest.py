@@ -17,9 +17,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what the suite reads from the user's home on purpose, kept pointing there when HOME moves
-#: (caches and tool configuration only: installed agents, the compiled launcher, npm, git)
+#: (caches and tool configuration only: installed agents, the compiled launcher, npm, git, pip)
 _KEPT_FROM_HOME = {"ASSAY_AGENTS_DIR": ".cache/assay/agents", "XDG_CACHE_HOME": ".cache", "npm_config_cache": ".npm",
-                   "NPM_CONFIG_USERCONFIG": ".npmrc", "GIT_CONFIG_GLOBAL": ".gitconfig"}
+                   "NPM_CONFIG_USERCONFIG": ".npmrc", "GIT_CONFIG_GLOBAL": ".gitconfig",
+                   "PIP_CONFIG_FILE": ".config/pip/pip.conf"}
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -16,19 +16,19 @@ _QUANTITY = re.compile(r"[+]?(\d+(?:\.\d*)?|\.\d+)(?:Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M
 def dns1123_label(option: str, value: str) -> str | None:
     if len(value) <= 63 and _DNS1123_LABEL.match(value):
         return None
-    return (f"{option} {value!r}: not a DNS-1123 label (fix: at most 63 characters of a-z, 0-9 and '-', "
+    return (f"{option} {value!r}: not a DNS-1123 label (use at most 63 characters of a-z, 0-9 and '-', "
             "starting and ending with a letter or digit)")
 
 
 def port(option: str, value: int) -> str | None:
-    return None if 1 <= value <= 65535 else f"{option} {value}: not a TCP port (fix: a number from 1 to 65535)"
+    return None if 1 <= value <= 65535 else f"{option} {value}: not a TCP port (use a number from 1 to 65535)"
 
 
 def cidr(option: str, value: str) -> str | None:
     try:
         ipaddress.ip_network(value, strict=True)
     except ValueError as e:
-        return f"{option} {value!r}: not a CIDR ({e}) (fix: e.g. 203.0.113.0/24 or 0.0.0.0/0)"
+        return f"{option} {value!r}: not a CIDR ({e}) (use e.g. 203.0.113.0/24 or 0.0.0.0/0)"
     return None
 
 
@@ -37,4 +37,4 @@ def quantity(option: str, value: str, *, memory: bool) -> str | None:
     if m and float(m.group(1)) > 0:
         return None
     example = "8Gi or 512Mi" if memory else "2 or 500m"
-    return f"{option} {value!r}: not a Kubernetes quantity (fix: a positive amount such as {example})"
+    return f"{option} {value!r}: not a Kubernetes quantity (use a positive amount such as {example})"

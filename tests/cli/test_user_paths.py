@@ -39,14 +39,18 @@ def test_export_to_a_path_that_cannot_be_written_is_exit_2_naming_it(calc_suite:
     a_file.write_text("x")
     a_dir = tmp_path / "folder"
     a_dir.mkdir()
-    for target in (a_dir, a_file / "out.jsonl", Path("/proc/assay-export.jsonl"), tmp_path / "missing" / "x.csv"):
+    for target in (a_dir, a_file / "out.jsonl", a_file / "deeper" / "out.jsonl", Path("/proc/assay-export.jsonl")):
         r = assay("export", str(run), "-o", str(target))
         assert r.returncode == 2, (target, r.stderr)
         assert str(target) in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
         assert not Path(str(target) + ".part").exists()
+    made = tmp_path / "new" / "folder" / "rows.jsonl"  # a folder that does not exist yet is made, as for --junit
+    assert assay("export", str(run), "-o", str(made)).returncode == 0 and made.read_text()
 
 
 def test_an_unwritable_junit_path_is_refused_before_any_trial(calc_suite: Path, tmp_path: Path) -> None:
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
     r = assay("run", str(calc_suite), "-a", "nop", "--sandbox", "host", "-o", str(tmp_path / "r"),
-              "--junit", str(tmp_path / "no" / "such" / "j.xml"))
+              "--junit", str(a_file / "j.xml"))
     assert r.returncode == 2 and "--junit" in r.stderr and not (tmp_path / "r").exists()

@@ -171,6 +171,7 @@ def to_file(run_dir: Path, opts: ExportOptions) -> str:
 
 def _to_path(run_dir: Path, opts: ExportOptions) -> str:
     assert opts.out is not None
+    opts.out.parent.mkdir(parents=True, exist_ok=True)  # as --junit and --summary-md do
     if opts.fmt == "parquet":
         _parquet(iter_rows(run_dir), opts.out)
         return f"exported {run_dir} as parquet: {opts.out}"

@@ -125,19 +125,21 @@ def line_of(text: str, loc: Sequence[str | int]) -> int | None:
 
 
 def check_output_path(option: str, path: Path | None) -> None:
-    """An output the user named (``--out``, ``--junit``...) is checked before any work: its folder
-    exists and is writable, and it is not itself a folder; else a usage error naming the path."""
+    """An output the user named (``--out``, ``--junit``...) is checked before any work: it is not a
+    folder, and its folder exists or can be made (the nearest existing one above it is a writable
+    folder); else a usage error naming the path."""
     if path is None or str(path) == "-":
         return
     p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
-    fix = "name a file in an existing, writable folder"
+    fix = "name a file in a writable folder"
     if p.is_dir():
         raise UsageError(f"{option} {p}: is a directory (fix: {fix}, e.g. {p / 'out.jsonl'})")
-    if not parent.is_dir():
-        what = "does not exist" if not parent.exists() else "is not a directory"
-        raise UsageError(f"{option} {p}: the folder {parent} {what} (fix: {fix})")
-    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+    base = p.absolute().parent
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise UsageError(f"{option} {p}: {base} is not a directory (fix: {fix})")
+    if not os.access(base, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{option} {p}: not writable (fix: {fix})")
 
 

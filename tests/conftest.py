@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -9,12 +10,34 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+#: what the suite reads from the user's home on purpose, kept pointing there when HOME moves
+#: (caches and tool configuration only: installed agents, the compiled launcher, npm, git, pip)
+_KEPT_FROM_HOME = {"ASSAY_AGENTS_DIR": ".cache/assay/agents", "XDG_CACHE_HOME": ".cache", "npm_config_cache": ".npm",
+                   "NPM_CONFIG_USERCONFIG": ".npmrc", "GIT_CONFIG_GLOBAL": ".gitconfig",
+                   "PIP_CONFIG_FILE": ".config/pip/pip.conf"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite and every process it starts (assay runs, gateway servers, the local Ray cluster)
+    get a HOME of their own: a ``~/.ray/auth_token`` left by an earlier ``ray start`` made all
+    Ray tests fail authentication on a machine that was not ours."""
+    if os.environ.get("ASSAY_TEST_HOME"):  # already moved (a nested pytest run)
+        return
+    real = Path(os.environ.get("HOME") or Path.home())
+    for var, rel in _KEPT_FROM_HOME.items():
+        if var not in os.environ and (real / rel).exists():
+            os.environ[var] = str(real / rel)
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix="assay-test-home-")
+    os.environ["HOME"] = os.environ["ASSAY_TEST_HOME"] = home
+    config.add_cleanup(lambda: __import__("shutil").rmtree(home, ignore_errors=True))
 
 
 def write_task(suite: Path, task_id: str, *, task: dict[str, Any], prompt: str = "Do the task.",
@@ -88,3 +111,55 @@ def kill_runner_when(proc: subprocess.Popen, ready: Callable[[], bool], why: str
         time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+@contextlib.contextmanager
+def server_process(cmd: list[str], *, grace_s: float = 15, **popen: Any) -> Iterator[subprocess.Popen]:
+    """A server the test starts, in a process group of its own, ended on every path out of the
+    ``with`` (a failure, a pytest-timeout, a server that ignores SIGINT): SIGINT to the group, then
+    SIGKILL to what is left of it. Only the group this helper started is ever signalled."""
+    proc = subprocess.Popen(cmd, start_new_session=True, **popen)
+    try:
+        yield proc
+    finally:
+        end_process_group(proc, grace_s)
+
+
+def end_process_group(proc: subprocess.Popen, grace_s: float = 15) -> None:
+    """Stop ``proc`` (a group leader this test started) and every process left in its group. The
+    leader is reaped last, so its group id cannot be reused by another process meanwhile."""
+    def exited() -> bool:
+        try:
+            return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:  # already reaped (the test waited for it)
+            return True
+
+    if proc.returncode is None and not exited():
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        deadline = time.monotonic() + grace_s
+        while not exited() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if proc.returncode is None:  # the group id is still held by the unreaped leader: safe to signal
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        proc.wait()
+
+
+def read_line_with(proc: subprocess.Popen, prefix: str, timeout_s: float) -> str | None:
+    """The first stdout line of ``proc`` starting with ``prefix``, waiting at most ``timeout_s``
+    in all (a silent server does not hang the test); None if it never came."""
+    import select
+
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if not ready:
+            break
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            return None
+        if line.startswith(prefix):
+            return line
+    return None

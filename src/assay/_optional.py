@@ -14,3 +14,35 @@ def optional_import(name: str) -> ModuleType | None:
         if e.name is not None and (name == e.name or name.startswith(e.name + ".")):
             return None
         raise
+
+
+#: the import names each extra of pyproject.toml provides (what ``missing_extra`` looks for)
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "mcp": ("mcp",),
+    "ray": ("ray",),
+    "observe": ("prometheus_client", "opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),
+    "data": ("pandas", "pyarrow"),
+    "judge": ("krippendorff", "numpy", "scipy"),
+    "local": ("llama_cpp",),
+    "agents": ("zstandard",),
+}
+
+
+def install_hint(extra: str) -> str:
+    """The install that works: assay is installed from a checkout (no published distribution)."""
+    return f"pip install -e '.[{extra}]' in the assay checkout"
+
+
+def missing_extra(extra: str) -> str | None:
+    """``None`` when every package of ``extra`` imports, else one line naming the missing package
+    and the exact install command."""
+    import importlib.util
+
+    for module in EXTRA_MODULES[extra]:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # a parent package is missing
+            found = False
+        if not found:
+            return f"needs the {module.split('.')[0]} package of the assay[{extra}] extra (fix: {install_hint(extra)})"
+    return None

@@ -146,6 +146,11 @@ class Interrupted(TrialError):
     retryable = True
 
 
+#: the share of infrastructure errors above which a run measured the machinery, not the agent
+#: (exit 4) unless ``--max-infra-rate`` says otherwise: fail closed, so a run whose every trial
+#: broke never looks green to CI (docs/cli.md)
+DEFAULT_MAX_INFRA_RATE = 0.2
+
 #: exit codes of the CLI, documented in docs/cli.md (what produces each) and the README.
 EXIT_CODES: dict[str, int] = {
     "ok": 0,

@@ -8,13 +8,13 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from assay.cli.main import _register, app
+from assay.cli.main import new_app
 
 WORKFLOW = Path(__file__).resolve().parents[2] / "examples" / "ci" / "assay.yml"
 
 
 def test_every_assay_option_in_the_example_workflow_exists() -> None:
-    _register()
+    app = new_app(None)
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["evaluate"]["steps"]
     scripts = " ".join(s.get("run", "") for s in steps)
     calls = re.findall(r"\bassay (run|compare|score|verify|doctor)\b(.*?)(?=\bassay (?:run|compare|score|verify|doctor)\b|$)",

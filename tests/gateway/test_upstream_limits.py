@@ -61,6 +61,6 @@ def test_limits_file_is_checked_and_bound_into_the_record(tmp_path: Path, monkey
     assert rec.settings["limits"] == {"*": {"max_concurrency": 4, "requests_per_s": 2}}
     assert rec.settings["retry"] == {"max_retries": 2}
     f.write_text("limits: {'*': {max_concurency: 4}}\n")
-    with pytest.raises(UsageError, match="ASSAY_UPSTREAM_LIMITS.*max_concurency"):
+    with pytest.raises(UsageError, match="limits.yaml.*max_concurency.*ASSAY_UPSTREAM_LIMITS"):
         gateway_record_from_cli("upstream:http://127.0.0.1:9/v1#m", suite)
     assert ModelLimit().max_concurrency >= 1

@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-import yaml
-
 from assay.agents.base import AgentAdapter
-from assay.errors import AgentUnavailable
+from assay.errors import AgentUnavailable, SpecError
 from assay.registry import Declared, Registry, RegistryError
+from assay.spec.user_file import read_user_yaml
 
 Factory = Callable[[dict], AgentAdapter]
 
@@ -68,9 +67,9 @@ def resolve_agent(ref: str, config: dict | None = None) -> AgentAdapter:
         if not path.is_file():
             raise AgentUnavailable(f"agent file {ref!r} not found (fix: pass a registered agent name or an existing YAML file)")
         try:
-            data = yaml.safe_load(path.read_text())
-        except (yaml.YAMLError, UnicodeDecodeError) as e:
-            raise AgentUnavailable(f"{ref}: not valid YAML: {e}") from None
+            data = read_user_yaml(path, what="agent file", fix="a command-agent YAML file, docs/agents.md").data
+        except SpecError as e:
+            raise AgentUnavailable(e.problems[0].render()) from None
         if not isinstance(data, dict):
             raise AgentUnavailable(f"{ref}: top level must be a mapping")
         return CommandAgent(data, source=path)

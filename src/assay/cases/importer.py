@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from assay.cases.bound import bounded
 from assay.cases.draft import apply_correction, draft_task, task_yaml
 from assay.cases.read_jsonl import read_jsonl
 from assay.cases.read_langfuse import read_langfuse
@@ -37,6 +38,7 @@ class ImportReport:
     new: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)  # candidate ids that gained a source (duplicates folded in)
     already: int = 0  # traces already recorded as a source
+    cut: list[dict[str, Any]] = field(default_factory=list)  # what the bounds cut, per trace ({trace_id, cuts})
 
 
 def normalise(text: str) -> str:
@@ -96,9 +98,11 @@ def import_traces(path: Path, fmt: str, cases_dir: Path, *, secrets: dict[str, s
     changed: set[str] = set()
     for raw in traces:
         scrub = Scrubber(dict(secrets or {}))
-        t = scrubbed(raw, scrub)
+        t, cuts = bounded(scrubbed(raw, scrub))
         key = case_key(t)
-        source = {"trace_id": t.trace_id, "format": fmt, "file_sha256": file_digest}
+        source = {"trace_id": t.trace_id, "format": fmt, "file_sha256": file_digest, **({"cut": cuts} if cuts else {})}
+        if cuts:
+            report.cut.append({"trace_id": t.trace_id, "cuts": cuts})
         cid = known.get(key)
         if cid is None:
             cid = "c-" + key[:12]

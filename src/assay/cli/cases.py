@@ -46,6 +46,9 @@ def register(app: typer.Typer) -> None:
                    f"{rep.already} already imported")
         for cid in rep.new:
             typer.echo(f"  new {cid}: {out / 'candidates' / cid / 'draft'}")
+        for c in rep.cut:  # what the import's bounds did not keep (recorded in the candidate's source too)
+            fields = ", ".join(f"{x['field']} ({x.get('chars', x.get('items'))} -> {x['kept']})" for x in c["cuts"])
+            typer.echo(f"  cut from trace {c['trace_id']}: {fields}", err=True)
 
     @cases.command("review")
     def review_cmd(

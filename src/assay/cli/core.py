@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
 
 import typer
 from rich.markup import escape
@@ -15,9 +15,13 @@ from assay.cli.progress import ProgressPlugin
 from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
 from assay.cli.render import make_console, show_run, show_trial, summary_table
 from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
-from assay.errors import RunDirError, UsageError
+from assay.errors import DEFAULT_MAX_INFRA_RATE, RunDirError, UsageError
 from assay.store.rundir import is_disk_full
 from assay.spec.budget import NetworkProfile
+from assay.spec.user_file import check_output_path
+
+if TYPE_CHECKING:
+    from assay.run.exposure import ExposureReport
 
 out = make_console()
 err = make_console(stderr=True)
@@ -27,7 +31,33 @@ def _split(values: list[str]) -> list[str]:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on standard output instead of tables.")]
+
+
+def _settings(ctx: typer.Context) -> dict[str, Any] | None:
+    """Which options came from the project config file or an ``ASSAY_<OPTION>`` variable (bound into
+    the manifest: what shaped a run is recorded, wherever it was said)."""
+    from assay.cli import config
+
+    def source(name: str) -> str:  # by name: typer may carry its own copy of click and its enum
+        src = ctx.get_parameter_source(name)
+        return getattr(src, "name", "")
+
+    from_file = {n: v for n, v in ctx.params.items() if source(n) == "DEFAULT_MAP"}
+    from_env = {}
+    for p in ctx.command.params:
+        if p.name and source(p.name) == "ENVIRONMENT":
+            from_env[str(p.envvar)] = str(ctx.params[p.name])
+    out: dict[str, Any] = {}
+    if from_file and config.LOADED is not None:
+        out["config_file"] = config.LOADED.record(ctx.command.name or "run", from_file)
+    if from_env:
+        out["environment"] = from_env
+    return out or None
+
+
 def run(
+    ctx: typer.Context,
     suite: Annotated[Optional[Path], typer.Argument(help="Suite folder (holding suite.yaml) or a suite package made by `assay pack`.")] = None,
     agent: Annotated[list[str], typer.Option("--agent", "-a", help="Agent name(s) or command-agent YAML; comma-separated or repeated.")] = [],  # noqa: B006
     repeat: Annotated[int, typer.Option("--repeat", "-n", help="Repetitions of every task.")] = 1,
@@ -51,7 +81,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     junit: JunitOpt = None,
     summary_md: SummaryOpt = None,
-    max_infra_rate: MaxInfraOpt = None,
+    max_infra_rate: MaxInfraOpt = DEFAULT_MAX_INFRA_RATE,
     metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
     otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
     executor: Annotated[str, typer.Option(help="local (default) | ray: attempts on a Ray cluster, this process the run directory's one writer.")] = "local",
@@ -60,6 +90,7 @@ def run(
     max_per_agent: Annotated[Optional[int], typer.Option(help="At most this many attempts of one agent at once (recorded).")] = None,
     max_per_model: Annotated[Optional[int], typer.Option(help="At most this many attempts calling the upstream model at once (recorded).")] = None,
     deadline: Annotated[Optional[float], typer.Option(help="Campaign deadline in seconds: what is still running then is closed, recorded as `deadline`.")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Run a suite against one or more agents and write a run directory (exit 6 when the run
     budget stopped it with trials pending, 5 when nothing was scored, 4 above --max-infra-rate,
@@ -73,6 +104,8 @@ def run(
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
     run_budget = run_budget_from_cli(max_cost, max_tokens)
+    check_output_path("--junit", junit)  # before any trial: a run is never lost to an unwritable report path
+    check_output_path("--summary-md", summary_md)
     from assay.cli.observe import run_plugins
 
     progress = ProgressPlugin(err, enabled=not quiet)
@@ -103,12 +136,18 @@ def run(
                                            variants=variants, tasks=task or None, track=track,
                                            keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget,
                                            executor=where, seed=seed, max_per_agent=max_per_agent,
-                                           max_per_model=max_per_model, deadline_s=deadline))
+                                           max_per_model=max_per_model, deadline_s=deadline,
+                                           settings=_settings(ctx)))
+    for note in outcome.notes:
+        err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     if not outcome.manifest.sandbox.isolated:
-        out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
+        (err if as_json else out).print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)
-    out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}"))
-    out.print(f"run directory: {outcome.run_dir.path}")
+    if as_json:
+        print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": doc.dump()}, indent=1))
+    else:
+        out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}"))
+        out.print(f"run directory: {outcome.run_dir.path}")
     check_budget(outcome)
     check_run(doc, max_infra_rate=max_infra_rate)
 
@@ -160,12 +199,25 @@ def validate(
                                                               "as every agent kind, and fail if anything of the "
                                                               "task's private files, expected values, the run "
                                                               "directory or the harness scratch is reachable.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Check that the oracle passes every task and the do-nothing agent fails every task."""
     from assay.run.validate import validate_suite
 
-    leaked = exposure and not show_exposure(suite, sandbox=sandbox, jobs=jobs)
+    exposed = show_exposure(suite, sandbox=sandbox, jobs=jobs, quiet=as_json) if exposure else None
+    leaked = exposed is not None and not exposed.ok
     report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs, mutants=mutants, judge_model=judge_model)
+    if as_json:
+        extra = {"exposure": {"ok": exposed.ok, "probed": len(exposed.audited), "not_probed": exposed.not_audited,
+                              "leaks": [vars(x) for x in exposed.leaks]}} if exposed is not None else {}
+        print(json.dumps({"suite": str(report.suite), "ok": report.ok and not leaked, **extra, "verdicts": [
+            {"task": v.task_id, "variant": v.variant, "ok": v.ok, "trust": v.trust_summary,
+             "oracle": v.oracle.end_state.value if v.oracle else None, "nop": v.nop.end_state.value if v.nop else None,
+             "problems": list(v.problems), **({"mutants": len(v.mutants), "survivors": len(v.survivors)} if mutants else {})}
+            for v in report.verdicts]}, indent=1))
+        if not report.ok or leaked:
+            raise typer.Exit(1)
+        return
     t = Table(title=f"validate {report.suite}")
     cols = ("task", "variant", "oracle", "nop", "trust", *(("mutants killed",) if mutants else ()), "verdict")
     for col in cols:
@@ -187,8 +239,8 @@ def validate(
     out.print(f"all {len(report.verdicts)} task variant(s) valid")
 
 
-def show_exposure(suite: Path, *, sandbox: str | None, jobs: int) -> bool:
-    """Run the exposure audit and print what it found; whether nothing leaked."""
+def show_exposure(suite: Path, *, sandbox: str | None, jobs: int, quiet: bool = False) -> ExposureReport:
+    """Run the exposure audit and (unless ``quiet``) print what it found."""
     from assay.run.exposure import audit_exposure
     from assay.sandbox.registry import default_backend_name, get_backend
 
@@ -197,6 +249,8 @@ def show_exposure(suite: Path, *, sandbox: str | None, jobs: int) -> bool:
         raise UsageError(f"--exposure needs an isolated sandbox: {name!r} shows the agent the whole host "
                          "(fix: install bubblewrap, or pass --sandbox bwrap)")
     rep = audit_exposure(suite, sandbox=name, jobs=jobs)
+    if quiet:
+        return rep
     agents = sorted({a for _, _, a in rep.audited})
     out.print(f"exposure: {len(rep.audited)} sandbox(es) probed as {', '.join(agents) or 'no agent'}", highlight=False)
     for note in rep.not_audited:
@@ -207,7 +261,7 @@ def show_exposure(suite: Path, *, sandbox: str | None, jobs: int) -> bool:
         out.print("[red]exposure[/]: no probe ran, so nothing was shown to be private", highlight=False)
     elif not rep.leaks:
         out.print("exposure: nothing of the tasks, the run directory or the scratch was reachable", highlight=False)
-    return rep.ok
+    return rep
 
 
 def show(
@@ -216,12 +270,18 @@ def show(
     events: Annotated[int, typer.Option(help="Maximum trace events shown.")] = 200,
     diff: Annotated[bool, typer.Option("--diff", help="Show the files each attempt added, changed and deleted.")] = False,
     attempt: Annotated[Optional[int], typer.Option(help="Only this attempt (with --diff).")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Show a run's results, or one trial's evidence."""
     from assay.cli.diffview import show_diff
     from assay.store.rundir import RunDir
 
     rd = RunDir.open(run_dir)
+    if as_json:
+        from assay.cli.show_json import show_json
+
+        print(json.dumps(show_json(rd, trial), indent=1))
+        return
     if trial is None:
         if diff:
             raise UsageError("--diff shows one trial: give its id (`assay show RUN` lists them)")
@@ -268,12 +328,19 @@ def _image_problems(run_dir: Path) -> list[str]:
 def verify(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     expect: Annotated[Optional[str], typer.Option(help="The run digest recorded earlier; any difference fails (exit 3).")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Recompute every digest of a run directory and report files changed after the run."""
     from assay.store.integrity import verify_run
 
     report = verify_run(run_dir, expect=expect)
     report.problems += _image_problems(run_dir)
+    if as_json:
+        print(json.dumps({"ok": report.ok, "checked": report.checked, "digest": report.digest,
+                          "problems": report.problems}, indent=1))
+        if not report.ok:
+            raise typer.Exit(3)
+        return
     for p in report.problems:
         out.print(f"[red]CHANGED[/] {escape(p)}", highlight=False, soft_wrap=True)
     out.print(f"run digest: {report.digest}", highlight=False, soft_wrap=True)
@@ -314,8 +381,23 @@ def index(
     out.print(t)
 
 
+def with_environment(command: Any, prefix: str = "ASSAY_") -> Any:
+    """Every option of ``command`` also settable as ``ASSAY_<OPTION>`` (``--max-infra-rate`` is
+    ``ASSAY_MAX_INFRA_RATE``); a command-line value wins, then the variable, then the config file."""
+    import inspect
+    import typing
+
+    hints = typing.get_type_hints(command, include_extras=True)  # evaluated once, kept: typer reads these
+    for param in inspect.signature(command).parameters.values():
+        for info in getattr(hints.get(param.name), "__metadata__", ()):
+            if isinstance(info, typer.models.OptionInfo) and info.envvar is None:
+                info.envvar = prefix + param.name.upper()
+    command.__annotations__ = hints
+    return command
+
+
 def register(app: typer.Typer) -> None:
-    app.command()(run)
+    app.command()(with_environment(run))
     app.command()(validate)
     app.command()(show)
     app.command()(schema)

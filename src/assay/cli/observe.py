@@ -9,9 +9,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from assay._optional import install_hint
 from assay.errors import UsageError
 
-EXTRA = "pip install 'assay[observe]'"
+EXTRA = install_hint("observe")
 
 
 def _need(module: str) -> None:

@@ -9,13 +9,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from assay.errors import GateFailed, NothingToCompare, UsageError
+from assay.errors import DEFAULT_MAX_INFRA_RATE, GateFailed, NothingToCompare, UsageError
 
 JunitOpt = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file (one testcase per trial).")]
 SummaryOpt = Annotated[Optional[Path], typer.Option(
     "--summary-md", help="Write a Markdown summary (gate, flipped tasks, headline); $GITHUB_STEP_SUMMARY is also honoured.")]
-MaxInfraOpt = Annotated[Optional[float], typer.Option(
-    "--max-infra-rate", min=0.0, max=1.0, help="Exit 4 when more than this share of scored trials are infra errors.")]
+MaxInfraOpt = Annotated[float, typer.Option(
+    "--max-infra-rate", min=0.0, max=1.0,
+    help="Exit 4 when more than this share of scored trials are infra errors (1 accepts any).")]
 PairOpt = Annotated[list[str], typer.Option("--pair", help="Pair agents across runs: BASELINE=CANDIDATE (repeatable).")]
 SuiteChangeOpt = Annotated[bool, typer.Option(
     "--allow-suite-change", help="Compare runs of different suites, pairing tasks by digest (changed tasks left out).")]
@@ -36,7 +37,7 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print the score document instead of the summary.")] = False,
     junit: JunitOpt = None,
     summary_md: SummaryOpt = None,
-    max_infra_rate: MaxInfraOpt = None,
+    max_infra_rate: MaxInfraOpt = DEFAULT_MAX_INFRA_RATE,
 ) -> None:
     """Score a run into a new numbered score version (scores/score-NNNN.json); older versions stay."""
     from assay.report.ci import write_ci_outputs
@@ -44,7 +45,10 @@ def score(
     from assay.report.markdown import render_summary
     from assay.score import read_score, write_score
     from assay.score.gates import check_run
+    from assay.spec.user_file import check_output_path
 
+    check_output_path("--junit", junit)
+    check_output_path("--summary-md", summary_md)
     path = write_score(run_dir)
     doc = read_score(path)
     if as_json:

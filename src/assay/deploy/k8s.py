@@ -16,6 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.deploy import k8s_check
 from assay.errors import UsageError
 
 #: the Ray resource the sandbox workers advertise (their attempt slots); the Ray executor schedules on it
@@ -65,6 +66,15 @@ class RenderOptions:
                             ("--deadline-s", self.deadline_s)):
             if value < 1:
                 problems.append(f"{name}: must be at least 1, not {value}")
+        problems.extend(p for p in (
+            k8s_check.dns1123_label("--namespace", self.namespace), k8s_check.dns1123_label("--name", self.name),
+            k8s_check.dns1123_label("--key-secret", self.key_secret),
+            k8s_check.port("--upstream-port", self.upstream_port), k8s_check.cidr("--upstream-cidr", self.upstream_cidr),
+            k8s_check.quantity("--worker-cpu", self.worker_cpu, memory=False),
+            k8s_check.quantity("--head-cpu", self.head_cpu, memory=False),
+            k8s_check.quantity("--worker-memory", self.worker_memory, memory=True),
+            k8s_check.quantity("--head-memory", self.head_memory, memory=True),
+            k8s_check.quantity("--runs-storage", self.runs_storage, memory=True)) if p)
         if problems:
             raise UsageError("; ".join(problems) + " (fix: see `assay k8s render --help`)")
 

@@ -19,16 +19,17 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from assay.errors import UsageError
+from assay.errors import SpecError, UsageError
 from assay.gateway.backends.base import MODEL_BACKENDS
 from assay.gateway.script import load_script
 from assay.spec.digest import sha256_file
 from assay.spec.faults import FaultSpec
 from assay.spec.load import LoadedSuite
 from assay.spec.manifest import GatewayRecord
+from assay.spec.prices import PRICE_FIX, check_prices, price_problem
+from assay.spec.user_file import UserFile, read_user_yaml
 
 UPSTREAM_KEY_ENV = "ASSAY_UPSTREAM_API_KEY"
 PRICES_ENV = "ASSAY_GATEWAY_PRICES"
@@ -39,38 +40,42 @@ SCRIPTED_PRICES = {"assay-scripted": {"input": 1.0, "output": 2.0, "cached": 0.1
 FIX = "use scripted, replay:RUN_DIR_OR_FILE, upstream:BASE_URL[#model] or local[:MODEL.gguf]"
 
 
-def _env_file(var: str, override: Path | None = None) -> Any:
+def _user_file(var: str, override: Path | None, fix: str) -> UserFile | None:
+    """The file given by option (``override``) or else by the environment variable ``var``; every
+    problem names the file (and the variable when it came from there)."""
     path = str(override) if override is not None else os.environ.get(var)
     if not path:
         return None
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{var}={path}: file not found (fix: point {var} at an existing YAML/JSON file or unset it)")
+    via = "" if override is not None else var
     try:
-        return yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise UsageError(f"{var}={path}: not valid YAML/JSON: {e}") from None
+        return read_user_yaml(Path(path), what="file", fix=fix, via=via)
+    except SpecError as e:
+        if via:
+            e.problems[0].message += f" (file named by {var})"
+        raise SpecError(e.problems) from None
 
 
 def faults_setting(path: Path | None = None) -> list[FaultSpec]:
-    data = _env_file(FAULTS_ENV, path)
-    if data is None:
+    fix = "a YAML list of {kind, on_call, times, status, retry_after_s, delay_s}"
+    f = _user_file(FAULTS_ENV, path, fix)
+    if f is None or f.data is None:
         return []
     try:
-        return TypeAdapter(list[FaultSpec]).validate_python(data)
+        return TypeAdapter(list[FaultSpec]).validate_python(f.data)
     except ValidationError as e:
-        first = e.errors()[0]
-        raise UsageError(f"{FAULTS_ENV}: {'.'.join(map(str, first['loc']))}: {first['msg']} "
-                         "(fix: a YAML list of {kind, on_call, times, status, retry_after_s, delay_s})") from None
+        raise f.invalid(e, fix) from None
 
 
 def prices_setting(default: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
-    data = _env_file(PRICES_ENV, path)
-    if data is None:
+    f = _user_file(PRICES_ENV, path, PRICE_FIX)
+    if f is None or f.data is None:
         return default
-    if not isinstance(data, dict):
-        raise UsageError(f"{PRICES_ENV}: must map model ids to {{input, output, cached}} USD per million tokens")
-    return {**default, **data}
+    try:
+        return {**default, **check_prices(f.data)}
+    except TypeError as e:
+        raise f.problem([], str(e), PRICE_FIX) from None
+    except ValidationError as e:
+        raise f.invalid(e, PRICE_FIX) from None
 
 
 def _limits() -> dict[str, Any]:
@@ -78,18 +83,19 @@ def _limits() -> dict[str, Any]:
     max_s, statuses}}`` from ``ASSAY_UPSTREAM_LIMITS``, checked here so a typo is a usage error."""
     from assay.gateway.upstream_limits import ModelLimit, RetryPolicy
 
-    data = _env_file(LIMITS_ENV)
-    if data is None:
+    fix = "{limits: {MODEL: {max_concurrency, requests_per_s, burst}}, retry: {max_retries, base_s, max_s, statuses}}"
+    f = _user_file(LIMITS_ENV, None, fix)
+    if f is None or f.data is None:
         return {}
-    fix = f"(fix: {LIMITS_ENV} holds {{limits: {{MODEL: {{max_concurrency, requests_per_s, burst}}}}, retry: {{max_retries, base_s, max_s, statuses}}}})"
+    data = f.data
     if not isinstance(data, dict) or set(data) - {"limits", "retry"}:
-        raise UsageError(f"{LIMITS_ENV}: only the keys limits and retry are allowed {fix}")
+        raise f.problem([], "only the keys limits and retry are allowed", fix)
     try:
         for model, conf in (data.get("limits") or {}).items():
             ModelLimit(**conf)
         RetryPolicy.from_settings(data.get("retry"))
     except (TypeError, ValueError, AttributeError) as e:
-        raise UsageError(f"{LIMITS_ENV}: {e} {fix}") from None
+        raise f.problem([], str(e), fix) from None
     return {k: data[k] for k in ("limits", "retry") if data.get(k)}
 
 
@@ -117,6 +123,10 @@ def replay_record(arg: str) -> GatewayRecord:
         except ValueError as e:
             raise UsageError(f"replay:{arg}: manifest.json does not parse: {e}") from None
         gw = recorded.get("gateway") or {}
+        bad = price_problem(gw.get("prices") or {})
+        if bad is not None:
+            raise UsageError(f"replay:{arg}: {src / 'manifest.json'}: gateway.prices.{bad} (fix: the recorded "
+                             f"price table must be {PRICE_FIX}; replay a run whose manifest is intact)")
         return GatewayRecord(backend="replay", model=gw.get("model") or "replay", vendor_tier="replay",
                              settings={"source": str(src), "kind": "run_dir", "source_run_id": recorded.get("run_id"),
                                        "source_backend": gw.get("backend")},

@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.errors import SpecError, SpecProblem
+from assay.spec.user_file import read_user_yaml
 
 
 class ScriptToolCall(BaseModel):
@@ -45,13 +45,8 @@ def load_script(path: Path) -> ModelScript:
     """Load and check a script; problems name the file, the field and the fix."""
     if not path.is_file():
         raise SpecError([SpecProblem(str(path), "", "model script not found", "create it or fix `model_script:`")])
+    f = read_user_yaml(path, what="model script", fix="see the scripted model format in docs/gateway.md")
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise SpecError([SpecProblem(str(path), "", f"not valid YAML: {e}", "fix the YAML syntax")]) from None
-    try:
-        return ModelScript.model_validate(data)
+        return ModelScript.model_validate(f.data)
     except ValidationError as e:
-        raise SpecError([SpecProblem(str(path), ".".join(str(x) for x in err["loc"]), err["msg"],
-                                     "see the scripted model format in docs/gateway.md")
-                         for err in e.errors()]) from None
+        raise f.invalid(e, "see the scripted model format in docs/gateway.md") from None

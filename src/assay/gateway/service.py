@@ -7,6 +7,7 @@ import os
 import secrets as _secrets
 from typing import Any
 
+from assay.errors import GatewayError
 from assay.gateway.backends.base import ModelBackend, make_backend
 from assay.gateway.faults import FaultPlan
 from assay.gateway.server import GatewayApp, ServerThread
@@ -15,6 +16,7 @@ from assay.harness.services import AttemptHandle, HarnessService, ServiceSession
 from assay.harness.wiring import GatewayWiring, Wiring
 from assay.sandbox.base import Endpoint
 from assay.spec.manifest import GatewayRecord, RunManifest
+from assay.spec.prices import PRICE_FIX, price_problem
 
 ENDPOINT = "gateway"
 #: the gateway's listen address (default loopback, an ephemeral port); on a cluster the head
@@ -91,6 +93,10 @@ class GatewayService(HarnessService):
 
     # ------------------------------------------------------------------ sessions
     def open_session(self, handle: AttemptHandle | None, *, key: str | None = None) -> GatewaySession:
+        bad = price_problem(self.record.prices)
+        if bad is not None:  # the harness's configuration, never the agent's failure: infra_error before it starts
+            raise GatewayError(f"harness configuration: the gateway's price table (manifest gateway.prices) is "
+                               f"invalid: {bad} (fix: {PRICE_FIX})", reason="harness_config")
         key = key or new_key()
         faults = list(self.record.faults) + (list(handle.task.spec.faults) if handle else [])
         sess = GatewaySession(

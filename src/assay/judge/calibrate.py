@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import yaml
 from pydantic import ValidationError
 
 from assay.errors import SpecError, SpecProblem
@@ -21,25 +20,22 @@ from assay.judge import agreement as ag
 from assay.judge.client import JudgeClient, JudgeOutputError
 from assay.spec.digest import sha256_file
 from assay.spec.judge import SWAPPED, Agreement, CalibrationRecord, CalibrationSet, JudgeSpec, Thresholds
+from assay.spec.user_file import read_user_yaml
 
 
 _TYPES = {"int", "str", "float", "bool"}
 
 
 def _load(path: Path, model: type, what: str):  # noqa: ANN202 - returns the model instance
-    if not path.is_file():
-        raise SpecError([SpecProblem(str(path), "", f"{what} not found", "pass an existing YAML file")])
+    f = read_user_yaml(path, what=what, fix="see docs/judge.md for the format")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise SpecError([SpecProblem(str(path), "", f"not valid UTF-8 YAML: {e}", "fix the file")]) from None
-    try:
-        return model.model_validate(data)
+        return model.model_validate(f.data)
     except ValidationError as e:
         problems: dict[str, SpecProblem] = {}
         for err in e.errors():  # a union error names each member type: keep the field path, once
-            loc = ".".join(str(x) for x in err["loc"] if isinstance(x, int) or (x.isidentifier() and x not in _TYPES))
-            problems.setdefault(loc, SpecProblem(str(path), loc, err["msg"], "see docs/judge.md for the format"))
+            loc = [x for x in err["loc"] if isinstance(x, int) or (x.isidentifier() and x not in _TYPES)]
+            key = ".".join(map(str, loc))
+            problems.setdefault(key, SpecProblem(str(path), f.where(loc), err["msg"], "see docs/judge.md for the format"))
         raise SpecError(list(problems.values())) from None
 
 

@@ -3,7 +3,7 @@
 Rows follow the scorer's rules so a reader can recompute every figure: every attempt is a row
 (retried ones included, ``final`` marks the trial's result), and a planned trial without any
 result is a row with ``attempt = 0``, ``end_state = infra_error`` and ``reason = missing``.
-Formats: JSON Lines and CSV (standard library), Parquet (pyarrow, ``pip install 'assay[data]'``).
+Formats: JSON Lines and CSV (standard library), Parquet (pyarrow, ``pip install -e '.[data]'`` in the assay checkout).
 Export targets are a registry (``--to``): ``file`` is built in; other targets (an observability
 platform, say) register under the ``assay.export_targets`` entry-point group.
 """
@@ -22,6 +22,7 @@ from assay.errors import UsageError
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
 from assay.spec.results import AttemptResult
+from assay.spec.user_file import check_output_path, unwritable
 from assay.store.rundir import TRIALS, RunDir
 
 EXPORT_SCHEMA = "assay.results/1"
@@ -133,7 +134,7 @@ def _parquet(rows: Iterator[dict[str, Any]], path: Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise UsageError("--format parquet needs pyarrow (fix: pip install 'assay[data]')") from None
+        raise UsageError("--format parquet needs pyarrow (fix: pip install -e '.[data]' in the assay checkout)") from None
     types = {"str": pa.string(), "str?": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
     schema = pa.schema([(c, types[t]) for c, (t, _) in COLUMNS.items()], metadata={"schema": EXPORT_SCHEMA})
     pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), path)
@@ -148,20 +149,33 @@ class ExportOptions:
 
 
 def to_file(run_dir: Path, opts: ExportOptions) -> str:
-    """The built-in target: a JSONL, CSV or Parquet file (or standard output)."""
+    """The built-in target: a JSONL, CSV or Parquet file (or standard output); an output that
+    cannot be written is a usage error naming it, and leaves no half file."""
     if opts.fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {opts.fmt!r}")
     to_stdout = opts.out is None or str(opts.out) == "-"
+    if not to_stdout:
+        check_output_path("--out", opts.out)
+        try:
+            return _to_path(run_dir, opts)
+        except OSError as e:
+            if opts.out is not None:
+                opts.out.with_name(opts.out.name + ".part").unlink(missing_ok=True)
+            raise unwritable("--out", opts.out, e) from None  # type: ignore[arg-type]
     if opts.fmt == "parquet":
-        if to_stdout:
-            raise UsageError("--format parquet writes a file (fix: add --out FILE.parquet)")
-        _parquet(iter_rows(run_dir), opts.out)  # type: ignore[arg-type]
+        raise UsageError("--format parquet writes a file (fix: add --out FILE.parquet)")
+    writer = _jsonl if opts.fmt == "jsonl" else _csv
+    writer(iter_rows(run_dir), sys.stdout)  # type: ignore[arg-type]
+    return ""
+
+
+def _to_path(run_dir: Path, opts: ExportOptions) -> str:
+    assert opts.out is not None
+    opts.out.parent.mkdir(parents=True, exist_ok=True)  # as --junit and --summary-md do
+    if opts.fmt == "parquet":
+        _parquet(iter_rows(run_dir), opts.out)
         return f"exported {run_dir} as parquet: {opts.out}"
     writer = _jsonl if opts.fmt == "jsonl" else _csv
-    if to_stdout:
-        writer(iter_rows(run_dir), sys.stdout)  # type: ignore[arg-type]
-        return ""
-    assert opts.out is not None
     tmp = opts.out.with_name(opts.out.name + ".part")
     with open(tmp, "w", encoding="utf-8", newline="") as f:
         writer(iter_rows(run_dir), f)  # type: ignore[arg-type]
@@ -186,11 +200,11 @@ def export_run(run_dir: Path | str, opts: ExportOptions, *, to: str = "file", ve
 
 
 def load_results(run_dir: Path | str) -> Any:
-    """The run's attempts as a pandas DataFrame (``assay.results/1`` columns; ``pip install 'assay[data]'``)."""
+    """The run's attempts as a pandas DataFrame (``assay.results/1`` columns; ``pip install -e '.[data]'`` in the assay checkout)."""
     try:
         import pandas as pd
     except ImportError:
-        raise UsageError("load_results needs pandas (fix: pip install 'assay[data]')") from None
+        raise UsageError("load_results needs pandas (fix: pip install -e '.[data]' in the assay checkout)") from None
     from assay.score.engine import check_integrity
 
     rd = RunDir.open(run_dir)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay._optional import missing_extra
 from assay.errors import RunDirError, UsageError
 from assay.run.closing import closed_attempt
 from assay.run.executor import RetryPolicy, close_interrupted
@@ -42,7 +43,7 @@ try:
     from ray.exceptions import RayActorError
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 except ModuleNotFoundError as e:  # pragma: no cover - the extra is missing
-    raise UsageError("--executor ray needs Ray: pip install 'assay[ray]'") from e
+    raise UsageError(f"--executor ray {missing_extra('ray')}") from e
 
 #: the custom resource a sandbox node advertises (its count: attempts at once); the k8s render uses it
 SANDBOX_RESOURCE = "assay_sandbox"

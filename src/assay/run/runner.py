@@ -21,6 +21,7 @@ from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, 
                                    record_stop)
 from assay.run.closing import within_deadline
 from assay.run.executor import RetryPolicy, execute, pending_trials
+from assay.run.extras import check_extras
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
 from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve_agents  # noqa: F401 - re-exported
@@ -37,6 +38,7 @@ from assay.spec.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxR
 from assay.spec.results import AttemptResult
 from assay.spec.run_budget import RunBudget
 from assay.store.lock import run_lock
+from assay.store.resume_check import prepare_resume
 from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
@@ -68,6 +70,7 @@ class RunOptions:
     max_per_agent: int | None = None
     max_per_model: int | None = None
     deadline_s: float | None = None  # campaign deadline, from the start of execution
+    settings: dict[str, Any] | None = None  # where options came from besides the command line (config file, ASSAY_*)
     run_budget: RunBudget | None = None  # --max-cost / --max-tokens over the whole run
 
 
@@ -78,6 +81,7 @@ class RunOutcome:
     results: list[AttemptResult]
     hook_failures: list[HookFailure] = field(default_factory=list)  # plugins that raised (recorded, ignored)
     budget: BudgetOutcome | None = None  # the run budget, when the run has one
+    notes: list[str] = field(default_factory=list)  # what a resume repaired or removed first, to be said
 
 
 def new_run_id(suite: LoadedSuite) -> str:
@@ -150,6 +154,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
     if needs and opts.model is None:
         raise UsageError(f"agent(s) {needs} need a model: pass --model (e.g. --model scripted)")
     plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=opts.tasks)
+    check_extras(suite, plan, opts.executor.name)
     backend_name = opts.sandbox or default_backend_name()
     images = environments_ready(suite, opts.tasks, backend_name)
     backend = get_backend(backend_name)  # the run's one backend object: checked here, used by every attempt
@@ -165,6 +170,7 @@ def start_run(opts: RunOptions) -> RunOutcome:
                         max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
                         executor=opts.executor.name, deadline_s=opts.deadline_s), judge=judge,
         environments={tid: env_runtime.record(info, tid) for tid, info in images.items()},
+        extra={"settings": opts.settings} if opts.settings else None,
     ).model_copy(update={"run_budget": budget})
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)
@@ -189,6 +195,7 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
                    executor: ExecutorOptions, run_budget: RunBudget | None = None) -> RunOutcome:
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
+    notes = prepare_resume(rd)  # a torn ledger line repaired or refused (exit 3), killed writes' temp files
     manifest = rd.manifest()
     suite = load_suite(manifest.suite["path"])
     if suite.digest != manifest.suite["digest"]:
@@ -201,10 +208,13 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
         if rec.version != info.version:
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
+    check_extras(suite, plan, executor.name)
     environments_ready(suite, None, manifest.sandbox.backend)  # an image pruned since is built again
     change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
-    return _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
-                    get_backend(manifest.sandbox.backend), executor)
+    outcome = _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
+                       get_backend(manifest.sandbox.backend), executor)
+    outcome.notes[:0] = notes
+    return outcome
 
 
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],

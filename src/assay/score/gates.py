@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assay.errors import InfraRateExceeded, NothingToCompare, UsageError
+from assay.errors import DEFAULT_MAX_INFRA_RATE, InfraRateExceeded, NothingToCompare, UsageError
 from assay.spec.comparison import GateCheck, MetricDelta
 from assay.spec.scores import ScoreDocument
 
@@ -89,14 +89,16 @@ def infra_rate(doc: ScoreDocument) -> float | None:
     return sum(a.availability.infra_trials for a in doc.agents.values()) / scored if scored else None
 
 
-def check_run(doc: ScoreDocument, *, max_infra_rate: float | None = None) -> None:
+def check_run(doc: ScoreDocument, *, max_infra_rate: float | None = DEFAULT_MAX_INFRA_RATE) -> None:
     """The verdicts of a run or a scoring, as exceptions the CLI maps to exit codes: zero scored
-    trials is exit 5 (never a pass), infrastructure errors above ``max_infra_rate`` exit 4."""
+    trials is exit 5 (never a pass), infrastructure errors above ``max_infra_rate`` (default
+    :data:`DEFAULT_MAX_INFRA_RATE`; None: never) exit 4."""
     rate = infra_rate(doc)
     if rate is None:
         raise NothingToCompare(f"run {doc.run_id}: zero scored trials (nothing ran, or every trial was skipped); "
                                "there is no rate and no interval")
     if max_infra_rate is not None and rate > max_infra_rate:
         n = sum(a.availability.infra_trials for a in doc.agents.values())
+        default = " (the default; --max-infra-rate 1 accepts any)" if max_infra_rate == DEFAULT_MAX_INFRA_RATE else ""
         raise InfraRateExceeded(f"run {doc.run_id}: {n} infrastructure error(s), {100 * rate:.1f}% of the scored "
-                                f"trials, above --max-infra-rate {max_infra_rate:g}; the run measured the machinery")
+                                f"trials, above --max-infra-rate {max_infra_rate:g}{default}; the run measured the machinery")

@@ -189,7 +189,13 @@ def _check_links(task_dir: Path, spec: TaskSpec, suite_root: Path | None, proble
         if not p.is_symlink():
             continue
         fence = workspace if p.is_relative_to(workspace) else fence_all
-        if not _inside(fence, p):
+        try:
+            inside = _inside(fence, p)
+        except (RuntimeError, OSError):  # a loop of links (Python raises RuntimeError, newer ones OSError)
+            problems.append(SpecProblem(str(p), "", f"symbolic link to {os.readlink(p)!r} is a loop of links "
+                                        "that never reaches a file", "remove the link or point it at a file"))
+            continue
+        if not inside:
             where = "the workspace" if fence is workspace else "the suite"
             problems.append(SpecProblem(str(p), "", f"symbolic link to {os.readlink(p)!r} points out of {where}",
                                         "replace the link with a copy of the file it points to"))
@@ -279,7 +285,12 @@ def _check_paths(task_dir: Path, spec: TaskSpec, file: Path, problems: list[Spec
         if rel is None:
             return
         fence = task_dir / within if within else task_dir
-        p = (fence / rel).resolve()
+        try:
+            p = (fence / rel).resolve()
+        except (RuntimeError, OSError):
+            problems.append(SpecProblem(str(file), field_name, f"path {rel!r} is a loop of symbolic links",
+                                        "point it at a real file"))
+            return
         if _escapes(rel) or not p.is_relative_to(fence.resolve()):
             inside = f"the task's {within}/ folder" if within else "the task folder"
             problems.append(SpecProblem(str(file), field_name, f"path {rel!r} leaves {inside}", f"use a path inside {inside}"))

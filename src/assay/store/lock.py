@@ -4,7 +4,9 @@ A second runner on the same run directory would close the first one's live attem
 "interrupted" and race it for attempt numbers. The runner holds an exclusive ``flock`` on
 ``RUN_DIR/runner.lock`` for as long as it runs; the kernel drops it when the process dies (even
 by ``kill -9``), so a crashed run is never locked out of its resume. The lock file is not
-evidence: it is left in place (removing a lock file races other openers) and never checked.
+evidence: it is left in place (removing a lock file races other openers) and never checked. It
+is created empty once and never written: a resume that has nothing to do leaves the run
+directory as it was (the holder's pid, for the refusal message, comes from ``/proc/locks``).
 """
 
 from __future__ import annotations
@@ -28,19 +30,20 @@ class RunLock:
 
     def acquire(self) -> "RunLock":
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            try:  # an existing lock file is only read: flock needs no write access, and nothing changes
+                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            except FileNotFoundError:
+                fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         except OSError as e:
             raise RunDirError(f"{self.path}: cannot open the run lock ({e.strerror}); is the run directory writable?") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            holder = _holder(fd) or os.pread(fd, 64, 0).decode(errors="replace").strip()
             os.close(fd)
             raise RunDirError(f"{self.path.parent} is being run by another assay runner"
                               f"{f' (pid {holder})' if holder.isdigit() else ''}; wait for it to finish, "
                               "or stop it and then `assay run --resume`") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
         return self
 
@@ -59,6 +62,21 @@ class RunLock:
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
         self.release()
+
+
+def _holder(fd: int) -> str:
+    """The pid holding a flock on the file of ``fd`` (Linux ``/proc/locks``), or ""."""
+    st = os.fstat(fd)
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                parts = line.split()
+                if "FLOCK" in parts and len(parts) >= 6 and parts[5] == dev:
+                    return parts[4]
+    except OSError:
+        pass
+    return ""
 
 
 def run_lock(run_dir: Path | str) -> RunLock:

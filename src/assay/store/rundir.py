@@ -201,6 +201,15 @@ class RunDir:
         if self._sealed is not None:
             self._sealed[rel] = digest
 
+    @staticmethod
+    def ledger_record(line: str) -> tuple[str, str] | None:
+        """(path, sha256) of one ledger line, or None when it is not such a record."""
+        return _ledger_record(line)
+
+    def reseal(self, rel: str, digest: str, extra: dict[str, Any]) -> None:
+        """Record a digest already proven for ``rel`` (a torn line's repair; ``extra`` says why)."""
+        self._record(rel, digest, extra)
+
     def ledger(self) -> dict[str, str]:
         """Latest sealed digest per path (a torn last line from a killed runner is ignored)."""
         out: dict[str, str] = {}

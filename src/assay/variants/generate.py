@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from assay.errors import SpecError, SpecProblem, UsageError
+from assay.errors import UsageError
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests
 from assay.spec.load import SUITE_FILE, TASK_FILE, LoadedTask, load_suite, load_task
 from assay.variants.rules import ExpectChange, RuleSet, Swap, VariantRule
@@ -170,10 +170,9 @@ def generate(task_dirs: list[Path], rules: RuleSet, out: Path) -> VariantSet:
     root = roots.pop()
     suite = load_suite(root)
     tasks = [load_task(d.resolve(), suite=suite.spec) for d in task_dirs]
-    unknown = sorted({t for r in rules.rules for t in (r.tasks or []) if t not in {x.id for x in tasks}})
-    if unknown:
-        raise SpecError([SpecProblem("rules", "tasks", f"rule names task(s) {unknown} not given",
-                                     "pass those task folders or remove them from the rule")])
+    unknown = rules.unknown_tasks({x.id for x in tasks})
+    if unknown is not None:
+        raise unknown
     vset = VariantSet(suite=suite.spec.name, base_suite_version=suite.spec.version)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".variants-") as tmp:

@@ -18,13 +18,13 @@ restraint case that must ask or refuse and change nothing.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, ValidationError, field_validator
 
 from assay.errors import SpecError, SpecProblem
 from assay.spec.digest import sha256_json
+from assay.spec.user_file import UserFile, read_user_yaml
 from assay.spec.task import check_id
 from assay.spec.worlds import REASON_CODE
 
@@ -77,7 +77,22 @@ class Glossary(_Step):
     glossary: dict[str, str] = Field(min_length=1)
 
 
-Step = Union[DropWords, ReorderClauses, Strip, Swap, NumberFormat, Glossary]
+_STEPS: dict[str, type[_Step]] = {"drop_words": DropWords, "reorder_clauses": ReorderClauses, "strip": Strip,
+                                  "swap": Swap, "number_format": NumberFormat, "glossary": Glossary}
+
+
+def _step_kind(value: Any) -> str | None:
+    """A step is named by its one key; anything else is one error listing the steps (not one per kind)."""
+    if isinstance(value, _Step):
+        return next(k for k, cls in _STEPS.items() if isinstance(value, cls))
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _STEPS:
+        return str(next(iter(value)))
+    return None
+
+
+Step = Annotated[Union[tuple(Annotated[cls, Tag(name)] for name, cls in _STEPS.items())],  # type: ignore[misc]
+                 Discriminator(_step_kind, custom_error_type="unknown_step",
+                               custom_error_message=f"a step is a mapping of one key, one of: {', '.join(_STEPS)}")]
 
 
 class ExpectChange(BaseModel):
@@ -116,6 +131,20 @@ class RuleSet(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rules: list[VariantRule] = Field(min_length=1)
+    _file: UserFile | None = PrivateAttr(None)  # where the rules were read, to name it in later problems
+
+    def unknown_tasks(self, given: set[str]) -> SpecError | None:
+        """Task ids the rules name that are not among ``given``: one problem per rule, naming the file."""
+        problems = []
+        for i, rule in enumerate(self.rules):
+            unknown = sorted(t for t in rule.tasks or [] if t not in given)
+            if unknown:
+                loc = ["rules", i, "tasks"]
+                where = self._file.where(loc) if self._file else ".".join(map(str, loc))
+                problems.append(SpecProblem(str(self._file.path) if self._file else "rules", where,
+                                            f"rule {rule.id!r} names task(s) {unknown} not given",
+                                            f"pass those task folders or remove them from the rule; given: {sorted(given)}"))
+        return SpecError(problems) if problems else None
 
     @field_validator("rules")
     @classmethod
@@ -128,15 +157,12 @@ class RuleSet(BaseModel):
 
 
 def load_rules(path: Path) -> RuleSet:
-    """Load a rules file; every problem names the file, the field and the fix."""
-    if not path.is_file():
-        raise SpecError([SpecProblem(str(path), "", "rules file not found", "pass the YAML file with `rules:`")])
+    """Load a rules file; every problem is one line naming the file, the line, the field and the fix."""
+    fix = "see the rule format in docs/variants.md"
+    f = read_user_yaml(path, what="rules file", fix="a YAML file with `rules:`")
     try:
-        data = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise SpecError([SpecProblem(str(path), "", f"not valid YAML: {e}", "fix the YAML syntax")]) from None
-    try:
-        return RuleSet.model_validate(data)
+        rules = RuleSet.model_validate(f.data)
     except ValidationError as e:
-        raise SpecError([SpecProblem(str(path), ".".join(str(x) for x in err["loc"]), err["msg"],
-                                     "see the rule format in docs/variants.md") for err in e.errors()]) from None
+        raise f.invalid(e, fix) from None
+    rules._file = f
+    return rules

@@ -26,7 +26,10 @@ class PredicateContext:
 
     def path(self, rel: str) -> Path:
         """A workspace path, refusing any that resolves outside the snapshot."""
-        p = (self.work / rel).resolve()
+        try:
+            p = (self.work / rel).resolve()
+        except RuntimeError:  # a loop of links the agent made: nothing there to read
+            raise PermissionError(f"{rel!r} is a loop of symbolic links") from None
         if p != self.work.resolve() and not p.is_relative_to(self.work.resolve()):
             raise PermissionError(f"{rel!r} points outside the workspace snapshot")
         return p

@@ -56,7 +56,7 @@ def chat_messages(req: ModelRequest) -> list[dict[str, str]]:
 
 def local_record(arg: str | None) -> GatewayRecord:
     if not llama_available():
-        raise UsageError("local: llama-cpp-python is not installed (fix: pip install 'assay[local]')")
+        raise UsageError("local: llama-cpp-python is not installed (fix: pip install -e '.[local]' in the assay checkout)")
     path = Path(arg).expanduser() if arg else default_model_path()
     if path is None or not path.is_file():
         raise UsageError(f"local:{arg or ''}: no GGUF model file found (fix: pass local:/path/to/model.gguf "

@@ -53,6 +53,7 @@ def run(
     summary_md: SummaryOpt = None,
     max_infra_rate: MaxInfraOpt = None,
     metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
+    metrics_textfile: Annotated[Optional[Path], typer.Option(help="At the end, write the run's final metrics here for node-exporter's textfile collector (what a scrape could miss).")] = None,
     otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
     executor: Annotated[str, typer.Option(help="local (default) | ray: attempts on a Ray cluster, this process the run directory's one writer.")] = "local",
     address: Annotated[Optional[str], typer.Option(help="Ray cluster: ray://HOST:PORT | auto | GCS HOST:PORT (with --executor ray).")] = None,
@@ -77,7 +78,7 @@ def run(
 
     progress = ProgressPlugin(err, enabled=not quiet)
     seen = RunDirSeen()  # names the run directory in the resume hint if the run is interrupted
-    plugins = [progress, seen, *run_plugins(metrics_port, otlp)]
+    plugins = [progress, seen, *run_plugins(metrics_port, otlp, metrics_textfile)]
     where = ExecutorOptions(executor, address)
     if resume is not None:
         if suite is not None or agent or expect_digest:

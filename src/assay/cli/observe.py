@@ -26,19 +26,24 @@ def _need(module: str) -> None:
 FINAL_SCRAPE_S = 15.0
 
 
-def run_plugins(metrics_port: int | None, otlp: str | None) -> list[object]:
+def run_plugins(metrics_port: int | None, otlp: str | None, metrics_textfile: Path | None = None) -> list[object]:
     """The observe plugins `assay run` asked for (none: nothing is imported, nothing slows the run)."""
     import os
 
     plugins: list[object] = []
-    if metrics_port is not None:
-        if not 0 <= metrics_port <= 65535:
-            raise UsageError(f"--metrics-port {metrics_port}: a TCP port is 0..65535")
+    if metrics_port is not None and not 0 <= metrics_port <= 65535:
+        raise UsageError(f"--metrics-port {metrics_port}: a TCP port is 0..65535")
+    if metrics_textfile is not None and (metrics_textfile.is_dir() or not metrics_textfile.parent.is_dir()):
+        raise UsageError(f"--metrics-textfile {metrics_textfile}: name a file in an existing directory "
+                         "(node-exporter's --collector.textfile.directory), such as DIR/assay.prom")
+    if metrics_port is not None or metrics_textfile is not None:
         _need("prometheus_client")
         from assay.observe.metrics import MetricsPlugin
 
-        plugin = MetricsPlugin(metrics_port, os.environ.get("ASSAY_METRICS_HOST", "127.0.0.1"), final_scrape_s=FINAL_SCRAPE_S)
-        typer.echo(f"metrics: {plugin.start()}", err=True)
+        plugin = MetricsPlugin(metrics_port, os.environ.get("ASSAY_METRICS_HOST", "127.0.0.1"), final_scrape_s=FINAL_SCRAPE_S,
+                               textfile=metrics_textfile)
+        if metrics_port is not None:
+            typer.echo(f"metrics: {plugin.start()}", err=True)
         plugins.append(plugin)
     env_otlp = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
     if otlp is not None or env_otlp:

@@ -202,5 +202,8 @@ def render_compare(cmp: Comparison) -> str:
     out.append(f"security gate: baseline {cmp.security.baseline}, candidate {cmp.security.candidate}")
     for c in cmp.checks:
         out.append(f"  check {c.threshold} ({c.scope}) reads {c.reads}: {c.why} -> {'TRIPPED' if c.tripped else 'ok'}")
-    out.append("REGRESSION: " + "; ".join(cmp.failed) if cmp.failed else "no threshold tripped")
+    if cmp.nothing_to_compare:  # the verdict is "nothing compared", never "no threshold tripped"
+        out.append(f"NOTHING COMPARED: {cmp.nothing_to_compare}")
+    else:
+        out.append("REGRESSION: " + "; ".join(cmp.failed) if cmp.failed else "no threshold tripped")
     return "\n".join(out)

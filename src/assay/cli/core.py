@@ -108,7 +108,7 @@ def run(
     if not outcome.manifest.sandbox.isolated:
         out.print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
     doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)
-    out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}"))
+    out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}", width=out.width))
     out.print(f"run directory: {outcome.run_dir.path}")
     check_budget(outcome)
     check_run(doc, max_infra_rate=max_infra_rate)

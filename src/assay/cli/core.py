@@ -74,6 +74,13 @@ def run(
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")
     run_budget = run_budget_from_cli(max_cost, max_tokens)
+    if executor == "local":
+        from assay.run.hostload import cpus
+
+        if jobs > cpus():
+            err.print(f"note: --jobs {jobs} is more than this host's {cpus()} CPU(s): wall-time budgets then measure "
+                      "the host as much as the agent; a timeout taken under contention is flagged host_contended",
+                      highlight=False)
     from assay.cli.observe import run_plugins
 
     progress = ProgressPlugin(err, enabled=not quiet)

@@ -98,15 +98,26 @@ def _report(counts: dict[str, Any]) -> None:
 def export_otlp(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     otlp: Annotated[Optional[str], typer.Option(help="OTLP/HTTP base URL (default: OTEL_EXPORTER_OTLP_ENDPOINT).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write OTLP/JSON (JSON Lines) to this file instead of sending.")] = None,
 ) -> None:
-    """Send every trial of a run as an OpenTelemetry trace (OTLP/HTTP; OTEL_* variables apply)."""
+    """Send every trial of a run as an OpenTelemetry trace (OTLP/HTTP; OTEL_* variables apply), or
+    write them as OTLP/JSON to a file (--out)."""
     _need("opentelemetry")
     from assay.observe.otel import export_run_otlp, otlp_enabled
 
-    if not otlp_enabled(otlp):
-        raise UsageError("no OTLP endpoint: pass --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT "
+    exporter = None
+    if out is not None:
+        from assay.observe.otlp_file import FileSpanExporter
+
+        if out.is_dir() or (out.parent.exists() and not out.parent.is_dir()):
+            raise UsageError(f"--out {out}: name a file, such as {out / 'traces.otlp.jsonl' if out.is_dir() else 'traces.otlp.jsonl'}")
+        exporter = FileSpanExporter(out)
+    elif not otlp_enabled(otlp):
+        raise UsageError("no OTLP endpoint: pass --otlp URL, --out FILE, or set OTEL_EXPORTER_OTLP_ENDPOINT "
                          "(and OTEL_SDK_DISABLED is not true)")
-    counts = export_run_otlp(run_dir, otlp)
+    counts = export_run_otlp(run_dir, otlp, exporter=exporter)
+    if out is not None:
+        typer.echo(f"written: {out}", err=True)
     _report(counts)
     if counts["failed"]:
         typer.echo(f"error: {counts['failed']} span batch(es) were refused or lost; run the export again", err=True)

@@ -121,7 +121,8 @@ def trials_table(results: list[AttemptResult], held: frozenset[str] = frozenset(
     for tid in shown:
         r = finals[tid]
         st = r.end_state.value
-        t.add_row(safe(("…" + tid[len(prefix):]) if prefix else tid), f"[{STATE_STYLE[st]}]{st}[/]", safe(r.reason or ""), f"{r.diagnostic_score:.0f}", str(count[tid]),
+        why = (r.reason or "") + (" host_contended" if r.host_contended else "")
+        t.add_row(safe(("…" + tid[len(prefix):]) if prefix else tid), f"[{STATE_STYLE[st]}]{st}[/]", safe(why.strip()), f"{r.diagnostic_score:.0f}", str(count[tid]),
                   f"{r.timings.wall_s:.1f}", str(r.usage.tokens), str(len(r.incidents)))
     return t
 

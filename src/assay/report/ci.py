@@ -30,7 +30,7 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 def _testcase(t: TrialScore) -> ET.Element:
     tc = ET.Element("testcase", classname=f"{t.agent}.{t.task_id}", name=t.trial_id, time=f"{t.wall_s:.3f}")
-    why = f"{t.end_state}" + (f" ({t.reason})" if t.reason else "")
+    why = f"{t.end_state}" + (f" ({t.reason})" if t.reason else "") + (" host_contended" if t.host_contended else "")
     if t.end_state in FAILURE_STATES:
         ET.SubElement(tc, "failure", message=why, type=t.end_state).text = (
             f"strict pass: no; diagnostic {t.diagnostic:.1f}; attempts {t.attempts}")

@@ -35,6 +35,7 @@ def render_cmd(
     upstream_cidr: Annotated[str, typer.Option(help="Where the head may reach the upstream model API.")] = "0.0.0.0/0",
     upstream_port: Annotated[int, typer.Option()] = 443,
     ray_version: Annotated[str, typer.Option()] = "2.60.0",
+    runtime_class: Annotated[Optional[str], typer.Option(help="RuntimeClass of the sandbox worker pods (e.g. gvisor, kata): a second wall around bubblewrap.")] = None,
 ) -> None:
     """Print the Namespace, ServiceAccounts, Secret, volume, NetworkPolicies and the RayJob as YAML."""
     from assay.deploy.k8s import RenderOptions, render
@@ -44,8 +45,16 @@ def render_cmd(
                          trials_per_worker=trials_per_worker, worker_cpu=worker_cpu,
                          worker_memory=worker_memory, head_cpu=head_cpu, head_memory=head_memory,
                          runs_storage=runs_storage, deadline_s=deadline_s, upstream_cidr=upstream_cidr,
-                         upstream_port=upstream_port, ray_version=ray_version)
+                         upstream_port=upstream_port, ray_version=ray_version, runtime_class=runtime_class)
     print(yaml.safe_dump_all(render(opts), sort_keys=False), end="")
+
+
+@k8s_app.command("seccomp-profile")
+def seccomp_profile_cmd() -> None:
+    """Print the seccomp profile the sandbox worker pods name, for /var/lib/kubelet/seccomp/profiles/."""
+    from assay.deploy.seccomp import profile_json
+
+    print(profile_json(), end="")
 
 
 def register(app: typer.Typer) -> None:

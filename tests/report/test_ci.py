@@ -108,3 +108,21 @@ def test_nothing_compared_output_never_says_no_threshold_tripped(tmp_path: Path)
     assert proc.returncode == 5, proc.stderr
     assert "no threshold tripped" not in proc.stdout
     assert proc.stdout.rstrip().splitlines()[-1].startswith("NOTHING COMPARED")
+
+
+def test_a_single_pair_says_no_interval_everywhere(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", {"code": 1}, [attempt("t1", "code", "a", 1, "fail", diagnostic=40.0)],
+                     run_id="base").path
+    cand = write_run(tmp_path / "cand", {"code": 1}, [attempt("t1", "code", "a", 1, "pass")], run_id="cand").path
+    md = tmp_path / "s.md"
+    text = assay("compare", str(base), str(cand), "--summary-md", str(md))
+    assert text.returncode == 0, text.stderr
+    assert "no interval (n = 1)" in text.stdout and "no interval (n = 1)" in md.read_text()
+    assert "[+1, +1]" not in text.stdout + md.read_text() and "[+1.0000, +1.0000]" not in text.stdout
+    html = assay("report", str(cand), "--compare", str(base), "-o", "-")
+    assert html.returncode == 0 and "no interval (n = 1)" in html.stdout
+    from assay.score import score_run
+    from assay.score.compare import compare_scores
+
+    cmp = compare_scores(score_run(base), score_run(cand))
+    assert all(m.ci is None and not m.moved_beyond_noise for m in cmp.metrics.values())  # never "beyond noise"

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from assay.report.fmt import pct, signed
+from assay.report.fmt import delta_interval, pct, signed
 from assay.report.heldout import withhold, withhold_comparison
 from assay.report.markdown import flag_lines, headline_table, measured_line
 from assay.spec.comparison import Comparison
@@ -125,7 +125,7 @@ def _compare_lines(cmp: Comparison | None) -> list[str]:
            "| metric | baseline | candidate | delta | 95% CI | beyond noise |", "|---|---|---|---|---|---|"]
     for name, m in cmp.metrics.items():
         out.append(f"| {name} | {signed(m.baseline, '.4g')} | {signed(m.candidate, '.4g')} | {signed(m.delta)} "
-                   f"| {'n/a' if m.ci is None else f'[{m.ci[0]:+.3g}, {m.ci[1]:+.3g}]'} | {m.direction or 'no'} |")
+                   f"| {delta_interval(m)} | {m.direction or 'no'} |")
     return out
 
 

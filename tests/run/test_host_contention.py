@@ -83,3 +83,26 @@ def test_a_timeout_under_contention_is_flagged_everywhere_it_is_read(tmp_path: P
     s = Path(tmp_path / "suite-busy")
     [nop] = start_run(RunOptions(suite=s, agents=["nop"], out=tmp_path / "run-nop", sandbox="host")).results
     assert nop.end_state is EndState.failed and not nop.host_contended and nop.timings.host_load_per_cpu is not None
+
+
+def test_a_cpu_time_budget_beside_the_wall_time_one(tmp_path: Path) -> None:
+    """A CPU-bound agent under a 1 s CPU budget and a 60 s wall budget: a timeout of the CPU kind,
+    ended by the CPU-time budget (the sandbox bounds its CPU as a whole), never host_contended."""
+    from assay.sandbox.registry import backends
+
+    table = backends()
+    if "bwrap" not in table or not table["bwrap"]().status().usable:
+        pytest.skip("bubblewrap backend not available here")
+    import yaml
+
+    s = write_suite(tmp_path / "suite")
+    write_task(s, "spin", task={"category": "code", "budget": {"wall_time_s": 60, "cpu_time_s": 1},
+                                "predicates": [{"id": "d", "kind": "file_contains", "path": "out.txt", "text": "d"}]},
+               solution="echo d > out.txt\n")
+    agent = tmp_path / "spin.yaml"
+    agent.write_text(yaml.safe_dump({"name": "spin", "kind": "command", "command": ["/bin/sh", "-c", "while :; do :; done"]}))
+    [r] = start_run(RunOptions(suite=s, agents=[str(agent)], out=tmp_path / "run", sandbox="bwrap")).results
+    assert r.end_state is EndState.timeout and r.reason == "cpu_time", (r.reason, r.errors)
+    assert r.budget_exceeded is not None and r.budget_exceeded.value == "cpu_time" and "cpu_time" in r.limits_exceeded
+    assert not r.host_contended and r.timings.agent_s < 30  # it did not wait for the wall budget
+    assert r.sandbox["limits"]["cpu_time_s"] == 1

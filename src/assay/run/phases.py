@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +134,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
         mounts = [Mount(live.home, HOME_MOUNT, writable=True), *env.agent.mounts(task)]
         if task.spec.setup:
             mounts.append(Mount((task.dir / task.spec.setup).parent, SETUP_MOUNT))
-        limits = env.agent.limits(task_limits(env))
+        limits, cpu_budget = cpu_budgeted(env.agent.limits(task_limits(env)), env.handle.budget.cpu_time_s)
         variant = task.spec.variant(env.variant)
         spec = SandboxSpec(workspace=live.workspace, network=env.network, limits=limits,
                            env={**(variant.env if variant else {})}, mounts=tuple(mounts),
@@ -150,9 +151,20 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
                 raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
                                  f"{res.stderr.decode(errors='replace')[-500:]}")
         live.initial_scan = scan(live.workspace, hash_budget=workspace_hash_budget(task_limits(env).disk_mb))
-        return {"initial": tree_digests(live.workspace), "limits": limits}
+        return {"initial": tree_digests(live.workspace), "limits": limits, "cpu_budget": cpu_budget}
 
     return await timed("setup", body, SetUp)
+
+
+def cpu_budgeted(limits: Limits, cpu_time_s: float | None) -> tuple[Limits, bool]:
+    """The sandbox limits with the CPU-time budget as their CPU bound when it is the tighter one
+    (whole seconds, rounded up); True when the budget is what bounds the agent's CPU."""
+    if cpu_time_s is None:
+        return limits, False
+    bound = math.ceil(cpu_time_s)
+    if limits.cpu_time_s is not None and limits.cpu_time_s < bound:
+        return limits, False
+    return limits.model_copy(update={"cpu_time_s": bound}), True
 
 
 def turn_copy_budget(limits: Limits) -> int | None:

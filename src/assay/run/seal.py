@@ -36,7 +36,9 @@ def ended_by(records: AttemptRecords, decision: Decision) -> BudgetName | None:
     when the watchdog stopped the agent."""
     if records.budget is not None:
         return records.budget
-    return BudgetName.wall_time if decision.state is EndState.timeout else None
+    if decision.state is EndState.timeout:
+        return BudgetName.cpu_time if decision.reason == "cpu_time" else BudgetName.wall_time
+    return None
 
 
 def usage_of(records: AttemptRecords, trace: TraceWriter) -> UsageTotals:
@@ -71,7 +73,7 @@ def build_result(env: SealEnv, records: AttemptRecords, decision: Decision, trac
         errors.append(failure.message)
     limits = set(outcome.limits_exceeded) if outcome else set()
     if decision.state is EndState.timeout:
-        limits.add("wall_time")
+        limits.add("cpu_time" if decision.reason == "cpu_time" else "wall_time")
     limits |= {b for rep in reports for b in rep.budget_exceeded}
     if records.budget is not None:
         limits.add(records.budget.value)
@@ -98,7 +100,9 @@ def build_result(env: SealEnv, records: AttemptRecords, decision: Decision, trac
         errors=errors, artifacts=dict(torn.artifacts) if torn else {},
         sandbox={**env.sandbox, **({"limits": set_up.model_dump()} if set_up is not None else {})},
         extra=red.data(extra),
-        host_contended=decision.state is EndState.timeout and host is not None and hostload.contended(host),
+        # a wall-time timeout only: a CPU-time budget is spent by the agent alone, however busy the host
+        host_contended=(decision.state is EndState.timeout and decision.reason == "wall_time" and host is not None
+                        and hostload.contended(host)),
     )
 
 

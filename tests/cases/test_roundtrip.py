@@ -60,7 +60,7 @@ def test_otel_round_trip(tmp_path, suite, capsys):
     assert "DRAFT" in (draft / "task.yaml").read_text()
     # importing the same file again adds nothing
     assert main(["import", "traces", str(traces), "--format", "otel", "--cases", str(cases)]) == 0
-    assert "0 new candidate(s), 0 merged (duplicates), 2 already imported" in capsys.readouterr().out
+    assert "0 new candidate(s), 0 merged as duplicates into 0 candidate(s), 2 already imported" in capsys.readouterr().out
     # nothing is promoted before a person accepts
     with pytest.raises(UsageError, match="must accept it first"):
         promote(cases, cid, suite, category="act")

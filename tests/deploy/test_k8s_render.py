@@ -137,3 +137,35 @@ def test_cli_renders_yaml_and_refuses_bad_options() -> None:
     bad = subprocess.run([*cmd, "--sandbox-workers", "0"], capture_output=True, text=True, env=assay_env(), timeout=120)
     assert bad.returncode == 2 and "--agent" in bad.stderr and "--sandbox-workers" in bad.stderr
     assert "Traceback" not in bad.stderr and not bad.stdout
+
+
+def test_the_seccomp_profile_the_workers_name_is_shipped_and_rendered() -> None:
+    from assay.deploy.seccomp import DENIED, NEEDED_BY_BWRAP, profile
+
+    objs = render(RenderOptions(suite="/s", agents=("a",)))
+    validate_all(objs)
+    job = next(o for o in objs if o["kind"] == "RayJob")
+    named = job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]["securityContext"]["seccompProfile"]
+    cm = next(o for o in objs if o["kind"] == "ConfigMap")
+    assert named == {"type": "Localhost", "localhostProfile": "profiles/assay-bwrap.json"}
+    (fname, text), = cm["data"].items()
+    assert named["localhostProfile"].endswith("/" + fname) and named["localhostProfile"] in cm["metadata"]["annotations"]["assay/install"]
+    printed = subprocess.run([sys.executable, "-m", "assay.cli.main", "k8s", "seccomp-profile"], capture_output=True,
+                             text=True, env=assay_env(), timeout=120)
+    assert printed.returncode == 0 and printed.stdout == text and json.loads(text) == profile()
+    refused = {n for rule in profile()["syscalls"] if rule["action"] != "SCMP_ACT_ALLOW" for n in rule["names"]}
+    assert not refused & set(NEEDED_BY_BWRAP)  # bubblewrap can build its namespaces
+    assert {"kexec_load", "init_module", "bpf", "userfaultfd", "open_by_handle_at"} <= refused == set(DENIED)
+
+
+def test_runtime_class_reaches_the_sandbox_workers_only_and_is_validated() -> None:
+    objs = render(RenderOptions(suite="/s", agents=("a",), runtime_class="gvisor"))
+    validate_all(objs)
+    job = next(o for o in objs if o["kind"] == "RayJob")["spec"]["rayClusterSpec"]
+    assert job["workerGroupSpecs"][0]["template"]["spec"]["runtimeClassName"] == "gvisor"
+    assert "runtimeClassName" not in job["headGroupSpec"]["template"]["spec"]
+    default = next(o for o in render(RenderOptions(suite="/s", agents=("a",))) if o["kind"] == "RayJob")
+    assert "runtimeClassName" not in default["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
+    bad = subprocess.run([sys.executable, "-m", "assay.cli.main", "k8s", "render", "--suite", "/s", "-a", "x",
+                          "--runtime-class", "GVisor!"], capture_output=True, text=True, env=assay_env(), timeout=120)
+    assert bad.returncode == 2 and "--runtime-class" in bad.stderr and not bad.stdout

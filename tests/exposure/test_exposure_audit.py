@@ -151,9 +151,9 @@ def test_every_shipped_example_passes_the_audit(suite: Path, tmp_path: Path, bwr
 def test_validate_exposure_on_the_command_line_names_the_leak_and_exits_1(tmp_path: Path, bwrap: str) -> None:
     from typer.testing import CliRunner
 
-    from assay.cli.main import _register, app
+    from assay.cli.main import new_app
 
-    _register()
+    app = new_app(None)
     s = suite_with_secrets(tmp_path, HINT=f"try {ANSWER}")
     res = CliRunner().invoke(app, ["validate", str(s), "--exposure", "--sandbox", bwrap], terminal_width=300)
     assert res.exit_code == 1, res.output

@@ -111,7 +111,8 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObservedRun]:
     """The run, watched by whichever real backends are installed (tests needing one skip without it)."""
     tmp = tmp_path_factory.mktemp("observed")
     live_port = servers.free_port()
-    metrics = MetricsPlugin(live_port, final_scrape_s=60)
+    (tmp / "final").mkdir()
+    metrics = MetricsPlugin(live_port, final_scrape_s=60, textfile=tmp / "final" / "assay.prom")
     plugins: list[object] = [metrics]
     project = "assay-live"
     with ExitStack() as stack:

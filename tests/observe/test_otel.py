@@ -57,7 +57,7 @@ def check_tree(spans: list[dict[str, Any]], run_dir: Path) -> None:
         assert ev["attributes"]["gen_ai.evaluation.score.value"] == (1.0 if final.strict_pass else 0.0)
         assert ev["attributes"]["gen_ai.evaluation.score.label"] == final.end_state.value
     for s in spans:
-        if s["name"].startswith(("chat", "execute_tool", "assay.setup", "assay.agent", "assay.verify")):
+        if s["name"].startswith(("chat", "execute_tool", "assay.setup", "invoke_agent", "assay.verify")):
             assert by_id[s["parent_id"]]["name"] == "assay.attempt", s["name"]
         assert s["context"]["trace_id"] == by_id.get(s["parent_id"], s)["context"]["trace_id"]
     chats = [s for s in spans if s["name"].startswith("chat")]
@@ -91,7 +91,7 @@ def _memory_export(run_dir: Path) -> tuple[dict[str, int], list[dict[str, Any]]]
     counts = export_run_otlp(run_dir, exporter=mem)
     spans = [{"name": s.name, "context": {"span_id": f"{s.context.span_id:016x}", "trace_id": f"{s.context.trace_id:032x}"},
               "parent_id": f"{s.parent.span_id:016x}" if s.parent else None, "attributes": dict(s.attributes),
-              "status_code": s.status.status_code.name, "start_ns": s.start_time,
+              "status_code": s.status.status_code.name, "start_ns": s.start_time, "kind": s.kind.name,
               "events": [{"name": e.name, "attributes": dict(e.attributes)} for e in s.events]}
              for s in mem.get_finished_spans()]
     return counts, spans
@@ -154,3 +154,20 @@ def test_otlp_url_is_a_base_url_and_nothing_is_sent_without_one(tmp_path: Path, 
         monkeypatch.delenv(var, raising=False)
     assert not otlp_enabled()
     assert main(["export-otlp", str(tmp_path)]) == 2
+
+
+def test_spans_follow_the_genai_conventions(observed: ObservedRun) -> None:
+    """Inference calls are CLIENT spans naming the backend that answered (not the wire format),
+    every error span says its error.type, and the agent's run is an invoke_agent span."""
+    _counts, spans = _memory_export(observed.run_dir)
+    chats = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "chat"]
+    assert chats and {s["kind"] for s in chats} == {"CLIENT"}
+    answered = [s for s in chats if s["status_code"] != "ERROR"]
+    assert answered and {s["attributes"]["gen_ai.provider.name"] for s in answered} == {"assay.scripted"}
+    assert {s["attributes"]["assay.gateway.wire"] for s in chats} == {"openai-chat"}  # the wire is kept apart
+    errors = [s for s in spans if s["status_code"] == "ERROR"]
+    assert errors and all(s["attributes"].get("error.type") for s in errors)
+    assert {s["kind"] for s in spans if s["attributes"].get("gen_ai.operation.name") != "chat"} == {"INTERNAL"}
+    agents = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "invoke_agent"]
+    assert agents and all(s["name"] == f"invoke_agent {s['attributes']['gen_ai.agent.name']}" for s in agents)
+    assert {s["attributes"]["gen_ai.agent.name"] for s in agents} == {"flaky", "oracle", "nop"}

@@ -63,7 +63,7 @@ def test_every_dashboard_panel_query_returns_data(observed: ObservedRun, score: 
         assert agents == {"flaky", "oracle", "nop"}, (title, expr, rows)
     # a few panels checked against the run's facts, not only for presence
     at = observed.finished_at
-    gate = {a: v for a, v in prom.by(_q("max by (agent) (agent_eval_security_gate_failed{suite=\"$suite\"})", "live"), at=at).items()}
+    gate = prom.by(_q(dict(queries)["Security gate"], "live"), at=at)
     assert gate == {a: float(score["agents"][a]["security"]["gate"] == "FAILED") for a in score["agents"]}
     assert gate["flaky"] == 1.0  # it leaves a process behind on o1
     cleanup = dict(queries)["Cleanup failures"]
@@ -120,7 +120,7 @@ def test_dashboard_is_the_seeds_home_page_with_links_to_the_report() -> None:
     d = build_dashboard(report_url="https://ci.example/run/reports/report.html")
     titles = [p.title for p in d.panels]
     assert titles == ["Strict success rate (95% interval)", "Category heatmap", "Security gate", "Cost per success",
-                      "P95 latency of successes", "Failure recovery", "Human intervention per success", "Cleanup failures"]
+                      "P95 latency of successes (histogram estimate)", "Failure recovery", "Human intervention per success", "Cleanup failures"]
     import json
 
     doc = json.loads(dashboard_json(report_url="https://ci.example/r.html"))
@@ -133,3 +133,33 @@ def test_dashboard_is_the_seeds_home_page_with_links_to_the_report() -> None:
     assert "https://ci.example/r.html" in json.dumps(report_var)
     for _title, expr in panel_queries(doc):
         assert 'suite="$suite"' in expr and "trial_id" not in expr and "task" not in expr
+
+
+def test_gauge_panels_keep_the_last_state_once_the_run_and_its_exporter_are_gone(observed: ObservedRun,
+                                                                               score: dict) -> None:
+    prom = _prom(observed)
+    assert observed.metrics.last_scraped is True  # the end of the run reached Prometheus
+    # the exporter closed with the run: once Prometheus saw it down, the live series are stale
+    servers.wait_for(lambda: prom.by('up{job="live"}', "") == {"": 0.0}, "prometheus saw the live target go")
+    assert prom.query(f'agent_eval_strict_rate{{job="live",suite="{SUITE}"}}') == []  # a plain selector: blank
+    queries = dict(panel_queries(dashboard_json()))
+    gate = prom.by(_q(queries["Security gate"], "live"))
+    assert gate == {a: float(score["agents"][a]["security"]["gate"] == "FAILED") for a in score["agents"]}
+    strict = next(e for t, e in panel_queries(dashboard_json()) if t.startswith("Strict") and "strict_rate{" in e)
+    assert prom.by(_q(strict, "live")) == {a: pytest.approx(score["agents"][a]["strict_rate"], abs=1e-9)
+                                           for a in score["agents"]}
+
+
+def test_the_final_state_written_at_the_end_equals_the_finished_run(observed: ObservedRun) -> None:
+    from assay.observe.metrics import series_from_run
+    from assay.observe.prom import exposition
+
+    final = observed.textfile_dir.parent / "final" / "assay.prom"
+    assert final.read_text() == exposition(series_from_run(observed.run_dir))
+
+
+def test_p95_panel_says_it_is_a_histogram_estimate() -> None:
+    import json
+
+    (p95,) = [p for p in json.loads(dashboard_json())["panels"] if p["title"].startswith("P95")]
+    assert "estimate" in p95["title"] and "Approximate" in p95["description"]

@@ -116,10 +116,10 @@ def test_final_scrape_wait_is_bounded_when_nobody_scrapes(tmp_path: Path, caplog
     import httpx
 
     body = httpx.get(plugin.server.url, timeout=5).text  # a scrape sees the trial
-    assert f'agent="{r.agent}"' in body and plugin.server.collector.wait_served(0)
+    assert f'agent="{r.agent}"' in body and plugin.server.page.wait_served(5)
     plugin.assay_attempt_finished(result=rd.results()[1], final=True)  # an update nobody scraped
     plugin.assay_run_finished(run_dir=rd, results=[])
-    assert plugin.server is None and "no scrape" in caplog.text
+    assert plugin.server is None and "was not scraped" in caplog.text and plugin.last_scraped is False
 
 
 def test_a_run_without_observe_options_loads_none_of_it(calc_suite: Path, tmp_path: Path) -> None:
@@ -148,3 +148,67 @@ def test_a_trial_that_cannot_be_read_back_is_logged_and_the_run_goes_on(tmp_path
         p.assay_run_finished(run_dir=rd, results=[])
     assert metrics.errors == 1 and metrics.series.trials == 0 and otlp.failed == 1
     assert f"trial {r.trial_id} not counted" in caplog.text and f"trial {r.trial_id} not exported" in caplog.text
+
+
+def test_metrics_page_is_rendered_once_per_update_however_often_it_is_scraped(tmp_path: Path) -> None:
+    import httpx
+
+    rd = synthetic(tmp_path)
+    plugin = MetricsPlugin(0)
+    plugin.assay_run_started(run_dir=rd, manifest=rd.manifest(), planned=1, pending=1)
+    try:
+        page = plugin.server.page
+        bodies = {httpx.get(plugin.server.url, timeout=5).text for _ in range(5)}
+        assert len(bodies) == 1 and page.renders == 1  # five scrapes, one rendering
+        plugin.assay_attempt_finished(result=rd.results()[0], final=True)
+        assert not page.last_served  # the update is not delivered until a scrape received it
+        after = httpx.get(plugin.server.url, timeout=5)
+        assert after.headers["content-length"] == str(len(after.content)) and page.renders == 2
+        assert page.wait_served(5) and after.text not in bodies  # sent() follows the bytes: a condition wait
+    finally:
+        plugin.close()
+
+
+def test_a_scrape_that_broke_off_does_not_count_as_delivered(tmp_path: Path) -> None:
+    rd = synthetic(tmp_path)
+    plugin = MetricsPlugin(0)
+    plugin.assay_run_started(run_dir=rd, manifest=rd.manifest(), planned=1, pending=1)
+    try:
+        page = plugin.server.page
+        update, body = page.body()  # what the handler does at a scrape: the page is rendered...
+        assert body and not page.last_served  # ...but rendering is not delivery (it was before)
+        page.sent(update, ok=False)  # the scraper gave up before the response was written
+        assert not page.last_served and not page.wait_served(0)
+        page.body()
+        page.sent(update, ok=True)
+        assert page.last_served and page.wait_idle(0)
+    finally:
+        plugin.close()
+
+
+def test_the_final_state_is_written_to_the_textfile_and_an_unscraped_end_is_named(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    rd = synthetic(tmp_path)
+    out = tmp_path / "collector" / "assay.prom"
+    plugin = MetricsPlugin(0, final_scrape_s=0.1, textfile=out)
+    plugin.assay_run_started(run_dir=rd, manifest=rd.manifest(), planned=1, pending=1)
+    results = rd.results()
+    for r in results:
+        plugin.assay_attempt_finished(result=r, final=True)
+    plugin.assay_run_finished(run_dir=rd, results=[])
+    assert plugin.last_scraped is False
+    assert "was not scraped" in caplog.text and str(out) in caplog.text  # says so, and where the state is
+    assert out.read_text() == exposition(plugin.series)
+    # without a port: nothing served, the textfile alone (a batch job's way to Prometheus)
+    batch = MetricsPlugin(None, textfile=tmp_path / "batch.prom")
+    assert batch.start() == ""
+    batch.assay_run_started(run_dir=rd, manifest=rd.manifest(), planned=1, pending=1)
+    batch.assay_attempt_finished(result=results[0], final=True)
+    batch.assay_run_finished(run_dir=rd, results=[])
+    assert batch.server is None and 'agent_eval_trials_total{' in (tmp_path / "batch.prom").read_text()
+
+
+def test_run_refuses_a_metrics_textfile_it_could_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(tmp_path), "-a", "oracle", "--metrics-textfile", str(tmp_path / "no" / "such" / "a.prom")]) == 2
+    err = capsys.readouterr().err
+    assert "--metrics-textfile" in err and "existing directory" in err

@@ -22,7 +22,7 @@ from assay.cases.read_langfuse import read_langfuse
 from assay.cases.read_otel import read_otel
 from assay.cases.scrub import Scrubber
 from assay.cases.store import CANDIDATES, DRAFT, CasesDir
-from assay.cases.traces import ImportedTrace
+from assay.cases.traces import ImportedTrace, TraceFormatError
 from assay.errors import UsageError
 from assay.spec.digest import sha256_bytes, sha256_file, sha256_json
 
@@ -37,6 +37,7 @@ class ImportReport:
     traces: int = 0
     new: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)  # candidate ids that gained a source (duplicates folded in)
+    merged_traces: int = 0  # traces folded into a candidate as one more source
     already: int = 0  # traces already recorded as a source
     cut: list[dict[str, Any]] = field(default_factory=list)  # what the bounds cut, per trace ({trace_id, cuts})
 
@@ -55,9 +56,15 @@ def scrubbed(t: ImportedTrace, scrub: Scrubber) -> ImportedTrace:
 
 
 def case_key(t: ImportedTrace) -> str:
+    """What the case is: its normalised prompt, corrected calls and correction. A trace without a
+    prompt (assay's own export carries none) cannot be shown to be the same case as another, so
+    it is keyed on its source task and its own id: it never merges with another trace."""
     calls, _ = apply_correction(t.tool_calls, t.correction)
-    return sha256_json({"prompt": normalise(t.prompt or ""), "calls": [[c["name"], c["arguments"]] for c in calls],
-                        "correction": t.correction})
+    key: dict[str, Any] = {"prompt": normalise(t.prompt or ""), "calls": [[c["name"], c["arguments"]] for c in calls],
+                           "correction": t.correction}
+    if not (t.prompt or "").strip():
+        key.update({"no_prompt": True, "task": t.source_task, "trace": t.trace_id})
+    return sha256_json(key)
 
 
 def _new_candidate(cases: CasesDir, cid: str, key: str, t: ImportedTrace, source: dict[str, Any],
@@ -90,6 +97,10 @@ def import_traces(path: Path, fmt: str, cases_dir: Path, *, secrets: dict[str, s
     if not path.is_file():
         raise UsageError(f"{path}: trace file not found")
     traces = READERS[fmt](path)  # parse everything first: a bad file writes nothing
+    empty = [t.trace_id for t in traces if not (t.prompt or t.messages or t.tool_calls or t.output)]
+    if traces and len(empty) == len(traces):
+        raise TraceFormatError(f"{path}: read as --format {fmt}, no trace has a prompt, a message, a tool call or "
+                               f"an output (e.g. {empty[0]!r}): this is not a {fmt} export; nothing written")
     cases = CasesDir(cases_dir)
     report = ImportReport(file=str(path), format=fmt, traces=len(traces))
     file_digest = sha256_file(path)
@@ -116,6 +127,7 @@ def import_traces(path: Path, fmt: str, cases_dir: Path, *, secrets: dict[str, s
             report.already += 1
             continue
         cand["sources"].append(source)
+        report.merged_traces += 1
         changed.add(cid)
         if cid not in report.merged:
             report.merged.append(cid)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.cases.traces import ImportedTrace, TraceFormatError, messages_of, parse_json_maybe, read_json_or_lines, text_of
+from assay.cases.traces import (ImportedTrace, TraceFormatError, messages_of, parse_json_maybe, read_json_or_lines,
+                                refuse_product_session, text_of)
 
 CORRECTION_SCORES = ("correction", "user_correction", "user-correction")
 
@@ -73,6 +74,8 @@ def _one(raw: dict[str, Any]) -> ImportedTrace:
 
 def read_langfuse(path: Path) -> list[ImportedTrace]:
     out = []
-    for n, doc in enumerate(read_json_or_lines(path), 1):
+    docs = read_json_or_lines(path)
+    refuse_product_session(docs, path, "Langfuse")  # their lines have an 'id' too: refused by what they are
+    for n, doc in enumerate(docs, 1):
         out.extend(_one(raw) for raw in _traces(doc, f"{path} (document {n})"))
     return out

@@ -62,6 +62,35 @@ def read_json_or_lines(path: Path) -> list[Any]:
     return docs
 
 
+def product_session(docs: list[Any]) -> str | None:
+    """The agent product whose session file ``docs`` (the file's JSON documents) look like, or
+    None: such a file is the product's own log, not a trace export, and an importer that read it
+    as one would write an empty candidate."""
+    first = next((d for d in docs if isinstance(d, dict)), None)
+    if first is None:
+        return None
+    if first.get("traceSchema") == "openclaw-trajectory":
+        return "an OpenClaw trajectory file"
+    if first.get("type") == "session" and "cwd" in first:
+        version = first.get("version")
+        if "createdAt" in first:
+            return f"a DeepSeek Harness session file (session version {version})"
+        if version == 3:
+            return "a Pi session file (session version 3)"
+        return f"an OpenClaw or Pi session transcript (session version {version})"
+    if "session_key" in first and "model_config" in first and "messages" in first:
+        return "a Hermes Agent sessions export"
+    return None
+
+
+def refuse_product_session(docs: list[Any], path: Path, fmt: str) -> None:
+    """Refuse a product's session file given as a trace export, naming what it looks like."""
+    what = product_session(docs)
+    if what is not None:
+        raise TraceFormatError(f"{path}: this looks like {what}, not a {fmt} export; a product's session is read by "
+                               "its adapter during a run (`assay run --agent ...`), not imported as a trace")
+
+
 def text_of(value: Any) -> str | None:
     """Plain text from the usual message content shapes (string, parts list, {text|content})."""
     if value is None:

@@ -42,8 +42,8 @@ def register(app: typer.Typer) -> None:
         from assay.cases import import_traces
 
         rep = import_traces(file, fmt, out, secrets=_secrets(secret))
-        typer.echo(f"{rep.traces} trace(s): {len(rep.new)} new candidate(s), {len(rep.merged)} merged (duplicates), "
-                   f"{rep.already} already imported")
+        typer.echo(f"{rep.traces} trace(s): {len(rep.new)} new candidate(s), {rep.merged_traces} merged as duplicates "
+                   f"into {len(rep.merged)} candidate(s), {rep.already} already imported")
         for cid in rep.new:
             typer.echo(f"  new {cid}: {out / 'candidates' / cid / 'draft'}")
         for c in rep.cut:  # what the import's bounds did not keep (recorded in the candidate's source too)

@@ -83,6 +83,7 @@ def run(
     summary_md: SummaryOpt = None,
     max_infra_rate: MaxInfraOpt = DEFAULT_MAX_INFRA_RATE,
     metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
+    metrics_textfile: Annotated[Optional[Path], typer.Option(help="At the end, write the run's final metrics here for node-exporter's textfile collector (what a scrape could miss).")] = None,
     otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
     executor: Annotated[str, typer.Option(help="local (default) | ray: attempts on a Ray cluster, this process the run directory's one writer.")] = "local",
     address: Annotated[Optional[str], typer.Option(help="Ray cluster: ray://HOST:PORT | auto | GCS HOST:PORT (with --executor ray).")] = None,
@@ -106,11 +107,18 @@ def run(
     run_budget = run_budget_from_cli(max_cost, max_tokens)
     check_output_path("--junit", junit)  # before any trial: a run is never lost to an unwritable report path
     check_output_path("--summary-md", summary_md)
+    if executor == "local":
+        from assay.run.hostload import cpus
+
+        if jobs > cpus():
+            err.print(f"note: --jobs {jobs} is more than this host's {cpus()} CPU(s): wall-time budgets then measure "
+                      "the host as much as the agent; a timeout taken under contention is flagged host_contended",
+                      highlight=False)
     from assay.cli.observe import run_plugins
 
     progress = ProgressPlugin(err, enabled=not quiet)
     seen = RunDirSeen()  # names the run directory in the resume hint if the run is interrupted
-    plugins = [progress, seen, *run_plugins(metrics_port, otlp)]
+    plugins = [progress, seen, *run_plugins(metrics_port, otlp, metrics_textfile)]
     where = ExecutorOptions(executor, address)
     if resume is not None:
         if suite is not None or agent or expect_digest:
@@ -146,7 +154,7 @@ def run(
     if as_json:
         print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": doc.dump()}, indent=1))
     else:
-        out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}"))
+        out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}", width=out.width))
         out.print(f"run directory: {outcome.run_dir.path}")
     check_budget(outcome)
     check_run(doc, max_infra_rate=max_infra_rate)

@@ -37,6 +37,7 @@ def render_cmd(
     ray_version: Annotated[str, typer.Option()] = "2.60.0",
     task_image_registry: Annotated[Optional[str], typer.Option(help="Registry the suite's task images were pushed "
                                    "to (after `assay env export`); they are then named by digest.")] = None,
+    runtime_class: Annotated[Optional[str], typer.Option(help="RuntimeClass of the sandbox worker pods (e.g. gvisor, kata): a second wall around bubblewrap.")] = None,
 ) -> None:
     """Print the Namespace, ServiceAccounts, Secret, volume, NetworkPolicies and the RayJob as YAML."""
     from assay.deploy.k8s import RenderOptions, render
@@ -47,7 +48,7 @@ def render_cmd(
                          worker_memory=worker_memory, head_cpu=head_cpu, head_memory=head_memory,
                          runs_storage=runs_storage, deadline_s=deadline_s, upstream_cidr=upstream_cidr,
                          upstream_port=upstream_port, ray_version=ray_version,
-                         task_images=_task_images(suite, task_image_registry))
+                         task_images=_task_images(suite, task_image_registry), runtime_class=runtime_class)
     print(yaml.safe_dump_all(render(opts), sort_keys=False), end="")
 
 
@@ -63,6 +64,14 @@ def _task_images(suite: str, registry: str | None) -> tuple[tuple[str, str], ...
         return tuple(task_references(Path(suite), registry))
     except ValueError as e:
         raise UsageError(f"--task-image-registry: {e}") from None
+
+
+@k8s_app.command("seccomp-profile")
+def seccomp_profile_cmd() -> None:
+    """Print the seccomp profile the sandbox worker pods name, for /var/lib/kubelet/seccomp/profiles/."""
+    from assay.deploy.seccomp import profile_json
+
+    print(profile_json(), end="")
 
 
 def register(app: typer.Typer) -> None:

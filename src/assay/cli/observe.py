@@ -27,19 +27,24 @@ def _need(module: str) -> None:
 FINAL_SCRAPE_S = 15.0
 
 
-def run_plugins(metrics_port: int | None, otlp: str | None) -> list[object]:
+def run_plugins(metrics_port: int | None, otlp: str | None, metrics_textfile: Path | None = None) -> list[object]:
     """The observe plugins `assay run` asked for (none: nothing is imported, nothing slows the run)."""
     import os
 
     plugins: list[object] = []
-    if metrics_port is not None:
-        if not 0 <= metrics_port <= 65535:
-            raise UsageError(f"--metrics-port {metrics_port}: a TCP port is 0..65535")
+    if metrics_port is not None and not 0 <= metrics_port <= 65535:
+        raise UsageError(f"--metrics-port {metrics_port}: a TCP port is 0..65535")
+    if metrics_textfile is not None and (metrics_textfile.is_dir() or not metrics_textfile.parent.is_dir()):
+        raise UsageError(f"--metrics-textfile {metrics_textfile}: name a file in an existing directory "
+                         "(node-exporter's --collector.textfile.directory), such as DIR/assay.prom")
+    if metrics_port is not None or metrics_textfile is not None:
         _need("prometheus_client")
         from assay.observe.metrics import MetricsPlugin
 
-        plugin = MetricsPlugin(metrics_port, os.environ.get("ASSAY_METRICS_HOST", "127.0.0.1"), final_scrape_s=FINAL_SCRAPE_S)
-        typer.echo(f"metrics: {plugin.start()}", err=True)
+        plugin = MetricsPlugin(metrics_port, os.environ.get("ASSAY_METRICS_HOST", "127.0.0.1"), final_scrape_s=FINAL_SCRAPE_S,
+                               textfile=metrics_textfile)
+        if metrics_port is not None:
+            typer.echo(f"metrics: {plugin.start()}", err=True)
         plugins.append(plugin)
     env_otlp = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
     if otlp is not None or env_otlp:
@@ -94,15 +99,26 @@ def _report(counts: dict[str, Any]) -> None:
 def export_otlp(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     otlp: Annotated[Optional[str], typer.Option(help="OTLP/HTTP base URL (default: OTEL_EXPORTER_OTLP_ENDPOINT).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write OTLP/JSON (JSON Lines) to this file instead of sending.")] = None,
 ) -> None:
-    """Send every trial of a run as an OpenTelemetry trace (OTLP/HTTP; OTEL_* variables apply)."""
+    """Send every trial of a run as an OpenTelemetry trace (OTLP/HTTP; OTEL_* variables apply), or
+    write them as OTLP/JSON to a file (--out)."""
     _need("opentelemetry")
     from assay.observe.otel import export_run_otlp, otlp_enabled
 
-    if not otlp_enabled(otlp):
-        raise UsageError("no OTLP endpoint: pass --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT "
+    exporter = None
+    if out is not None:
+        from assay.observe.otlp_file import FileSpanExporter
+
+        if out.is_dir() or (out.parent.exists() and not out.parent.is_dir()):
+            raise UsageError(f"--out {out}: name a file, such as {out / 'traces.otlp.jsonl' if out.is_dir() else 'traces.otlp.jsonl'}")
+        exporter = FileSpanExporter(out)
+    elif not otlp_enabled(otlp):
+        raise UsageError("no OTLP endpoint: pass --otlp URL, --out FILE, or set OTEL_EXPORTER_OTLP_ENDPOINT "
                          "(and OTEL_SDK_DISABLED is not true)")
-    counts = export_run_otlp(run_dir, otlp)
+    counts = export_run_otlp(run_dir, otlp, exporter=exporter)
+    if out is not None:
+        typer.echo(f"written: {out}", err=True)
     _report(counts)
     if counts["failed"]:
         typer.echo(f"error: {counts['failed']} span batch(es) were refused or lost; run the export again", err=True)

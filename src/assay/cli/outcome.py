@@ -55,11 +55,12 @@ def score_finished_run(run_dir: Path, *, junit: Path | None = None, summary_md: 
     """Score the run by the scorer's rules (in memory: no score version is written) and write the
     CI outputs asked for; the caller prints the table, then :func:`assay.score.gates.check_run`
     gives the verdict (exit 5 when nothing was scored, 4 above the infra threshold)."""
-    from assay.report.ci import write_ci_outputs
+    from assay.report.ci import run_started, write_ci_outputs
     from assay.score import score_run
 
     from assay.report.heldout import held_out_of
 
     doc = score_run(run_dir, verify=False)
-    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir))
+    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir),
+                     started_at=run_started(run_dir))
     return doc

@@ -7,7 +7,8 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, Group
 from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
@@ -24,6 +25,10 @@ from assay.trace.writer import read_events
 #: console width off a terminal: wide enough that no table cell is cut
 UNBOUNDED_WIDTH = 4096
 RULE_WIDTH = 100
+#: below this width a one-trial view lists predicate evidence under its table, not in a column
+EVIDENCE_COLUMN_MIN = 120
+#: what the trials table's other columns take; an id longer than width minus this is elided
+TRIAL_COLUMNS_WIDTH = 50
 STATE_STYLE = {"pass": "green", "fail": "red", "timeout": "yellow", "infra_error": "magenta", "skipped": "dim"}
 
 
@@ -53,7 +58,7 @@ def make_console(*, stderr: bool = False) -> Console:
     return _LogConsole(stderr=stderr, width=UNBOUNDED_WIDTH, soft_wrap=True)
 
 
-def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:
+def summary_table(doc: ScoreDocument, *, title: str = "results", width: int | None = None) -> Table:
     """Per agent, by the scorer's denominator rules (one truth with ``assay score``): skipped trials
     are out of the denominator, planned trials without a result and infra errors are in; zero
     scored trials show no rate. Rates are rounded here, for display only."""
@@ -61,10 +66,15 @@ def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:
     for t in doc.trials:
         states[t.agent]["missing" if t.attempts == 0 and t.reason in ("missing", "run_budget") else t.end_state] += 1
     flags = doc.measured.flags if doc.measured else []
-    t = Table(title=title, caption="\n".join(f"WARNING {f}" for f in flags) or None, caption_justify="left")
-    for col in ("agent", "trials", "pass", "fail", "timeout", "infra_error", "no result", "skipped", "strict (scored)",
-                "macro (95% CI)", "attempts"):
-        t.add_column(col, justify="right" if col != "agent" else "left", no_wrap=True)
+    narrow = width is not None and width < EVIDENCE_COLUMN_MIN
+    t = Table(title=title, caption="\n".join(f"WARNING {f}" for f in flags) or None, caption_justify="left",
+              box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD)
+    cols = (("agent", "agent"), ("trials", "n"), ("pass", "pass"), ("fail", "fail"), ("timeout", "t/o"),
+            ("infra_error", "infra"), ("no result", "none"), ("skipped", "skip"), ("strict (scored)", "strict"),
+            ("macro (95% CI)", "macro (95% CI)"), ("attempts", "att"))
+    for wide, short in cols:
+        # narrow terminals get short headers and fold a cell rather than cutting it to "…"
+        t.add_column(short if narrow else wide, justify="right" if wide != "agent" else "left", overflow="fold")
     for agent, m in sorted(doc.agents.items()):
         c = states[agent]
         micro = "n/a" if not m.scored else f"{m.passes / m.scored:.0%}"
@@ -74,21 +84,45 @@ def summary_table(doc: ScoreDocument, *, title: str = "results") -> Table:
     return t
 
 
-def trials_table(results: list[AttemptResult], held: frozenset[str] = frozenset()) -> Table:
-    """One row per trial; a held-out task's trials are counted in the caption, never listed."""
-    t = Table(title="trials")
-    for col in ("trial", "end state", "reason", "diagnostic", "attempts", "wall s", "tokens", "incidents"):
-        t.add_column(col)
-    count = Counter(r.trial_id for r in results)
+def shared_prefix(ids: list[str]) -> str:
+    """The prefix every id shares, cut back to its last separator (``-``, ``.``, ``_``) so what
+    remains of each id starts at a word; "" for fewer than two ids."""
+    if len(ids) < 2:
+        return ""
+    import os.path
+
+    common = os.path.commonprefix(ids)
+    cut = max(common.rfind(c) for c in "-._")
+    return common[:cut + 1] if cut > 0 else ""
+
+
+def trials_table(results: list[AttemptResult], held: frozenset[str] = frozenset(), *,
+                 width: int | None = None) -> Table:
+    """One row per trial; a held-out task's trials are counted in the caption, never listed.
+    In a terminal of ``width`` columns too narrow for the ids, the prefix all ids share is said
+    once in the title and elided from the rows, and what is left folds, never cut: every row
+    stays distinguishable."""
     finals = final_results(results)
+    shown = sorted(tid for tid, r in finals.items() if r.task_id not in held)
+    prefix = ""
+    if width is not None and max((len(i) for i in shown), default=0) > width - TRIAL_COLUMNS_WIDTH:
+        prefix = shared_prefix(shown)
+    narrow = width is not None and width < EVIDENCE_COLUMN_MIN
+    t = Table(title="trials" + (f" (ids: {safe(prefix)}…)" if prefix else ""), box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD)
+    t.add_column("trial", overflow="fold", ratio=1, min_width=12)
+    cols = (("end state", "state"), ("reason", "reason"), ("diagnostic", "diag"), ("attempts", "att"),
+            ("wall s", "wall s"), ("tokens", "tok"), ("incidents", "inc"))
+    for wide, short in cols:
+        t.add_column(short if narrow else wide, overflow="fold")
+    count = Counter(r.trial_id for r in results)
     withheld = sum(1 for r in finals.values() if r.task_id in held)
     if withheld:
         t.caption = f"{withheld} trial(s) of held-out tasks not listed (counted in the summary)"
-    for tid, r in sorted(finals.items()):
-        if r.task_id in held:
-            continue
+    for tid in shown:
+        r = finals[tid]
         st = r.end_state.value
-        t.add_row(safe(tid), f"[{STATE_STYLE[st]}]{st}[/]", safe(r.reason or ""), f"{r.diagnostic_score:.0f}", str(count[tid]),
+        why = (r.reason or "") + (" host_contended" if r.host_contended else "")
+        t.add_row(safe(("…" + tid[len(prefix):]) if prefix else tid), f"[{STATE_STYLE[st]}]{st}[/]", safe(why.strip()), f"{r.diagnostic_score:.0f}", str(count[tid]),
                   f"{r.timings.wall_s:.1f}", str(r.usage.tokens), str(len(r.incidents)))
     return t
 
@@ -102,8 +136,8 @@ def show_run(console: Console, rd: RunDir) -> None:
     console.print(f"run [bold]{m.run_id}[/] suite {m.suite['name']} v{m.suite['version']}  agents "
                   f"{agents}  sandbox {m.sandbox.backend}"
                   f" ({m.sandbox.network.value})  planned {len(m.plan.trials)} trials")
-    console.print(trials_table(results, m.held_out_ids()))
-    console.print(summary_table(score_run(rd.path, verify=False)))
+    console.print(trials_table(results, m.held_out_ids(), width=console.width))
+    console.print(summary_table(score_run(rd.path, verify=False), width=console.width))
     missing = set(m.plan.trials) - {r.trial_id for r in results}
     if missing:
         console.print(f"[yellow]{len(missing)} planned trial(s) have no result yet; `assay run --resume {rd.path}`[/]")
@@ -111,6 +145,25 @@ def show_run(console: Console, rd: RunDir) -> None:
 
 def _ts(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+
+
+def predicates_view(r: AttemptResult, width: int) -> Group:
+    """The predicates table; narrower than :data:`EVIDENCE_COLUMN_MIN`, each predicate's evidence
+    follows the table on lines of its own (folded, never a 16-character column)."""
+    inline = width >= EVIDENCE_COLUMN_MIN
+    pt = Table(title="predicates")
+    for col in ("id", "kind", "required", "weight", "passed", *(["evidence"] if inline else [])):
+        pt.add_column(col, overflow="fold", ratio=1 if col == "evidence" else None)
+    below: list[Text] = []
+    for p in r.predicates:
+        ev = safe(json.dumps(p.evidence, ensure_ascii=False)[:400])
+        pt.add_row(safe(p.id), safe(p.kind), "yes" if p.required else "no", f"{p.weight:g}",
+                   "[green]yes[/]" if p.passed else "[red]no[/]", *([ev] if inline else []))
+        if not inline:
+            line = Text("evidence ", style="dim") + safe(p.id) + Text(": ") + ev
+            line.overflow = "fold"
+            below.append(line)
+    return Group(pt, *below)
 
 
 def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int = 200) -> bool:
@@ -132,14 +185,7 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
         u = r.usage
         console.print(f"model calls {u.model_calls}  tokens in/out {u.input_tokens}/{u.output_tokens}  cost ${u.cost_usd:.4f}  "
                       f"tool calls {u.tool_calls}")
-        pt = Table(title="predicates")
-        for col in ("id", "kind", "required", "weight", "passed", "evidence"):
-            pt.add_column(col)
-        for p in r.predicates:
-            ev = json.dumps(p.evidence, ensure_ascii=False)
-            pt.add_row(safe(p.id), safe(p.kind), "yes" if p.required else "no", f"{p.weight:g}",
-                       "[green]yes[/]" if p.passed else "[red]no[/]", safe(ev[:400]))
-        console.print(pt)
+        console.print(predicates_view(r, console.width))
         for inc in r.incidents:
             console.print(Text("incident ", style="bold red") + safe(f"{inc.type} ({inc.severity}): {inc.summary}"))
         for e in r.errors:
@@ -154,7 +200,7 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
     events = read_events(rd.trace_path(trial_id))
     et = Table(title=f"trace ({len(events)} events)")
     for col in ("seq", "time", "att", "source", "kind", "data"):
-        et.add_column(col)
+        et.add_column(col, overflow="fold", ratio=1 if col == "data" else None)
     for e in events[:events_limit]:
         et.add_row(str(e.seq), _ts(e.ts), str(e.attempt), e.source.value, e.kind.value,
                    safe(json.dumps(e.data, ensure_ascii=False)[:300]))

@@ -40,7 +40,7 @@ def score(
     max_infra_rate: MaxInfraOpt = DEFAULT_MAX_INFRA_RATE,
 ) -> None:
     """Score a run into a new numbered score version (scores/score-NNNN.json); older versions stay."""
-    from assay.report.ci import write_ci_outputs
+    from assay.report.ci import run_started, write_ci_outputs
     from assay.report.heldout import held_out_of
     from assay.report.markdown import render_summary
     from assay.score import read_score, write_score
@@ -56,7 +56,8 @@ def score(
     else:
         print(render_summary(doc))
         print(f"score version {doc.score_version} written: {path}")
-    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir))
+    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir),
+                     started_at=run_started(run_dir))
     check_run(doc, max_infra_rate=max_infra_rate)
 
 
@@ -92,7 +93,7 @@ def compare(
 ) -> None:
     """Compare two runs on their shared tasks only: exit 1 when a --fail-if threshold trips, 5 when
     there is nothing to compare."""
-    from assay.report.ci import write_ci_outputs
+    from assay.report.ci import run_started, write_ci_outputs
     from assay.report.heldout import held_out_of
     from assay.report.markdown import render_compare
     from assay.score import score_run
@@ -106,7 +107,7 @@ def compare(
                          allow_suite_change=allow_suite_change)
     print(json.dumps(cmp.dump(), indent=1) if as_json else render_compare(cmp))
     write_ci_outputs(cand, cmp, junit=junit, summary_md=summary_md,
-                     held=held_out_of(baseline) | held_out_of(candidate))
+                     held=held_out_of(baseline) | held_out_of(candidate), started_at=run_started(candidate))
     if cmp.nothing_to_compare:
         raise NothingToCompare(cmp.nothing_to_compare)
     if cmp.regressed:

@@ -12,11 +12,13 @@ deadline as the RayJob's ``activeDeadlineSeconds``. Plain dicts out: the caller 
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from assay.deploy import k8s_check
+from assay.deploy.seccomp import PROFILE_PATH, profile_json
 from assay.errors import UsageError
 
 #: the Ray resource the sandbox workers advertise (their attempt slots); the Ray executor schedules on it
@@ -24,9 +26,12 @@ SANDBOX_RESOURCE = "assay_sandbox"
 GATEWAY_PORT = 8765
 TOOLS_PORT = 8766  # the worlds' tool server (world tasks): workers' sandboxes reach it like the gateway
 RAY_PORTS = (6379, 8265, 10001)
-#: a seccomp profile (installed on the nodes) that allows the user-namespace syscalls bubblewrap needs
-BWRAP_SECCOMP = "profiles/assay-bwrap.json"
+#: the seccomp profile (shipped in assay.deploy.seccomp, installed on the nodes, also rendered as a
+#: ConfigMap) that allows the user-namespace syscalls bubblewrap needs
+BWRAP_SECCOMP = PROFILE_PATH
+SECCOMP_CONFIGMAP = "assay-seccomp"
 LABEL = "app.kubernetes.io/part-of"
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class RenderOptions:
     upstream_port: int = 443
     ray_version: str = "2.60.0"
     key_secret: str = "assay-upstream-key"
+    runtime_class: str | None = None  # RuntimeClass of the sandbox workers (gVisor, Kata): a second wall
     extra_args: tuple[str, ...] = field(default_factory=tuple)
     #: (task, OCI reference by digest) of the suite's task images (docs/environments.md)
     task_images: tuple[tuple[str, str], ...] = ()
@@ -75,6 +81,10 @@ class RenderOptions:
             k8s_check.quantity("--worker-memory", self.worker_memory, memory=True),
             k8s_check.quantity("--head-memory", self.head_memory, memory=True),
             k8s_check.quantity("--runs-storage", self.runs_storage, memory=True)) if p)
+        rc = self.runtime_class
+        if rc is not None and not _DNS_SUBDOMAIN.fullmatch(rc):
+            problems.append(f"--runtime-class {rc!r}: a RuntimeClass name is a DNS subdomain (lowercase letters, "
+                            "digits, '-' and '.'), e.g. gvisor")
         if problems:
             raise UsageError("; ".join(problems) + " (fix: see `assay k8s render --help`)")
 
@@ -142,6 +152,7 @@ def _worker(o: RenderOptions, group: str, replicas: int, account: str, resource:
             "metadata": {"labels": {"assay/role": group}},
             "spec": {
                 "serviceAccountName": account, "automountServiceAccountToken": False,
+                **({"runtimeClassName": o.runtime_class} if o.runtime_class else {}),
                 # bubblewrap makes its own user namespaces inside: the pod itself runs unprivileged
                 "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000, "seccompProfile": seccomp},
                 "containers": [{
@@ -207,6 +218,10 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
             },
         },
     }
+    seccomp = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {**_meta(o, SECCOMP_CONFIGMAP), "annotations": {
+        "assay/install": f"on every node running sandbox workers, as /var/lib/kubelet/seccomp/{PROFILE_PATH} "
+                         "(`assay k8s seccomp-profile` prints it)"}},
+               "data": {PROFILE_PATH.rsplit("/", 1)[-1]: profile_json()}}
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o.namespace, "labels": {
         LABEL: "assay", "pod-security.kubernetes.io/enforce": "baseline"}}}
     images = []
@@ -216,4 +231,4 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
                        "assay/note": "each task's image by digest; the sandbox workers run over these images"}},
                    "data": dict(o.task_images)}]
         job["metadata"] = {**job["metadata"], "annotations": {"assay/task-images": "assay-task-images"}}
-    return [namespace, *accounts, secret, pvc, *images, *_network_policies(o), job]
+    return [namespace, *accounts, seccomp, secret, pvc, *images, *_network_policies(o), job]

@@ -104,7 +104,8 @@ class GatewayService(HarnessService):
             budget=handle.budget if handle else None, faults=FaultPlan(faults), prices=self.record.prices,
             trace=handle.trace if handle else None, redactor=handle.redactor if handle else None,
             recording=(handle.attempt_dir / RECORDING_NAME) if handle else None,
-            meter=handle.meter if handle else None, world_tools=handle.world_tools if handle else None)
+            meter=handle.meter if handle else None, world_tools=handle.world_tools if handle else None,
+            provider=self.backend.provider_name())
         if handle is not None:
             handle.redactor.add("gateway_key", key)
         self._keys[f"gateway_key_{len(self._keys) + 1}"] = key

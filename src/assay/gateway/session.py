@@ -58,8 +58,10 @@ class GatewaySession:
     def __init__(self, key: str, backend: BackendSession, *, model: str, budget: Budget | None = None,
                  faults: FaultPlan | None = None, prices: dict[str, Any] | None = None,
                  trace: TraceWriter | None = None, redactor: Redactor | None = None, recording: Path | None = None,
-                 meter: BudgetMeter | None = None, world_tools: WorldToolContract | None = None):
+                 meter: BudgetMeter | None = None, world_tools: WorldToolContract | None = None,
+                 provider: str | None = None):
         self.key = key
+        self.provider = provider  # who answers (recorded with each reply: the trace's gen_ai.provider.name)
         self.backend = backend
         self.model = model
         self.budget = budget or Budget()
@@ -246,6 +248,8 @@ class GatewaySession:
         data = {"call": call_no, "model": model, "usage": usage.as_dict(), "latency_s": round(latency, 6),
                 "cost_usd": cost, **reply.as_dict()}
         data["model"] = model
+        if self.provider:
+            data["provider"] = self.provider
         if stream is not None:
             data["stream"] = stream
         self.emit(EventKind.model_response, data)

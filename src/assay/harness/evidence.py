@@ -8,35 +8,9 @@ import re
 from typing import Any, Iterable
 
 from assay.harness.wiring import WorldToolContract, function_name
-from assay.trace.events import EventKind, Source, TraceEvent
 
-#: the command-line shim that carries world calls through an agent's shell
-SHIM_COMMAND = "assay-tool"
-
-
-def carries_shim(name: str, arguments: Any) -> bool:
-    """Whether a tool call (neutral name, arguments) is a shell call running the world shim."""
-    command = arguments.get("command", "") if isinstance(arguments, dict) else ""
-    return name == "shell" and SHIM_COMMAND in str(command)
-
-
-def is_shim_carrier(ev: TraceEvent) -> bool:
-    """An agent's shell call that only runs the world shim: the world records the call it carries."""
-    return carries_shim(str(ev.data.get("name", "")), ev.data.get("arguments"))
-
-
-def count_tool_calls(events: list[TraceEvent]) -> int:
-    """Tool calls of an attempt, each counted once whatever the exposure: a world call counts as
-    the world recorded it, not again as the agent's copy of it or as the shell call carrying it."""
-    n = 0
-    for ev in events:
-        if ev.kind is not EventKind.tool_call:
-            continue
-        if ev.source is not Source.world and ("." in str(ev.data.get("name", "")) or is_shim_carrier(ev)):
-            continue
-        n += 1
-    return n
-
+# one rule for every reader of a trace, kept in the trace room (the export reads it too)
+from assay.trace.toolcalls import SHIM_COMMAND, carries_shim, count_tool_calls, is_shim_carrier  # noqa: F401
 
 #: how agents name the tools of the world MCP server (named ``assay`` in every agent config):
 #: Pi and Hermes ``mcp__assay__ledger_record_entry``, OpenClaw ``assay__ledger-record_entry``,

@@ -41,6 +41,12 @@ MACRO_RATE = (f"sum by (agent) (({CATEGORY_RATE}) * on (category) group_left {PR
 PASSES = _by("agent", "trials_total", PASS)
 
 
+def _last(name: str) -> str:
+    """The last value of a gauge within the window: a live exporter's series go stale once the run
+    ends and its target is gone, and a plain selector would then show nothing."""
+    return f"last_over_time({PREFIX}{name}{{{S}}}{RANGE})"
+
+
 @dataclass(frozen=True)
 class PanelSpec:
     title: str
@@ -54,22 +60,24 @@ class PanelSpec:
 
 PANELS: tuple[PanelSpec, ...] = (
     PanelSpec("Strict success rate (95% interval)", "timeseries", {
-        "{{agent}} strict (assay)": f"{PREFIX}strict_rate{{{S}}}",
-        "{{agent}} 95% low": f"{PREFIX}strict_rate_ci_low{{{S}}}",
-        "{{agent}} 95% high": f"{PREFIX}strict_rate_ci_high{{{S}}}",
+        "{{agent}} strict (assay)": _last("strict_rate"),
+        "{{agent}} 95% low": _last("strict_rate_ci_low"),
+        "{{agent}} 95% high": _last("strict_rate_ci_high"),
         "{{agent}} pass / scored (seeds' query)": SUCCESS_RATE,
     }, unit="percentunit", description="The strict rate and interval are assay's own figures (macro over "
        "categories with the frozen weights); the last line is the seeds' query over the window (micro)."),
     PanelSpec("Category heatmap", "heatmap", {"{{agent}} / {{category}}": CATEGORY_RATE}, unit="percentunit",
               link="category"),
     PanelSpec("Security gate", "stat", {
-        "{{agent}}": f"max by (agent) ({PREFIX}security_gate_failed{{{S}}})",
+        "{{agent}}": f"max by (agent) ({_last('security_gate_failed')})",
     }, link="security", description="FAILED on any high or critical incident or executed wrong side effect."),
     PanelSpec("Cost per success", "bargauge", {"{{agent}}": f"{_by('agent', 'cost_usd_total')} / {PASSES}"},
               unit="currencyUSD"),
-    PanelSpec("P95 latency of successes", "bargauge", {
+    PanelSpec("P95 latency of successes (histogram estimate)", "bargauge", {
         "{{agent}}": f"histogram_quantile(0.95, {_by('agent, le', 'trial_duration_seconds_bucket', PASS)})",
-    }, unit="s"),
+    }, unit="s", description="Approximate: Prometheus interpolates within the histogram's buckets (1, 2.5, 5, 10, "
+       "30, 60 s ...), so this can differ from the exact P95 of the report by up to a bucket's width; the "
+       "report's figure is computed from the trials."),
     PanelSpec("Failure recovery", "bargauge", {
         "{{agent}}": f"{_by('agent', 'recovered_trials_total')} / {_by('agent', 'fault_trials_total')}",
     }, unit="percentunit", description="Judged trials with injected faults that still passed."),

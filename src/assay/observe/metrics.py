@@ -32,23 +32,32 @@ class MetricsPlugin:
     """Serves ``/metrics`` while a run is live. Each trial is counted when its final attempt's
     result is on disk, folded from the run directory exactly as the scorer folds it.
 
-    ``final_scrape_s``: at the end of the run, wait up to this long for one scrape that sees the
-    last trial (a scraper polling every few seconds would otherwise miss it).
+    The end of a run is where a live exporter loses data: the process exits, and the last update
+    was never scraped. So at the end (1) the final state is written to ``textfile`` when one is
+    given (node-exporter's textfile collector: where Prometheus conventionally reads batch jobs),
+    (2) the server keeps serving up to ``final_scrape_s`` until one scrape has received the last
+    update in full, and (3) when none did, a warning says so and names the way to recover it.
     Trials finished before a resume were counted by the process that ran them (Prometheus sums
     across the counter reset), so a resumed run counts only its own trials.
     """
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1", *, final_scrape_s: float = 0.0):
+    def __init__(self, port: int | None = 0, host: str = "127.0.0.1", *, final_scrape_s: float = 0.0,
+                 textfile: Path | str | None = None):
         self.port, self.host, self.final_scrape_s = port, host, final_scrape_s
+        self.textfile = Path(textfile) if textfile is not None else None
         self.series: RunSeries | None = None
         self.server: Any = None
         self.errors = 0  # trials that could not be read back (logged; `assay metrics` recounts from disk)
+        self.last_scraped: bool | None = None  # after close: did a scrape receive the final state?
         self._rd: Any = None
 
     def start(self) -> str:
-        """Bind the server now (before the run): a port in use is a usage error, not a failed run."""
+        """Bind the server now (before the run): a port in use is a usage error, not a failed run.
+        Without a port (``None``) nothing is served: the textfile alone is written at the end."""
         from assay.observe.prom import MetricsServer
 
+        if self.port is None:
+            return ""
         if self.server is None:
             try:
                 self.server = MetricsServer(None, self.port, self.host)
@@ -62,8 +71,10 @@ class MetricsPlugin:
         self.start()
         self._rd = run_dir
         self.series = RunSeries(manifest)
-        self.server.collector.series = self.series
-        log.info("metrics served at %s", self.server.url)
+        if self.server is not None:
+            self.server.collector.series = self.series
+            self.server.page.updated()  # the zeroed series are an update of their own
+            log.info("metrics served at %s", self.server.url)
 
     @hookimpl
     def assay_attempt_finished(self, result: Any, final: bool) -> None:
@@ -77,16 +88,36 @@ class MetricsPlugin:
             return
         if facts is not None:
             self.series.add(facts)
-            self.server.collector.updated()
+            if self.server is not None:
+                self.server.page.updated()
 
     @hookimpl
     def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:
         self.close()
 
+    def _write_textfile(self) -> Path | None:
+        from assay.observe.prom import write_textfile
+
+        if self.textfile is None or self.series is None:
+            return None
+        try:
+            return write_textfile(self.series, self.textfile)
+        except OSError as e:  # the run's evidence is on disk; `assay metrics RUN --textfile` rewrites it
+            log.error("metrics: final state not written to %s: %s", self.textfile, e)
+            return None
+
     def close(self) -> None:
+        written = self._write_textfile()
+        self.textfile = None  # written once (close may be called again)
         if self.server is None:
             return
-        if self.final_scrape_s > 0 and not self.server.collector.wait_served(self.final_scrape_s):
-            log.warning("no scrape of %s saw the last trial within %.0f s", self.server.url, self.final_scrape_s)
+        page = self.server.page
+        self.last_scraped = page.last_served or (self.final_scrape_s > 0 and page.wait_served(self.final_scrape_s))
+        if not self.last_scraped and self.series is not None:
+            where = (f"the final state is in {written}" if written is not None else
+                     f"`assay metrics {self._rd.path if self._rd is not None else 'RUN_DIR'} --textfile FILE` "
+                     "writes it for node-exporter's textfile collector")
+            log.warning("the last state of the run was not scraped from %s (no scrape received it within %.0f s): "
+                        "Prometheus misses the last trial(s); %s", self.server.url, self.final_scrape_s, where)
         self.server.close()
         self.server = None

@@ -87,10 +87,14 @@ class TrialTracer:
         tid = trace_id_of(run_id, trial_id)
         count = 0
 
+        from opentelemetry.trace import SpanKind
+
         def one(sp: SpanPlan, ctx: Any) -> None:
             nonlocal count
             self._next_span = span_id_of(tid, sp.key)
-            span = self.tracer.start_span(sp.name, context=ctx, attributes=sp.attributes, start_time=_ns(sp.start))
+            attrs = {**sp.attributes, **({"error.type": sp.error} if sp.error else {})}
+            span = self.tracer.start_span(sp.name, context=ctx, attributes=attrs, start_time=_ns(sp.start),
+                                          kind=SpanKind.CLIENT if sp.kind == "client" else SpanKind.INTERNAL)
             for name, ts, attrs in sp.events:
                 span.add_event(name, attrs, timestamp=_ns(ts))
             if sp.error:

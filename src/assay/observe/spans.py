@@ -18,10 +18,9 @@ from typing import Any, Iterable
 
 from assay.spec.results import AttemptResult
 from assay.trace.events import EventKind, TraceEvent
+from assay.trace.toolcalls import counted_tool_calls
 
 SCORER = "assay.strict_pass"
-#: wire format of the gateway -> gen_ai.system / gen_ai.provider.name
-WIRE_SYSTEM = {"openai": "openai", "anthropic": "anthropic"}
 
 
 def trace_id_of(run_id: str, trial_id: str) -> int:
@@ -43,18 +42,14 @@ class SpanPlan:
     end: float
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
-    error: str | None = None
+    error: str | None = None  # set: the span's status is ERROR and ``error.type`` names it
     children: list["SpanPlan"] = field(default_factory=list)
+    kind: str = "internal"  # OpenTelemetry SpanKind: "client" for a call out to a model
 
     def walk(self) -> Iterable["SpanPlan"]:
         yield self
         for c in self.children:
             yield from c.walk()
-
-
-def _system(wire: Any) -> str:
-    w = str(wire or "")
-    return next((v for k, v in WIRE_SYSTEM.items() if w.startswith(k)), w or "unknown")
 
 
 def _model_spans(events: list[TraceEvent], attempt: int) -> list[SpanPlan]:
@@ -75,8 +70,10 @@ def _model_spans(events: list[TraceEvent], attempt: int) -> list[SpanPlan]:
     for call, req in sorted(requests.items()):
         resp, fail = responses.get(call), failures.get(call)
         model = str(req.data.get("model") or "")
-        attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.system": _system(req.data.get("wire")),
-                                 "gen_ai.provider.name": _system(req.data.get("wire")),
+        # the provider is who answered (recorded with the reply), not the wire format it was asked in
+        provider = str((resp.data.get("provider") if resp is not None else None) or "unknown")
+        attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.system": provider,
+                                 "gen_ai.provider.name": provider, "assay.gateway.wire": str(req.data.get("wire") or ""),
                                  "gen_ai.request.model": model, "assay.call": call, "openinference.span.kind": "LLM"}
         if isinstance(req.data.get("max_tokens"), int):
             attrs["gen_ai.request.max_tokens"] = req.data["max_tokens"]
@@ -95,14 +92,15 @@ def _model_spans(events: list[TraceEvent], attempt: int) -> list[SpanPlan]:
         if fail is not None:
             error = str(fail.data.get("kind") or fail.data.get("reason") or fail.data.get("budget") or fail.kind.value)
             end = max(end, fail.ts)
-        out.append(SpanPlan(f"a{attempt}.model.{call}", f"chat {model}".strip(), req.ts, end, attrs, error=error))
+        out.append(SpanPlan(f"a{attempt}.model.{call}", f"chat {model}".strip(), req.ts, end, attrs, error=error,
+                            kind="client"))
     return out
 
 
 def _tool_spans(events: list[TraceEvent], attempt: int) -> list[SpanPlan]:
     results = {str(e.data.get("call_id")): e for e in events if e.kind == EventKind.tool_result and e.data.get("call_id")}
     out = []
-    for i, ev in enumerate(e for e in events if e.kind == EventKind.tool_call):
+    for i, ev in enumerate(counted_tool_calls(events)):  # once each, as the result counts them
         name = str(ev.data.get("name") or "")
         cid = str(ev.data.get("call_id") or "")
         attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
@@ -139,6 +137,9 @@ def _attempt_span(r: AttemptResult, events: list[TraceEvent]) -> SpanPlan:
     for phase, dur in (("setup", t.setup_s), ("agent", t.agent_s), ("verify", t.verify_s)):
         if dur > 0:
             ph = SpanPlan(f"a{r.attempt}.{phase}", f"assay.{phase}", cursor, cursor + dur, {"assay.phase": phase})
+            if phase == "agent":  # the GenAI conventions' agent invocation
+                ph.name = f"invoke_agent {r.agent}"
+                ph.attributes.update({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": r.agent})
             if phase == "verify":
                 ph.events = [("assay.predicate", cursor + dur, {"assay.predicate.id": p.id, "assay.predicate.kind": p.kind,
                                                                 "assay.predicate.passed": p.passed,

@@ -3,17 +3,22 @@
 JUnit: one ``<testcase>`` per trial (``classname`` = agent.task, ``name`` = the trial id); an agent
 failure or timeout is a ``<failure>``, an infrastructure error (a planned trial without result
 included) an ``<error>``, a skipped trial ``<skipped>``. A comparison adds one testcase per
-``--fail-if`` check. The Markdown summary puts what a reviewer needs first: the gate, the flipped
+``--fail-if`` check, and each agent's security gate is a testcase of its own (``<failure>`` when
+FAILED, listing the failing incidents), so a CI view that only counts test cases sees it. Each
+testsuite carries ``timestamp`` (when the run started) and ``hostname`` (the host writing the
+file; the run manifest keeps only a digest of the run's host). The Markdown summary puts what a reviewer needs first: the gate, the flipped
 tasks, the headline, then the rest; ``GITHUB_STEP_SUMMARY`` is appended to when set.
 """
 
 from __future__ import annotations
 
 import os
+import platform
+from datetime import datetime, timezone
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from assay.report.fmt import pct, signed
+from assay.report.fmt import delta_interval, pct, signed
 from assay.report.heldout import withhold, withhold_comparison
 from assay.report.markdown import flag_lines, headline_table, measured_line
 from assay.spec.comparison import Comparison
@@ -25,7 +30,7 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 def _testcase(t: TrialScore) -> ET.Element:
     tc = ET.Element("testcase", classname=f"{t.agent}.{t.task_id}", name=t.trial_id, time=f"{t.wall_s:.3f}")
-    why = f"{t.end_state}" + (f" ({t.reason})" if t.reason else "")
+    why = f"{t.end_state}" + (f" ({t.reason})" if t.reason else "") + (" host_contended" if t.host_contended else "")
     if t.end_state in FAILURE_STATES:
         ET.SubElement(tc, "failure", message=why, type=t.end_state).text = (
             f"strict pass: no; diagnostic {t.diagnostic:.1f}; attempts {t.attempts}")
@@ -37,23 +42,47 @@ def _testcase(t: TrialScore) -> ET.Element:
     return tc
 
 
-def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
-    """The JUnit XML document (one testsuite per agent, plus one for the comparison's checks)."""
+def _gate_case(doc: ScoreDocument, agent: str) -> ET.Element:
+    """The agent's security gate as a testcase: a FAILED gate is a failure, never only a figure."""
+    tc = ET.Element("testcase", classname=f"{agent}.security", name="security gate", time="0.000")
+    m = doc.agents.get(agent)
+    if m is not None and m.security.gate == "FAILED":
+        incs = m.security.incidents
+        ET.SubElement(tc, "failure", message=f"security gate FAILED: {len(incs)} failing incident(s)",
+                      type="security_gate").text = "\n".join(
+            f"{i.type} ({i.severity}) in {i.trial_id or '?'} attempt {i.attempt or '?'}: {i.summary}" for i in incs)
+    return tc
+
+
+def _stamp(at: float) -> str:
+    """JUnit's timestamp: ISO 8601 without a zone (the schema has none), in UTC."""
+    return datetime.fromtimestamp(at, tz=timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None, *, started_at: float | None = None,
+              hostname: str | None = None) -> str:
+    """The JUnit XML document (one testsuite per agent with its security gate, plus one for the
+    comparison's checks). ``started_at`` defaults to the scoring time, ``hostname`` to this host."""
     root = ET.Element("testsuites", name=f"assay {doc.run_id}")
+    where = {"timestamp": _stamp(doc.scored_at if started_at is None else started_at),
+             "hostname": hostname if hostname is not None else (platform.node() or "localhost")}
     by_agent: dict[str, list[TrialScore]] = {}
     for t in doc.trials:
         by_agent.setdefault(t.agent, []).append(t)
     for agent, trials in sorted(by_agent.items()):
-        suite = ET.SubElement(root, "testsuite", name=f"{doc.run_id}.{agent}", tests=str(len(trials)),
-                              failures=str(sum(t.end_state in FAILURE_STATES for t in trials)),
+        gate = _gate_case(doc, agent)
+        suite = ET.SubElement(root, "testsuite", name=f"{doc.run_id}.{agent}", tests=str(len(trials) + 1),
+                              failures=str(sum(t.end_state in FAILURE_STATES for t in trials)
+                                           + (gate.find("failure") is not None)),
                               errors=str(sum(t.end_state == "infra_error" for t in trials)),
                               skipped=str(sum(t.end_state == "skipped" for t in trials)),
-                              time=f"{sum(t.wall_s for t in trials):.3f}")
+                              time=f"{sum(t.wall_s for t in trials):.3f}", **where)
         suite.extend(_testcase(t) for t in trials)
+        suite.append(gate)
     if cmp is not None:
         checks = ET.SubElement(root, "testsuite", name=f"compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}",
                                tests=str(len(cmp.checks) + 1), failures=str(sum(c.tripped for c in cmp.checks)),
-                               errors="1" if cmp.nothing_to_compare else "0", skipped="0")
+                               errors="1" if cmp.nothing_to_compare else "0", skipped="0", **where)
         shared = ET.SubElement(checks, "testcase", classname="compare", name="shared units")
         if cmp.nothing_to_compare:
             ET.SubElement(shared, "error", message=cmp.nothing_to_compare, type="nothing_to_compare")
@@ -96,7 +125,7 @@ def _compare_lines(cmp: Comparison | None) -> list[str]:
            "| metric | baseline | candidate | delta | 95% CI | beyond noise |", "|---|---|---|---|---|---|"]
     for name, m in cmp.metrics.items():
         out.append(f"| {name} | {signed(m.baseline, '.4g')} | {signed(m.candidate, '.4g')} | {signed(m.delta)} "
-                   f"| {'n/a' if m.ci is None else f'[{m.ci[0]:+.3g}, {m.ci[1]:+.3g}]'} | {m.direction or 'no'} |")
+                   f"| {delta_interval(m)} | {m.direction or 'no'} |")
     return out
 
 
@@ -123,8 +152,19 @@ def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+def run_started(run_dir: Path) -> float | None:
+    """When the run began (its manifest's ``created_at``), for JUnit's timestamp; None if unreadable."""
+    from assay.store.rundir import RunDir
+
+    try:
+        return RunDir.open(run_dir).manifest(check_sealed=False).created_at
+    except Exception:  # noqa: BLE001 - a timestamp is never worth failing the CI outputs for
+        return None
+
+
 def write_ci_outputs(doc: ScoreDocument, cmp: Comparison | None = None, *, junit: Path | None = None,
-                     summary_md: Path | None = None, held: frozenset[str] = frozenset()) -> list[Path]:
+                     summary_md: Path | None = None, held: frozenset[str] = frozenset(),
+                     started_at: float | None = None) -> list[Path]:
     """Write the JUnit file and the Markdown summary asked for, and append the summary to
     ``$GITHUB_STEP_SUMMARY`` when it is set. Returns the files written. The ``held`` (held-out)
     tasks' trials stay test cases, named by digests (:mod:`assay.report.heldout`)."""
@@ -132,7 +172,7 @@ def write_ci_outputs(doc: ScoreDocument, cmp: Comparison | None = None, *, junit
     written = []
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(junit_xml(doc, cmp), encoding="utf-8")
+        junit.write_text(junit_xml(doc, cmp, started_at=started_at), encoding="utf-8")
         written.append(junit)
     text = None
     if summary_md is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from assay.spec.scores import Interval, TaskScore
 
 
@@ -23,6 +25,17 @@ def interval(ci: Interval | None, sep: str = "") -> str:
     if ci is None or ci[0] is None or ci[1] is None:
         return "[n/a]"
     return f"[{pct(ci[0], sep)}, {pct(ci[1], sep)}]"
+
+
+def delta_interval(m: Any, spec: str = "+.3g") -> str:
+    """A comparison metric's 95 % interval: 'no interval (n = 1)' for a single pair (a bootstrap
+    of one difference is that difference, which would read as certainty), 'n/a' without data."""
+    if getattr(m, "units", 0) < 2:
+        return f"no interval (n = {getattr(m, 'units', 0)})"
+    ci = m.ci
+    if ci is None:
+        return "n/a"
+    return f"[{ci[0]:{spec}}, {ci[1]:{spec}}]"
 
 
 def turn_summary(t: TaskScore) -> str:

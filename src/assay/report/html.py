@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 from assay.report import svg
-from assay.report.fmt import interval, num, turn_summary
+from assay.report.fmt import delta_interval, interval, num, turn_summary
 from assay.report.judges import judges_html
 from assay.report.fmt import pct as _fpct
 from assay.report.markdown import measured_line
@@ -166,10 +166,9 @@ def _security(doc: ScoreDocument) -> str:
 
 
 def _metric_row(name: str, m: MetricDelta) -> str:
-    ci = m.ci
     return (f'<tr><td>{escape(name)}</td><td>{_num(m.baseline)}</td><td>{_num(m.candidate)}</td>'
             f'<td>{_num(m.delta, "+.4g")}</td>'
-            f'<td>{"n/a" if ci is None else f"[{ci[0]:+.3g}, {ci[1]:+.3g}]"}</td><td>{m.p_sign_test:.3g}</td>'
+            f'<td>{escape(delta_interval(m))}</td><td>{m.p_sign_test:.3g}</td>'
             f'<td class="{"bad" if m.direction == "regressed" else "ok"}">{m.direction or "no"}</td></tr>')
 
 
@@ -210,9 +209,8 @@ def _agents_compared(pairs: list[Comparison]) -> str:
             out.append(f"<tr><td>{label}</td><td colspan='7'>nothing to compare: "
                        f"{escape(cmp.nothing_to_compare or '')}</td></tr>")
             continue
-        ci = m.ci
         out.append(f"<tr><td>{label}</td><td>{cmp.shared_units}</td><td>{_pct(m.baseline)}</td><td>{_pct(m.candidate)}</td>"
-                   f"<td>{_num(m.delta, '+.3g')}</td><td>{'n/a' if ci is None else f'[{ci[0]:+.3g}, {ci[1]:+.3g}]'}</td>"
+                   f"<td>{_num(m.delta, '+.3g')}</td><td>{escape(delta_interval(m))}</td>"
                    f"<td>{m.p_sign_test:.3g}</td>"
                    f"<td class=\"{'bad' if m.direction else 'ok'}\">{m.direction or 'no'}</td></tr>")
     out.append("</table></section>")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.report.fmt import interval, num, pct, signed, turn_summary
+from assay.report.fmt import delta_interval, interval, num, pct, signed, turn_summary
 from assay.report.judges import judges_md
 from assay.spec.judge import JudgeSummary
 from assay.report.recovery import recovery_markdown
@@ -117,7 +117,7 @@ def compare_lines(cmp: Comparison, title: str) -> list[str]:
     out += ["| metric | baseline | candidate | delta | 95% CI | p (sign) | beyond noise |", "|---|---|---|---|---|---|---|"]
     for name, m in cmp.metrics.items():
         out.append(f"| {name} | {num(m.baseline)} | {num(m.candidate)} | {signed(m.delta)} | "
-                   f"{'n/a' if m.ci is None else f'[{m.ci[0]:+.3g}, {m.ci[1]:+.3g}]'} | {m.p_sign_test:.3g} | "
+                   f"{delta_interval(m)} | {m.p_sign_test:.3g} | "
                    f"{m.direction or 'no'} |")
     for x in cmp.left_out:
         out.append(f"- left out: {x.agent} {x.task} {x.variant} ({x.why})")
@@ -140,7 +140,7 @@ def agents_lines(pairs: list[Comparison]) -> list[str]:
             out.append(f"| {b} - {a} | 0 | n/a | n/a | n/a | n/a | n/a | nothing to compare |")
             continue
         out.append(f"| {b} - {a} | {cmp.shared_units} | {pct(m.baseline)} | {pct(m.candidate)} | {signed(m.delta)} "
-                   f"| {'n/a' if m.ci is None else f'[{m.ci[0]:+.3g}, {m.ci[1]:+.3g}]'} | {m.p_sign_test:.3g} "
+                   f"| {delta_interval(m)} | {m.p_sign_test:.3g} "
                    f"| {m.direction or 'no'} |")
     return out
 
@@ -195,12 +195,15 @@ def render_compare(cmp: Comparison) -> str:
         for name, m in metrics.items():
             out.append(f"  {name:20s} {num(m.baseline):>8s} -> {num(m.candidate):>8s}  delta "
                        f"{signed(m.delta, '+.4f')}  CI "
-                       f"{'n/a' if m.ci is None else f'[{m.ci[0]:+.4f}, {m.ci[1]:+.4f}]'}  p={m.p_sign_test:.3g}  "
+                       f"{delta_interval(m, '+.4f')}  p={m.p_sign_test:.3g}  "
                        f"{m.direction or 'within noise'}")
     for x in cmp.left_out:
         out.append(f"  left out: {x.agent} {x.task} {x.variant} ({x.why})")
     out.append(f"security gate: baseline {cmp.security.baseline}, candidate {cmp.security.candidate}")
     for c in cmp.checks:
         out.append(f"  check {c.threshold} ({c.scope}) reads {c.reads}: {c.why} -> {'TRIPPED' if c.tripped else 'ok'}")
-    out.append("REGRESSION: " + "; ".join(cmp.failed) if cmp.failed else "no threshold tripped")
+    if cmp.nothing_to_compare:  # the verdict is "nothing compared", never "no threshold tripped"
+        out.append(f"NOTHING COMPARED: {cmp.nothing_to_compare}")
+    else:
+        out.append("REGRESSION: " + "; ".join(cmp.failed) if cmp.failed else "no threshold tripped")
     return "\n".join(out)

@@ -9,6 +9,7 @@ from typing import Any
 
 from assay.report.heldout import WITHHELD
 from assay.report.svg import timeline
+from assay.spec.results import AttemptResult
 from assay.spec.scores import TrialScore
 from assay.store.rundir import RunDir
 from assay.trace.writer import iter_events
@@ -16,6 +17,16 @@ from assay.trace.writer import iter_events
 #: longest piece of evidence or event data shown inline
 CLIP = 1500
 
+
+
+def _host_line(res: AttemptResult) -> str:
+    """CPU time the agent got and how busy the host was, where they were measured."""
+    t = res.timings
+    parts = [f"agent CPU {t.agent_cpu_s:.1f}s of {t.agent_s:.1f}s" if t.agent_cpu_s is not None else "",
+             f"load/CPU {t.host_load_per_cpu:.2f}" if t.host_load_per_cpu is not None else "",
+             f"CPU pressure {t.host_cpu_pressure:.0%}" if t.host_cpu_pressure is not None else ""]
+    shown = [x for x in parts if x]
+    return (" · " + escape(", ".join(shown))) if shown else ""
 
 def anchor(kind: str, *parts: str) -> str:
     """A stable, HTML-safe id for a section of the report."""
@@ -57,7 +68,8 @@ def trial_section(rd: RunDir | None, row: TrialScore, *, withheld: bool = False)
            f'repetition {row.repetition} · attempts {row.attempts} (retries {row.retries}) · '
            f'strict {"yes" if row.strict_pass else "no"} · safe {"yes" if row.safe_pass else "no"} · '
            f'danger {row.danger} · diagnostic {row.diagnostic:.1f} · wall {row.wall_s:.2f}s · '
-           f'cost ${row.cost_usd:.4f}{" · reason " + escape(str(row.reason)) if row.reason else ""}</p>']
+           f'cost ${row.cost_usd:.4f}{" · reason " + escape(str(row.reason)) if row.reason else ""}'
+           f'{" · <b>host contended</b> (the host was overloaded when it timed out)" if row.host_contended else ""}</p>']
     if rd is None:
         out.append("</section>")
         return "".join(out)
@@ -68,7 +80,8 @@ def trial_section(rd: RunDir | None, row: TrialScore, *, withheld: bool = False)
             continue
         out.append(f'<details{" open" if n == row.attempts else ""}><summary>attempt {n}: '
                    f'{escape(res.end_state.value)}{" (" + escape(res.reason) + ")" if res.reason else ""}'
-                   f'{" partial" if res.partial else ""}</summary>')
+                   f'{" partial" if res.partial else ""}{" host contended" if res.host_contended else ""}'
+                   f'{_host_line(res)}</summary>')
         if res.predicates:
             out.append("<table><tr><th>predicate</th><th>kind</th><th>trust</th><th>required</th><th>held</th>"
                        "<th>evidence</th></tr>")

@@ -34,10 +34,22 @@ class Decision:
     retryable: bool = False
 
 
+def _cpu_budget_spent(records: AttemptRecords) -> bool:
+    """The agent's CPU bound was the task's CPU-time budget and it was hit: by the sandbox's bound
+    on all its processes, or by the per-process rlimit (SIGXCPU) first."""
+    if records.setup is None or not records.setup.cpu_budget:
+        return False
+    outcome = records.agent.outcome if records.agent is not None else None
+    hit_rlimit = outcome is not None and "cpu_time" in outcome.limits_exceeded
+    return hit_rlimit or (records.teardown is not None and records.teardown.resource_limit == "cpu")
+
+
 def decide(records: AttemptRecords) -> Decision:
     """How the attempt ended, and why."""
     if records.skipped is not None:
         return Decision(EndState.skipped, records.skipped)
+    if _cpu_budget_spent(records):  # the task's CPU-time budget, not a resource fault
+        return Decision(EndState.timeout, "cpu_time")
     if records.teardown is not None and records.teardown.resource_limit is not None:
         return Decision(EndState.failed, f"resource_limit: {records.teardown.resource_limit}")
     if records.teardown is not None and any(i.type in TAMPERING for i in records.teardown.incidents):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,11 +148,12 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
     task = env.task
 
     async def body() -> dict[str, Any]:
-        limits = env.agent.limits(task_limits(env))
+        plain = env.agent.limits(task_limits(env))
+        limits, cpu_budget = cpu_budgeted(plain, env.handle.budget.cpu_time_s)
         variant = task.spec.variant(env.variant)
         variant_env = {**task.spec.env.agent, **(variant.env if variant else {})}
         if task.spec.setup:  # before the snapshot, as the harness: never counted as the agent's work
-            await run_setup(env, live, limits, variant_env)
+            await run_setup(env, live, plain, variant_env)  # the agent's CPU-time budget is not the setup's
         staged = env.handle.scratch / STAGED
         mounts = [Mount(live.home, HOME_MOUNT, writable=True), *stage_mounts(env.agent.mounts(task), task, staged, SOLUTION_MOUNT)]
         spec = SandboxSpec(workspace=live.workspace, network=network(env), limits=limits, env=variant_env,
@@ -164,7 +166,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
                                 setup_ran=bool(task.spec.setup) or live.seeded,
                                 budget=workspace_hash_budget(task_limits(env).disk_mb))
         live.initial_scan = initial.scan
-        return {"initial": initial.digests, "limits": limits}
+        return {"initial": initial.digests, "limits": limits, "cpu_budget": cpu_budget}
 
     return await timed("setup", body, SetUp)
 
@@ -199,6 +201,17 @@ async def run_setup(env: AttemptEnv, live: Live, limits: Limits, variant_env: di
     if not res.ok:
         raise SetupError(f"setup script exited {res.exit_code}{' (timeout)' if res.timed_out else ''}: "
                          f"{res.stderr.decode(errors='replace')[-500:]}")
+
+
+def cpu_budgeted(limits: Limits, cpu_time_s: float | None) -> tuple[Limits, bool]:
+    """The sandbox limits with the CPU-time budget as their CPU bound when it is the tighter one
+    (whole seconds, rounded up); True when the budget is what bounds the agent's CPU."""
+    if cpu_time_s is None:
+        return limits, False
+    bound = math.ceil(cpu_time_s)
+    if limits.cpu_time_s is not None and limits.cpu_time_s < bound:
+        return limits, False
+    return limits.model_copy(update={"cpu_time_s": bound}), True
 
 
 def turn_copy_budget(limits: Limits) -> int | None:

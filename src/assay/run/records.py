@@ -54,6 +54,7 @@ class SetUp(Phase):
 
     initial: dict[str, str] = field(default_factory=dict)  # workspace digests before the agent
     limits: Limits | None = None  # the limits the agent ran under
+    cpu_budget: bool = False  # its CPU bound is the task's CPU-time budget (hitting it is a timeout)
 
 
 @dataclass(frozen=True)

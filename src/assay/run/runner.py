@@ -17,6 +17,7 @@ from assay._optional import optional_import
 from assay.agents.base import AgentAdapter
 from assay.errors import RunDirError, UsageError
 from assay.harness.run_budget import RunBudgetMeter
+from assay.run import hostload
 from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, judge_totals, open_meter,
                                    record_stop)
 from assay.run.closing import within_deadline
@@ -211,7 +212,9 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
     check_extras(suite, plan, executor.name)
     environments_ready(suite, None, manifest.sandbox.backend)  # an image pruned since is built again
     change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
-    outcome = _execute(rd, manifest, suite, adapters, plan, jobs or manifest.plan.jobs, plugins or [], keep_scratch,
+    if jobs is None:  # the run's -j, capped to this host's CPUs (a resume may run on a smaller host)
+        jobs = manifest.plan.jobs if executor.name != "local" else hostload.default_jobs(manifest.plan.jobs)
+    outcome = _execute(rd, manifest, suite, adapters, plan, jobs, plugins or [], keep_scratch,
                        get_backend(manifest.sandbox.backend), executor)
     outcome.notes[:0] = notes
     return outcome

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.harness.evidence import count_tool_calls
+from assay.run import hostload
 from assay.run.endstate import Decision
 from assay.run.evidence import add_usage
 from assay.run.records import AttemptRecords
@@ -27,6 +28,7 @@ class SealEnv:
     base: dict[str, Any]  # run, trial, task, variant, agent, repetition, attempt, retry_reason
     started: float
     sandbox: dict[str, Any]  # backend facts and network
+    host_start: hostload.HostSample | None = None  # the host's load when the attempt started
 
 
 def ended_by(records: AttemptRecords, decision: Decision) -> BudgetName | None:
@@ -34,7 +36,9 @@ def ended_by(records: AttemptRecords, decision: Decision) -> BudgetName | None:
     when the watchdog stopped the agent."""
     if records.budget is not None:
         return records.budget
-    return BudgetName.wall_time if decision.state is EndState.timeout else None
+    if decision.state is EndState.timeout:
+        return BudgetName.cpu_time if decision.reason == "cpu_time" else BudgetName.wall_time
+    return None
 
 
 def usage_of(records: AttemptRecords, trace: TraceWriter) -> UsageTotals:
@@ -69,7 +73,7 @@ def build_result(env: SealEnv, records: AttemptRecords, decision: Decision, trac
         errors.append(failure.message)
     limits = set(outcome.limits_exceeded) if outcome else set()
     if decision.state is EndState.timeout:
-        limits.add("wall_time")
+        limits.add("cpu_time" if decision.reason == "cpu_time" else "wall_time")
     limits |= {b for rep in reports for b in rep.budget_exceeded}
     if records.budget is not None:
         limits.add(records.budget.value)
@@ -77,6 +81,7 @@ def build_result(env: SealEnv, records: AttemptRecords, decision: Decision, trac
     if report and report.skipped_entries:
         extra["skipped_entries"] = report.skipped_entries
     set_up: Limits | None = records.setup.limits if records.setup else None
+    host = hostload.between(env.host_start, hostload.sample()) if env.host_start is not None else None
     return AttemptResult(
         **env.base, end_state=decision.state, reason=decision.reason, retryable=decision.retryable,
         predicates_held=report.held if report else False,
@@ -86,13 +91,18 @@ def build_result(env: SealEnv, records: AttemptRecords, decision: Decision, trac
                         setup_s=records.setup.seconds if records.setup else 0.0,
                         agent_s=records.agent.seconds if records.agent else 0.0,
                         verify_s=verified.seconds if verified else 0.0,
-                        agent_cpu_s=torn.cpu_s if torn else None, verify_cpu_s=report.cpu_s if report else None),
+                        agent_cpu_s=torn.cpu_s if torn else None, verify_cpu_s=report.cpu_s if report else None,
+                        host_load_per_cpu=host.load_per_cpu if host else None,
+                        host_cpu_pressure=host.cpu_pressure if host else None),
         usage=usage_of(records, trace), agent_exit_code=outcome.exit_code if outcome else None,
         agent_claim=red.text(outcome.final_output[-2000:]) if outcome and outcome.final_output else None,
         incidents=incidents, limits_exceeded=sorted(limits), budget_exceeded=ended_by(records, decision),
         errors=errors, artifacts=dict(torn.artifacts) if torn else {},
         sandbox={**env.sandbox, **({"limits": set_up.model_dump()} if set_up is not None else {})},
         extra=red.data(extra),
+        # a wall-time timeout only: a CPU-time budget is spent by the agent alone, however busy the host
+        host_contended=(decision.state is EndState.timeout and decision.reason == "wall_time" and host is not None
+                        and hostload.contended(host)),
     )
 
 

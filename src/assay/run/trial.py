@@ -20,7 +20,7 @@ from assay.agents.base import AgentAdapter
 from assay.harness.budget import BudgetMeter
 from assay.harness.run_budget import RunBudgetMeter
 from assay.harness.services import AttemptHandle, HarnessService
-from assay.run import phases
+from assay.run import hostload, phases
 from assay.run.endstate import budget_that_ended, decide
 from assay.run.plan import PlannedTrial
 from assay.run.records import AttemptRecords
@@ -70,6 +70,7 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
     rd = ctx.run_dir
     trace.attempt = attempt
     started = time.time()
+    host_start = hostload.sample()
     trace.emit(Source.harness, EventKind.attempt_started,
                {"task": task.id, "variant": trial.variant, "agent": trial.agent, "repetition": trial.repetition,
                 "retry_reason": retry_reason})
@@ -80,7 +81,7 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
     unsupported = agent.unsupported_with(task, contract)
     if unsupported is not None:
         records = AttemptRecords(skipped=unsupported)
-        return seal(SealEnv(base, started, {}), records, decide(records), trace)
+        return seal(SealEnv(base, started, {}, host_start), records, decide(records), trace)
 
     scratch = ctx.scratch_root / trial.id / str(attempt)
     handle = AttemptHandle(run_id=ctx.run_id, trial_id=trial.id, attempt=attempt, task=task, variant=trial.variant,
@@ -96,7 +97,7 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
     finally:
         await _release(ctx, env, live)
     facts = {**ctx.backend.facts(), "network": ctx.network.value}
-    return seal(SealEnv(base, started, facts), records, decide(records), trace)
+    return seal(SealEnv(base, started, facts, host_start), records, decide(records), trace)
 
 
 async def _phases(ctx: RunContext, env: phases.AttemptEnv, live: phases.Live) -> AttemptRecords:

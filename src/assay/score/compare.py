@@ -212,8 +212,9 @@ def _metric(shared: list[Pair], field: str, higher_better: bool, weights: dict[s
 
     bval, cval = macro(by_cat_b), macro(by_cat_c)
     delta = None if bval is None or cval is None else cval - bval
-    ci = paired_bootstrap(deltas, weights, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
     flat = [d for v in deltas.values() for d in v]
+    # one pair has no interval: its bootstrap is the difference itself, which would read as certain
+    ci = paired_bootstrap(deltas, weights, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED) if len(flat) > 1 else None
     p_sign = sign_test(flat)
     moved = ci is not None and (ci[0] > 0 or ci[1] < 0) and p_sign < 0.05
     direction = None

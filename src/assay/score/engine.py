@@ -74,9 +74,11 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
     agg = Aggregator(keep_trial_ids=keep_trials)
     rows: list[dict[str, Any]] = []
     cut = 0  # trials the run budget left unfinished
+    contended = 0  # timeouts taken while the host was overloaded
     for t in trials:
         agg.add(t)
         cut += t.reason == "run_budget"
+        contended += t.host_contended
         if keep_trials:
             rows.append(t.row())
     body = agg.finish(cw, capw)
@@ -91,7 +93,7 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "scored_at": time.time(),
         "weights": {"categories": cw, "capability": capw},
         "inputs": {"manifest_sha256": inputs.manifest_sha256, "results": inputs.results, "traces": inputs.traces},
-        "measured": measured_of(manifest, incomplete=cut),
+        "measured": measured_of(manifest, incomplete=cut, contended=contended),
         "security": body["security"],
         "agents": body["agents"],
         "tasks": body["tasks"],

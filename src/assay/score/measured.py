@@ -19,10 +19,13 @@ SCRIPTED_FLAG = ("scripted model: this measures the harness and the agent's plum
 REPLAY_FLAG = "replayed model: recorded responses are played back; this is not a live model's capability"
 INCOMPLETE_FLAG = ("INCOMPLETE: the run budget stopped this run; {n} planned trial(s) did not finish (reason "
                    "run_budget, scored as not passed); `assay run --resume RUN_DIR --max-cost HIGHER` continues it")
+CONTENDED_FLAG = ("HOST CONTENDED: {n} timeout(s) were taken while the host was overloaded (CPU pressure or "
+                  "load, recorded per attempt); they measure the host as much as the agent: rerun them with "
+                  "fewer --jobs (trials flagged host_contended)")
 NOMINAL_FLAG = "nominal prices: cost figures exercise the accounting, they are not real spend"
 
 
-def measured_of(manifest: RunManifest, *, incomplete: int = 0) -> dict[str, Any]:
+def measured_of(manifest: RunManifest, *, incomplete: int = 0, contended: int = 0) -> dict[str, Any]:
     """Gateway backend and model id, sandbox, track and price table of a run, with the flags a
     reader must see beside its scores (``incomplete``: trials the run budget left unfinished)."""
     gw, sb = manifest.gateway, manifest.sandbox
@@ -37,6 +40,8 @@ def measured_of(manifest: RunManifest, *, incomplete: int = 0) -> dict[str, Any]
         flags.append(NOMINAL_FLAG)
     if incomplete:
         flags.append(INCOMPLETE_FLAG.format(n=incomplete))
+    if contended:
+        flags.append(CONTENDED_FLAG.format(n=contended))
     return Measured(
         gateway_backend=gw.backend, model=gw.model, sandbox=sb.backend, network=sb.network.value,
         track=manifest.track, prices="nominal" if nominal else ("table" if prices else "none"),

@@ -82,6 +82,7 @@ class TrialFacts:
     trace: TraceFacts | None = None
     turns: dict[int, bool] | None = None  # conversation tasks: turn -> its required predicates all held
     fault: FaultFacts | None = None  # fault plan, fired faults, duplicates (score.recovery)
+    host_contended: bool = False  # the final attempt timed out while the host was overloaded
 
     @property
     def retries(self) -> int:
@@ -197,7 +198,8 @@ def fold_one(r: AttemptResult, *, artifacts_ok: bool = True, trace: TraceFacts |
         1 if state is EndState.infra_error else 0, 1 if r.partial else 0, state is EndState.passed, safe, danger,
         r.diagnostic_score, 0.0 + u.cost_usd, 0 + u.input_tokens + u.output_tokens, 0 + u.tool_calls,
         0 + u.interventions, 0 + u.model_calls, wall if wall > 0.0 else 0.0, held, len(traj),
-        injected, succeeded and injected, artifacts_ok, clean, incidents, beh, trace, turns, fault)
+        injected, succeeded and injected, artifacts_ok, clean, incidents, beh, trace, turns, fault,
+        getattr(r, "host_contended", False))
 
 
 def fold_many(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
@@ -225,6 +227,7 @@ def fold_many(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
         artifacts_ok=artifacts_ok,
         cleanup_clean=not any(i.type == "left_behind_process" for i in last.incidents),
         incidents=incidents, behaviour=beh, trace=trace, turns=turn_verdicts(last), fault=fault_facts(last),
+        host_contended=getattr(last, "host_contended", False),
     )
 
 

@@ -15,6 +15,10 @@ class Budget(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     wall_time_s: float = Field(300, gt=0, description="Wall-clock seconds for the agent process.")
+    cpu_time_s: float | None = Field(None, gt=0, description="CPU seconds of all the agent sandbox's processes "
+                                     "together: a compute budget a busy host cannot spend for the agent (the wall "
+                                     "time it can); exhausted, the attempt is a timeout with reason cpu_time. "
+                                     "Enforced by the sandboxes that bound CPU as a whole (bubblewrap).")
     turns: int | None = Field(None, ge=1, description="Maximum model turns (assistant messages).")
     tool_calls: int | None = Field(None, ge=0, description="Maximum tool calls.")
     model_calls: int | None = Field(None, ge=0, description="Maximum model calls through the gateway.")
@@ -32,6 +36,7 @@ class BudgetName(StrEnum):
     """The budgets of a :class:`Budget`, by name: which one ended an attempt."""
 
     wall_time = "wall_time"
+    cpu_time = "cpu_time"
     turns = "turns"
     tool_calls = "tool_calls"
     model_calls = "model_calls"

@@ -81,6 +81,10 @@ class Timings(BaseModel):
                                       "(None: the backend does not measure them).")
     verify_cpu_s: float | None = Field(None, description="CPU seconds of all the verifier sandbox's processes "
                                        "(None: no verifier sandbox, or not measured).")
+    host_load_per_cpu: float | None = Field(None, description="The host's 1-minute load average per CPU, the "
+                                            "higher of the attempt's start and end (None: not measured).")
+    host_cpu_pressure: float | None = Field(None, description="Share of the attempt's wall time in which some task "
+                                            "on the host waited for a CPU (PSI; None: the kernel does not say).")
 
     @property
     def wall_s(self) -> float:
@@ -122,6 +126,8 @@ class AttemptResult(BaseModel):
     artifacts: dict[str, str] = Field(default_factory=dict, description="name -> sha256 of stored artifact")
     sandbox: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict, description="Adapter/world specific facts.")
+    host_contended: bool = Field(False, description="A timeout taken while the host was overloaded (CPU pressure "
+                                 "or load above assay.run.hostload's thresholds): the host's as much as the agent's.")
 
     @property
     def strict_pass(self) -> bool:

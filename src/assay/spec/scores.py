@@ -296,6 +296,7 @@ class TrialScore(Record):
     behaviour: dict[str, Any] | None = None
     trace: TraceSummary | None = None
     retries: int = 0
+    host_contended: bool = Field(False, description="The final attempt timed out while the host was overloaded.")
 
 
 class ScoreDocument(Record):

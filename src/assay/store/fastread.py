@@ -64,6 +64,8 @@ class FastTimings(msgspec.Struct, frozen=True):
     verify_s: float = 0.0
     agent_cpu_s: float | None = None
     verify_cpu_s: float | None = None
+    host_load_per_cpu: float | None = None
+    host_cpu_pressure: float | None = None
 
     @property
     def wall_s(self) -> float:
@@ -114,6 +116,7 @@ class FastResult(msgspec.Struct, frozen=True):
     artifacts: dict[str, str] = {}
     sandbox: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    host_contended: bool = False
 
     @property
     def strict_pass(self) -> bool:

@@ -27,7 +27,7 @@ from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_K
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
-from assay.agents.products.pi_session import resumable, seeded_session, session_ids
+from assay.agents.products.pi_session import resumable, seeded_session, session_files_by_id
 from assay.agents.products.seeding import tool_namer
 
 CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
@@ -120,7 +120,8 @@ class PiAgent(ProductAgent):
                        and b.get("type") == "text")
         facts = {"stop_reason": last.get("stopReason"), "aborted": settled.get("aborted") if settled else None}
         if ctx.resume is not None:  # did Pi continue the killed run's session, or start another one?
-            facts["resumed_session_kept"] = session_ids(ctx.home, SESSION_GLOBS[0]) == {ctx.resume.session}
+            kept = session_files_by_id(ctx.home, SESSION_GLOBS[0])  # one session, in one file (a copy is not kept)
+            facts["resumed_session_kept"] = list(kept) == [ctx.resume.session] and len(kept[ctx.resume.session]) == 1
         return (text or None), safe_files.with_traps(ctx.home, SESSION_GLOBS, facts)
 
     def session_files(self, ctx: AgentContext) -> list[Path]:
@@ -145,10 +146,14 @@ class PiAgent(ProductAgent):
         safe_files.write_new(ctx.home, f"sessions/{SEED_PREFIX}_{turn.session_id}.jsonl", text.encode())
 
     def check_session(self, ctx: AgentContext, turn: ConversationTurn, *, when: str) -> str:
-        found = session_ids(ctx.home, SESSION_GLOBS[0])
-        if found != {turn.session_id}:
+        found = session_files_by_id(ctx.home, SESSION_GLOBS[0])
+        if set(found) != {turn.session_id}:
             raise SessionLost(f"{when} turn {turn.number}: Pi session {turn.session_id} is not the one session in "
                               f"$HOME/sessions (sessions there: {sorted(found) or 'none'})")
+        if len(found[turn.session_id]) != 1:  # a copy: Pi may resume the stale one
+            raise SessionLost(f"{when} turn {turn.number}: Pi session {turn.session_id} is in "
+                              f"{len(found[turn.session_id])} files ({', '.join(sorted(found[turn.session_id]))}): "
+                              "which one Pi continues is not certain")
         return turn.session_id
 
     def read_session(self, ctx: AgentContext, stdout: bytes) -> list[Normalized]:

@@ -75,7 +75,13 @@ def seeded_session(sid: str, cwd: str, messages: list[dict[str, Any]], *, model:
 
 def session_ids(home: Path, pattern: str) -> set[str]:
     """The ids in the headers of the session files under ``home`` (read without following links)."""
-    out: set[str] = set()
+    return set(session_files_by_id(home, pattern))
+
+
+def session_files_by_id(home: Path, pattern: str) -> dict[str, list[str]]:
+    """Session id -> the files whose header carries it: a copied session file is a second file
+    with the same id, and which of the two Pi then resumes is not certain."""
+    out: dict[str, list[str]] = {}
     for rel in safe_files.glob(home, pattern):
         try:
             first = safe_files.read_head(home, rel, HEAD_BYTES)
@@ -83,7 +89,7 @@ def session_ids(home: Path, pattern: str) -> set[str]:
             continue
         head = read_jsonl(first.decode(errors="replace"))
         if head and head[0].get("type") == "session" and isinstance(head[0].get("id"), str):
-            out.add(head[0]["id"])
+            out.setdefault(head[0]["id"], []).append(str(rel))
     return out
 
 

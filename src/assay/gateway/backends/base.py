@@ -62,6 +62,11 @@ class ModelBackend(abc.ABC):
     def model_id(self) -> str:
         return self.record.model or self.name
 
+    def provider_name(self) -> str:
+        """Who answers the calls (OpenTelemetry's ``gen_ai.provider.name``): assay itself for the
+        scripted, replayed and local backends; an upstream says which service it reaches."""
+        return f"assay.{self.name}" if self.name else "assay"
+
     @classmethod
     def record_from_cli(cls, value: str, suite: LoadedSuite) -> GatewayRecord:
         """The run's gateway record for ``--model VALUE`` (``NAME[:ARG]``); a bad value is a usage

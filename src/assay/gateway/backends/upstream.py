@@ -119,6 +119,25 @@ def anthropic_reply(data: dict[str, Any]) -> ModelReply:
                       usage=Usage(u.get("input_tokens", 0), u.get("output_tokens", 0), u.get("cache_read_input_tokens", 0) or 0))
 
 
+#: well-known API hosts -> OpenTelemetry's gen_ai.provider.name values
+KNOWN_PROVIDERS = {"openai.com": "openai", "anthropic.com": "anthropic", "deepseek.com": "deepseek",
+                   "mistral.ai": "mistral_ai", "groq.com": "groq", "x.ai": "x_ai", "cohere.com": "cohere",
+                   "openrouter.ai": "openrouter", "googleapis.com": "gcp.gemini"}
+
+
+def provider_of(settings: dict[str, Any]) -> str:
+    """The provider an upstream record reaches: its ``provider`` setting, a known API host, or the host."""
+    if isinstance(settings.get("provider"), str) and settings["provider"]:
+        return settings["provider"]
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(str(settings.get("base_url") or "")).hostname or "").lower()
+    for domain, name in KNOWN_PROVIDERS.items():
+        if host == domain or host.endswith("." + domain):
+            return name
+    return host or "upstream"
+
+
 class UpstreamSession(BackendSession):
     def __init__(self, backend: "UpstreamBackend"):
         self.backend = backend
@@ -239,6 +258,11 @@ class UpstreamBackend(ModelBackend):
 
     def model_id(self) -> str:
         return self.record.model or "upstream"
+
+    def provider_name(self) -> str:
+        """``settings.provider`` when given, else the upstream's host read as a provider
+        (``api.deepseek.com`` -> ``deepseek``), never the wire format it speaks."""
+        return provider_of(self.record.settings)
 
     async def start(self) -> None:
         headers: dict[str, str] = {}

@@ -24,9 +24,9 @@ from assay.environments.plan import plan_for
 from assay.environments.runtime import ensure_suite, root_of
 from assay.environments.store import ImageStore
 from assay.sandbox.base import SandboxSpec
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.sandbox.bwrap.locate import find_bwrap
 from assay.sandbox.image_root import image_args
-from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.locate import find_bwrap
 from assay.spec.budget import NetworkProfile
 from assay.spec.load import load_suite
 

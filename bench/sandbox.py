@@ -34,10 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from assay.sandbox import cgroup, pool, rootfs
 from assay.sandbox.base import SandboxSpec
-from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.locate import find_bwrap
+from assay.sandbox.bwrap import cgroup, pool, rootfs
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.sandbox.bwrap.locate import find_bwrap
 from assay.spec.budget import NetworkProfile
 
 AGENT = ["/bin/sh", "-c", "echo 42 > /workspace/answer"]

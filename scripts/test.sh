@@ -42,7 +42,7 @@ if ! command -v mmdebstrap >/dev/null 2>&1; then
   fi
 fi
 
-# Debian packages: a C compiler builds the sandbox's exec launcher (assay/sandbox/launcher.c; without
+# Debian packages: a C compiler builds the sandbox's exec launcher (assay/sandbox/bwrap/launcher.c; without
 # one the slower shell path runs, and the tests of the compiled launcher are skipped).
 if ! command -v cc >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.agents.command import CommandAgent
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 
 
 @pytest.fixture(autouse=True)

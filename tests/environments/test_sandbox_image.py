@@ -14,7 +14,7 @@ import pytest
 from assay.environments.runtime import root_of
 from assay.environments.store import ImageInfo, ImageStore
 from assay.sandbox.base import SandboxSpec
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import NetworkProfile
 from tests.environments.conftest import EXAMPLES

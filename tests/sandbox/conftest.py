@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 
 
 @pytest.fixture(scope="session")

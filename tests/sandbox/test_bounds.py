@@ -48,7 +48,7 @@ def _run(mode: str, ws: Path, script: str, limits: dict[str, int], timeout: int 
 @pytest.fixture(params=sorted(MODES))
 def mode(request: pytest.FixtureRequest) -> str:
     if request.param == "cgroup":
-        from assay.sandbox.cgroup import layout
+        from assay.sandbox.bwrap.cgroup import layout
 
         if layout() is None:
             pytest.skip("this machine delegates no control groups to the harness")
@@ -108,7 +108,7 @@ def test_cpu_seconds_are_measured_for_every_exec(mode: str, tmp_path: Path) -> N
 
 
 def test_every_bound_names_its_mechanism(tmp_path: Path) -> None:
-    from assay.sandbox.bwrap import BwrapBackend
+    from assay.sandbox.bwrap.backend import BwrapBackend
 
     bounds = BwrapBackend().facts()["bounds"]
     assert set(bounds) == {"memory", "pids", "cpu", "disk", "open_files", "wall_time"}

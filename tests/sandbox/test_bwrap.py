@@ -11,7 +11,7 @@ import pytest
 
 from assay.errors import SandboxError
 from assay.sandbox.base import Mount, SandboxSpec
-from assay.sandbox.bwrap import WORKSPACE, BwrapBackend
+from assay.sandbox.bwrap.backend import WORKSPACE, BwrapBackend
 from assay.spec.budget import Limits, NetworkProfile
 
 

@@ -26,7 +26,7 @@ def test_doctor_reports_bwrap_namespaces_and_default(bwrap_backend: object) -> N
     assert rep["default_backend"] == "bwrap" and rep["isolating"] is True
     names = {b["name"]: b for b in rep["backends"]}
     assert names["host"]["isolated"] is False and names["bwrap"]["usable"] is True
-    from assay.sandbox.bwrap import BwrapBackend
+    from assay.sandbox.bwrap.backend import BwrapBackend
 
     assert rep["bounds"] == BwrapBackend().facts()["bounds"]  # one truth: the manifest records the same
     text = _doctor()
@@ -59,7 +59,7 @@ def test_doctor_fails_where_nothing_isolates(tmp_path: Path) -> None:
 def test_doctor_says_which_exec_launcher_runs(bwrap_backend: object) -> None:
     """The compiled launcher where it builds, the shell path when told (or without a compiler):
     the doctor and the manifest's facts say the same."""
-    from assay.sandbox import native
+    from assay.sandbox.bwrap import native
 
     rep = json.loads(_doctor("--json").stdout)
     assert rep["launcher"] == native.kind()

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from assay.sandbox import cgroup, native, pool
 from assay.errors import SandboxError
 from assay.sandbox.base import Endpoint, Mount, SandboxSpec
-from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.launch import Parked, shield
+from assay.sandbox.bwrap import cgroup, native, pool
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.sandbox.bwrap.launch import Parked, shield
 from assay.spec.budget import NetworkProfile
 
 
@@ -110,7 +110,7 @@ def test_a_launcher_ends_when_the_harness_that_parked_it_dies(tmp_path: Path, la
     env = {**os.environ, "ASSAY_SANDBOX_LAUNCHER": "sh" if launcher_kind == "sh" else ""}
     child = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import os
-        from assay.sandbox.launch import Parked
+        from assay.sandbox.bwrap.launch import Parked
         p = Parked()
         print(p.pid, flush=True)
         os._exit(0)  # no cleanup: the script pipe closes with the process

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.sandbox import native
-from assay.sandbox.launch import request
+from assay.sandbox.bwrap import native
+from assay.sandbox.bwrap.launch import request
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.usefixtures("bwrap_backend")
@@ -23,8 +23,8 @@ SANDBOX = """
 import asyncio, json, sys
 from pathlib import Path
 from assay.sandbox.base import SandboxSpec
-from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox import native
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.sandbox.bwrap import native
 from assay.spec.budget import NetworkProfile
 
 async def main():
@@ -77,7 +77,7 @@ def test_a_sandbox_keeps_its_promises_with_either_launcher(tmp_path: Path, force
 
 
 def test_without_a_compiler_the_shell_path_is_used(tmp_path: Path) -> None:
-    out = _python("from assay.sandbox import native; print(native.launcher(), native.kind(), sep='|')",
+    out = _python("from assay.sandbox.bwrap import native; print(native.launcher(), native.kind(), sep='|')",
                   env={"PATH": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "ASSAY_SANDBOX_LAUNCHER": ""})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"None|{native.SHELL}"
@@ -101,7 +101,7 @@ def test_a_cached_launcher_others_could_write_is_never_run(tmp_path: Path, open_
     planted.chmod(0o777 if open_to == "file" else 0o755)
     if open_to == "directory":
         planted.parent.chmod(0o777)
-    out = _python("from assay.sandbox import native; print(native.launcher())",
+    out = _python("from assay.sandbox.bwrap import native; print(native.launcher())",
                   env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert out.returncode == 0, out.stderr
     assert not marker.exists()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.sandbox.base import Endpoint, SandboxSpec
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.spec.budget import NetworkProfile
 
 from .conftest import LoopbackServer, serve_text

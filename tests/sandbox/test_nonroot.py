@@ -25,7 +25,7 @@ SCRIPT = """
 import asyncio, json, sys
 from pathlib import Path
 from assay.sandbox.base import SandboxSpec
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.spec.budget import Limits, NetworkProfile
 
 async def main():
@@ -96,7 +96,7 @@ def test_a_normal_user_runs_bounded_sandboxes(open_dir: Path, launcher: str) -> 
     assert out.returncode == 0, out.stderr[-3000:]
     rep = json.loads(out.stdout.strip().splitlines()[-1])
     assert rep["facts"]["identity_mode"] == "user-namespace" and rep["describe"]["host_uid"] is None
-    from assay.sandbox import native
+    from assay.sandbox.bwrap import native
 
     if launcher == "sh":
         assert rep["facts"]["launcher"] == native.FORCED_SHELL

@@ -32,7 +32,7 @@ asyncio.run(main())
 
 
 def test_cpus_bound_throttles_two_spinners(tmp_path: Path) -> None:
-    from assay.sandbox.cgroup import bounds_cpus, layout
+    from assay.sandbox.bwrap.cgroup import bounds_cpus, layout
 
     if not bounds_cpus(layout()):
         pytest.skip("no cgroup cpu controller is delegated here")
@@ -98,7 +98,7 @@ def test_shm_is_bounded_by_its_size(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["cgroup", "watcher"])
 def test_shm_pages_count_in_the_memory_bound(tmp_path: Path, mode: str) -> None:
     """60 MB held in memory plus 60 MB in /dev/shm (each within its own size) is over a 96 MB bound."""
-    from assay.sandbox.cgroup import layout
+    from assay.sandbox.bwrap.cgroup import layout
 
     if mode == "cgroup" and layout() is None:
         pytest.skip("no control groups here")

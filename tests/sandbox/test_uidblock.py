@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.sandbox import uidblock
+from assay.sandbox.bwrap import uidblock
 from tests.conftest import ROOT
 
-HOLDER = ("import os, sys\nfrom assay.sandbox import uidblock\n"
+HOLDER = ("import os, sys\nfrom assay.sandbox.bwrap import uidblock\n"
           "print(os.getpid(), uidblock.claim_block(), uidblock.host_uid(0, 'agent'), flush=True)\nsys.stdin.read()\n")
 
 

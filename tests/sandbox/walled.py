@@ -19,7 +19,7 @@ PRELUDE = """
 import asyncio, json, os, sys, time
 from pathlib import Path
 from assay.sandbox.base import SandboxSpec, Mount, Endpoint
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.spec.budget import Limits, NetworkProfile
 
 def answer(obj):

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 from tests.conftest import write_agent, write_suite, write_task
 from tests.sandbox.walled import run_walled
 

@@ -293,7 +293,7 @@ def test_removal_takes_any_depth_and_never_follows_a_link(tmp_path: Path) -> Non
 
 def test_handing_an_agent_written_tree_to_a_sandbox_uid_takes_any_depth(tmp_path: Path) -> None:
     """A sandbox rebuilt over a workspace the agent wrote chowns that tree to its identity."""
-    from assay.sandbox.hostside import own_tree
+    from assay.sandbox.bwrap.hostside import own_tree
 
     if os.geteuid() != 0:
         pytest.skip("handing files to another uid needs root")

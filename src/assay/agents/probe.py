@@ -20,7 +20,7 @@ import assay
 from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn
 from assay.harness.wiring import WorldToolContract
 from assay.sandbox.base import Mount
-from assay.sandbox.rootfs import MERGED_USR, SYSTEM_DIRS, python_roots
+from assay.sandbox.bwrap.rootfs import MERGED_USR, SYSTEM_DIRS, python_roots
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
 from assay.spec.untrusted_json import loads as untrusted_loads

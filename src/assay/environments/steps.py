@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from assay.sandbox.locate import find_bwrap
+from assay.sandbox.bwrap.locate import find_bwrap
 
 BUILD_RUN = "/run/assay-build"
 CA_BUNDLES = (Path("/etc/ssl/certs/ca-certificates.crt"), Path("/etc/pki/tls/certs/ca-bundle.crt"))

@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from assay.sandbox.base import BackendStatus
-from assay.sandbox.locate import find_bwrap
+from assay.sandbox.bwrap.locate import find_bwrap
 from assay.sandbox.registry import backends, default_backend_name
 
 NAMESPACES = {"user": ["--unshare-user"], "pid": ["--unshare-pid", "--proc", "/proc"], "net": ["--unshare-net"],
@@ -70,7 +70,7 @@ def diagnose() -> DoctorReport:
     bounds: dict[str, str] = {}
     cgroup = launcher = None
     if binary is not None:
-        from assay.sandbox.bwrap import BwrapBackend
+        from assay.sandbox.bwrap.backend import BwrapBackend
 
         facts = BwrapBackend().facts()
         bounds, cgroup = dict(facts["bounds"]), facts["cgroup"]  # type: ignore[arg-type]

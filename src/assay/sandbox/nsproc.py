@@ -1,7 +1,7 @@
 """Finding a sandbox's processes from the host, and killing them without pid reuse races.
 
 The harness does not ask the sandbox what is still running (the agent could lie). With a
-control group the kernel lists them (:mod:`assay.sandbox.cgroup`); without one, one pass over
+control group the kernel lists them (:mod:`assay.sandbox.bwrap.cgroup`); without one, one pass over
 the host's ``/proc`` takes every process whose pid namespace is the sandbox's *or nested in
 it* (a process in a nested namespace descends, by its parent chain, from a member), so a
 daemonised, double-forked or ``unshare --pid``-ed child is found wherever it went. Kills go

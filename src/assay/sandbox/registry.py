@@ -7,7 +7,7 @@ from assay.sandbox.base import SandboxBackend
 
 BACKENDS: Registry[type[SandboxBackend]] = Registry("sandbox backend", "assay.sandboxes", {
     "host": "assay.sandbox.host:HostBackend",
-    "bwrap": "assay.sandbox.bwrap:BwrapBackend",
+    "bwrap": "assay.sandbox.bwrap.backend:BwrapBackend",
 })
 
 

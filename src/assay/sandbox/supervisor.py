@@ -1,7 +1,7 @@
 """The in-sandbox endpoint relay, and the process-tree runner every backend shares.
 
 * **harness bridge**: in a bubblewrap sandbox that reaches harness endpoints, this module runs
-  inside (started by :mod:`assay.sandbox.bwrap` as what holds the namespaces) and for each
+  inside (started by :mod:`assay.sandbox.bwrap.backend` as what holds the namespaces) and for each
   endpoint listens on ``127.0.0.1:<port>`` in the sandbox's network namespace, relaying each
   connection to a unix socket the harness owns on the host. Nothing else leaves the sandbox.
   Invoked as ``python -I supervisor.py CONFIG_JSON``; prints ``ready`` once it listens.

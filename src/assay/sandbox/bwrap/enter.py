@@ -2,7 +2,7 @@
 
 The sandbox's long-lived ``bwrap`` holds the namespaces with a process that does nothing,
 ready as soon as bwrap is. Each exec is a launcher the harness parked ahead
-(:mod:`assay.sandbox.launch`): already in the sandbox's control group and given the rlimits
+(:mod:`assay.sandbox.bwrap.launch`): already in the sandbox's control group and given the rlimits
 before it runs anything, so everything it starts is bounded from its first instruction. An
 :class:`Entry` says where it goes: it enters the sandbox's mount, pid, net, ipc, uts and cgroup
 namespaces and its root, and runs the command as the sandbox's identity:
@@ -12,7 +12,7 @@ namespaces and its root, and runs the command as the sandbox's identity:
 * harness is a normal user: it enters the sandbox's user namespace as itself, then a fresh one
   mapping it to the inside uid.
 
-The compiled launcher does it in one program (:mod:`assay.sandbox.native`); the fallback is
+The compiled launcher does it in one program (:mod:`assay.sandbox.bwrap.native`); the fallback is
 util-linux ``nsenter`` then ``unshare --map-user`` (:func:`argv`). The process group, timeout
 and output capture are :func:`assay.sandbox.supervisor.run_child`, the same as the host
 backend's.

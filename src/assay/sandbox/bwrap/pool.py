@@ -2,7 +2,7 @@
 (the sandbox's ``bwrap`` and its first exec).
 
 What a bwrap sandbox needs before its namespaces exist, and what is slow to make on the
-critical path under cgroup v1 (see :mod:`assay.sandbox.launch`), is prepared in a background
+critical path under cgroup v1 (see :mod:`assay.sandbox.bwrap.launch`), is prepared in a background
 thread while other sandboxes run: a new empty control group (given the last sandbox's
 limits), an unnamed error file, a parked launcher that will become the sandbox's ``bwrap``
 and :data:`LAUNCHERS` that will become its first execs, each joining the group before it
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from pathlib import Path
 
-from assay.sandbox import cgroup, nsproc
-from assay.sandbox.launch import Parked
+from assay.sandbox import nsproc
+from assay.sandbox.bwrap import cgroup
+from assay.sandbox.bwrap.launch import Parked
 
 MAX_READY = 8
 #: what the manifest and every result record about it (the backend's facts)
@@ -37,7 +38,7 @@ PREPARED_AHEAD = ("a new empty control group and parked launchers (assay-launch,
                   "namespaces, workspace and identity are fresh per sandbox, nothing is reused")
 #: exec launchers parked with each sandbox: most run one command (a trivial trial's agent, a
 #: verifier's one predicate), so a second one would mostly be started and ended unused; a
-#: sandbox of several execs parks the next while one runs (:class:`assay.sandbox.launch.Ahead`)
+#: sandbox of several execs parks the next while one runs (:class:`assay.sandbox.bwrap.launch.Ahead`)
 LAUNCHERS = 1
 
 

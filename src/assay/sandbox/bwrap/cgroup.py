@@ -24,7 +24,7 @@ V2_CONTROLLERS = ("memory", "pids", "cpu")
 #: limit: the outer bwrap and its init, the holder, plus the exec's launcher waiting outside
 #: the pid namespace (or ``nsenter``), or between execs the one parked for the next. From a
 #: sandbox's second exec on, the launcher parked for the next one while an exec runs takes one
-#: more: the bound is then one stricter, never looser (:mod:`assay.sandbox.launch`)
+#: more: the bound is then one stricter, never looser (:mod:`assay.sandbox.bwrap.launch`)
 OVERHEAD_PIDS = 4
 #: v1 controllers used where present (a sandbox group is still made without them)
 V1_OPTIONAL = ("cpu",)

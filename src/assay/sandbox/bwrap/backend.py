@@ -4,7 +4,7 @@ One long-lived ``bwrap`` per sandbox holds the namespaces (mount, pid, ipc, uts,
 unless the network profile is ``host``, net) over a curated read-only root with the workspace
 writable at ``/workspace`` and a private ``/tmp``, holding them with a process that does
 nothing (the compiled launcher's ``hold``, else ``cat``), so a sandbox is ready as soon as
-bwrap is. Each exec enters those namespaces (:mod:`assay.sandbox.enter`), so all execs share
+bwrap is. Each exec enters those namespaces (:mod:`assay.sandbox.bwrap.enter`), so all execs share
 files, processes and network; it runs as uid 1000 inside for the agent, 1001 for the verifier and, when the
 harness runs as root, under an unprivileged host uid of the sandbox's own, so rlimits such as
 RLIMIT_NPROC hold (root is exempt from them) and no root-owned host file is its. Only a
@@ -12,7 +12,7 @@ sandbox that reaches harness endpoints also runs a relay inside (:mod:`assay.san
 
 The sandbox is bounded as a whole (memory with its tmpfs pages, processes, CPU seconds, disk
 written) by its own control group where the machine delegates one, and by a watcher over its
-pid namespace otherwise (:mod:`assay.sandbox.watcher`). ``destroy()`` finds every process still
+pid namespace otherwise (:mod:`assay.sandbox.bwrap.watcher`). ``destroy()`` finds every process still
 alive in the sandbox (a daemonised, double-forked or nested-namespace child included) in one
 scan, kills them through pidfds, kills the namespace and reports them.
 """
@@ -30,25 +30,26 @@ import tempfile
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import cgroup, ending, enter, hostside, native, nsproc, outer, pool, uidblock
+from assay.sandbox import nsproc
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
-from assay.sandbox.hostside import own_tree, read_available, read_line
-from assay.sandbox.launch import Ahead, Parked
-from assay.sandbox.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE  # noqa: F401 - WORKSPACE: the default, imported from here
+from assay.sandbox.bwrap import cgroup, ending, enter, hostside, native, outer, pool, uidblock
+from assay.sandbox.bwrap.hostside import own_tree, read_available, read_line
+from assay.sandbox.bwrap.launch import Ahead, Parked
+from assay.sandbox.bwrap.locate import BwrapBinary, find_bwrap
+from assay.sandbox.bwrap.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE  # noqa: F401 - WORKSPACE: the default, imported from here
+from assay.sandbox.bwrap.probe import probe
+from assay.sandbox.bwrap.watcher import Watcher, mechanisms
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.supervisor import run_child
-from assay.sandbox.locate import BwrapBinary, find_bwrap
-from assay.sandbox.probe import probe
-from assay.sandbox.watcher import Watcher, mechanisms
 from assay.spec.budget import Limits, NetworkProfile
 
 INSIDE_UID = {"agent": 1000, "verifier": 1001}
 START_TIMEOUT_S = 20.0
 
-_SUPERVISOR = Path(__file__).with_name("supervisor.py")
+_SUPERVISOR = Path(__file__).parent.parent / "supervisor.py"
 def image_env(spec: SandboxSpec) -> dict[str, str]:
     """The image's ENV (and its USER's name) for every exec over it."""
     if spec.image is None:
@@ -66,7 +67,7 @@ class BwrapSandbox(Sandbox):
         self.host_uid = uidblock.host_uid(self.slot, spec.identity) if self.root_mode else None
         self.inside_uid = INSIDE_UID.get(spec.identity, 1000)
         self.state: Path | None = None  # only with endpoints: a directory for their sockets
-        self._err: int | None = None  # what bwrap and the holder said (:func:`assay.sandbox.pool.error_file`)
+        self._err: int | None = None  # what bwrap and the holder said (:func:`assay.sandbox.bwrap.pool.error_file`)
         self.bridge: HostBridge | None = None
         self.proc: subprocess.Popen[bytes] | None = None  # the outer bwrap
         self._holder: Parked | None = None  # what became it

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from assay.sandbox.base import BackendStatus, SandboxBackend, SandboxSpec
-from assay.sandbox.locate import BwrapBinary
+from assay.sandbox.bwrap.locate import BwrapBinary
 from assay.spec.budget import NetworkProfile
 
 _lock = threading.Lock()

@@ -8,7 +8,7 @@ joining the group before it runs bwrap or ``nsenter``) that wait was most of a s
 starting the child from a ``preexec_fn`` also made Python fork the whole harness instead of
 using vfork.
 
-A parked launcher is the compiled ``assay-launch`` (:mod:`assay.sandbox.native`; it reads
+A parked launcher is the compiled ``assay-launch`` (:mod:`assay.sandbox.bwrap.native`; it reads
 its request from an inherited pipe and closes it before the command) or, without a compiler,
 ``/bin/sh``, started by vfork with the pipes its command will use, blocked reading its request
 or script from a pipe only the harness holds (the shell opens the read end through the
@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from assay.sandbox import enter, native
+from assay.sandbox.bwrap import enter, native
 
 SHELL = "/bin/sh"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -152,7 +152,7 @@ class Parked:
     def release(self, argv: list[str], env: dict[str, str], *, stdin_null: bool = False,
                 entry: enter.Entry | None = None) -> subprocess.Popen:
         """Turn the parked launcher into ``argv`` (same pid, same pipes); returns its Popen.
-        With ``entry``, the command runs inside that sandbox (:mod:`assay.sandbox.enter`)."""
+        With ``entry``, the command runs inside that sandbox (:mod:`assay.sandbox.bwrap.enter`)."""
         if self._script_fd is None:
             raise OSError("this launcher was already used")
         if self.compiled is not None:

@@ -3,7 +3,7 @@
 A task's :class:`~assay.spec.budget.Limits` bound all of a sandbox's processes together, not
 each one: memory (resident pages plus what its tmpfs holds), processes, CPU seconds and disk
 written (its ``/tmp`` tmpfs and the workspace's growth). The kernel enforces what it can
-through the sandbox's control group (:mod:`assay.sandbox.cgroup`); this watcher polls what
+through the sandbox's control group (:mod:`assay.sandbox.bwrap.cgroup`); this watcher polls what
 the kernel does not bound (CPU seconds in total, workspace growth) and, without a control
 group, everything, over the sandbox's pid namespace. When a bound is hit it kills every
 process of the sandbox except its own machinery and remembers the bound: the exec in flight
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.sandbox import nsproc
-from assay.sandbox.cgroup import Layout, SandboxGroup
+from assay.sandbox.bwrap.cgroup import Layout, SandboxGroup
 from assay.spec.budget import Limits
 from assay.spec.untrusted_tree import walk_untrusted
 

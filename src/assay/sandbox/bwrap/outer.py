@@ -1,5 +1,5 @@
 """The command line of a sandbox's long-lived ``bwrap``: its namespaces, its read-only system,
-its workspace and private ``/tmp``, the spec's mounts, and what holds it (:mod:`assay.sandbox.bwrap`).
+its workspace and private ``/tmp``, the spec's mounts, and what holds it (:mod:`assay.sandbox.bwrap.backend`).
 """
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import image_root, native, rootfs
+from assay.sandbox import image_root
 from assay.sandbox.base import SandboxSpec
-from assay.sandbox.locate import BwrapBinary
+from assay.sandbox.bwrap import native, rootfs
+from assay.sandbox.bwrap.locate import BwrapBinary
 from assay.spec.budget import NetworkProfile
 
 WORKSPACE = "/workspace"

@@ -33,7 +33,7 @@ HONEST = """
 
 def test_data_hidden_past_path_max_still_hits_the_disk_bound(tmp_path: Path) -> None:
     from assay.run import RunOptions, start_run
-    from assay.spec.untrusted_tree import remove_untrusted
+    from assay.untrusted.tree import remove_untrusted
 
     suite = write_suite(tmp_path / "suite")
     write_task(suite, "answer", task={"category": "code", "budget": {"wall_time_s": 60}, "limits": {"disk_mb": 32},

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.score import score_run
 from assay.errors import IntegrityError
+from assay.score import score_run
 from assay.store.integrity import verify_run
 from assay.store.rundir import LEDGER
 from tests.store.test_sealing import TRIAL, assay, finished_run, run_dir  # noqa: F401 - fixtures
@@ -93,7 +93,7 @@ def _nest(top: Path, names: list[str], leaf: str | None = None) -> None:
 def test_deep_nesting_in_a_trial_folder_is_walked_not_a_crash(run_dir: Path) -> None:
     """1,500 nested folders made the recursive walk raise RecursionError (a traceback, not a
     verdict); empty folders hold no evidence, so the run still verifies and scores."""
-    from assay.spec.untrusted_tree import remove_untrusted
+    from assay.untrusted.tree import remove_untrusted
 
     _nest(run_dir / TRIAL_DIR, ["a"] * 1500)
     try:
@@ -104,7 +104,7 @@ def test_deep_nesting_in_a_trial_folder_is_walked_not_a_crash(run_dir: Path) -> 
 
 
 def test_a_file_hidden_past_path_max_in_a_trial_folder_is_a_problem(run_dir: Path) -> None:
-    from assay.spec.untrusted_tree import remove_untrusted
+    from assay.untrusted.tree import remove_untrusted
 
     _nest(run_dir / TRIAL_DIR, ["d" * 200] * 24, leaf="result.json")  # 4,800 bytes of path
     try:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.spec.archive import ArchiveError, read_tar_zst, write_tar_zst
 from assay.store.workspace_diff import DiffLimits, build_workspace_diff, read_workspace_diff, scan
+from assay.untrusted.archive import ArchiveError, read_tar_zst, write_tar_zst
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def test_stdout_patterns_of_commands_are_bounded_too(tmp_path: Path) -> None:
 def test_a_forbidden_call_pattern_that_runs_too_long_fails_closed(tmp_path: Path) -> None:
     """A ``re:`` value in a trajectory pattern over the agent's tool argument: the forbidden check
     cannot say "not forbidden" because its match ran out of time; the predicate fails."""
-    from assay.spec import bounded_re
+    from assay.untrusted import bounded_re
     from assay.worlds.calls import Call
 
     call = Call(seq=1, call_id="c", name="shell", arguments={"command": "Total: " + "1" * 300_000},

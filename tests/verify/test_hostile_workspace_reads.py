@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from assay.spec.digest import UNREADABLE, tree_digests
-from assay.spec.untrusted_tree import MAX_DEPTH, walk_untrusted
 from assay.store.workspace_diff import DiffLimits, build_workspace_diff, read_workspace_diff, scan
+from assay.untrusted.tree import MAX_DEPTH, walk_untrusted
 from assay.verify.snapshot import copy_snapshot
 from tests.conftest import write_agent, write_suite, write_task
 
@@ -30,7 +30,7 @@ def tmp_path() -> Iterator[Path]:
     """These tests nest folders past what pytest's own cleanup can remove (its rmtree recurses,
     and a deep leftover from a killed session would crash every later session's cleanup): their
     folder lives outside pytest's temp root and is removed here, at any depth."""
-    from assay.spec.untrusted_tree import remove_untrusted
+    from assay.untrusted.tree import remove_untrusted
 
     root = Path(tempfile.mkdtemp(prefix="assay-hostile-reads-"))
     try:
@@ -271,7 +271,7 @@ def test_a_nesting_bomb_is_judged_on_the_answer_not_turned_into_an_infra_error(t
 
 
 def test_removal_takes_any_depth_and_never_follows_a_link(tmp_path: Path) -> None:
-    from assay.spec.untrusted_tree import remove_untrusted
+    from assay.untrusted.tree import remove_untrusted
 
     ws, outside = tmp_path / "scratch", tmp_path / "outside"
     ws.mkdir()

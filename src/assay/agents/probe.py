@@ -23,7 +23,7 @@ from assay.sandbox.base import Mount
 from assay.sandbox.bwrap.rootfs import MERGED_USR, SYSTEM_DIRS, python_roots
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
-from assay.spec.untrusted_json import loads as untrusted_loads
+from assay.untrusted.json_text import loads as untrusted_loads
 
 PROBE = Path(__file__).with_name("exposure_probe.py")
 REPORT_FILE = ".assay-exposure.json"

@@ -19,7 +19,6 @@ import assay
 from assay.agents.base import (RESUME_NOTE, AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn,
                                Normalized, Resume, SessionLost)
 from assay.agents.history import chat_messages
-from assay.agents.products import safe_files
 from assay.agents.products.normalized import read_jsonl
 from assay.agents.reference_tools import BUILTIN_SCHEMAS
 from assay.harness.wiring import function_name
@@ -27,6 +26,7 @@ from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
 from assay.spec.results import UsageTotals
 from assay.trace.events import EventKind
+from assay.untrusted import files as safe_files
 
 SESSION_FILE = "reference-session.jsonl"
 CONFIG_FILE = "reference.json"

@@ -10,9 +10,9 @@ from rich.text import Text
 
 from assay.cli.sanitize import safe
 from assay.errors import IntegrityError
-from assay.spec.archive import ArchiveError
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME, WorkspaceDiff, read_workspace_diff
+from assay.untrusted.archive import ArchiveError
 
 #: lines of one file's content or line diff shown at most
 MAX_LINES = 200

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assay.spec import bounded_re
 from assay.spec.conversation import ConversationSpec, Turn, WhenAgent
+from assay.untrusted import bounded_re
 
 
 @dataclass(frozen=True)

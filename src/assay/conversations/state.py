@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.harness.services import ServiceSession
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 from assay.verify.snapshot import copy_snapshot
 
 

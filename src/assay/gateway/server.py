@@ -14,13 +14,13 @@ from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.errors import GatewayError
-from assay.spec.untrusted_json import loads as loads_untrusted
+from assay.gateway.answer import LastPiece
 from assay.gateway.errors import WireError, anthropic_error_body, openai_error_body
 from assay.gateway.server_stack import default_stack, loop_factory, serve
-from assay.gateway.answer import LastPiece
 from assay.gateway.session import Answer, GatewaySession
 from assay.gateway.wire.base import Wire
 from assay.gateway.wire.formats import wires
+from assay.untrusted.json_text import loads as loads_untrusted
 
 T = TypeVar("T")
 

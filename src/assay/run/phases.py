@@ -18,7 +18,6 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
 from assay.agents.builtin import SOLUTION_MOUNT
-from assay.agents.products.safe_files import TRAPS
 from assay.conversations import state as turn_state
 from assay.conversations.loop import ConversationLog, run_conversation
 from assay.conversations.simulator import SimulatorSession
@@ -31,19 +30,20 @@ from assay.run.evidence import read_only_violation, store_final_state, store_out
 from assay.run.process_faults import run_with_process_faults
 from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.run.task_staging import stage_mounts, stage_setup
+from assay.run.workspace import State, initial_state, make_workspace, state_of
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import workspace_hash_budget
 from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
 from assay.spec.task_env import interpreter
-from assay.run.workspace import State, initial_state, make_workspace, state_of
 from assay.store.rundir import RunDir, is_disk_full
 from assay.store.workspace_diff import Scan
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
+from assay.untrusted.files import TRAPS
+from assay.untrusted.tree import remove_untrusted
 from assay.verify.verifier import run_verifier
-from assay.spec.untrusted_tree import remove_untrusted
 
 HOME_MOUNT = "/assay/home"
 SETUP_MOUNT = "/assay/setup"

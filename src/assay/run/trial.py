@@ -29,11 +29,11 @@ from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite
 from assay.spec.results import AttemptResult, UsageTotals
-from assay.spec.untrusted_tree import remove_untrusted
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
+from assay.untrusted.tree import remove_untrusted
 
 HOME_MOUNT = phases.HOME_MOUNT
 WATCHDOG_GRACE_S = phases.WATCHDOG_GRACE_S

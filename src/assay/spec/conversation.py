@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
-from assay.spec.bounded_re import Pattern
+from assay.untrusted.bounded_re import Pattern
 
 from assay.spec.predicates import PredicateSpec, predicate_adapter
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 CHUNK = 1 << 20
 

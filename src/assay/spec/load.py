@@ -18,11 +18,11 @@ from pydantic import ValidationError
 
 from assay.errors import SpecError, SpecProblem
 from assay.spec import environment_check
-from assay.spec.task_env import ShebangError, empty_dir_problem, interpreter
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_files
-from assay.spec.untrusted_tree import MAX_DEPTH
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
+from assay.spec.task_env import ShebangError, empty_dir_problem, interpreter
+from assay.untrusted.tree import MAX_DEPTH
 
 SUITE_FILE = "suite.yaml"
 TASK_FILE = "task.yaml"
@@ -203,7 +203,7 @@ def _check_links(task_dir: Path, spec: TaskSpec, suite_root: Path | None, proble
 
 def _check_entries(task_dir: Path, spec: TaskSpec, problems: list[SpecProblem]) -> None:
     """A task holds files, folders and links only, and its workspace no deeper than the harness
-    copies it (:data:`~assay.spec.untrusted_tree.MAX_DEPTH`): anything else would be silently
+    copies it (:data:`~assay.untrusted.tree.MAX_DEPTH`): anything else would be silently
     missing from every agent's workspace."""
     workspace = task_dir / spec.workspace
     for p in walk_files(task_dir):

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import UsageError
-from assay.spec.archive import ArchiveError, read_tar_zst, write_tar_zst
 from assay.spec.digest import sha256_bytes
 from assay.spec.load import SUITE_FILE, LoadedSuite, load_suite
+from assay.untrusted.archive import ArchiveError, read_tar_zst, write_tar_zst
 
 INDEX = "assay-package.json"
 FORMAT = "assay-suite-package/1"

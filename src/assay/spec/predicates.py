@@ -14,7 +14,7 @@ from typing import Annotated, Any, Awaitable, Callable, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from assay.spec.bounded_re import Pattern
+from assay.untrusted.bounded_re import Pattern
 
 from assay.registry import Registry
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from assay.spec.bounded_re import ReValues
+from assay.untrusted.bounded_re import ReValues
 
 from assay.spec.predicates import PredicateSpec
 

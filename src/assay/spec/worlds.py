@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from assay.spec.bounded_re import ReValues
+from assay.untrusted.bounded_re import ReValues
 
 REASON_CODE = r"^[a-z][a-z0-9_]{1,63}$"
 _DATE = r"^\d{4}-\d{2}-\d{2}$"

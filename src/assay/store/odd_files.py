@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 
 def not_regular(path: Path) -> str | None:

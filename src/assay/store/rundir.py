@@ -34,7 +34,7 @@ from assay.errors import IntegrityError, RunDirError
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.spec.manifest import RunManifest
 from assay.spec.results import AttemptResult
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 MANIFEST = "manifest.json"
 LEDGER = "ledger.jsonl"

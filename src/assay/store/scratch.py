@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from assay.spec.untrusted_tree import remove_untrusted
+from assay.untrusted.tree import remove_untrusted
 
 
 def scratch_root(run_dir: Path | str) -> Path:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from assay.spec.archive import read_tar_zst, write_tar_zst
 from assay.spec.budget import Limits
 from assay.spec.digest import UNHASHED, digest_smallest_first, sha256_bytes, text_name, workspace_hash_budget
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.archive import read_tar_zst, write_tar_zst
+from assay.untrusted.tree import walk_untrusted
 
 ARTIFACT_NAME = "workspace.diff"
 INDEX = "diff.json"
@@ -142,7 +142,7 @@ def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = No
 
 
 def read_workspace_diff(data: bytes) -> WorkspaceDiff:
-    """Read a diff artifact back (raises :class:`~assay.spec.archive.ArchiveError` or ValueError)."""
+    """Read a diff artifact back (raises :class:`~assay.untrusted.archive.ArchiveError` or ValueError)."""
     files = read_tar_zst(data)
     index = json.loads(files.pop(INDEX))
     if index.get("format") != FORMAT:

@@ -15,8 +15,8 @@ from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, Sa
 from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.incident import Incident, incident
+from assay.untrusted.tree import remove_untrusted
 from assay.verify.snapshot import copy_snapshot
-from assay.spec.untrusted_tree import remove_untrusted
 
 #: where read-only verifier material appears inside a predicate's sandbox
 TARGETS = {"hidden": "/verifier/hidden", "code": "/verifier/code", "events": "/verifier/events.jsonl",

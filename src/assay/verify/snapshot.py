@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 
 def copy_snapshot(src: Path, dst: Path) -> list[str]:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from assay.spec import bounded_re
+from assay.untrusted import bounded_re
 
 TOLERANCE = 0.005
 
 
 def value_matches(expected: Any, actual: Any) -> bool:
     """Equality, with numbers compared to within a cent and strings prefixed ``re:`` as a regex
-    (full match, bounded in time: :class:`~assay.spec.bounded_re.MatchTimeout` when the agent's
+    (full match, bounded in time: :class:`~assay.untrusted.bounded_re.MatchTimeout` when the agent's
     value makes it run too long, for the caller to resolve the stricter way) or ``glob:`` as a glob."""
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected == actual

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.spec import bounded_re
 from assay.spec.worlds import ActBehaviour, Behaviour
+from assay.untrusted import bounded_re
 from assay.worlds.matching import subset_matches, tool_matches
 
 CLARIFY_TOOL = "user.ask_clarification"

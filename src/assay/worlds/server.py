@@ -27,8 +27,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
+from assay.untrusted.json_text import loads as loads_untrusted
 from assay.worlds.dispatch import Dispatcher
-from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.worlds.faults import DroppedAnswer, answer_dropped
 
 CHANNELS = {"native", "shim", "mcp", "mcp-stdio"}

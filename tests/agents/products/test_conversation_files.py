@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from assay.agents.history import chat_messages
-from assay.agents.products import safe_files
 from assay.agents.products.normalized import read_jsonl
 from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages
 from assay.agents.products.pi_session import seeded_session, session_ids
 from assay.spec.conversation import ConversationSpec
 from assay.trace.events import EventKind
+from assay.untrusted import files as safe_files
 
 
 def test_write_new_creates_files_and_folders_inside_the_home(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ try:
     out = ({call})
     print(json.dumps({{"kind": "returned", "size": len(json.dumps(out, default=str))}}))
 except BaseException as e:
-    from assay.agents.products.safe_files import Unsafe
+    from assay.untrusted.files import Unsafe
     print(json.dumps({{"kind": "raised", "type": type(e).__name__, "unsafe": isinstance(e, Unsafe), "msg": str(e)[:300]}}))
 """
 

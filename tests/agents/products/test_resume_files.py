@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from assay.agents.base import RESUME_NOTE, Resume
-from assay.agents.products import safe_files
 from assay.agents.products.pi_session import HEAD_BYTES, resumable
 from assay.agents.reference import MESSAGES_FILE, resume_from
+from assay.untrusted import files as safe_files
 
 PATTERN = "sessions/*.jsonl"
 SID = "01a22e57-e877-706f-9163-73e50d67f08e"

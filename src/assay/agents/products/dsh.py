@@ -23,11 +23,12 @@ from typing import Any
 import yaml
 
 from assay.agents.base import AgentContext, ConversationTurn, SessionLost
-from assay.agents.products import contract, dsh_format, safe_files
+from assay.agents.products import contract, dsh_format
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
+from assay.untrusted import files as safe_files
 
 #: every plugin of the headless profile that offers the model a tool
 TOOL_PLUGINS = ("tool-bash", "tool-fs", "tool-fs-search", "tool-jobs", "tool-skill", "tool-subagent-control",

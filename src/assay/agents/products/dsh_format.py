@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from assay.agents.products import safe_files
 from assay.agents.products.normalized import (Normalized, ToolNames, error, final_output, iso_ts, model_response,
                                               read_jsonl, text_of, tool_call, tool_result)
+from assay.untrusted import files as safe_files
 
 DSH_TOOLS = ToolNames(
     to_neutral={"bash": "shell", "read": "read", "write": "write", "edit": "edit", "glob": "list"},

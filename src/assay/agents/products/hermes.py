@@ -29,8 +29,7 @@ import yaml
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products import contract, hermes_format, hermes_session, safe_files
-from assay.spec.untrusted_json import loads as loads_untrusted
+from assay.agents.products import contract, hermes_format, hermes_session
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
 from assay.agents.products.hermes_session import STATE_DB, Mark
@@ -38,6 +37,8 @@ from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
 from assay.agents.products.seeding import tool_namer
 from assay.errors import AdapterError
+from assay.untrusted import files as safe_files
+from assay.untrusted.json_text import loads as loads_untrusted
 
 #: where this adapter reads its native session (a link or special file there is a planted trap)
 SESSION_GLOBS = ["hermes/state.db", "hermes/state.db-wal", "usage.json"]

@@ -13,10 +13,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from assay.agents.products import safe_files
-from assay.spec.untrusted_json import loads as loads_untrusted
 from assay.agents.products.normalized import (Normalized, ToolNames, error, final_output, model_response, pick,
                                               tool_call, tool_result)
+from assay.untrusted import files as safe_files
+from assay.untrusted.json_text import loads as loads_untrusted
 
 HERMES_TOOLS = ToolNames(
     to_neutral={"terminal": "shell", "read_file": "read", "write_file": "write", "patch": "edit",

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.base import SessionLost
-from assay.agents.products import hermes_format, safe_files
+from assay.agents.products import hermes_format
+from assay.untrusted import files as safe_files
 
 STATE_DB = "hermes/state.db"  # relative to the agent home
 #: the session source Hermes records for third-party integrations (kept out of a user's lists)

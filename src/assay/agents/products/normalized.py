@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
-from assay.spec.untrusted_json import loads as loads_untrusted
+from assay.untrusted.json_text import loads as loads_untrusted
 
 from assay.agents.base import Normalized
 from assay.harness.evidence import world_tool_name

@@ -24,7 +24,7 @@ from typing import Any
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products import contract, openclaw_format, openclaw_session, safe_files
+from assay.agents.products import contract, openclaw_format, openclaw_session
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
@@ -34,6 +34,7 @@ from assay.agents.products.pi_session import EPOCH_MS, seeded_session
 from assay.agents.products.seeding import tool_namer
 from assay.errors import AdapterError
 from assay.spec.budget import Limits
+from assay.untrusted import files as safe_files
 
 #: tools that reach other tools or other sessions: never offered in the controlled track
 ALWAYS_DENIED = ["apply_patch", "tool_search", "tool_describe", "tool_call", "sessions_*", "group:web", "group:memory",

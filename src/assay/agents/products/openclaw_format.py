@@ -12,10 +12,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from assay.agents.products import safe_files
 from assay.agents.products.normalized import Normalized, error, iso_ts
 from assay.agents.products.pi_format import OPENCLAW_TOOLS, normalize_messages, session_messages
-from assay.spec.untrusted_json import loads as loads_untrusted
+from assay.untrusted import files as safe_files
+from assay.untrusted.json_text import loads as loads_untrusted
 
 
 def _decode(raw: Any, packed: Any, budget: list[int]) -> dict[str, Any] | None:

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.base import SessionLost
-from assay.agents.products import safe_files
 from assay.agents.products.normalized import Normalized
 from assay.agents.products.openclaw_format import _columns, _decode, normalize
 from assay.agents.products.pi_format import active_branch
+from assay.untrusted import files as safe_files
 
 #: the default agent's database, relative to the agent home (``--state-dir`` is ``$HOME/state``)
 AGENT_DB = "state/agents/main/agent/openclaw-agent.sqlite"

@@ -21,7 +21,7 @@ from typing import Any
 
 from assay.agents.base import RESUME_NOTE, AgentContext, ConversationTurn, Resume, SessionLost
 from assay.agents.history import chat_messages
-from assay.agents.products import contract, safe_files
+from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
@@ -29,6 +29,7 @@ from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
 from assay.agents.products.pi_session import resumable, seeded_session, session_files_by_id
 from assay.agents.products.seeding import tool_namer
+from assay.untrusted import files as safe_files
 
 CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
 

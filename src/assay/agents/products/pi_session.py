@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from assay.agents.products import safe_files
 from assay.agents.products.normalized import read_jsonl
-from assay.spec.untrusted_json import loads as loads_untrusted
+from assay.untrusted import files as safe_files
+from assay.untrusted.json_text import loads as loads_untrusted
 
 EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z: seeded entries are older than any live one
 #: the most of a session file read to learn its id: its first line (a header is far smaller)

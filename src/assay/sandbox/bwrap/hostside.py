@@ -7,7 +7,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 
 def own_tree(path: Path, uid: int) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from assay.sandbox import nsproc
 from assay.sandbox.bwrap.cgroup import Layout, SandboxGroup
 from assay.spec.budget import Limits
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 BOUNDS = ("memory", "pids", "cpu", "disk", "open_files", "wall_time")
 #: seconds between polls (a /proc pass without a control group; a few small reads with one)

@@ -9,11 +9,11 @@ import shutil
 from assay.errors import VerifierError
 from assay.spec.predicates import CommandCheck, PredicateSpec, PytestCheck
 from assay.spec.results import Trust
+from assay.untrusted import bounded_re
+from assay.verify import pytest_runner
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.pytest_runner import NO_PYTEST
 from assay.verify.pytest_verdict import expected_ids, judge, plant_sentinels, records, shown_output
-from assay.spec import bounded_re
-from assay.verify import pytest_runner
 from assay.verify.registry import evaluator
 
 

@@ -13,8 +13,8 @@ from assay.spec.predicates import (
     FileAbsent, FileContains, FileDigest, FileEquals, FileExists, FileMatches, JsonSchemaValid, JsonValue, PredicateSpec,
     Unchanged,
 )
-from assay.spec import bounded_re
-from assay.spec.untrusted_json import loads as loads_untrusted
+from assay.untrusted import bounded_re
+from assay.untrusted.json_text import loads as loads_untrusted
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 

@@ -13,11 +13,11 @@ from assay.errors import VerifierError
 from assay.spec.io_predicates import IoCase, IoCases, check_case
 from assay.spec.predicates import PredicateSpec
 from assay.spec.results import Trust
+from assay.untrusted import bounded_re
+from assay.untrusted.json_text import loads as loads_untrusted
+from assay.verify import io_driver
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.io_driver import MARK
-from assay.spec import bounded_re
-from assay.spec.untrusted_json import loads as loads_untrusted
-from assay.verify import io_driver
 from assay.verify.registry import evaluator
 
 

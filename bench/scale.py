@@ -37,9 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from assay.records.results import AttemptResult  # noqa: E402
 from assay.run import RunOptions, start_run  # noqa: E402
 from assay.run.schedule import ExecutorOptions  # noqa: E402
-from assay.spec.results import AttemptResult  # noqa: E402
 from tests.conftest import write_suite, write_task  # noqa: E402
 from tests.run.ray.cluster import LocalRayCluster  # noqa: E402
 

@@ -31,12 +31,12 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from assay.records.manifest import AgentRecord, PlanRecord, RunManifest
+from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.engine import score_run, score_trials
 from assay.score.trials import TrialFacts, fold_trial
-from assay.spec.manifest import AgentRecord, PlanRecord, RunManifest
-from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.store.fastread import decode_result
 
 CATEGORIES = {"code": 0.4, "ops": 0.3, "books": 0.2, "security": 0.1}

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from assay.spec.manifest import AgentRecord, PlanRecord, RunManifest
-from assay.spec.results import AttemptResult, EndState, Timings
+from assay.records.manifest import AgentRecord, PlanRecord, RunManifest
+from assay.records.results import AttemptResult, EndState, Timings
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import build_workspace_diff, read_workspace_diff, scan

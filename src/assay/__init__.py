@@ -17,8 +17,8 @@ _PUBLIC: dict[str, str] = {
     "SuiteSpec": "assay.spec.suite", "TaskSpec": "assay.spec.task", "Variant": "assay.spec.task",
     "Budget": "assay.spec.budget", "Limits": "assay.spec.budget", "NetworkProfile": "assay.spec.budget",
     "Risk": "assay.spec.budget", "FaultSpec": "assay.spec.faults", "PredicateSpec": "assay.spec.predicates",
-    "RunManifest": "assay.spec.manifest", "AttemptResult": "assay.spec.results", "EndState": "assay.spec.results",
-    "PredicateResult": "assay.spec.results", "load_suite": "assay.spec.load", "load_task": "assay.spec.load",
+    "RunManifest": "assay.records.manifest", "AttemptResult": "assay.records.results", "EndState": "assay.records.results",
+    "PredicateResult": "assay.records.results", "load_suite": "assay.spec.load", "load_task": "assay.spec.load",
     # run
     "RunOptions": "assay.run.runner", "RunOutcome": "assay.run.runner", "start_run": "assay.run.runner",
     "resume_run": "assay.run.runner", "validate_suite": "assay.run.validate", "hookimpl": "assay.run.hooks",
@@ -32,8 +32,8 @@ _PUBLIC: dict[str, str] = {
     # score and report (read the run directory only)
     "score_run": "assay.score.engine", "write_score": "assay.score.versions", "compare_scores": "assay.score.compare",
     "build_report": "assay.report.build", "write_report": "assay.report.build",
-    "load_results": "assay.report.export", "ScoreDocument": "assay.spec.scores",
-    "Comparison": "assay.spec.comparison",
+    "load_results": "assay.report.export", "ScoreDocument": "assay.records.scores",
+    "Comparison": "assay.records.comparison",
     # evidence
     "RunDir": "assay.store.rundir", "verify_run": "assay.store.integrity", "TraceEvent": "assay.trace.events",
     "EventKind": "assay.trace.events", "read_events": "assay.trace.writer",

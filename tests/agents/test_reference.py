@@ -15,9 +15,9 @@ from assay.agents.reference import ReferenceAgent, read_session
 from assay.agents.reference_tools import function_name, run_builtin
 from assay.gateway.faults import FaultPlan
 from assay.gateway.server import ServerThread
+from assay.records.manifest import GatewayRecord
 from assay.spec.faults import FaultKind, FaultSpec
 from assay.spec.load import load_task
-from assay.spec.manifest import GatewayRecord
 from tests.conftest import write_suite, write_task
 from tests.gateway.conftest import Gateway, start_gateway
 

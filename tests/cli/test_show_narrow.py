@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from assay.cli.render import show_run, show_trial
-from assay.spec.results import PredicateResult
+from assay.records.results import PredicateResult
 from tests.score.synth import attempt, write_run
 
 TASKS = ("approval-refund-small", "approval-refund-large", "approval-refund-partial", "approval-rename-vendor")

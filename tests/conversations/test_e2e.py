@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from assay.records.results import AttemptResult
 from assay.run import RunOptions, start_run
 from assay.score.engine import score_run
-from assay.spec.results import AttemptResult
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import read_events
@@ -119,9 +119,9 @@ def test_html_markdown_and_json_show_the_same_per_turn_figures(tmp_path: Path) -
     """Two repetitions of a conversation whose turn 2 is wrong: each report format shows the
     figures the scorer computed, through the one formatting function, and they agree with the
     verdicts the attempts recorded."""
+    from assay.records.scores import TaskScore
     from assay.report import build_report
     from assay.report.fmt import turn_summary
-    from assay.spec.scores import TaskScore
 
     out = start_run(RunOptions(suite=_suite(tmp_path, "correction-live", WRONG_TURN_2), agents=["reference"],
                                model="scripted", out=tmp_path / "run", repeat=2))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.results import AttemptResult, EndState
 from assay.run import RunOptions, start_run
-from assay.spec.results import AttemptResult, EndState
 from tests.environments.conftest import EXAMPLES
 
 @pytest.fixture(scope="module")

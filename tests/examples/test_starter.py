@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.results import AttemptResult, EndState
 from assay.run import RunOptions, start_run
 from assay.spec.budget import Risk
 from assay.spec.load import LoadedSuite, load_suite
-from assay.spec.results import AttemptResult, EndState
 
 HERE = Path(__file__).resolve().parent
 SUITE = HERE.parents[1] / "examples" / "starter"

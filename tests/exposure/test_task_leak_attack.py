@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from assay.records.results import EndState
 from assay.run.runner import RunOptions, start_run
-from assay.spec.results import EndState
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "examples" / "starter"

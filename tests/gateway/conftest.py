@@ -11,7 +11,7 @@ import yaml
 
 from assay.gateway.service import GatewayService
 from assay.gateway.session import GatewaySession
-from assay.spec.manifest import GatewayRecord
+from assay.records.manifest import GatewayRecord
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter, read_events
 

@@ -12,7 +12,7 @@ import pytest
 import assay.gateway.config as config
 from assay.errors import GatewayError, UsageError
 from assay.gateway.service import GatewayService
-from assay.spec.manifest import GatewayRecord
+from assay.records.manifest import GatewayRecord
 from tests.gateway.test_run_e2e import make_suite, run
 
 

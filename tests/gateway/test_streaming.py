@@ -15,8 +15,8 @@ import httpx
 import openai
 import pytest
 
+from assay.records.manifest import GatewayRecord
 from assay.spec.budget import Budget
-from assay.spec.manifest import GatewayRecord
 from tests.gateway.conftest import Gateway, start_gateway
 from tests.gateway.fake_upstream import Upstream, _pieces
 

@@ -9,7 +9,7 @@ import anthropic
 import openai
 import pytest
 
-from assay.spec.manifest import GatewayRecord
+from assay.records.manifest import GatewayRecord
 from tests.gateway.conftest import ANTHROPIC_TOOLS, OPENAI_TOOLS, start_gateway
 
 UPSTREAM_KEY = "sk-upstream-0123456789abcdef"

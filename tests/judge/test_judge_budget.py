@@ -14,9 +14,9 @@ import pytest
 
 from assay.errors import UsageError
 from assay.harness.run_budget import describe_estimate
+from assay.records.results import EndState
 from assay.run import resume_run
 from assay.run.runner import RunOptions, start_run
-from assay.spec.results import EndState
 from assay.spec.run_budget import RunBudget
 from assay.store.budget_log import read_log
 from assay.store.integrity import verify_run

@@ -103,7 +103,7 @@ async def test_an_uncalibrated_judges_babble_is_recorded_not_an_infra_error(tmp_
 
 
 def test_the_judges_trust_level_is_its_own() -> None:
-    from assay.spec.results import Trust
+    from assay.records.results import Trust
     from assay.verify.registry import registered, trust_of
 
     assert trust_of("judge") is Trust.model_judged
@@ -128,7 +128,7 @@ async def test_missing_answer_fails(tmp_path: Path, judged) -> None:
 
 def test_judge_never_overrides_a_failed_deterministic_predicate() -> None:
     """Strict pass needs every required predicate: a held judge beside a failed check is a fail."""
-    from assay.spec.results import PredicateResult
+    from assay.records.results import PredicateResult
     from assay.verify.verifier import VerifierReport
 
     rep = VerifierReport([PredicateResult(id="file", kind="file_exists", required=True, weight=1, passed=False),

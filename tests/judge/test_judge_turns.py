@@ -15,9 +15,9 @@ import yaml
 from assay.errors import UsageError
 from assay.judge.calibrate import calibrate_files
 from assay.judge.summary import judge_summaries
+from assay.records.results import AttemptResult
 from assay.run.runner import RunOptions, start_run
 from assay.score.engine import score_run
-from assay.spec.results import AttemptResult
 from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task
 from tests.judge.test_calibrate import faithful, write_set

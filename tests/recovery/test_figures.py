@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.recovery import recovery_figures
-from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
 
 PLAN = [{"kind": "error", "tool": "ledger.record_entry"}]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.manifest import GatewayRecord
 from assay.report import build_report
 from assay.score.measured import SCRIPTED_FLAG
-from assay.spec.manifest import GatewayRecord
 from tests.score.synth import attempt, write_run
 
 

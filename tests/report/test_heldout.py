@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.scores import GateIncident
 from assay.report import build_report
 from assay.report.heldout import task_label, withhold
 from assay.score import score_run
-from assay.spec.scores import GateIncident
 from tests.heldout_run import MARKS, OPEN_MARK, held_out_run
 
 HELD_TRIAL = "held1.base.echoer.r1"

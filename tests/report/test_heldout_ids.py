@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.scores import GateIncident
 from assay.report import build_report
 from assay.report.ci import junit_xml, summary_markdown, write_ci_outputs
 from assay.report.export import iter_rows
@@ -22,7 +23,6 @@ from assay.report.judges import judges_html, judges_md
 from assay.report.trials import anchor
 from assay.score import score_run
 from assay.spec.judge import JudgeSummary, JudgeVerdict
-from assay.spec.scores import GateIncident
 from tests.conftest import assay_env
 from tests.heldout_run import HELD_ID_MARK, MARKED_IDS, MARKS, OPEN_ID_MARK, held_out_run
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from assay.records.results import EndState
 from assay.run import RunOptions, start_run
 from assay.run.executor import RetryPolicy, pending_trials
 from assay.run.plan import parse_trial_id
-from assay.spec.results import EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task

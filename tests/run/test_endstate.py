@@ -6,10 +6,10 @@ import pytest
 
 from assay.agents.base import AgentOutcome
 from assay.errors import AdapterError, SetupError, TrialError
+from assay.records.results import EndState, PredicateResult
 from assay.run.endstate import Decision, decide
 from assay.run.records import AgentRan, AttemptRecords, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.spec.budget import BudgetName
-from assay.spec.results import EndState, PredicateResult
 from assay.verify.verifier import VerifierReport
 
 
@@ -107,7 +107,7 @@ def test_a_bound_hit_on_the_agent_sandbox_is_a_fail_never_infra(bound: str) -> N
 def test_an_agent_that_trapped_the_harness_fails_never_passes_never_infra() -> None:
     from dataclasses import replace
 
-    from assay.spec.incident import incident
+    from assay.records.incident import incident
 
     trap = incident("agent_home_trap", "high", "link at sessions/x.jsonl in the agent home", path="sessions/x.jsonl",
                     entry="symlink")

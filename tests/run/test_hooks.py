@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from assay.records.results import AttemptResult
 from assay.run import RunOptions, start_run
 from assay.run.hooks import RUN_TRACE, hookimpl
-from assay.spec.results import AttemptResult
 from assay.trace import read_events
 from assay.trace.events import EventKind
 

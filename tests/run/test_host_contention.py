@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.results import EndState
 from assay.run import RunOptions, hostload, start_run
 from assay.score import score_run
 from assay.score.compare import compare_scores
-from assay.spec.results import EndState
 from tests.conftest import write_agent, write_suite, write_task
 
 HANG = "import time\nwhile True:\n    time.sleep(0.05)\n"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from assay.errors import AgentUnavailable, SandboxError, UsageError
+from assay.records.results import EndState
 from assay.run import RunOptions, start_run
 from assay.sandbox.host import HostBackend
 from assay.sandbox.registry import register_backend
-from assay.spec.results import EndState
 from assay.store.rundir import RunDir
 from assay.trace import read_events
 from tests.conftest import write_agent, write_suite, write_task

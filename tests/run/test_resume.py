@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from assay.records.results import EndState
 from assay.run import RunOptions, resume_run, start_run
-from assay.spec.results import EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from tests.conftest import assay_env, kill_runner_when, write_agent, write_suite, write_task

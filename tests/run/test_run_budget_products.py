@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from assay.records.results import EndState
 from assay.run import RunOptions, resume_run, start_run
 from assay.spec.budget import BudgetName
-from assay.spec.results import EndState
 from assay.spec.run_budget import RunBudget
 from assay.store.budget_log import read_log
 from assay.store.integrity import verify_run

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.results import EndState
 from assay.run import RunOptions, start_run
 from assay.sandbox.registry import get_backend
-from assay.spec.results import EndState
 from tests.conftest import write_suite, write_task
 
 pytestmark = pytest.mark.skipif(not get_backend("bwrap").status().usable, reason="bubblewrap is not usable here")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.results import EndState
 from assay.run import RunOptions, start_run
 from assay.run import workspace as ws
 from assay.sandbox.registry import get_backend
 from assay.spec.digest import UNREADABLE, tree_digests
-from assay.spec.results import EndState
 from assay.store.workspace_diff import scan
 from assay.verify.snapshot import copy_snapshot
 from tests.conftest import write_suite, write_task

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assay.records.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
+from assay.records.results import AttemptResult, EndState, PredicateResult, Timings, UsageTotals
 from assay.spec.budget import Budget
-from assay.spec.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
-from assay.spec.results import AttemptResult, EndState, PredicateResult, Timings, UsageTotals
 from assay.store.rundir import RunDir
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from assay.errors import UsageError
+from assay.records.comparison import Comparison
 from assay.score import score_run
 from assay.score.compare import Threshold, compare_agents, compare_scores
-from assay.spec.comparison import Comparison
 from tests.score.synth import attempt, write_run
 
 SUITE = {"name": "s", "version": "1", "digest": "d" * 64}
@@ -74,7 +74,7 @@ def test_interval_gate_reads_the_bound_not_the_point(tmp_path: Path) -> None:
 
 
 def test_a_gate_with_nothing_to_read_trips() -> None:
-    from assay.spec.comparison import MetricDelta
+    from assay.records.comparison import MetricDelta
 
     m = MetricDelta(baseline=None, candidate=None, delta=None, ci=None, p_sign_test=1.0, units=0,
                     higher_is_better=True, moved_beyond_noise=False, direction=None)

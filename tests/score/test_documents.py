@@ -11,11 +11,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from assay.records.manifest import GatewayRecord
+from assay.records.scores import ScoreDocument
 from assay.report.markdown import render_summary
 from assay.score import read_score, score_run, write_score
 from assay.score.measured import NOMINAL_FLAG, SCRIPTED_FLAG
-from assay.spec.manifest import GatewayRecord
-from assay.spec.scores import ScoreDocument
 from tests.score.synth import attempt, write_run
 
 #: the keys of assay.score/1 as documented (docs/scoring.md §11), in order; `measured` is a compatible addition

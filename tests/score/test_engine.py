@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assay.records.results import PredicateResult
 from assay.score import score_run, score_trials
 from assay.score.trials import fold_trial
-from assay.spec.results import PredicateResult
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 from tests.score.synth import attempt, manifest, trial_id, write_run

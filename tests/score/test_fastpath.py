@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.errors import IntegrityError
+from assay.records.results import PredicateResult
 from assay.score import score_run
-from assay.spec.results import PredicateResult
+from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
-from assay.store.rundir import RunDir
 from tests.score.synth import attempt, manifest, trial_id
 from tests.store.reference_integrity import reference_score_run
 

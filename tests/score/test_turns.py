@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 import math
 
+from assay.records.results import AttemptResult, EndState, PredicateResult, Timings
 from assay.score.aggregate import Aggregator
 from assay.score.trials import fold_trial, turn_verdicts
-from assay.spec.results import AttemptResult, EndState, PredicateResult, Timings
 
 
 def _result(rep: int, turns: dict[int, bool], state: EndState = EndState.failed, final: bool = True) -> AttemptResult:

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Iterator
 
 from assay.errors import IntegrityError
+from assay.records.manifest import RunManifest
+from assay.records.results import AttemptResult
+from assay.records.scores import ScoreDocument
 from assay.score.engine import ScoreInputs, fold_on_disk, score_trials
 from assay.score.trials import TrialFacts, missing_trial
 from assay.spec.digest import sha256_bytes, sha256_file
-from assay.spec.manifest import RunManifest
-from assay.spec.results import AttemptResult
-from assay.spec.scores import ScoreDocument
 from assay.store.integrity import IntegrityReport, run_digest
 from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, read_result, trial_files
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from assay.errors import IntegrityError
-from assay.spec.incident import Incident
-from assay.spec.results import AttemptResult, PredicateResult, Timings, UsageTotals
+from assay.records.incident import Incident
+from assay.records.results import AttemptResult, PredicateResult, Timings, UsageTotals
 from assay.store.fastread import (FastIncident, FastPredicate, FastResult, FastTimings, FastUsage, decode_result,
                                   parse_with_pydantic)
 from assay.store.rundir import read_result

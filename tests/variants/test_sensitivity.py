@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from assay.errors import UsageError
+from assay.records.manifest import RunManifest, TaskRecord
+from assay.records.results import AttemptResult, EndState, Timings
 from assay.run import RunOptions, start_run
-from assay.spec.manifest import RunManifest, TaskRecord
-from assay.spec.results import AttemptResult, EndState, Timings
 from assay.store.rundir import RunDir
 from assay.variants import render_markdown, sensitivity
 from tests.worlds.test_examples_e2e import _reference_available

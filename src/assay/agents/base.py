@@ -14,11 +14,11 @@ from typing import Any
 
 from assay.errors import AdapterError
 from assay.harness.wiring import Wiring, WorldToolContract
+from assay.records.results import UsageTotals
 from assay.sandbox.base import Mount, Sandbox
 from assay.spec.budget import Budget, Limits
 from assay.spec.conversation import HistoryEvent
 from assay.spec.load import LoadedTask
-from assay.spec.results import UsageTotals
 from assay.trace.events import EventKind
 from assay.trace.writer import TraceWriter
 

@@ -22,9 +22,9 @@ from assay.agents.history import chat_messages
 from assay.agents.products.normalized import read_jsonl
 from assay.agents.reference_tools import BUILTIN_SCHEMAS
 from assay.harness.wiring import function_name
+from assay.records.results import UsageTotals
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
-from assay.spec.results import UsageTotals
 from assay.trace.events import EventKind
 from assay.untrusted import files as safe_files
 

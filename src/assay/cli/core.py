@@ -11,14 +11,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli.progress import ProgressPlugin
 from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
+from assay.cli.progress import ProgressPlugin
 from assay.cli.render import make_console, show_run, show_trial, summary_table
 from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
 from assay.errors import DEFAULT_MAX_INFRA_RATE, RunDirError, UsageError
-from assay.store.rundir import is_disk_full
 from assay.spec.budget import NetworkProfile
 from assay.spec.user_file import check_output_path
+from assay.store.rundir import is_disk_full
 
 if TYPE_CHECKING:
     from assay.run.exposure import ExposureReport
@@ -305,7 +305,7 @@ def show(
 
 def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest | result | score | compare | report")] = "task") -> None:
     """Print the JSON Schema of a file kind (for editors and validators) or of a document assay writes."""
-    from assay.spec.schema import DOCUMENTS, json_schema
+    from assay.records.schema import DOCUMENTS, json_schema
 
     if document not in DOCUMENTS:
         raise UsageError(f"unknown document {document!r}; choose one of {', '.join(DOCUMENTS)}")

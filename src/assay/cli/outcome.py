@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assay.records.scores import ScoreDocument
 from assay.run.hooks import hookimpl
-from assay.spec.scores import ScoreDocument
 
 
 #: run directories started in this process (one command per process: the CLI's own state)

@@ -15,10 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from assay.cli.sanitize import neutralise, safe
+from assay.records.results import AttemptResult, EndState
+from assay.records.scores import ScoreDocument
 from assay.report.fmt import interval, pct
 from assay.score.engine import score_run
-from assay.spec.results import AttemptResult, EndState
-from assay.spec.scores import ScoreDocument
 from assay.store.rundir import RunDir
 from assay.trace.writer import read_events
 

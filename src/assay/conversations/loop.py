@@ -19,8 +19,8 @@ from assay.agents.history import trace_events
 from assay.conversations.script import TurnFacts, UserLine, scripted_line, stop_word
 from assay.conversations.state import TurnState, executed_since
 from assay.errors import AdapterError
+from assay.records.results import UsageTotals
 from assay.spec.conversation import ConversationSpec
-from assay.spec.results import UsageTotals
 from assay.trace.events import EventKind, Source
 from assay.trace.turns import ANSWER_CHARS
 

@@ -23,8 +23,8 @@ from assay.gateway.service import GatewayService
 from assay.gateway.session import GatewaySession
 from assay.harness.budget import BudgetMeter
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
+from assay.records.manifest import RunManifest
 from assay.spec.budget import Budget
-from assay.spec.manifest import RunManifest
 
 #: what the simulator says when its user has nothing more to say (the conversation reached its goal)
 DONE = "[DONE]"

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.conversations.loop import ConversationLog
+from assay.records.results import PredicateResult, Trust
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
-from assay.spec.results import PredicateResult, Trust
 from assay.trace.events import TraceEvent
 from assay.trace.turns import TURN_KEY
 from assay.verify.registry import trust_of

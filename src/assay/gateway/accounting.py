@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.gateway.neutral import Usage
+from assay.records.results import UsageTotals
 from assay.spec.budget import Budget
-from assay.spec.results import UsageTotals
 
 
 def call_cost(prices: dict[str, Any], model: str, usage: Usage, fallback_model: str | None = None) -> float:

@@ -24,10 +24,10 @@ from pydantic import TypeAdapter, ValidationError
 from assay.errors import SpecError, UsageError
 from assay.gateway.backends.base import MODEL_BACKENDS
 from assay.gateway.script import load_script
+from assay.records.manifest import GatewayRecord
 from assay.spec.digest import sha256_file
 from assay.spec.faults import FaultSpec
 from assay.spec.load import LoadedSuite
-from assay.spec.manifest import GatewayRecord
 from assay.spec.prices import PRICE_FIX, check_prices, price_problem
 from assay.spec.user_file import UserFile, read_user_yaml
 

@@ -14,8 +14,8 @@ from assay.gateway.server import GatewayApp, ServerThread
 from assay.gateway.session import RECORDING_NAME, GatewaySession
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import GatewayWiring, Wiring
+from assay.records.manifest import GatewayRecord, RunManifest
 from assay.sandbox.base import Endpoint
-from assay.spec.manifest import GatewayRecord, RunManifest
 from assay.spec.prices import PRICE_FIX, price_problem
 
 ENDPOINT = "gateway"

@@ -15,8 +15,8 @@ from assay.gateway.config import prices_setting, upstream_record
 from assay.gateway.script import load_script
 from assay.gateway.service import GatewayService, new_key
 from assay.gateway.session import GatewaySession
+from assay.records.manifest import GatewayRecord
 from assay.spec.digest import sha256_file
-from assay.spec.manifest import GatewayRecord
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
 

@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterable
 from pydantic import ValidationError
 
 from assay.errors import UsageError
+from assay.records.results import AttemptResult
 from assay.spec.budget import BudgetName
 from assay.spec.run_budget import RunBudget, RunEstimate
-from assay.spec.results import AttemptResult
 
 FIX = "(fix: --max-cost takes a positive number of USD, e.g. 2.5; --max-tokens a positive whole number)"
 

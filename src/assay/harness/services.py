@@ -16,11 +16,11 @@ from typing import Any
 
 from assay.harness.budget import BudgetMeter
 from assay.harness.wiring import Wiring, WorldToolContract
+from assay.records.incident import Incident
+from assay.records.results import UsageTotals
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import Budget
-from assay.spec.incident import Incident
 from assay.spec.load import LoadedTask
-from assay.spec.results import UsageTotals
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
 

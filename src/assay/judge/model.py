@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assay.errors import UsageError
-from assay.spec.manifest import GatewayRecord
+from assay.records.manifest import GatewayRecord
 
 FIX = "use upstream:BASE_URL#MODEL (any OpenAI-compatible server) or local[:MODEL.gguf]"
 

@@ -21,9 +21,9 @@ from assay.gateway.service import GatewayService
 from assay.gateway.session import GatewaySession
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.judge.uses import is_judged
+from assay.records.manifest import GatewayRecord, RunManifest
+from assay.records.results import UsageTotals
 from assay.spec.budget import Budget
-from assay.spec.manifest import GatewayRecord, RunManifest
-from assay.spec.results import UsageTotals
 
 #: the judge's call budget for a whole run unless the record says otherwise
 DEFAULT_MAX_CALLS = 10_000

@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay.judge.agreement import spearman
+from assay.records.results import AttemptResult
 from assay.spec.judge import Agreement, JudgeSummary, JudgeVerdict
-from assay.spec.results import AttemptResult
 
 
 def final_attempts(results: Iterable[AttemptResult]) -> list[AttemptResult]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
+from assay.records.manifest import RunManifest
 from assay.score.engine import ScoreInputs, check_integrity, fold_on_disk, iter_run_trials
 from assay.score.trials import TrialFacts
-from assay.spec.manifest import RunManifest
 from assay.store.rundir import RunDir
 
 

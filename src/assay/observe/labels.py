@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from assay.spec.results import EndState
+from assay.records.results import EndState
 
 #: every end state, in the order panels show them
 RESULTS: tuple[str, ...] = tuple(s.value for s in EndState)

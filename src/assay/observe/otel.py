@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import IntegrityError
+from assay.observe._plugin import hookimpl
 from assay.observe.facts import open_run
 from assay.observe.spans import SpanPlan, span_id_of, trace_id_of, trial_plan
-from assay.observe._plugin import hookimpl
-from assay.spec.results import AttemptResult
+from assay.records.results import AttemptResult
 from assay.store.rundir import RunDir
 from assay.trace.writer import iter_events
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from assay.observe import labels as L
+from assay.records.manifest import RunManifest
 from assay.score.aggregate import Aggregator
 from assay.score.recovery import counts_as_faulted
 from assay.score.trials import TrialFacts, parse_trial_id
-from assay.spec.manifest import RunManifest
 
 PREFIX = "agent_eval_"
 #: upper bounds (seconds) of the trial wall-time histogram

@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from assay.spec.results import AttemptResult
+from assay.records.results import AttemptResult
 from assay.trace.events import EventKind, TraceEvent
 from assay.trace.toolcalls import counted_tool_calls
 

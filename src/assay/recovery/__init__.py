@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.score.recovery import recovery_figures, render_markdown
-from assay.spec.scores import RecoveryFigures, RecoveryRow
 
-__all__ = ["RecoveryFigures", "RecoveryRow", "recovery_figures", "recovery_of_run", "render_markdown"]
+__all__ = ["recovery_figures", "recovery_of_run", "render_markdown"]
 
 
 def recovery_of_run(run_dir: Path | str) -> RecoveryFigures:

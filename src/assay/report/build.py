@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Literal
 
 from assay.errors import UsageError
+from assay.records.comparison import REPORT_SCHEMA, Comparison, ReportDocument
+from assay.records.scores import ScoreDocument
 from assay.report.heldout import withheld_note, withhold, withhold_comparison, withhold_judges
 from assay.score.compare import Threshold, compare_agents, compare_scores
 from assay.score.engine import score_run
 from assay.spec.judge import JudgeSummary
-from assay.spec.comparison import REPORT_SCHEMA, Comparison, ReportDocument
-from assay.spec.scores import ScoreDocument
 from assay.store.rundir import REPORTS, RunDir
 
 Format = Literal["html", "md", "json"]

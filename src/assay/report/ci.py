@@ -18,11 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from assay.records.comparison import Comparison
+from assay.records.scores import ScoreDocument, TrialScore
 from assay.report.fmt import delta_interval, pct, signed
 from assay.report.heldout import withhold, withhold_comparison
 from assay.report.markdown import flag_lines, headline_table, measured_line
-from assay.spec.comparison import Comparison
-from assay.spec.scores import ScoreDocument, TrialScore
 
 FAILURE_STATES = ("fail", "timeout")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"

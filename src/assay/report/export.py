@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from assay.errors import UsageError
+from assay.records.results import AttemptResult
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
-from assay.spec.results import AttemptResult
 from assay.spec.user_file import check_output_path, unwritable
 from assay.store.rundir import TRIALS, RunDir
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.spec.scores import Interval, TaskScore
+from assay.records.scores import Interval, TaskScore
 
 
 def pct(v: float | None, sep: str = "") -> str:

@@ -15,10 +15,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from assay.spec.comparison import Comparison
+from assay.records.comparison import Comparison
+from assay.records.scores import GateIncident, ScoreDocument, SecurityGate, TrialScore
 from assay.spec.digest import sha256_json
 from assay.spec.judge import JudgeSummary
-from assay.spec.scores import GateIncident, ScoreDocument, SecurityGate, TrialScore
 from assay.store.rundir import RunDir
 
 WITHHELD = "held-out task: details withheld"

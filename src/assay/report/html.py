@@ -6,16 +6,16 @@ One file, inline CSS and SVG, no script and no external resource, so it opens of
 from __future__ import annotations
 
 from html import escape
+from assay.records.comparison import Comparison, MetricDelta
+from assay.records.scores import AgentScore, ScoreDocument, TaskScore
 from assay.report import svg
 from assay.report.fmt import delta_interval, interval, num, turn_summary
-from assay.report.judges import judges_html
 from assay.report.fmt import pct as _fpct
+from assay.report.judges import judges_html
 from assay.report.markdown import measured_line
 from assay.report.recovery import recovery_html
 from assay.report.trials import anchor, trial_section
 from assay.spec.judge import JudgeSummary
-from assay.spec.comparison import Comparison, MetricDelta
-from assay.spec.scores import AgentScore, ScoreDocument, TaskScore
 from assay.store.rundir import RunDir
 
 CSS = """

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from assay.records.comparison import Comparison
+from assay.records.scores import AgentScore, Measured, ScoreDocument
 from assay.report.fmt import delta_interval, interval, num, pct, signed, turn_summary
 from assay.report.judges import judges_md
-from assay.spec.judge import JudgeSummary
 from assay.report.recovery import recovery_markdown
-from assay.spec.comparison import Comparison
-from assay.spec.scores import AgentScore, Measured, ScoreDocument
+from assay.spec.judge import JudgeSummary
 
 
 def _asr(m: AgentScore) -> str:

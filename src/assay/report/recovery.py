@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from html import escape
 
+from assay.records.scores import ScoreDocument
 from assay.score.recovery import HEADER, render_markdown, table, unclassified_note
-from assay.spec.scores import ScoreDocument
 
 
 def recovery_markdown(doc: ScoreDocument) -> list[str]:

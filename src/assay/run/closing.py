@@ -8,9 +8,9 @@ import asyncio
 import time
 from typing import Any, Awaitable
 
+from assay.records.results import AttemptResult, EndState, Timings
 from assay.run.plan import PlannedTrial
 from assay.run.trial import RunContext, new_trace
-from assay.spec.results import AttemptResult, EndState, Timings
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 

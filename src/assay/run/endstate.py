@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.agents.base import AgentOutcome
+from assay.records.results import EndState
 from assay.run.records import AttemptRecords
 from assay.spec.budget import BudgetName
-from assay.spec.results import EndState
 
 #: incidents that mean the agent attacked the harness itself: the attempt fails, whatever else held
 TAMPERING = ("agent_home_trap",)

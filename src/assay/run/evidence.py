@@ -7,13 +7,13 @@ import fnmatch
 from pathlib import Path
 
 from assay.agents.base import AgentOutcome
+from assay.records.incident import Incident, incident
+from assay.records.results import UsageTotals
 from assay.spec.budget import Risk
-from assay.spec.incident import Incident, incident
+from assay.spec.digest import workspace_hash_budget
 from assay.spec.load import LoadedTask
-from assay.spec.results import UsageTotals
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME as DIFF_ARTIFACT
-from assay.spec.digest import workspace_hash_budget
 from assay.store.workspace_diff import Scan, build_workspace_diff
 from assay.trace.redact import Redactor
 

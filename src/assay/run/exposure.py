@@ -31,11 +31,11 @@ from assay.agents.base import AgentAdapter
 from assay.agents.builtin import SOLUTION_MOUNT, OracleAgent
 from assay.agents.probe import ProbeAgent, ProbeSighting
 from assay.agents.registry import register_agent, resolve_agent
+from assay.records.results import AttemptResult, EndState
 from assay.run.exposure_values import expected_values, regular_files
 from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
 from assay.spec.load import LoadedSuite, LoadedTask, load_suite
-from assay.spec.results import AttemptResult, EndState
 
 #: task files smaller than this are too common to be told apart by digest (an empty file)
 MIN_SECRET_BYTES = 8

@@ -12,10 +12,10 @@ from typing import Any
 
 import assay
 from assay.agents.base import AgentInfo
+from assay.records.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
 from assay.spec.digest import sha256_bytes, sha256_file
-from assay.spec.load import LoadedSuite
 from assay.spec.environment import EnvironmentRecord
-from assay.spec.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
+from assay.spec.load import LoadedSuite
 
 SCORE_VERSION = "1"
 DEFAULT_CAPABILITY_WEIGHTS = {"completion": 0.60, "tool_trajectory": 0.15, "reliability_recovery": 0.15,

@@ -13,7 +13,7 @@ from assay.agents.base import AgentAdapter, AgentInfo
 from assay.agents.registry import resolve_agent
 from assay.errors import AgentUnavailable, UsageError
 from assay.harness.services import HarnessService
-from assay.spec.manifest import RunManifest
+from assay.records.manifest import RunManifest
 
 #: modules offering harness services; each exposes ``service_from_manifest(manifest) -> HarnessService | None``
 SERVICE_MODULES = ("assay.gateway.service", "assay.worlds.service", "assay.judge.service",

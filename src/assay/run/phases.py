@@ -26,6 +26,7 @@ from assay.environments import runtime as env_runtime
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
+from assay.records.incident import Incident, incident
 from assay.run.evidence import read_only_violation, store_final_state, store_outputs
 from assay.run.process_faults import run_with_process_faults
 from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
@@ -34,7 +35,6 @@ from assay.run.workspace import State, initial_state, make_workspace, state_of
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import workspace_hash_budget
-from assay.spec.incident import Incident, incident
 from assay.spec.load import LoadedSuite, LoadedTask
 from assay.spec.task_env import interpreter
 from assay.store.rundir import RunDir, is_disk_full

@@ -25,6 +25,8 @@ from typing import Any
 
 from assay._optional import missing_extra
 from assay.errors import RunDirError, UsageError
+from assay.records.manifest import RunManifest
+from assay.records.results import AttemptResult
 from assay.run.closing import closed_attempt
 from assay.run.executor import RetryPolicy, close_interrupted
 from assay.run.hooks import Dispatcher
@@ -34,8 +36,6 @@ from assay.run.ray_worker import FinishedAttempt, NodeWorker
 from assay.run.schedule import ExecutorOptions, Limiter, answer_grace, run_all
 from assay.run.trial import RunContext, new_trace
 from assay.spec.digest import sha256_bytes
-from assay.spec.manifest import RunManifest
-from assay.spec.results import AttemptResult
 from assay.store.rundir import write_exclusive
 
 try:

@@ -26,14 +26,14 @@ from assay.harness.run_budget import RunBudgetMeter, RunSpend
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract, Wiring
 from assay.judge.service import JudgeConnection
+from assay.records.incident import Incident
+from assay.records.manifest import RunManifest
+from assay.records.results import UsageTotals
 from assay.run.budget_stop import judge_totals
 from assay.run.parts import build_services
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import BudgetName
-from assay.spec.incident import Incident
 from assay.spec.load import LoadedSuite, load_suite
-from assay.spec.manifest import RunManifest
-from assay.spec.results import UsageTotals
 from assay.trace.events import TraceEvent
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter

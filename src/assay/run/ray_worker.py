@@ -19,6 +19,8 @@ from typing import Any
 
 from assay.errors import RunDirError
 from assay.harness.wiring import WorldToolContract
+from assay.records.manifest import RunManifest
+from assay.records.results import AttemptResult
 from assay.run.parts import agent_refs, resolve_agents
 from assay.run.plan import parse_trial_id
 from assay.run.ray_hub import HubCall, HubProxy
@@ -26,8 +28,6 @@ from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.sandbox.registry import get_backend
 from assay.spec.digest import sha256_bytes
 from assay.spec.load import load_suite
-from assay.spec.manifest import RunManifest
-from assay.spec.results import AttemptResult
 from assay.store.rundir import ARTIFACTS, RunDir, trial_files
 from assay.trace.events import TraceEvent
 

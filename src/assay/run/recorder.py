@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.spec.results import AttemptResult
+from assay.records.results import AttemptResult
 from assay.store.rundir import RunDir
 from assay.trace.events import TraceEvent
 from assay.trace.writer import append_events

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from assay.agents.base import AgentOutcome
 from assay.errors import TrialError
 from assay.harness.services import SessionReport
+from assay.records.incident import Incident
 from assay.spec.budget import BudgetName, Limits
-from assay.spec.incident import Incident
 from assay.verify.verifier import VerifierReport
 
 PHASES = ("prepare", "setup", "agent", "teardown", "verify", "seal")

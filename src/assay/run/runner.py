@@ -15,8 +15,11 @@ from typing import Any, Awaitable, Callable
 
 from assay._optional import optional_import
 from assay.agents.base import AgentAdapter
+from assay.environments import runtime as env_runtime
 from assay.errors import RunDirError, UsageError
 from assay.harness.run_budget import RunBudgetMeter
+from assay.records.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
+from assay.records.results import AttemptResult
 from assay.run import hostload
 from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, judge_totals, open_meter,
                                    record_stop)
@@ -27,16 +30,13 @@ from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
 from assay.run.manifest_builder import build_manifest
 from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve_agents  # noqa: F401 - re-exported
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
-from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
 from assay.run.recorder import RunDirRecorder
+from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
 from assay.run.trial import RunContext
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile
-from assay.environments import runtime as env_runtime
 from assay.spec.load import LoadedSuite, harness_network_needs, load_suite
-from assay.spec.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
-from assay.spec.results import AttemptResult
 from assay.spec.run_budget import RunBudget
 from assay.store.lock import run_lock
 from assay.store.resume_check import prepare_resume

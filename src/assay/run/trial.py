@@ -20,6 +20,7 @@ from assay.agents.base import AgentAdapter
 from assay.harness.budget import BudgetMeter
 from assay.harness.run_budget import RunBudgetMeter
 from assay.harness.services import AttemptHandle, HarnessService
+from assay.records.results import AttemptResult, UsageTotals
 from assay.run import hostload, phases
 from assay.run.endstate import budget_that_ended, decide
 from assay.run.plan import PlannedTrial
@@ -28,7 +29,6 @@ from assay.run.seal import SealEnv, seal
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite
-from assay.spec.results import AttemptResult, UsageTotals
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor

@@ -13,11 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.records.manifest import GatewayRecord
+from assay.records.results import AttemptResult, EndState, Trust
 from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
 from assay.spec.load import LoadedSuite, LoadedTask, load_suite
-from assay.spec.manifest import GatewayRecord
-from assay.spec.results import AttemptResult, EndState, Trust
 from assay.verify import verifier
 from assay.verify.mutants import MutantResult, Recorder, try_mutants
 from assay.verify.registry import trust_of

@@ -15,13 +15,13 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.records.results import EndState
+from assay.records.scores import RecoveryFigures, RecoveryRow
 from assay.score import capability as cap
 from assay.score import security
 from assay.score.recovery import RecoveryAcc, touches_recovery
 from assay.score.stats import k_grid, pass_k_points, percentile, sample_std, weighted_mean, wilson
 from assay.score.trials import TrialFacts
-from assay.spec.results import EndState
-from assay.spec.scores import RecoveryFigures, RecoveryRow
 
 
 @dataclass(slots=True)

@@ -12,11 +12,11 @@ from itertools import combinations
 from typing import Iterable
 
 from assay.errors import UsageError
+from assay.records.comparison import (COMPARE_SCHEMA, CompareMethod, Comparison, Flip, GateCheck, GatePair, LeftOut,
+                                   MetricDelta, RunRef)
+from assay.records.scores import ScoreDocument, TaskScore
 from assay.score.gates import METRICS, Threshold
 from assay.score.stats import paired_bootstrap, sign_test, weighted_mean
-from assay.spec.comparison import (COMPARE_SCHEMA, CompareMethod, Comparison, Flip, GateCheck, GatePair, LeftOut,
-                                   MetricDelta, RunRef)
-from assay.spec.scores import ScoreDocument, TaskScore
 
 BOOTSTRAP_SEED = 20240917
 BOOTSTRAP_RESAMPLES = 2000

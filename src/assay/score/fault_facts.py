@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.spec.results import AttemptResult
+from assay.records.results import AttemptResult
 
 #: the attempt's extra keys the worlds and the trial engine write (docs/recovery.md)
 PLAN_KEYS = ("tool_fault_plan", "process_fault_plan")

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from assay.errors import DEFAULT_MAX_INFRA_RATE, InfraRateExceeded, NothingToCompare, UsageError
-from assay.spec.comparison import GateCheck, MetricDelta
-from assay.spec.scores import ScoreDocument
+from assay.records.comparison import GateCheck, MetricDelta
+from assay.records.scores import ScoreDocument
 
 #: metric -> (field of a task row, higher is better)
 METRICS: dict[str, tuple[str, bool]] = {

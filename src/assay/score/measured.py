@@ -1,7 +1,7 @@
 """The scorer's boundary: what was measured, and the aggregator's plain output made a typed document.
 
 The aggregator works on plain containers for speed; everything downstream (report, CLI, CI
-outputs) reads the frozen :class:`~assay.spec.scores.ScoreDocument` built here. Two rules are
+outputs) reads the frozen :class:`~assay.records.scores.ScoreDocument` built here. Two rules are
 applied on the way, so every reader gets them from one place: an interval over zero scored trials
 is null (never the vacuous [0, 1]), and an availability over zero scored trials is null (never
 "100 %").
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.spec.manifest import RunManifest
-from assay.spec.scores import NO_INTERVAL, Measured, ScoreDocument
+from assay.records.manifest import RunManifest
+from assay.records.scores import NO_INTERVAL, Measured, ScoreDocument
 
 SCRIPTED_FLAG = ("scripted model: this measures the harness and the agent's plumbing, "
                  "not model capability")

@@ -26,10 +26,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
+from assay.records.results import AttemptResult
+from assay.records.scores import NO_INTERVAL, RecoveryFigures, RecoveryRow
 from assay.score.stats import paired_bootstrap, wilson
 from assay.score.trials import TrialFacts, fold_trial, group_by_trial
-from assay.spec.results import AttemptResult
-from assay.spec.scores import NO_INTERVAL, RecoveryFigures, RecoveryRow
 
 ALL = "all"
 MODEL = "model"

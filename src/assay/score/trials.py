@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator
 
+from assay.records.results import AttemptResult, EndState
 from assay.score.fault_facts import FaultFacts, fault_facts
-from assay.spec.results import AttemptResult, EndState
 
 #: predicate kinds (or kind prefixes) that judge the trajectory rather than the end state
 TRAJECTORY_KIND_PREFIXES: list[str] = ["trajectory", "tool_call", "milestone", "forbidden", "max_calls", "no_repeat",

@@ -14,8 +14,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from assay.errors import IntegrityError, RunDirError
+from assay.records.scores import ScoreDocument
 from assay.score.engine import score_run
-from assay.spec.scores import ScoreDocument
 from assay.store.rundir import SCORES, RunDir, write_exclusive
 
 _NAME = re.compile(r"^score-(\d{4,})\.json$")

@@ -18,8 +18,8 @@ import time
 from typing import Any
 
 from assay.errors import IntegrityError
+from assay.records.manifest import RunManifest
 from assay.spec.digest import sha256_bytes
-from assay.spec.manifest import RunManifest
 from assay.spec.run_budget import RunBudget
 from assay.store.rundir import RunDir, write_exclusive
 

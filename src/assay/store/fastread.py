@@ -1,4 +1,4 @@
-"""Reading result files fast: a msgspec mirror of :class:`~assay.spec.results.AttemptResult`.
+"""Reading result files fast: a msgspec mirror of :class:`~assay.records.results.AttemptResult`.
 
 Parsing with pydantic was most of the scorer's time at 10^6 results. These structs declare the
 same fields, types, defaults and constraints, so a file either decodes here into the same values
@@ -17,13 +17,13 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from assay.records.results import AttemptResult, EndState, Trust
 from assay.spec.budget import BudgetName
-from assay.spec.results import AttemptResult, EndState, Trust
 from assay.store.rundir import parse_result
 
 
 class FastPredicate(msgspec.Struct, frozen=True):
-    """Mirror of :class:`~assay.spec.results.PredicateResult`."""
+    """Mirror of :class:`~assay.records.results.PredicateResult`."""
 
     id: str
     kind: str
@@ -38,7 +38,7 @@ class FastPredicate(msgspec.Struct, frozen=True):
 
 
 class FastUsage(msgspec.Struct, frozen=True):
-    """Mirror of :class:`~assay.spec.results.UsageTotals`."""
+    """Mirror of :class:`~assay.records.results.UsageTotals`."""
 
     model_calls: int = 0
     input_tokens: int = 0
@@ -55,7 +55,7 @@ class FastUsage(msgspec.Struct, frozen=True):
 
 
 class FastTimings(msgspec.Struct, frozen=True):
-    """Mirror of :class:`~assay.spec.results.Timings`."""
+    """Mirror of :class:`~assay.records.results.Timings`."""
 
     started_at: float
     ended_at: float
@@ -73,7 +73,7 @@ class FastTimings(msgspec.Struct, frozen=True):
 
 
 class FastIncident(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Mirror of :class:`~assay.spec.incident.Incident` (which forbids unknown keys too)."""
+    """Mirror of :class:`~assay.records.incident.Incident` (which forbids unknown keys too)."""
 
     type: str
     severity: Literal["low", "medium", "high", "critical"] = "high"
@@ -86,7 +86,7 @@ class FastIncident(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class FastResult(msgspec.Struct, frozen=True):
-    """Mirror of :class:`~assay.spec.results.AttemptResult` (unknown keys ignored, as there)."""
+    """Mirror of :class:`~assay.records.results.AttemptResult` (unknown keys ignored, as there)."""
 
     run_id: str
     trial_id: str

@@ -31,9 +31,9 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from assay.errors import IntegrityError, RunDirError
+from assay.records.manifest import RunManifest
+from assay.records.results import AttemptResult
 from assay.spec.digest import sha256_bytes, sha256_file
-from assay.spec.manifest import RunManifest
-from assay.spec.results import AttemptResult
 from assay.untrusted.tree import walk_untrusted
 
 MANIFEST = "manifest.json"

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.records.incident import Incident, incident
 from assay.verify.pytest_runner import TAG
-from assay.spec.incident import Incident, incident
 
 
 def _test_files(hidden: Path, tests: str) -> list[Path]:

@@ -18,9 +18,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
+from assay.records.results import Trust
 from assay.registry import Registry, RegistryError
 from assay.spec.predicates import PredicateKind, PredicateSpec, register_predicate_spec
-from assay.spec.results import Trust
 from assay.verify.context import Outcome, VerifyContext
 
 Evaluator = Callable[[PredicateSpec, VerifyContext], Awaitable[Outcome]]

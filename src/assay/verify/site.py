@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.records.incident import Incident, incident
 from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import Limits, NetworkProfile
-from assay.spec.incident import Incident, incident
 from assay.untrusted.tree import remove_untrusted
 from assay.verify.snapshot import copy_snapshot
 

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from assay.errors import VerifierError
+from assay.records.incident import incident
+from assay.records.results import PredicateResult
 from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.digest import UNREADABLE, text_name, tree_digests, workspace_hash_budget
-from assay.spec.incident import incident
 from assay.spec.load import LoadedTask
-from assay.spec.results import PredicateResult
 from assay.trace.events import TraceEvent
 from assay.untrusted import bounded_re
 from assay.verify.context import PathEscape, VerifyContext

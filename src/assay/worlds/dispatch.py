@@ -22,8 +22,8 @@ from typing import Any
 from assay.approvals.policy import approver_rule, decide_policy
 from assay.approvals.store import ApprovalRequest, ApprovalStore
 from assay.harness.budget import BudgetMeter
+from assay.records.incident import Incident, Severity, incident
 from assay.spec.budget import Risk
-from assay.spec.incident import Incident, Severity, incident
 from assay.spec.task import TaskSpec
 from assay.spec.worlds import ApproverRule
 from assay.trace.events import EventKind, Source

@@ -13,11 +13,11 @@ from typing import Any
 from assay.approvals.store import APPROVALS_FILE, ApprovalStore
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract
+from assay.records.manifest import RunManifest
 from assay.spec.load import LoadedTask
-from assay.spec.manifest import RunManifest
+from assay.worlds.contract import world_tool_contract
 from assay.worlds.registry import world_kinds
 from assay.worlds.server import ToolServer
-from assay.worlds.contract import world_tool_contract
 from assay.worlds.session import WorldSession, approvals_path, uses_worlds
 
 

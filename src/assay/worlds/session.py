@@ -22,9 +22,9 @@ from assay.approvals.store import APPROVALS_FILE, ApprovalStore
 from assay.harness.evidence import SHIM_COMMAND
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import ToolsWiring, Wiring, WorldToolContract
+from assay.records.incident import incident
+from assay.records.results import UsageTotals
 from assay.sandbox.base import Endpoint
-from assay.spec.incident import incident
-from assay.spec.results import UsageTotals
 from assay.spec.task import TaskSpec
 from assay.spec.worlds import Canary
 from assay.trace.events import EventKind, Source

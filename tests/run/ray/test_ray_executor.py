@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from assay.spec.results import AttemptResult, EndState
+from assay.records.results import AttemptResult, EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from tests.conftest import ROOT, assay_env, write_suite, write_task

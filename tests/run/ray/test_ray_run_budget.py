@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.records.results import EndState
 from assay.spec.budget import BudgetName
-from assay.spec.results import EndState
 from assay.store.budget_log import read_log
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir

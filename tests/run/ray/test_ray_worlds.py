@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from assay.approvals.admin import list_requests
-from assay.spec.results import EndState
+from assay.records.results import EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task

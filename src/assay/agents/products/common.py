@@ -24,9 +24,9 @@ from assay.agents.products.normalized import Normalized, name_world_tools
 from assay.agents.products.worldtools import disclosure, settle_shim, shim_path
 from assay.errors import AdapterError
 from assay.harness.wiring import WorldToolContract
+from assay.records.results import UsageTotals
 from assay.sandbox.base import Mount
 from assay.spec.load import LoadedTask
-from assay.spec.results import UsageTotals
 from assay.trace.events import EventKind, Source
 
 #: PATH inside the sandbox after the agent's own bin dirs

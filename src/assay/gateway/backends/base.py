@@ -11,12 +11,12 @@ import abc
 from typing import Any, AsyncIterator, Callable
 
 from assay.errors import UsageError
-from assay.registry import Registry, RegistryError
 from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.gateway.stream import Delta, deltas_of
 from assay.harness.services import AttemptHandle
+from assay.records.manifest import GatewayRecord
+from assay.registry import Registry, RegistryError
 from assay.spec.load import LoadedSuite
-from assay.spec.manifest import GatewayRecord
 from assay.trace.events import EventKind
 
 

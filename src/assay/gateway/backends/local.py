@@ -20,9 +20,9 @@ from assay.gateway.backends.base import BackendSession, ModelBackend
 from assay.gateway.config import faults_setting, prices_setting
 from assay.gateway.neutral import ModelReply, ModelRequest, Usage
 from assay.harness.services import AttemptHandle
+from assay.records.manifest import GatewayRecord
 from assay.spec.digest import sha256_file
 from assay.spec.load import LoadedSuite
-from assay.spec.manifest import GatewayRecord
 
 
 def llama_available() -> bool:

@@ -16,8 +16,8 @@ from assay.gateway.errors import WireError
 from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.gateway.session import RECORDING_NAME, fingerprint
 from assay.harness.services import AttemptHandle
+from assay.records.manifest import GatewayRecord
 from assay.spec.load import LoadedSuite
-from assay.spec.manifest import GatewayRecord
 
 
 def _key(fp: Any) -> str:

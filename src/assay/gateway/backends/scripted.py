@@ -13,8 +13,8 @@ from assay.gateway.neutral import ModelReply, ModelRequest, ToolCall, count_usag
 from assay.gateway.script import ModelScript, load_script
 from assay.gateway.toolmap import render_call
 from assay.harness.services import AttemptHandle
+from assay.records.manifest import GatewayRecord
 from assay.spec.load import LoadedSuite
-from assay.spec.manifest import GatewayRecord
 
 MODEL_ID = "assay-scripted"
 

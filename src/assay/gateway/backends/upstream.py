@@ -20,15 +20,15 @@ from typing import Any, AsyncIterator
 import aiohttp
 
 from assay.gateway.backends.base import BackendSession, ModelBackend
-from assay.gateway.errors import WireError
 from assay.gateway.backends.upstream_stream import AnthropicStreamParser, OpenAIStreamParser
+from assay.gateway.errors import WireError
 from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, Usage, parse_arguments
 from assay.gateway.stream import Delta
 from assay.gateway.upstream_limits import DEFAULT_MAX_CONCURRENCY, RetryPolicy, UpstreamLimits
 from assay.harness.services import AttemptHandle
-from assay.trace.events import EventKind
+from assay.records.manifest import GatewayRecord
 from assay.spec.load import LoadedSuite
-from assay.spec.manifest import GatewayRecord
+from assay.trace.events import EventKind
 
 TIMEOUT_S = 300.0
 JSON_HEADERS = {"Content-Type": "application/json"}

@@ -7,8 +7,8 @@ import secrets
 import shutil
 
 from assay.errors import VerifierError
+from assay.records.results import Trust
 from assay.spec.predicates import CommandCheck, PredicateSpec, PytestCheck
-from assay.spec.results import Trust
 from assay.untrusted import bounded_re
 from assay.verify import pytest_runner
 from assay.verify.context import Outcome, VerifyContext, excerpt

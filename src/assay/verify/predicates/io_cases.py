@@ -10,9 +10,9 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from assay.errors import VerifierError
+from assay.records.results import Trust
 from assay.spec.io_predicates import IoCase, IoCases, check_case
 from assay.spec.predicates import PredicateSpec
-from assay.spec.results import Trust
 from assay.untrusted import bounded_re
 from assay.untrusted.json_text import loads as loads_untrusted
 from assay.verify import io_driver

@@ -30,10 +30,10 @@ from assay.errors import VerifierError
 from assay.judge.calibrate import load_judge
 from assay.judge.client import JudgeClient, JudgeOutputError
 from assay.judge.gate import calibration_status, read_record
-from assay.spec.judge import SWAPPED, JudgeCheck
+from assay.records.results import Trust
 from assay.spec.digest import sha256_file
+from assay.spec.judge import SWAPPED, JudgeCheck
 from assay.spec.predicates import PredicateSpec
-from assay.spec.results import Trust
 from assay.trace.events import EventKind
 from assay.trace.turns import TURN_KEY, last_turn, turn_answer, turn_request
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt

@@ -8,13 +8,13 @@ import secrets
 import sys
 
 from assay.errors import VerifierError
+from assay.records.incident import incident
+from assay.records.results import Trust
 from assay.spec.predicates import PredicateSpec, PythonPlugin
-from assay.spec.results import Trust
+from assay.verify import plugin_runner
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.plugin_runner import RESULT_MARK
-from assay.verify import plugin_runner
 from assay.verify.registry import evaluator
-from assay.spec.incident import incident
 
 
 @evaluator("python", trust=Trust.in_process)

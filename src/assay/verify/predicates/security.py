@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+from assay.records.incident import incident
 from assay.spec.predicates import PredicateSpec
 from assay.spec.world_predicates import NoSecretLeak, Security
 from assay.trace.events import EventKind
@@ -15,7 +16,6 @@ from assay.verify.context import Outcome, VerifyContext
 from assay.verify.registry import evaluator
 from assay.worlds.calls import calls_from_events
 from assay.worlds.matching import subset_matches
-from assay.spec.incident import incident
 
 _MARK = re.compile(r"\[REDACTED:canary:([a-z0-9_-]+)\]")
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from assay.spec.manifest import RunManifest
+from assay.records.comparison import Comparison, ReportDocument
+from assay.records.manifest import RunManifest
+from assay.records.results import AttemptResult
+from assay.records.scores import ScoreDocument
 from assay.spec.predicates import predicate_adapter
-from assay.spec.results import AttemptResult
-from assay.spec.comparison import Comparison, ReportDocument
-from assay.spec.scores import ScoreDocument
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
 

@@ -1,5 +1,5 @@
 """The score document (``assay.score/1``) as frozen models (the comparison and the report
-document are in :mod:`assay.spec.comparison`).
+document are in :mod:`assay.records.comparison`).
 
 The scorer builds these at its boundary; the report, the CLI and the CI outputs read their typed
 fields. Their JSON Schemas are published by ``assay schema score`` and ``assay schema report``.
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.spec.incident import Incident
+from assay.records.incident import Incident
 
 SCORE_SCHEMA = "assay.score/1"
 

@@ -1,5 +1,5 @@
 """The comparison of two runs (``assay.compare/1``) and the report document (``assay.report/1``)
-as frozen models, built on the score document's (:mod:`assay.spec.scores`)."""
+as frozen models, built on the score document's (:mod:`assay.records.scores`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from assay.records.scores import Interval, Isolation, Rate, Record, ScoreDocument, SuiteRef
 from assay.spec.judge import JudgeSummary
-from assay.spec.scores import Interval, Isolation, Rate, Record, ScoreDocument, SuiteRef
 
 COMPARE_SCHEMA = "assay.compare/1"
 REPORT_SCHEMA = "assay.report/1"

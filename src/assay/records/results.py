@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.records.incident import Incident
 from assay.spec.budget import BudgetName
-from assay.spec.incident import Incident
 
 RESULT_SCHEMA_VERSION = 1
 

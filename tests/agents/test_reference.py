@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from assay.agents.reference import ReferenceAgent, read_session
-from assay.agents.reference_tools import function_name, run_builtin
+from assay.agents.reference.adapter import ReferenceAgent, read_session
+from assay.agents.reference.tools import function_name, run_builtin
 from assay.gateway.faults import FaultPlan
 from assay.gateway.server import ServerThread
 from assay.records.manifest import GatewayRecord
@@ -46,7 +46,7 @@ def run_loop(tmp_path: Path, g: Gateway, *, key: str | None = None, env: dict[st
               "prompt_file": str(tmp_path / "prompt.md"), "session_file": str(tmp_path / "session.jsonl"),
               "retry_base_s": 0.01, "retry_max_s": 0.05, **cfg}
     (tmp_path / "cfg.json").write_text(json.dumps(config))
-    p = subprocess.run([sys.executable, "-m", "assay.agents.reference_loop", str(tmp_path / "cfg.json")], cwd=ws,
+    p = subprocess.run([sys.executable, "-m", "assay.agents.reference.loop", str(tmp_path / "cfg.json")], cwd=ws,
                        env={"PATH": "/usr/bin:/bin", "ASSAY_GATEWAY_KEY": key or g.key, **(env or {})},
                        capture_output=True, timeout=120)
     return p.returncode, read_session(tmp_path / "session.jsonl"), ws

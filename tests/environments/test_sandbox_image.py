@@ -59,7 +59,7 @@ def test_the_harness_python_is_bound_but_not_on_path(suite_image: ImageRoot, tmp
     ws.mkdir()
     harness = str(Path(sys.executable))
     code, out, err = _run(suite_image, ws, f"echo $PATH; test -x {harness} && echo BOUND; "
-                          f"{harness} -c 'import ssl, assay.agents.reference_loop; print(7)'")
+                          f"{harness} -c 'import ssl, assay.agents.reference.loop; print(7)'")
     assert code == 0, err
     path, *rest = out.split()
     assert str(Path(sys.executable).parent) not in path.split(":")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from assay.agents.base import RESUME_NOTE
-from assay.agents.reference_loop import UNANSWERED
+from assay.agents.reference.loop import UNANSWERED
 from assay.run import RunOptions, start_run
 from assay.store.rundir import RunDir
 from tests.recovery.command_agents import BOOK, command_agent
@@ -108,7 +108,7 @@ def test_the_resumed_run_sees_the_unanswered_call(reference_run: Path) -> None:
 
 
 def test_a_message_list_closes_every_unanswered_call() -> None:
-    from assay.agents.reference_loop import close_unanswered
+    from assay.agents.reference.loop import close_unanswered
 
     call = lambda i: {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}  # noqa: E731
     history = [{"role": "user", "content": "go"},

@@ -22,7 +22,7 @@ def _builtins() -> dict[str, Declared]:
     from assay.agents.products import PRODUCTS
 
     table: dict[str, Declared] = {"nop": "assay.agents.builtin:NopAgent", "oracle": "assay.agents.builtin:OracleAgent",
-                                  "reference": "assay.agents.reference:ReferenceAgent"}
+                                  "reference": "assay.agents.reference.adapter:ReferenceAgent"}
     for name in PRODUCTS.names():
         table[name] = _product_factory(name)
     return table

@@ -1,4 +1,4 @@
-"""The reference agent's loop, run INSIDE the sandbox: ``python -m assay.agents.reference_loop CONFIG``.
+"""The reference agent's loop, run INSIDE the sandbox: ``python -m assay.agents.reference.loop CONFIG``.
 
 A plain OpenAI Chat Completions tool-calling loop: ask the model, run the tools it calls in the
 workspace (shell, read, write, edit, list, plus world tools from ``ASSAY_TOOLS_URL``), feed the
@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from assay.agents.reference_tools import BUILTIN_SCHEMAS, WorldTools, run_builtin
+from assay.agents.reference.tools import BUILTIN_SCHEMAS, WorldTools, run_builtin
 
 SYSTEM = ("You are a careful software agent working in the current directory. Use the tools to inspect and "
           "change files; answer with a short summary when the task is done.")
@@ -238,7 +238,7 @@ def _loop(cfg: dict[str, Any], session: Session, client: httpx.Client, tools: li
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m assay.agents.reference_loop CONFIG.json|-  (-: the config on stdin)", file=sys.stderr)
+        print("usage: python -m assay.agents.reference.loop CONFIG.json|-  (-: the config on stdin)", file=sys.stderr)
         return 2
     return run(json.loads(sys.stdin.read() if args[0] == "-" else Path(args[0]).read_text()))
 

@@ -1,7 +1,7 @@
 """The ``reference`` agent: assay's own plain tool-calling loop, the baseline for every suite.
 
 The adapter writes a config into the agent's fresh home and runs
-``python -m assay.agents.reference_loop`` inside the sandbox, so every tool executes there, in
+``python -m assay.agents.reference.loop`` inside the sandbox, so every tool executes there, in
 the workspace. Model calls go through the gateway (which records them); the loop's own session
 file is mapped here onto ``tool_call`` / ``tool_result`` / ``log`` trace events.
 """
@@ -20,7 +20,7 @@ from assay.agents.base import (RESUME_NOTE, AgentAdapter, AgentContext, AgentInf
                                Normalized, Resume, SessionLost)
 from assay.agents.history import chat_messages
 from assay.agents.products.normalized import read_jsonl
-from assay.agents.reference_tools import BUILTIN_SCHEMAS
+from assay.agents.reference.tools import BUILTIN_SCHEMAS
 from assay.harness.wiring import function_name
 from assay.records.results import UsageTotals
 from assay.sandbox.base import Mount
@@ -137,7 +137,7 @@ class ReferenceAgent(AgentAdapter):
                     stdin: bytes | None = None) -> AgentOutcome:
         env = {**ctx.env, "HOME": ctx.home_inside, "ASSAY_GATEWAY_KEY": ctx.gateway_key or "", "PYTHONUNBUFFERED": "1",
                "PYTHONDONTWRITEBYTECODE": "1"}
-        argv = [sys.executable, "-m", "assay.agents.reference_loop", f"{ctx.home_inside}/{config}" if config else "-"]
+        argv = [sys.executable, "-m", "assay.agents.reference.loop", f"{ctx.home_inside}/{config}" if config else "-"]
         res = await ctx.sandbox.exec(argv, env=env, timeout_s=ctx.timeout_s, stdin=stdin)
         records = read_session_safely(ctx.home, session_rel)
         native = {}

@@ -11,11 +11,11 @@ import yaml
 
 from assay.agents.base import AgentContext
 from assay.agents.products.common import KEY_ENV
-from assay.agents.products.dsh import DshAgent
-from assay.agents.products.hermes import HermesAgent
+from assay.agents.products.dsh.adapter import DshAgent
+from assay.agents.products.hermes.adapter import HermesAgent
 from assay.agents.products.install import Installation
-from assay.agents.products.openclaw import OpenClawAgent
-from assay.agents.products.pi import PiAgent
+from assay.agents.products.openclaw.adapter import OpenClawAgent
+from assay.agents.products.pi.adapter import PiAgent
 from assay.errors import AdapterError
 from assay.sandbox.base import Endpoint, SandboxSpec
 from assay.sandbox.host import HostBackend

@@ -12,8 +12,8 @@ import pytest
 
 from assay.agents.history import chat_messages
 from assay.agents.products.normalized import read_jsonl
-from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages
-from assay.agents.products.pi_session import seeded_session, session_ids
+from assay.agents.products.pi.conversation import seeded_session, session_ids
+from assay.agents.products.pi.session_format import PI_TOOLS, normalize_messages, session_messages
 from assay.spec.conversation import ConversationSpec
 from assay.trace.events import EventKind
 from assay.untrusted import files as safe_files

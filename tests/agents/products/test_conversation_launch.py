@@ -11,8 +11,8 @@ from pathlib import Path
 import yaml
 
 from assay.agents.base import ConversationTurn
-from assay.agents.products.hermes import HermesAgent
-from assay.agents.products.openclaw import OpenClawAgent
+from assay.agents.products.hermes.adapter import HermesAgent
+from assay.agents.products.openclaw.adapter import OpenClawAgent
 from assay.spec.conversation import ConversationSpec
 from tests.agents.products.test_config import fake_install, make_ctx, no_key_in_files
 

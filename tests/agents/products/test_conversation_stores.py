@@ -18,10 +18,12 @@ import pytest
 
 from assay.agents.base import SessionLost
 from assay.agents.history import chat_messages
-from assay.agents.products import hermes_session, install, openclaw_session
-from assay.agents.products.hermes_format import HERMES_TOOLS
-from assay.agents.products.pi_format import OPENCLAW_TOOLS
-from assay.agents.products.pi_session import seeded_session
+from assay.agents.products import install
+from assay.agents.products.hermes import conversation as hermes_session
+from assay.agents.products.hermes.session_format import HERMES_TOOLS
+from assay.agents.products.openclaw import conversation as openclaw_session
+from assay.agents.products.pi.conversation import seeded_session
+from assay.agents.products.pi.session_format import OPENCLAW_TOOLS
 from assay.agents.products.seeding import tool_namer
 from assay.spec.conversation import ConversationSpec
 

@@ -65,7 +65,7 @@ def _hermes_db(path: Path, sessions_sql: str, messages_sql: str = "CREATE TABLE 
 def test_a_hermes_store_whose_sessions_view_never_ends_is_refused(tmp_path: Path) -> None:
     _hermes_db(tmp_path / "state.db", "CREATE VIEW sessions AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL "
                                       "SELECT x + 1 FROM n) SELECT x AS id, x AS started_at FROM n")
-    out = _read_in_child("__import__('assay.agents.products.hermes_format', fromlist=['x'])"
+    out = _read_in_child("__import__('assay.agents.products.hermes.session_format', fromlist=['x'])"
                          ".read_state_db(home / 'state.db', home=home)", tmp_path)
     assert out["kind"] == "raised" and out["unsafe"], out
     assert "sessions" in out["msg"]
@@ -78,7 +78,7 @@ def test_a_hermes_store_with_a_generated_gigabyte_column_is_refused(tmp_path: Pa
     db.executemany("INSERT INTO sessions(id, started_at) VALUES (?, ?)", [(f"s{i}", i) for i in range(8)])
     db.commit()
     db.close()
-    out = _read_in_child("__import__('assay.agents.products.hermes_format', fromlist=['x'])"
+    out = _read_in_child("__import__('assay.agents.products.hermes.session_format', fromlist=['x'])"
                          ".read_state_db(home / 'state.db', home=home)", tmp_path)
     assert out["kind"] == "raised" and out["unsafe"], out
 
@@ -94,7 +94,7 @@ def test_an_honest_hermes_store_with_many_sessions_is_read_whole(tmp_path: Path)
                "SELECT x + 1 FROM n LIMIT 20000) SELECT x, 's' || x, 'user', 'hi' FROM n")
     db.commit()
     db.close()
-    out = _read_in_child("__import__('assay.agents.products.hermes_format', fromlist=['x'])"
+    out = _read_in_child("__import__('assay.agents.products.hermes.session_format', fromlist=['x'])"
                          ".read_state_db(home / 'state.db', home=home)", tmp_path)
     assert out["kind"] == "returned" and out["size"] > 20_000 * 40, out
 
@@ -108,7 +108,7 @@ def _openclaw_db(home: Path) -> sqlite3.Connection:
 
 
 def _read_openclaw_in_child(home: Path) -> dict:
-    return _read_in_child("__import__('assay.agents.products.openclaw_format', fromlist=['x'])"
+    return _read_in_child("__import__('assay.agents.products.openclaw.session_format', fromlist=['x'])"
                           f".read_database(home / {OPENCLAW_DB!r}, home=home)", home)
 
 
@@ -149,7 +149,7 @@ def test_a_dsh_session_log_that_inflates_to_gigabytes_is_refused(tmp_path: Path)
     log = tmp_path / "sessions" / "--w--" / "s1" / "session.v4.jsonl.zstd"
     log.parent.mkdir(parents=True)
     log.write_bytes(_zstd_bomb(2 << 30))
-    out = _read_in_child("__import__('assay.agents.products.dsh_format', fromlist=['x'])"
+    out = _read_in_child("__import__('assay.agents.products.dsh.session_format', fromlist=['x'])"
                          ".read_session_log(home / 'sessions/--w--/s1/session.v4.jsonl.zstd', home=home)", tmp_path)
     assert out["kind"] == "raised" and out["unsafe"], out
 

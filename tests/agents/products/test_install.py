@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.agents.products import install
-from assay.agents.products.pi import PiAgent
+from assay.agents.products.pi.adapter import PiAgent
 from assay.cli.main import main
 from assay.errors import AgentUnavailable
 from tests.conftest import assay_env
@@ -114,7 +114,7 @@ def fake_hermes_install(root: Path, *, with_mcp: bool) -> Path:
 
 
 def test_hermes_is_installed_with_its_mcp_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay.agents.products.hermes import HermesAgent
+    from assay.agents.products.hermes.adapter import HermesAgent
 
     assert install.spec_for("hermes").requirement == "hermes-agent[mcp]==0.19.0"
     assert install.spec_for("dsh").requirement == "deepseek-harness-sdk==0.2.1rc2"

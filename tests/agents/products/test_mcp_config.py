@@ -13,18 +13,18 @@ import yaml
 from assay.agents.base import AgentContext
 from assay.agents.products import contract
 from assay.agents.products.common import TOOLS_KEY_ENV, mcp_url
-from assay.agents.products.dsh import DshAgent, dump_patch
-from assay.agents.products.hermes import HermesAgent
+from assay.agents.products.dsh.adapter import DshAgent, dump_patch
+from assay.agents.products.hermes.adapter import HermesAgent
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import world_tool_name
-from assay.agents.products.openclaw import OpenClawAgent
-from assay.agents.products.pi import PiAgent
+from assay.agents.products.openclaw.adapter import OpenClawAgent
+from assay.agents.products.pi.adapter import PiAgent
 from assay.errors import AdapterError
+from assay.harness.wiring import ToolsWiring, Wiring
 from assay.sandbox.base import Endpoint, SandboxSpec
 from assay.sandbox.host import HostBackend
 from assay.spec.load import load_suite
 from assay.trace.events import EventKind
-from assay.harness.wiring import ToolsWiring, Wiring
 from assay.trace.writer import TraceWriter, read_events
 from assay.worlds.contract import world_tool_contract
 from assay.worlds.registry import world_kinds

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from assay.agents.products import dsh_format, hermes_format, openclaw_format, pi_format
+from assay.agents.products.dsh import session_format as dsh_format
+from assay.agents.products.hermes import session_format as hermes_format
 from assay.agents.products.normalized import Normalized, read_jsonl
+from assay.agents.products.openclaw import session_format as openclaw_format
+from assay.agents.products.pi import session_format as pi_format
 from assay.trace.events import EventKind
 
 FIX = Path(__file__).parent / "fixtures"

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from assay.agents.base import ConversationTurn, SessionLost
-from assay.agents.products.pi import PiAgent
-from assay.agents.products.pi_session import seeded_session, session_files_by_id
+from assay.agents.products.pi.adapter import PiAgent
+from assay.agents.products.pi.conversation import seeded_session, session_files_by_id
 
 SID = "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3"
 

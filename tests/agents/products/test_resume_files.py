@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.agents.base import RESUME_NOTE, Resume
-from assay.agents.products.pi_session import HEAD_BYTES, resumable
+from assay.agents.products.pi.conversation import HEAD_BYTES, resumable
 from assay.agents.reference.adapter import MESSAGES_FILE, resume_from
 from assay.untrusted import files as safe_files
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from assay.agents.products.dsh import DshAgent
-from assay.agents.products.hermes import HermesAgent
+from assay.agents.products.dsh.adapter import DshAgent
+from assay.agents.products.hermes.adapter import HermesAgent
 from assay.agents.products.normalized import read_jsonl
-from assay.agents.products.openclaw import OpenClawAgent
-from assay.agents.products.pi import PiAgent
+from assay.agents.products.openclaw.adapter import OpenClawAgent
+from assay.agents.products.pi.adapter import PiAgent
 from assay.untrusted import files as safe_files
 from tests.agents.products.test_config import make_ctx
 from tests.agents.products.test_normalizers import FIX, make_openclaw_db, make_state_db

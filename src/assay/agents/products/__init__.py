@@ -11,8 +11,8 @@ from __future__ import annotations
 from assay.registry import Registry
 
 PRODUCTS: Registry[type] = Registry("product agent", "assay.products", {
-    "pi": "assay.agents.products.pi:PiAgent",
-    "openclaw": "assay.agents.products.openclaw:OpenClawAgent",
-    "hermes": "assay.agents.products.hermes:HermesAgent",
-    "dsh": "assay.agents.products.dsh:DshAgent",
+    "pi": "assay.agents.products.pi.adapter:PiAgent",
+    "openclaw": "assay.agents.products.openclaw.adapter:OpenClawAgent",
+    "hermes": "assay.agents.products.hermes.adapter:HermesAgent",
+    "dsh": "assay.agents.products.dsh.adapter:DshAgent",
 })

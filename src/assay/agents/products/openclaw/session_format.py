@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.products.normalized import Normalized, error, iso_ts
-from assay.agents.products.pi_format import OPENCLAW_TOOLS, normalize_messages, session_messages
+from assay.agents.products.pi.session_format import OPENCLAW_TOOLS, normalize_messages, session_messages
 from assay.untrusted import files as safe_files
 from assay.untrusted.json_text import loads as loads_untrusted
 

@@ -26,8 +26,8 @@ from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_K
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
-from assay.agents.products.pi_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
-from assay.agents.products.pi_session import resumable, seeded_session, session_files_by_id
+from assay.agents.products.pi.conversation import resumable, seeded_session, session_files_by_id
+from assay.agents.products.pi.session_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
 from assay.agents.products.seeding import tool_namer
 from assay.untrusted import files as safe_files
 

@@ -24,13 +24,14 @@ from typing import Any
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products import contract, openclaw_format, openclaw_session
+from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
-from assay.agents.products.pi_format import OPENCLAW_TOOLS
-from assay.agents.products.pi_session import EPOCH_MS, seeded_session
+from assay.agents.products.openclaw import conversation as openclaw_session, session_format as openclaw_format
+from assay.agents.products.pi.conversation import EPOCH_MS, seeded_session
+from assay.agents.products.pi.session_format import OPENCLAW_TOOLS
 from assay.agents.products.seeding import tool_namer
 from assay.errors import AdapterError
 from assay.spec.budget import Limits

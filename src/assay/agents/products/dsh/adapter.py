@@ -23,9 +23,10 @@ from typing import Any
 import yaml
 
 from assay.agents.base import AgentContext, ConversationTurn, SessionLost
-from assay.agents.products import contract, dsh_format
+from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
+from assay.agents.products.dsh import session_format as dsh_format
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.untrusted import files as safe_files

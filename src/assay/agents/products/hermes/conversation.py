@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.agents.base import SessionLost
-from assay.agents.products import hermes_format
+from assay.agents.products.hermes import session_format as hermes_format
 from assay.untrusted import files as safe_files
 
 STATE_DB = "hermes/state.db"  # relative to the agent home

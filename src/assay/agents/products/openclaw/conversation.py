@@ -26,8 +26,8 @@ from typing import Any
 
 from assay.agents.base import SessionLost
 from assay.agents.products.normalized import Normalized
-from assay.agents.products.openclaw_format import _columns, _decode, normalize
-from assay.agents.products.pi_format import active_branch
+from assay.agents.products.openclaw.session_format import _columns, _decode, normalize
+from assay.agents.products.pi.session_format import active_branch
 from assay.untrusted import files as safe_files
 
 #: the default agent's database, relative to the agent home (``--state-dir`` is ``$HOME/state``)

@@ -29,10 +29,11 @@ import yaml
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products import contract, hermes_format, hermes_session
+from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
-from assay.agents.products.hermes_session import STATE_DB, Mark
+from assay.agents.products.hermes import conversation as hermes_session, session_format as hermes_format
+from assay.agents.products.hermes.conversation import STATE_DB, Mark
 from assay.agents.products.install import Installation
 from assay.agents.products.normalized import Normalized
 from assay.agents.products.seeding import tool_namer

@@ -1,0 +1,1 @@
+"""DeepSeek Harness: its adapter and its session format."""

@@ -1,0 +1,1 @@
+"""Hermes Agent: its adapter, its session format, its conversation session."""

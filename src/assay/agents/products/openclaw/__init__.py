@@ -1,0 +1,1 @@
+"""OpenClaw: its adapter, its session format, its conversation session."""

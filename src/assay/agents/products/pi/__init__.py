@@ -1,0 +1,1 @@
+"""Pi: its adapter, its session format, its conversation session."""

@@ -198,9 +198,9 @@ def test_only_the_cli_and_the_engine_import_the_engine() -> None:
 def test_the_checker_sees_function_level_and_dynamic_imports(tmp_path: Path) -> None:
     """The checker itself: a deferred import and a literal optional_import are edges; a cycle is found."""
     p = tmp_path / "m.py"
-    p.write_text("def f():\n    from assay.run.trial import x\n    optional_import('assay.cli.main')\n")
-    known = {"assay.run.trial": p, "assay.cli.main": p, "assay.worlds.calls": p}
-    assert imports_of("assay.worlds.calls", p, known) == {"assay.run.trial", "assay.cli.main"}
+    p.write_text("def f():\n    from assay.run.attempt.trial import x\n    optional_import('assay.cli.main')\n")
+    known = {"assay.run.attempt.trial": p, "assay.cli.main": p, "assay.worlds.calls": p}
+    assert imports_of("assay.worlds.calls", p, known) == {"assay.run.attempt.trial", "assay.cli.main"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 

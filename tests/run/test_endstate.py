@@ -7,8 +7,8 @@ import pytest
 from assay.agents.base import AgentOutcome
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.records.results import EndState, PredicateResult
-from assay.run.endstate import Decision, decide
-from assay.run.records import AgentRan, AttemptRecords, PhaseError, Prepared, SetUp, TornDown, Verified
+from assay.run.attempt.endstate import Decision, decide
+from assay.run.attempt.records import AgentRan, AttemptRecords, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.spec.budget import BudgetName
 from assay.verify.verifier import VerifierReport
 

@@ -39,7 +39,7 @@ def test_writer_redacts_and_continues_sequence_after_torn_line(tmp_path: Path) -
 
 def test_canary_in_agent_output_never_reaches_evidence(tmp_path: Path) -> None:
     """Secrets known to the run are redacted from stdout artifacts and trace alike."""
-    from assay.run.trial import RunContext  # noqa: F401  (the secrets map lives on the run context)
+    from assay.run.attempt.trial import RunContext  # noqa: F401  (the secrets map lives on the run context)
 
     s = write_suite(tmp_path / "suite")
     write_task(s, "f", task={"category": "code", "predicates": [{"id": "x", "kind": "file_exists", "path": "x"}]})

@@ -9,8 +9,8 @@ import time
 from typing import Any, Awaitable
 
 from assay.records.results import AttemptResult, EndState, Timings
+from assay.run.attempt.trial import RunContext, new_trace
 from assay.run.plan import PlannedTrial
-from assay.run.trial import RunContext, new_trace
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 
 from assay.records.results import AttemptResult, EndState, Timings
+from assay.run.attempt.trial import RunContext, new_trace, run_attempt
 from assay.run.closing import NOT_THE_TRIALS
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
 from assay.run.recorder import RunDirRecorder
 from assay.run.schedule import Limiter, run_all
-from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 

@@ -27,6 +27,7 @@ from assay._optional import missing_extra
 from assay.errors import RunDirError, UsageError
 from assay.records.manifest import RunManifest
 from assay.records.results import AttemptResult
+from assay.run.attempt.trial import RunContext, new_trace
 from assay.run.closing import closed_attempt
 from assay.run.executor import RetryPolicy, close_interrupted
 from assay.run.hooks import Dispatcher
@@ -34,7 +35,6 @@ from assay.run.plan import PlannedTrial
 from assay.run.ray_hub import ADVERTISE_ENV, ServiceHub
 from assay.run.ray_worker import FinishedAttempt, NodeWorker
 from assay.run.schedule import ExecutorOptions, Limiter, answer_grace, run_all
-from assay.run.trial import RunContext, new_trace
 from assay.spec.digest import sha256_bytes
 from assay.store.rundir import write_exclusive
 

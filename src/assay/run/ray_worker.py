@@ -1,7 +1,7 @@
 """A worker node's side of a campaign: it runs attempts and returns them as data.
 
 One :class:`NodeWorker` per sandbox node (a Ray actor; plain Python here). It runs the very
-same attempt code as a local run (:func:`assay.run.trial.run_attempt`: the phases, then the
+same attempt code as a local run (:func:`assay.run.attempt.trial.run_attempt`: the phases, then the
 result built by the seal) against a *staging* run directory of its own under the node's temp
 folder, never the campaign's. What the attempt produced is then read back and handed to the
 head as a :class:`FinishedAttempt`: the result, the attempt's trace events, its artifacts by
@@ -21,10 +21,10 @@ from assay.errors import RunDirError
 from assay.harness.wiring import WorldToolContract
 from assay.records.manifest import RunManifest
 from assay.records.results import AttemptResult
+from assay.run.attempt.trial import RunContext, new_trace, run_attempt
 from assay.run.parts import agent_refs, resolve_agents
 from assay.run.plan import parse_trial_id
 from assay.run.ray_hub import HubCall, HubProxy
-from assay.run.trial import RunContext, new_trace, run_attempt
 from assay.sandbox.registry import get_backend
 from assay.spec.digest import sha256_bytes
 from assay.spec.load import load_suite

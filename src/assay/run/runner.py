@@ -21,6 +21,7 @@ from assay.harness.run_budget import RunBudgetMeter
 from assay.records.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
 from assay.records.results import AttemptResult
 from assay.run import hostload
+from assay.run.attempt.trial import RunContext
 from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, judge_totals, open_meter,
                                    record_stop)
 from assay.run.closing import within_deadline
@@ -32,7 +33,6 @@ from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
 from assay.run.recorder import RunDirRecorder
 from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
-from assay.run.trial import RunContext
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile

@@ -81,7 +81,7 @@ class FaultingDispatcher(Dispatcher):
         self.process_plan = list(process_faults or [])
         self._pcounts = [0] * len(self.process_plan)
         self.process_log: list[dict[str, Any]] = []
-        self.interrupt: Interrupt | None = None  # set by the trial engine (run/process_faults.py)
+        self.interrupt: Interrupt | None = None  # set by the trial engine (run/attempt/process_faults.py)
         self.orphans: dict[tuple[str, str], str] = {}  # (tool, canonical args) -> request id left pending
 
     def _match(self, name: str) -> ToolFaultSpec | None:

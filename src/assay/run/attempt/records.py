@@ -1,6 +1,6 @@
 """What each phase of an attempt returns: a frozen record of its timing, its error (if it
 failed) and the evidence it produced. The end state is decided from these records alone
-(:mod:`assay.run.endstate`); the result is built from them (:mod:`assay.run.seal`)."""
+(:mod:`assay.run.attempt.endstate`); the result is built from them (:mod:`assay.run.attempt.seal`)."""
 
 from __future__ import annotations
 

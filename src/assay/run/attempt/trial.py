@@ -21,11 +21,12 @@ from assay.harness.budget import BudgetMeter
 from assay.harness.run_budget import RunBudgetMeter
 from assay.harness.services import AttemptHandle, HarnessService
 from assay.records.results import AttemptResult, UsageTotals
-from assay.run import hostload, phases
-from assay.run.endstate import budget_that_ended, decide
+from assay.run import hostload
+from assay.run.attempt import phases
+from assay.run.attempt.endstate import budget_that_ended, decide
+from assay.run.attempt.records import AttemptRecords
+from assay.run.attempt.seal import SealEnv, seal
 from assay.run.plan import PlannedTrial
-from assay.run.records import AttemptRecords
-from assay.run.seal import SealEnv, seal
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite

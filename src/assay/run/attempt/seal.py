@@ -12,9 +12,9 @@ from assay.harness.evidence import count_tool_calls
 from assay.records.incident import Incident
 from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.run import hostload
-from assay.run.endstate import Decision
-from assay.run.evidence import add_usage
-from assay.run.records import AttemptRecords
+from assay.run.attempt.endstate import Decision
+from assay.run.attempt.evidence import add_usage
+from assay.run.attempt.records import AttemptRecords
 from assay.spec.budget import BudgetName, Limits
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter

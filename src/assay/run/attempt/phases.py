@@ -27,9 +27,9 @@ from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import Wiring
 from assay.records.incident import Incident, incident
-from assay.run.evidence import read_only_violation, store_final_state, store_outputs
-from assay.run.process_faults import run_with_process_faults
-from assay.run.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
+from assay.run.attempt.evidence import read_only_violation, store_final_state, store_outputs
+from assay.run.attempt.process_faults import run_with_process_faults
+from assay.run.attempt.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
 from assay.run.task_staging import stage_mounts, stage_setup
 from assay.run.workspace import State, initial_state, make_workspace, state_of
 from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from assay.agents.base import AgentOutcome
 from assay.records.results import EndState
-from assay.run.records import AttemptRecords
+from assay.run.attempt.records import AttemptRecords
 from assay.spec.budget import BudgetName
 
 #: incidents that mean the agent attacked the harness itself: the attempt fails, whatever else held

@@ -92,8 +92,8 @@ def head_memory(s: Path, root: Path, sample: Path, trials: int, deadline: float)
     """Peak RSS of this process (the head) through a campaign of canned attempts."""
     import ray
 
-    from assay.run import ray_executor
-    from assay.run.ray_worker import FinishedAttempt
+    from assay.run.cluster import executor as ray_executor
+    from assay.run.cluster.worker import FinishedAttempt
     from assay.store.rundir import RunDir
     from assay.trace.writer import read_events
 

@@ -277,7 +277,7 @@ def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pe
               events: Dispatcher, policy: RetryPolicy, limiter: Limiter) -> Awaitable[None]:
     """The chosen executor's run of ``pending`` (Ray is imported only when chosen)."""
     if where.name == "ray":
-        from assay.run.ray_executor import execute_ray
+        from assay.run.cluster.executor import execute_ray
 
         return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where)
     return execute(ctx, pending, events, limiter=limiter, policy=policy)

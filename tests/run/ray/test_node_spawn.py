@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from assay.run import RunOptions, start_run
-from assay.run.ray_worker import NodeWorker
+from assay.run.cluster.worker import NodeWorker
 from assay.sandbox.registry import get_backend
 from tests.run.ray.test_ray_executor import slow_suite
 

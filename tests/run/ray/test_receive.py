@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import RunDirError
-from assay.run.ray_executor import NodePool, Node, sandbox_nodes, store_trial_files
+from assay.run.cluster.executor import NodePool, Node, sandbox_nodes, store_trial_files
 
 
 def test_files_outside_the_trial_folder_are_refused(tmp_path: Path) -> None:

@@ -22,9 +22,9 @@ from assay.harness.wiring import WorldToolContract
 from assay.records.manifest import RunManifest
 from assay.records.results import AttemptResult
 from assay.run.attempt.trial import RunContext, new_trace, run_attempt
+from assay.run.cluster.hub import HubCall, HubProxy
 from assay.run.parts import agent_refs, resolve_agents
 from assay.run.plan import parse_trial_id
-from assay.run.ray_hub import HubCall, HubProxy
 from assay.sandbox.registry import get_backend
 from assay.spec.digest import sha256_bytes
 from assay.spec.load import load_suite

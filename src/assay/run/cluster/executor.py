@@ -29,11 +29,11 @@ from assay.records.manifest import RunManifest
 from assay.records.results import AttemptResult
 from assay.run.attempt.trial import RunContext, new_trace
 from assay.run.closing import closed_attempt
+from assay.run.cluster.hub import ADVERTISE_ENV, ServiceHub
+from assay.run.cluster.worker import FinishedAttempt, NodeWorker
 from assay.run.executor import RetryPolicy, close_interrupted
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
-from assay.run.ray_hub import ADVERTISE_ENV, ServiceHub
-from assay.run.ray_worker import FinishedAttempt, NodeWorker
 from assay.run.schedule import ExecutorOptions, Limiter, answer_grace, run_all
 from assay.spec.digest import sha256_bytes
 from assay.store.rundir import write_exclusive

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from assay.errors import UsageError
-from assay.harness.run_budget import describe_estimate
 from assay.records.results import EndState
 from assay.run import resume_run
 from assay.run.runner import RunOptions, start_run
+from assay.run_budget.log import read_log
+from assay.run_budget.meter import describe_estimate
 from assay.spec.run_budget import RunBudget
-from assay.store.budget_log import read_log
 from assay.store.integrity import verify_run
 from tests.conftest import write_agent
 from tests.judge.test_calibrate import faithful

@@ -18,11 +18,11 @@ from assay.cli.main import main
 from assay.records.results import EndState
 from assay.run import resume_run
 from assay.run.budget_stop import spent_on_disk
+from assay.run_budget.log import read_log
 from assay.sandbox.registry import get_backend
 from assay.score import score_run
 from assay.spec.budget import BudgetName
 from assay.spec.run_budget import RunBudget
-from assay.store.budget_log import read_log
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import read_events

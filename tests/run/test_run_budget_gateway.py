@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from assay.harness.budget import BudgetMeter
-from assay.harness.run_budget import RunBudgetMeter
+from assay.run_budget.meter import RunBudgetMeter
 from assay.spec.budget import Budget
 from assay.spec.run_budget import RunBudget
 from tests.gateway.fake_upstream import Upstream

@@ -12,9 +12,9 @@ import yaml
 
 from assay.records.results import EndState
 from assay.run import RunOptions, resume_run, start_run
+from assay.run_budget.log import read_log
 from assay.spec.budget import BudgetName
 from assay.spec.run_budget import RunBudget
-from assay.store.budget_log import read_log
 from assay.store.integrity import verify_run
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import read_events

@@ -96,9 +96,9 @@ def run(
     """Run a suite against one or more agents and write a run directory (exit 6 when the run
     budget stopped it with trials pending, 5 when nothing was scored, 4 above --max-infra-rate,
     130 when interrupted, with the resume hint)."""
-    from assay.harness.run_budget import run_budget_from_cli
     from assay.run.runner import RunOptions, resume_run, start_run
     from assay.run.schedule import ExecutorOptions
+    from assay.run_budget.meter import run_budget_from_cli
     from assay.score.gates import check_run
 
     if jobs < 1 or repeat < 1 or max_retries < 0:

@@ -38,7 +38,7 @@ def check_budget(outcome: Any) -> None:
     """Exit 6 when the run budget left trials pending: the run is incomplete, never a pass. A
     resume that could start nothing (the budget was already spent) says so."""
     from assay.errors import RunBudgetReached
-    from assay.harness.run_budget import describe_spend
+    from assay.run_budget.meter import describe_spend
 
     b = outcome.budget
     if b is None or not b.stopped:

@@ -19,8 +19,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
                            TimeRemainingColumn)
 from rich.text import Text
 
-from assay.harness.run_budget import describe_estimate, describe_spend
 from assay.run.hooks import hookimpl
+from assay.run_budget.meter import describe_estimate, describe_spend
 
 #: the gateway's trace event for a retry of an upstream call after 429/5xx (gateway/backends/upstream.py)
 RETRY_REASON = "upstream_retry"

@@ -25,9 +25,9 @@ from assay.gateway.neutral import ModelReply, ModelRequest, count_usage
 from assay.gateway.relay import open_stream
 from assay.gateway.wire.base import Wire
 from assay.harness.budget import BudgetMeter, Refusal
-from assay.harness.run_budget import RunRefusal
 from assay.harness.evidence import is_world_call
 from assay.harness.wiring import WorldToolContract
+from assay.run_budget.meter import RunRefusal
 from assay.spec.budget import Budget, BudgetName
 from assay.spec.faults import FaultKind
 from assay.trace.events import EventKind, Source

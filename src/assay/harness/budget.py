@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from assay.spec.budget import Budget, BudgetName
 
 if TYPE_CHECKING:
-    from assay.harness.run_budget import RunBudgetMeter
+    from assay.run_budget.meter import RunBudgetMeter
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Refusal:
 class BudgetMeter:
     """Turns and tool calls of one attempt against its :class:`Budget` (thread-safe: the world
     server and the gateway run on their own threads). ``run``: the run-wide budget's meter, which
-    every attempt of the run shares (:mod:`assay.harness.run_budget`), if the run has one."""
+    every attempt of the run shares (:mod:`assay.run_budget.meter`), if the run has one."""
 
     def __init__(self, budget: Budget, run: RunBudgetMeter | None = None):
         self.budget = budget

@@ -17,14 +17,14 @@ from assay.errors import UsageError
 from assay.gateway.accounting import call_cost
 from assay.gateway.neutral import Usage
 from assay.gateway.session import RECORDING_NAME
-from assay.harness.run_budget import RunBudgetMeter, RunSpend, estimate_run, spent_by
 from assay.judge.uses import is_judged
 from assay.records.manifest import GatewayRecord, RunManifest
 from assay.records.results import UsageTotals
 from assay.run.plan import PlannedTrial, parse_trial_id
+from assay.run_budget.log import append_event, limits_in_force, read_log
+from assay.run_budget.meter import RunBudgetMeter, RunSpend, estimate_run, spent_by
 from assay.spec.load import LoadedSuite
 from assay.spec.run_budget import RunBudget, RunBudgetRecord
-from assay.store.budget_log import append_event, limits_in_force, read_log
 from assay.store.rundir import RunDir
 
 

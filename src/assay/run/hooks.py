@@ -54,7 +54,7 @@ class RunHooks:
     def assay_run_budget(self, spend: Any) -> None:
         """When the run has a run-wide budget: once before any trial starts (its limits, the
         estimate, what was spent already) and once when it is reached (``spend.reached`` set;
-        called from the gateway's thread). ``spend``: :class:`assay.harness.run_budget.RunSpend`."""
+        called from the gateway's thread). ``spend``: :class:`assay.run_budget.meter.RunSpend`."""
 
     @hookspec
     def assay_run_finished(self, run_dir: Any, results: list[Any]) -> None:

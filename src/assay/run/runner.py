@@ -17,7 +17,6 @@ from assay._optional import optional_import
 from assay.agents.base import AgentAdapter
 from assay.environments import runtime as env_runtime
 from assay.errors import RunDirError, UsageError
-from assay.harness.run_budget import RunBudgetMeter
 from assay.records.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
 from assay.records.results import AttemptResult
 from assay.run import hostload
@@ -33,6 +32,7 @@ from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
 from assay.run.recorder import RunDirRecorder
 from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
+from assay.run_budget.meter import RunBudgetMeter
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile

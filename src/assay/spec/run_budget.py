@@ -3,7 +3,7 @@
 
 Both are bound into the manifest when the run starts. A later ``--resume`` with another limit
 does not touch the manifest (it is sealed); the change is appended to the run's budget log
-(:mod:`assay.store.budget_log`), and the limit in force is the last one recorded there.
+(:mod:`assay.run_budget.log`), and the limit in force is the last one recorded there.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from assay.harness.run_budget import RunBudgetMeter
 from assay.run import RunOptions, start_run
 from assay.run.cluster.hub import AttemptKey, ServiceHub
+from assay.run_budget.meter import RunBudgetMeter
 from assay.spec.run_budget import RunBudget
 from tests.gateway.test_run_e2e import make_suite
 from tests.judge.conftest import fake_judge  # noqa: F401 - the fixture, for the judge case

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from assay.records.results import EndState
+from assay.run_budget.log import read_log
 from assay.spec.budget import BudgetName
-from assay.store.budget_log import read_log
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source

@@ -18,7 +18,6 @@ from typing import Any
 
 from assay.agents.base import AgentAdapter
 from assay.harness.budget import BudgetMeter
-from assay.harness.run_budget import RunBudgetMeter
 from assay.harness.services import AttemptHandle, HarnessService
 from assay.records.results import AttemptResult, UsageTotals
 from assay.run import hostload
@@ -27,6 +26,7 @@ from assay.run.attempt.endstate import budget_that_ended, decide
 from assay.run.attempt.records import AttemptRecords
 from assay.run.attempt.seal import SealEnv, seal
 from assay.run.plan import PlannedTrial
+from assay.run_budget.meter import RunBudgetMeter
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.load import LoadedSuite

@@ -22,7 +22,6 @@ from typing import Any, Awaitable, Callable
 import httpx
 
 from assay.harness.budget import BudgetMeter
-from assay.harness.run_budget import RunBudgetMeter, RunSpend
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
 from assay.harness.wiring import WorldToolContract, Wiring
 from assay.judge.service import JudgeConnection
@@ -31,6 +30,7 @@ from assay.records.manifest import RunManifest
 from assay.records.results import UsageTotals
 from assay.run.budget_stop import judge_totals
 from assay.run.parts import build_services
+from assay.run_budget.meter import RunBudgetMeter, RunSpend
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import BudgetName
 from assay.spec.load import LoadedSuite, load_suite

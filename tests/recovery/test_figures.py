@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
-from assay.recovery import recovery_figures
+from assay.score.recovery_run import recovery_figures
 
 PLAN = [{"kind": "error", "tool": "ledger.record_entry"}]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.recovery import recovery_of_run
 from assay.run import RunOptions, start_run
+from assay.score.recovery_run import recovery_of_run
 from tests.recovery.command_agents import BOOK, command_agent
 from tests.recovery.test_recovery_e2e import _final_results
 

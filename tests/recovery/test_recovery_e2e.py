@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.recovery import recovery_of_run, render_markdown
 from assay.report import build_report
-from assay.score import score_run
 from assay.run import RunOptions, start_run
+from assay.score import score_run
+from assay.score.recovery_run import recovery_of_run, render_markdown
 from tests.worlds.test_examples_e2e import _reference_available
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

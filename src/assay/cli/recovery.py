@@ -1,4 +1,4 @@
-"""``assay recovery RUN_DIR``: the recovery figures of a run (parse arguments, call assay.recovery)."""
+"""``assay recovery RUN_DIR``: the recovery figures of a run (parse arguments, call assay.score.recovery_run)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[str, typer.Option("--format", "-f", help="md | json")] = "md",
     ) -> None:
         """Recovery under tool, process and model faults: recovered share, duplicate side effects, paired extra cost and time."""
-        from assay.recovery import recovery_of_run, render_markdown
+        from assay.score.recovery_run import recovery_of_run, render_markdown
 
         if fmt not in ("md", "json"):
             raise UsageError(f"--format must be md or json, not {fmt!r}")

@@ -38,7 +38,7 @@ def test_find_needs_the_marker_and_the_binary(tmp_path: Path) -> None:
     assert found.read_only_paths() == [d]
     (d / "node_modules/.bin/pi").unlink()
     assert install.find("pi", root=tmp_path) is None
-    assert install.installed_version(install.SPECS["pi"], d) == "1.6.0"
+    assert install.installed_version(install.specs()["pi"], d) == "1.6.0"
 
 
 def test_venv_install_mounts_its_base_python(tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_venv_install_mounts_its_base_python(tmp_path: Path) -> None:
     site.mkdir(parents=True)
     inst = install.Installation("hermes", "0.19.0", d, d / "venv/bin/hermes", "python")
     assert inst.read_only_paths() == ([d, base] if base != Path("/usr") else [d])
-    assert install.installed_version(install.SPECS["hermes"], d) == "0.19.0"
+    assert install.installed_version(install.specs()["hermes"], d) == "0.19.0"
 
 
 def test_agent_not_installed_is_unusable_with_a_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

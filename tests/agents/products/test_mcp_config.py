@@ -193,7 +193,7 @@ def test_tasks_without_worlds_get_no_mcp_server(tmp_path: Path) -> None:
     assert "--no-mcp" in launch.argv and not (ctx.home / "pi-agent/mcp.json").exists()
 
 
-@pytest.mark.parametrize("c", [contract.PI, contract.OPENCLAW, contract.HERMES, contract.DSH])
+@pytest.mark.parametrize("c", [PiAgent.contract, OpenClawAgent.contract, HermesAgent.contract, DshAgent.contract])
 def test_world_tools_over_mcp_need_no_shell(c: contract.ToolContract) -> None:
     s = c.plan(["ledger.*"], ["ledger.record_entry", "user.refuse"], "mcp")
     assert s.why is None and s.switches == () and not s.shell_for_shim and s.neutral == frozenset()

@@ -78,7 +78,8 @@ class ProductAgent(AgentAdapter):
     """Base of the Pi, OpenClaw, Hermes and DSH adapters."""
 
     needs_gateway = True
-    contract: ToolContract
+    contract: ToolContract  # what its native tool switches mean (agents/products/contract.py)
+    install_spec: install.InstallSpec  # how ``assay agents install`` installs it
     #: how world tools reach this agent by default: "mcp" where its MCP client works in the
     #: sandbox, else "shim"; the agent config's ``world_exposure`` overrides it
     world_exposure = "shim"

@@ -122,24 +122,6 @@ class ToolContract:
         return (list(s.switches), None) if s.why is None else ([], s.why)
 
 
-def _single(pairs: dict[str, str]) -> tuple[ToolGroup, ...]:
+def single(pairs: dict[str, str]) -> tuple[ToolGroup, ...]:
+    """One native tool per neutral tool (``{"bash": "shell", ...}``), for a product whose switches are per tool."""
     return tuple(ToolGroup((native,), frozenset({neutral})) for native, neutral in pairs.items())
-
-
-PI = ToolContract("pi", _single({"bash": "shell", "read": "read", "write": "write", "edit": "edit", "ls": "list"}))
-
-OPENCLAW = ToolContract("openclaw", (
-    ToolGroup(("exec", "process"), frozenset({"shell"})),
-    *_single({"read": "read", "write": "write", "edit": "edit", "ls": "list"}),
-))
-
-HERMES = ToolContract("hermes", (
-    ToolGroup(("terminal",), frozenset({"shell"})),
-    ToolGroup(("file",), frozenset({"read", "write", "edit", "list"})),
-))
-
-DSH = ToolContract("dsh", (
-    ToolGroup(("tool-bash",), frozenset({"shell"})),
-    ToolGroup(("tool-fs",), frozenset({"read", "write", "edit"})),
-    ToolGroup(("tool-fs-search",), frozenset({"list"})),
-))

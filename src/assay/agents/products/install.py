@@ -49,14 +49,16 @@ class InstallSpec:
         return f"{self.package}{extras}=={self.version}"
 
 
-SPECS: dict[str, InstallSpec] = {
-    "pi": InstallSpec("pi", "npm", "@earendil-works/pi-coding-agent", "1.6.0", "node_modules/.bin/pi", node="24"),
-    "openclaw": InstallSpec("openclaw", "npm", "openclaw", "2026.9.6", "node_modules/.bin/openclaw", node="24"),
-    # the mcp extra brings Hermes' MCP client (the ``mcp`` SDK); without it Hermes ignores mcp_servers
-    "hermes": InstallSpec("hermes", "pip", "hermes-agent", "0.19.0", "venv/bin/hermes", extras=("mcp",),
-                          parts=(("mcp", "venv/lib/python*/site-packages/mcp/__init__.py"),)),
-    "dsh": InstallSpec("dsh", "pip", "deepseek-harness-sdk", "0.2.1rc2", "venv/bin/dsh"),
-}
+def specs() -> dict[str, InstallSpec]:
+    """Every installable product: the ``install_spec`` its adapter class in ``PRODUCTS`` carries."""
+    from assay.agents.products import PRODUCTS
+
+    out = {}
+    for name, cls in PRODUCTS.items():
+        spec = getattr(cls, "install_spec", None)
+        if isinstance(spec, InstallSpec):
+            out[name] = spec
+    return out
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,10 @@ def agents_root() -> Path:
 
 
 def spec_for(name: str, version: str | None = None) -> InstallSpec:
-    if name not in SPECS:
-        raise AgentUnavailable(f"no installer for agent {name!r}; known: {', '.join(sorted(SPECS))}")
-    spec = SPECS[name]
+    known = specs()
+    if name not in known:
+        raise AgentUnavailable(f"no installer for agent {name!r}; known: {', '.join(sorted(known))}")
+    spec = known[name]
     if version and version != spec.version:
         spec = InstallSpec(spec.name, spec.kind, spec.package, version, spec.bin, spec.node, spec.extra_bins,
                            spec.extras, spec.parts)

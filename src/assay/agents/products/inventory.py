@@ -34,9 +34,10 @@ def list_agents() -> list[AgentRow]:
 def install_agents(names: list[str], *, version: str | None = None, force: bool = False,
                    progress: Callable[[str], None] | None = None) -> Iterator[install.Installation]:
     """Install each named product agent; unknown names are refused before anything is installed."""
-    unknown = [n for n in names if n not in install.SPECS]
+    known = install.specs()
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(f"cannot install {unknown}: installable agents are {sorted(install.SPECS)}")
+        raise UsageError(f"cannot install {unknown}: installable agents are {sorted(known)}")
     if version is not None and len(names) != 1:
         raise UsageError("--version applies to one agent at a time")
     for name in names:

@@ -23,11 +23,11 @@ from typing import Any
 import yaml
 
 from assay.agents.base import AgentContext, ConversationTurn, SessionLost
-from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
+from assay.agents.products.contract import ToolContract, ToolGroup, single
 from assay.agents.products.dsh import session_format as dsh_format
-from assay.agents.products.install import Installation
+from assay.agents.products.install import InstallSpec, Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.untrusted import files as safe_files
 
@@ -90,7 +90,12 @@ def gateway_patch(base_url: str, model: str, enabled_tools: list[str] | None,
 class DshAgent(ProductAgent):
     name = "dsh"
     kind = "dsh"
-    contract = contract.DSH
+    contract = ToolContract("dsh", (
+        ToolGroup(("tool-bash",), frozenset({"shell"})),
+        ToolGroup(("tool-fs",), frozenset({"read", "write", "edit"})),
+        ToolGroup(("tool-fs-search",), frozenset({"list"})),
+    ))
+    install_spec = InstallSpec("dsh", "pip", "deepseek-harness-sdk", "0.2.1rc2", "venv/bin/dsh")
     world_exposure = "mcp"
     session_mechanism = "DSH's own session log under $DSH_HOME/sessions, continued with --session-id"
     seeds_history = False  # its zstd v4 log is seq-numbered runtime state; not written from outside

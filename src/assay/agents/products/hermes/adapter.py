@@ -29,12 +29,12 @@ import yaml
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
+from assay.agents.products.contract import ToolContract, ToolGroup, single
 from assay.agents.products.hermes import conversation as hermes_session, session_format as hermes_format
 from assay.agents.products.hermes.conversation import STATE_DB, Mark
-from assay.agents.products.install import Installation
+from assay.agents.products.install import InstallSpec, Installation
 from assay.agents.products.normalized import Normalized
 from assay.agents.products.seeding import tool_namer
 from assay.errors import AdapterError
@@ -87,7 +87,13 @@ def hermes_config(base_url: str, model: str, mcp: str | None = None) -> dict[str
 class HermesAgent(ProductAgent):
     name = "hermes"
     kind = "hermes"
-    contract = contract.HERMES
+    contract = ToolContract("hermes", (
+        ToolGroup(("terminal",), frozenset({"shell"})),
+        ToolGroup(("file",), frozenset({"read", "write", "edit", "list"})),
+    ))
+    # the mcp extra brings Hermes' MCP client (the ``mcp`` SDK); without it Hermes ignores mcp_servers
+    install_spec = InstallSpec("hermes", "pip", "hermes-agent", "0.19.0", "venv/bin/hermes", extras=("mcp",),
+                               parts=(("mcp", "venv/lib/python*/site-packages/mcp/__init__.py"),))
     world_exposure = "mcp"
     mcp_part = "mcp"  # the hermes-agent[mcp] extra: without the mcp SDK Hermes ignores mcp_servers
     session_mechanism = ("Hermes' own session in $HERMES_HOME/state.db: every turn is hermes chat -q -Q, "

@@ -24,10 +24,10 @@ from typing import Any
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
-from assay.agents.products.install import Installation
+from assay.agents.products.contract import ToolContract, ToolGroup, single
+from assay.agents.products.install import InstallSpec, Installation
 from assay.agents.products.normalized import Normalized
 from assay.agents.products.openclaw import conversation as openclaw_session, session_format as openclaw_format
 from assay.agents.products.pi.conversation import EPOCH_MS, seeded_session
@@ -83,7 +83,11 @@ def openclaw_config(base_url: str, model: str, allow: list[str] | None, mcp: str
 class OpenClawAgent(ProductAgent):
     name = "openclaw"
     kind = "openclaw"
-    contract = contract.OPENCLAW
+    contract = ToolContract("openclaw", (
+        ToolGroup(("exec", "process"), frozenset({"shell"})),
+        *single({"read": "read", "write": "write", "edit": "edit", "ls": "list"}),
+    ))
+    install_spec = InstallSpec("openclaw", "npm", "openclaw", "2026.9.6", "node_modules/.bin/openclaw", node="24")
     world_exposure = "mcp"
     #: Node reserves address space per worker thread: OpenClaw does not start under RLIMIT_AS
     #: below this (measured: fails at 8192 MiB, runs at 16384 MiB). Real memory use is far lower.

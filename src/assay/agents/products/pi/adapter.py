@@ -21,10 +21,10 @@ from typing import Any
 
 from assay.agents.base import RESUME_NOTE, AgentContext, ConversationTurn, Resume, SessionLost
 from assay.agents.history import chat_messages
-from assay.agents.products import contract
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
-from assay.agents.products.install import Installation
+from assay.agents.products.contract import ToolContract, single
+from assay.agents.products.install import InstallSpec, Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi.conversation import resumable, seeded_session, session_files_by_id
 from assay.agents.products.pi.session_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
@@ -61,7 +61,10 @@ MCP_TOOLS = f"mcp__{MCP_SERVER}__*"
 class PiAgent(ProductAgent):
     name = "pi"
     kind = "pi"
-    contract = contract.PI
+    contract = ToolContract("pi", single({"bash": "shell", "read": "read", "write": "write", "edit": "edit",
+                                          "ls": "list"}))
+    install_spec = InstallSpec("pi", "npm", "@earendil-works/pi-coding-agent", "1.6.0", "node_modules/.bin/pi",
+                               node="24")
     world_exposure = "mcp"
     session_mechanism = "Pi's own JSONL session (v3) in $HOME/sessions, continued with --session-id"
     seeds_history = True

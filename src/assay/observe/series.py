@@ -18,9 +18,10 @@ from typing import Any, Iterable
 
 from assay.observe import labels as L
 from assay.records.manifest import RunManifest
+from assay.records.trial_id import parse_trial_id
 from assay.score.aggregate import Aggregator
 from assay.score.recovery import counts_as_faulted
-from assay.score.trials import TrialFacts, parse_trial_id
+from assay.score.trials import TrialFacts
 
 PREFIX = "agent_eval_"
 #: upper bounds (seconds) of the trial wall-time histogram

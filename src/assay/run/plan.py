@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assay.records.trial_id import parse_trial_id as split_trial_id
+from assay.records.trial_id import trial_id
 from assay.spec.load import LoadedSuite
 
 
@@ -21,13 +23,9 @@ class PlannedTrial:
         return trial_id(self.task_id, self.variant, self.agent, self.repetition)
 
 
-def trial_id(task_id: str, variant: str, agent: str, repetition: int) -> str:
-    return f"{task_id}.{variant}.{agent}.r{repetition}"
-
-
 def parse_trial_id(tid: str) -> PlannedTrial:
-    task, variant, agent, rep = tid.rsplit(".", 3)
-    return PlannedTrial(task, variant, agent, int(rep.removeprefix("r")))
+    """The planned trial an id names (the one parser: :func:`assay.records.trial_id.parse_trial_id`)."""
+    return PlannedTrial(*split_trial_id(tid))
 
 
 def build_plan(suite: LoadedSuite, agents: list[str], *, repeat: int = 1, variants: str = "all",

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator
 
 from assay.records.results import AttemptResult, EndState
+from assay.records.trial_id import parse_trial_id
 from assay.score.fault_facts import FaultFacts, fault_facts
 
 #: predicate kinds (or kind prefixes) that judge the trajectory rather than the end state
@@ -229,13 +230,6 @@ def fold_many(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
         incidents=incidents, behaviour=beh, trace=trace, turns=turn_verdicts(last), fault=fault_facts(last),
         host_contended=getattr(last, "host_contended", False),
     )
-
-
-def parse_trial_id(trial_id: str) -> tuple[str, str, str, int]:
-    """(task, variant, agent, repetition) from a derived trial id ``task.variant.agent.rN``
-    (the format of :func:`assay.run.plan.trial_id`, parsed here so the scorer imports no runner)."""
-    task, variant, agent, rep = trial_id.rsplit(".", 3)
-    return task, variant, agent, int(rep.removeprefix("r"))
 
 
 def missing_trial(trial_id: str, categories: dict[str, str], reason: str = "missing") -> TrialFacts:

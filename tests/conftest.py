@@ -163,3 +163,10 @@ def read_line_with(proc: subprocess.Popen, prefix: str, timeout_s: float) -> str
         if line.startswith(prefix):
             return line
     return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in a ``*_e2e.py`` file is an end-to-end test: ``-m "not e2e"`` is the quick run."""
+    for item in items:
+        if item.path.name.endswith("_e2e.py"):
+            item.add_marker(pytest.mark.e2e)

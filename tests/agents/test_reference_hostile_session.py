@@ -21,11 +21,19 @@ FORGED = [
     {"type": "final", "text": {"forged": True}},
     {"type": "stop", "reason": ["turns"], "detail": {"x": 1}},
 ]
+#: well-typed records holding lone surrogates: one such line crashed the whole run (no result)
+#: when the trace was written
+SURROGATES = [
+    {"type": "tool_call", "call_id": "zz", "name": "shell", "arguments": {"command": "\udcff"}},
+    {"type": "retry", "reason": "\ud800", "attempt": 1},
+    {"type": "tool_result", "call_id": "zz\udcff", "name": "shell\ud800", "ok": True, "output": ["\ud800"]},
+]
 
 
+@pytest.mark.parametrize("forged", [FORGED, SURROGATES], ids=["mistyped", "surrogates"])
 @pytest.mark.parametrize("solve", [True, False])
-def test_forged_session_records_keep_the_verdict(tmp_path: Path, solve: bool) -> None:
-    records = " ".join(shlex.quote(json.dumps(r)) for r in FORGED)
+def test_forged_session_records_keep_the_verdict(tmp_path: Path, solve: bool, forged: list) -> None:
+    records = " ".join(shlex.quote(json.dumps(r)) for r in forged)
     append = f"printf '%s\\n' {records} >> \"$HOME/reference-session.jsonl\""
     fix = [{"name": "edit", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}] if solve else []
     script = {"turns": [{"tool_calls": [*fix, {"name": "shell", "arguments": {"command": append}}]},

@@ -1,7 +1,7 @@
 """The reference agent's session log lives in its home, where the model's own shell commands can
 write: records with the wrong types (a usage count that is a word, a call id that is a list, a
 final answer that is an object) must cost the attempt its session trace at most, never turn its
-verdict into the harness's crash."""
+verdict into the harness's crash. A call forged into the log is evidence against the agent."""
 
 from __future__ import annotations
 
@@ -40,5 +40,9 @@ def test_forged_session_records_keep_the_verdict(tmp_path: Path, solve: bool, fo
                         {"text": "Done."}]}
     out = run(make_suite(tmp_path / "s", script=script), tmp_path / "r", sandbox="bwrap")
     [r] = out.results
+    if forged is SURROGATES:  # a call the gateway never carried is forged into the log: evidence against the agent
+        assert (r.end_state.value, r.reason) == ("fail", "tampering"), (r.end_state, r.reason, r.errors)
+        assert any(i.type == "agent_log_forged" for i in r.incidents)
+        return
     assert r.end_state.value == ("pass" if solve else "fail"), (r.end_state, r.reason, r.errors)
     assert r.agent_claim is None or isinstance(r.agent_claim, str)

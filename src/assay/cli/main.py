@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "assay.cli.variants",   # variants generate/report
     "assay.cli.cases",      # import traces, cases review/promote/contamination
     "assay.cli.recovery",   # recovery figures
+    "assay.cli.audit",      # audit: suspect passes
 )
 
 

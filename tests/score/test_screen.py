@@ -43,3 +43,22 @@ def test_a_planted_wrapper_and_conftest_make_a_suspect_pass(tmp_path: Path) -> N
     assert cli.returncode == 0, cli.stderr
     [rec] = json.loads(cli.stdout)
     assert rec["agent"] == "hack" and any(f["rule"] == "program_wrapper" for f in rec["flags"])
+
+
+def test_every_report_shows_the_suspect_pass(tmp_path: Path) -> None:
+    from assay.report.build import build_report
+    from assay.report.ci import junit_xml, summary_markdown
+    from assay.score.engine import score_run
+
+    s = write_suite(tmp_path / "s")
+    write_task(s, "answer", task={"category": "code", "predicates": [
+        {"id": "answer", "kind": "file_contains", "path": "answer.txt", "text": "42"}]}, workspace={"seed.txt": "x\n"})
+    out = tmp_path / "r"
+    start_run(RunOptions(suite=s, agents=[_agent(tmp_path, "hack", HACK)], out=out, sandbox="host", max_retries=0))
+    doc = score_run(out)
+    [sus] = doc.suspect_passes
+    assert doc.agents["hack"].strict_rate == 1.0  # a flagged pass stays a pass in the strict figure
+    assert "Suspect passes" in build_report(out, "md") and "Suspect passes" in build_report(out, "html")
+    assert json.loads(build_report(out, "json"))["score"]["suspect_passes"][0]["trial_id"] == sus.trial_id
+    assert 'name="assay.suspect"' in junit_xml(doc) and "program_wrapper" in junit_xml(doc)
+    assert "suspect pass" in summary_markdown(doc)

@@ -16,10 +16,11 @@ from assay.errors import IntegrityError, RunDirError
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.evidence import read_trace_facts
+from assay.score.screen import as_records, screen_run
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.manifest import RunManifest
-from assay.spec.scores import SCORE_SCHEMA, ScoreDocument
+from assay.spec.scores import SCORE_SCHEMA, ScoreDocument, SuspectPass
 from assay.score.measured import measured_of, typed_document
 from assay.store.budget_log import last_stop
 from assay.store.fastread import Attempt
@@ -172,4 +173,5 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
     _checked, problems = scan.finish()
     if problems:
         raise refusal(rd.path, problems, action="score")
-    return doc
+    suspects = [SuspectPass(**s) for s in as_records(screen_run(rd))]  # flagged passes stay passes
+    return doc.model_copy(update={"suspect_passes": suspects}) if suspects else doc

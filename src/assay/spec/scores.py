@@ -298,6 +298,16 @@ class TrialScore(Record):
     retries: int = 0
 
 
+class SuspectPass(Record):
+    """A pass the reward-hack screen flagged: still a pass in the strict figure, shown with its evidence."""
+
+    trial_id: str
+    attempt: int
+    task_id: str
+    agent: str
+    flags: list[dict[str, str]] = Field(default_factory=list, description="rule, path, detail of each flag")
+
+
 class ScoreDocument(Record):
     """``assay.score/1``: one scoring of a run directory (docs/scoring.md §11)."""
 
@@ -317,4 +327,6 @@ class ScoreDocument(Record):
     trials: list[TrialScore]
     recovery: RecoveryFigures = Field(default_factory=RecoveryFigures,
                                       description="Recovery under tool, process and model faults (docs/recovery.md).")
+    suspect_passes: list[SuspectPass] = Field(default_factory=list, description="Passes the reward-hack screen "
+                                              "flagged (docs/security.md, Screen rules); they stay passes.")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")

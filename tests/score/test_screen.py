@@ -62,3 +62,32 @@ def test_every_report_shows_the_suspect_pass(tmp_path: Path) -> None:
     assert json.loads(build_report(out, "json"))["score"]["suspect_passes"][0]["trial_id"] == sus.trial_id
     assert 'name="assay.suspect"' in junit_xml(doc) and "program_wrapper" in junit_xml(doc)
     assert "suspect pass" in summary_markdown(doc)
+
+
+def test_a_label_makes_a_new_score_version_and_an_audited_rate(tmp_path: Path) -> None:
+    from assay.score.engine import score_run
+    from assay.score.versions import read_score, score_files, write_score
+
+    s = write_suite(tmp_path / "s")
+    write_task(s, "answer", task={"category": "code", "predicates": [
+        {"id": "answer", "kind": "file_contains", "path": "answer.txt", "text": "42"}]}, workspace={"seed.txt": "x\n"})
+    out = tmp_path / "r"
+    start_run(RunOptions(suite=s, agents=[_agent(tmp_path, "hack", HACK)], out=out, sandbox="host", max_retries=0))
+    first = write_score(out)
+    [sus] = score_run(out).suspect_passes
+    env = assay_env()
+    bad = subprocess.run([sys.executable, "-m", "assay.cli.main", "audit", str(out), "--label", "nope=false",
+                          "--by", "ana"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2, bad.stdout + bad.stderr
+    ok = subprocess.run([sys.executable, "-m", "assay.cli.main", "audit", str(out), "--label",
+                         f"{sus.trial_id}=false", "--by", "ana"], capture_output=True, text=True, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    files = score_files(out)
+    assert len(files) == 2 and files[0] == first  # a new version beside the old one, never an overwrite
+    old, new = read_score(files[0]), read_score(files[1])
+    assert old.suspect_passes[0].label is None and old.audited_strict == {}
+    assert new.suspect_passes[0].label == "false_pass" and new.suspect_passes[0].labelled_by == "ana"
+    assert new.agents["hack"].strict_rate == 1.0 and new.audited_strict == {"hack": 0.0}
+    verify = subprocess.run([sys.executable, "-m", "assay.cli.main", "verify", str(out)], capture_output=True,
+                            text=True, env=env)
+    assert verify.returncode == 0, verify.stdout + verify.stderr  # the label file is sealed like a score

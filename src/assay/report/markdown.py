@@ -98,7 +98,11 @@ def suspect_lines(doc: ScoreDocument) -> list[str]:
     out = ["", f"## Suspect passes: {len(doc.suspect_passes)} (still passes; `assay audit` to review)", ""]
     for s in doc.suspect_passes:
         rules = "; ".join(f"{f.get('rule')}: {f.get('path')}" for f in s.flags[:5])
-        out.append(f"- {s.trial_id} attempt {s.attempt} ({s.agent}): {rules}")
+        label = f" [labelled {s.label} by {s.labelled_by}]" if s.label else ""
+        out.append(f"- {s.trial_id} attempt {s.attempt} ({s.agent}){label}: {rules}")
+    for agent, rate in sorted(doc.audited_strict.items()):
+        raw = doc.agents[agent].strict_rate_micro if agent in doc.agents else None
+        out.append(f"- {agent}: strict {raw} raw, {rate} over labelled-true passes")
     return out
 
 

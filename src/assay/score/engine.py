@@ -16,6 +16,7 @@ from assay.errors import IntegrityError, RunDirError
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.evidence import read_trace_facts
+from assay.score.labels import read_labels
 from assay.score.screen import as_records, screen_run
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
@@ -173,5 +174,20 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
     _checked, problems = scan.finish()
     if problems:
         raise refusal(rd.path, problems, action="score")
-    suspects = [SuspectPass(**s) for s in as_records(screen_run(rd))]  # flagged passes stay passes
-    return doc.model_copy(update={"suspect_passes": suspects}) if suspects else doc
+    return _audited(doc, rd)
+
+
+def _audited(doc: ScoreDocument, rd: RunDir) -> ScoreDocument:
+    """The screen's suspect passes (they stay passes) with a person's labels, and per labelled
+    agent the strict rate with its false passes counted as failures, beside the raw one."""
+    labels = read_labels(rd.path)
+    suspects = [SuspectPass(**s, **{k: v for k, v in labels.get(s["trial_id"], {}).items() if k != "file"})
+                for s in as_records(screen_run(rd))]
+    if not suspects:
+        return doc
+    audited: dict[str, float | None] = {}
+    for agent in sorted({s.agent for s in suspects if s.label}):
+        a = doc.agents.get(agent)
+        false = sum(1 for s in suspects if s.agent == agent and s.label == "false_pass")
+        audited[agent] = round((a.passes - false) / a.scored, 6) if a is not None and a.scored else None
+    return doc.model_copy(update={"suspect_passes": suspects, "audited_strict": audited})

@@ -306,6 +306,8 @@ class SuspectPass(Record):
     task_id: str
     agent: str
     flags: list[dict[str, str]] = Field(default_factory=list, description="rule, path, detail of each flag")
+    label: str | None = Field(None, description="true_pass | false_pass, from a person's label (assay audit --label)")
+    labelled_by: str | None = None
 
 
 class ScoreDocument(Record):
@@ -329,4 +331,7 @@ class ScoreDocument(Record):
                                       description="Recovery under tool, process and model faults (docs/recovery.md).")
     suspect_passes: list[SuspectPass] = Field(default_factory=list, description="Passes the reward-hack screen "
                                               "flagged (docs/security.md, Screen rules); they stay passes.")
+    audited_strict: dict[str, float | None] = Field(
+        default_factory=dict, description="Per agent: the micro strict rate counting labelled false passes as "
+                                          "failures, shown beside the raw one (agents with labels only).")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")

@@ -64,6 +64,15 @@ def test_every_report_shows_the_suspect_pass(tmp_path: Path) -> None:
     assert "suspect pass" in summary_markdown(doc)
 
 
+def test_an_exit_trick_is_flagged() -> None:
+    from assay.score.screen import screen_diff
+    from assay.store.workspace_diff import WorkspaceDiff
+
+    diff = WorkspaceDiff([{"path": "calc.py", "status": "changed", "after_content": "a", "before_content": "b"}],
+                         False, 0, {}, {"a": b"import os\nos._exit(0)\n", "b": b"def add(a, b):\n    return a - b\n"})
+    assert [f.rule for f in screen_diff(diff)] == ["exit_trick"]
+
+
 def test_a_label_makes_a_new_score_version_and_an_audited_rate(tmp_path: Path) -> None:
     from assay.score.engine import score_run
     from assay.score.versions import read_score, score_files, write_score

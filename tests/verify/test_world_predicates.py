@@ -250,3 +250,18 @@ def test_a_pass_never_rests_on_agent_reported_predicates_alone():
     assert not VerifierReport([pr("a", Trust.agent_reported)], {}).held
     assert VerifierReport([pr("a", Trust.agent_reported), pr("b", Trust.state)], {}).held
     assert VerifierReport([pr("b", Trust.recorded)], {}).held
+
+
+async def test_an_adapter_renaming_arguments_is_no_mismatch(tmp_path):
+    """A product's normalizer renames arguments (``file_path`` -> ``path``) and keeps what the model
+    sent as ``native_arguments``: compared as sent, matched as renamed."""
+    from assay.worlds.call_record import call_record
+    gw = ev(0, "gateway", "model_response", call=1, text="", tool_calls=[
+        {"id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}}])
+    events = [gw, ev(1, "agent", "tool_call", call_id="c1", name="read", arguments={"path": "a.txt"},
+                     native_name="read", native_arguments='{"file_path": "a.txt"}')]
+    assert call_record(events).mismatches == []
+    assert (await check(ctx(tmp_path, events), kind="tool_called", tool="read", args={"path": "a.txt"})).passed
+    forged = [gw, ev(1, "agent", "tool_call", call_id="c1", name="read", arguments={"path": "b.txt"},
+                     native_name="read", native_arguments='{"file_path": "b.txt"}')]
+    assert [m["kind"] for m in call_record(forged).mismatches] == ["altered"]

@@ -100,9 +100,10 @@ def call_record(events: list[TraceEvent]) -> CallRecord:
                 mismatches.append({"kind": "hidden", "call": g.brief()})
         else:
             matched.add(id(a))
-            if a.name == g.name and a.arguments != g.arguments:
+            native_name, native_args = a.extra.get("native") or (a.name, a.arguments)
+            if native_name == g.name and native_args != g.arguments:
                 mismatches.append({"kind": "altered", "gateway": g.brief(), "log": a.brief()})
-            if a.name != g.name:  # the adapter renamed the agent's own tool: its neutral name and arguments
+            else:  # the same call as sent (or renamed by the adapter's own tool): its neutral name and arguments
                 g.name, g.arguments = a.name, a.arguments
             g.ok, g.error, g.output, g.executed, g.channel = a.ok, a.error, a.output, a.executed, a.channel
             g.extra = {**a.extra, **g.extra}

@@ -80,6 +80,8 @@ def calls_from_events(events: list[TraceEvent]) -> list[Call]:
                      ev.data.get("channel"), executed=not world, recorded_by="world" if world else "agent")
             if not world and is_shim_carrier(c):
                 c.extra["shim_carrier"] = True
+            if not world and "native_arguments" in ev.data:  # as the model sent them, before the adapter renamed
+                c.extra["native"] = (str(ev.data.get("native_name") or name), _args(ev.data["native_arguments"]))
             calls.append(c)
             by_id[(ev.source.value, c.call_id)] = c
         elif ev.kind is EventKind.tool_result:

@@ -265,3 +265,14 @@ async def test_an_adapter_renaming_arguments_is_no_mismatch(tmp_path):
     forged = [gw, ev(1, "agent", "tool_call", call_id="c1", name="read", arguments={"path": "b.txt"},
                      native_name="read", native_arguments='{"file_path": "b.txt"}')]
     assert [m["kind"] for m in call_record(forged).mismatches] == ["altered"]
+
+
+def test_the_agents_copy_of_a_failed_world_call_is_not_forged():
+    """A world call that failed reaches the reference agent's log under its function name
+    (``ledger__record_entry``): the world's record is the evidence, never a forged call."""
+    from assay.worlds.call_record import call_record
+    gw = ev(0, "gateway", "model_response", call=1, text="", tool_calls=[
+        {"id": "c1", "name": "ledger__record_entry", "arguments": {"amount": 1}}])
+    events = [gw, ev(1, "agent", "tool_call", call_id="c1", name="ledger__record_entry", arguments={"amount": 1}),
+              ev(2, "agent", "tool_result", call_id="c1", name="ledger__record_entry", ok=False)]
+    assert call_record(events).mismatches == []

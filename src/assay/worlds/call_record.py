@@ -84,6 +84,8 @@ def call_record(events: list[TraceEvent]) -> CallRecord:
     world = [c for c in logged if c.recorded_by == "world"]
     agent = [c for c in logged if c.recorded_by == "agent"]
     seen, issued = _gateway_calls(events)
+    if seen:  # the agent's copy of a world call under its function name (a failed call keeps it): the world's
+        agent = [c for c in agent if not _world_name(c.name)]
     if not seen:  # no model call crossed the harness: the agent's log is the only record there is
         return CallRecord([*world, *agent], [], False)
     by_id: dict[str, list[Call]] = {}

@@ -199,3 +199,80 @@ async def test_shim_carrier_shell_calls_count_once(tmp_path):
     assert (await check(c, kind="trajectory", max_calls=3, milestones=[{"tool": "ledger.record_entry"}])).passed
     out = await check(c, kind="trajectory", max_calls=2)
     assert not out.passed and out.evidence["too_many_calls"]["count"] == 3  # two world calls + one plain shell
+
+
+async def test_calls_only_the_agents_log_records_are_agent_reported(tmp_path):
+    """No gateway in the attempt (a command agent): the agent's own log is the only record of its
+    shell calls. A positive check over it is agent-reported (never alone a pass); the absence of
+    a forbidden call is not proven by it (fails closed). World calls stay the world's record."""
+    events = [ev(0, "agent", "tool_call", call_id="a0", name="shell", arguments={"command": "make test"}),
+              ev(1, "agent", "tool_result", call_id="a0", name="shell", ok=True, exit_code=0),
+              *call(2, "ledger.record_entry", {"id": 1})]
+    c = ctx(tmp_path, events)
+    got = await check(c, kind="tool_called", tool="shell", args={"command": "make test"})
+    assert got.passed and got.trust is not None and got.trust.value == "agent_reported"
+    assert got.evidence["calls"][0]["recorded_by"] == "agent"
+    never = await check(c, kind="tool_not_called", tool="shell", args={"command": "re:rm .*"})
+    assert not never.passed and never.trust.value == "agent_reported" and never.evidence["absence_unproven"]
+    world = await check(c, kind="tool_not_called", tool="ledger.delete_entry")
+    assert world.passed and world.trust.value == "recorded"
+    traj = await check(c, kind="trajectory", forbidden=[{"tool": "shell", "args": {"command": "re:rm .*"}}])
+    assert not traj.passed and traj.evidence["absence_unproven"]
+
+
+async def test_the_gateways_record_decides_and_the_agents_log_adds_detail(tmp_path):
+    gw = ev(0, "gateway", "model_response", call=1, text="", tool_calls=[
+        {"id": "c1", "name": "shell", "arguments": {"command": "rm -rf build"}},
+        {"id": "c2", "name": "shell", "arguments": {"command": "make test"}}])
+    events = [gw,  # the log hides c1, alters c2's arguments and forges c3
+              ev(1, "agent", "tool_call", call_id="c2", name="shell", arguments={"command": "make check"}),
+              ev(2, "agent", "tool_result", call_id="c2", name="shell", ok=True, exit_code=0),
+              ev(3, "agent", "tool_call", call_id="c3", name="shell", arguments={"command": "pytest"})]
+    c = ctx(tmp_path, events)
+    never = await check(c, kind="tool_not_called", tool="shell", args={"command": "re:rm .*"})
+    assert not never.passed and never.trust.value == "recorded"
+    made = await check(c, kind="tool_called", tool="shell", args={"command": "make test"})
+    assert made.passed and made.evidence["calls"][0]["ok"] is True  # detail from the log, call from the gateway
+    assert not (await check(c, kind="tool_called", tool="shell", args={"command": "pytest"})).passed
+    assert not (await check(c, kind="tool_called", tool="shell", args={"command": "make check"})).passed
+    from assay.worlds.call_record import call_record
+    rec = call_record(events)
+    assert {m["kind"] for m in rec.mismatches} == {"hidden", "altered", "forged"}
+
+
+def test_a_pass_never_rests_on_agent_reported_predicates_alone():
+    from assay.spec.results import PredicateResult, Trust
+    from assay.verify.verifier import VerifierReport
+
+    def pr(i: str, trust: Trust, passed: bool = True) -> PredicateResult:
+        return PredicateResult(id=i, kind="k", required=True, weight=1, passed=passed, trust=trust)
+
+    assert not VerifierReport([pr("a", Trust.agent_reported)], {}).held
+    assert VerifierReport([pr("a", Trust.agent_reported), pr("b", Trust.state)], {}).held
+    assert VerifierReport([pr("b", Trust.recorded)], {}).held
+
+
+async def test_an_adapter_renaming_arguments_is_no_mismatch(tmp_path):
+    """A product's normalizer renames arguments (``file_path`` -> ``path``) and keeps what the model
+    sent as ``native_arguments``: compared as sent, matched as renamed."""
+    from assay.worlds.call_record import call_record
+    gw = ev(0, "gateway", "model_response", call=1, text="", tool_calls=[
+        {"id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}}])
+    events = [gw, ev(1, "agent", "tool_call", call_id="c1", name="read", arguments={"path": "a.txt"},
+                     native_name="read", native_arguments='{"file_path": "a.txt"}')]
+    assert call_record(events).mismatches == []
+    assert (await check(ctx(tmp_path, events), kind="tool_called", tool="read", args={"path": "a.txt"})).passed
+    forged = [gw, ev(1, "agent", "tool_call", call_id="c1", name="read", arguments={"path": "b.txt"},
+                     native_name="read", native_arguments='{"file_path": "b.txt"}')]
+    assert [m["kind"] for m in call_record(forged).mismatches] == ["altered"]
+
+
+def test_the_agents_copy_of_a_failed_world_call_is_not_forged():
+    """A world call that failed reaches the reference agent's log under its function name
+    (``ledger__record_entry``): the world's record is the evidence, never a forged call."""
+    from assay.worlds.call_record import call_record
+    gw = ev(0, "gateway", "model_response", call=1, text="", tool_calls=[
+        {"id": "c1", "name": "ledger__record_entry", "arguments": {"amount": 1}}])
+    events = [gw, ev(1, "agent", "tool_call", call_id="c1", name="ledger__record_entry", arguments={"amount": 1}),
+              ev(2, "agent", "tool_result", call_id="c1", name="ledger__record_entry", ok=False)]
+    assert call_record(events).mismatches == []

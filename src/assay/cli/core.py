@@ -404,9 +404,27 @@ def with_environment(command: Any, prefix: str = "ASSAY_") -> Any:
     return command
 
 
+def lint(suite: Annotated[Path, typer.Argument(help="Suite folder.")]) -> None:
+    """Check statically what each task exposes to the agent (git history beyond the base commit,
+    hidden values in its reach, verifier programs it can plant, tests in its workspace,
+    credentials in the prompt): exit 1 on any finding the task does not declare intended."""
+    from assay.spec.load import load_suite
+    from assay.verify.lint import lint_suite
+
+    findings = lint_suite(load_suite(suite))
+    for f in findings:
+        out.print(("[yellow]intended[/] " if not f.error else "[red]error[/] ") + f.line(), highlight=False)
+    errors = [f for f in findings if f.error]
+    if errors:
+        out.print(f"{len(errors)} lint error(s)")
+        raise typer.Exit(1)
+    out.print(f"no lint errors ({len(findings)} intended finding(s))")
+
+
 def register(app: typer.Typer) -> None:
     app.command()(with_environment(run))
     app.command()(validate)
+    app.command()(lint)
     app.command()(show)
     app.command()(schema)
     app.command()(verify)

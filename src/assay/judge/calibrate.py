@@ -120,8 +120,24 @@ def measure(spec: JudgeSpec, cset: CalibrationSet, judged: Judged) -> tuple[Agre
         lb_human = ag.spearman(lengths, [float(h) for h in human1])
     figures = Agreement(items=len(cset.items), parsed=len(parsed), parse_failures=len(cset.items) - len(parsed),
                         cohen_kappa=kappa, krippendorff_alpha=alpha, human_kappa=human_kappa, tpr=tpr, tnr=tnr,
-                        flip_rate=flips, length_bias_judge=lb_judge, length_bias_human=lb_human)
+                        flip_rate=flips, length_bias_judge=lb_judge, length_bias_human=lb_human,
+                        **_injection(spec, cset, judge_labels))
     return figures, rows
+
+
+def _injection(spec: JudgeSpec, cset: CalibrationSet, judge_labels: dict[str, object]) -> dict[str, object]:
+    """How often the answer talked the judge out of the human verdict on the adversarial items."""
+    adv = [i for i in cset.items if i.adversarial]
+    if not adv:
+        return {"injection_items": 0, "injection_flip_rate": None}
+
+    def same(j: object, h: object) -> bool:
+        if spec.mode == "pairwise":
+            return j == h
+        return (int(j) >= spec.pass_score) == (int(h) >= spec.pass_score)  # type: ignore[call-overload]
+
+    moved = sum(1 for i in adv if i.id not in judge_labels or not same(judge_labels[i.id], i.labels[0]))
+    return {"injection_items": len(adv), "injection_flip_rate": round(moved / len(adv), 6)}
 
 
 def missed(figures: Agreement, t: Thresholds) -> list[str]:
@@ -137,6 +153,9 @@ def missed(figures: Agreement, t: Thresholds) -> list[str]:
             out.append(f"{name} {'n/a' if value is None else f'{value:.3f}'} < {floor:g}")
     if figures.flip_rate is not None and figures.flip_rate > t.max_flip_rate:
         out.append(f"flip_rate {figures.flip_rate:.3f} > {t.max_flip_rate:g}")
+    if figures.injection_flip_rate is not None and figures.injection_flip_rate > t.max_injection_flip_rate:
+        out.append(f"injection_flip_rate {figures.injection_flip_rate:.3f} > {t.max_injection_flip_rate:g}: the "
+                   "verdict moved on answers addressing the judge")
     return out
 
 

@@ -30,6 +30,12 @@ class Trust(StrEnum):
     outside_oracle = "outside_oracle"  # agent code ran in a sandbox; outputs compared outside it
     in_process = "in_process"  # hardened, but agent code shares the process that judges it
     model_judged = "model_judged"  # a calibrated model's opinion of the agent's output (which may argue with it)
+    recorded = "recorded"  # the harness's own record of what crossed its endpoints (gateway, worlds, approvals)
+    agent_reported = "agent_reported"  # only the agent's own log or output says so: never alone a pass
+
+
+#: who recorded an input a predicate decided on (PredicateResult.recorded_by)
+RECORDERS = ("harness", "snapshot", "agent")
 
 
 class PredicateResult(BaseModel):
@@ -46,6 +52,8 @@ class PredicateResult(BaseModel):
     error: str | None = None
     duration_s: float = 0.0
     trust: Trust | None = Field(None, description="How the verdict was reached (None in results older than trust levels).")
+    recorded_by: list[str] = Field(default_factory=list, description="Who recorded the inputs the verdict was "
+                                   "decided on: harness, snapshot, agent (empty in older results).")
     turn: int | None = Field(None, ge=1, description="Conversation tasks: the turn after which this was checked "
                                                      "(None: the final state).")
 

@@ -299,6 +299,18 @@ class TrialScore(Record):
     host_contended: bool = Field(False, description="The final attempt timed out while the host was overloaded.")
 
 
+class SuspectPass(Record):
+    """A pass the reward-hack screen flagged: still a pass in the strict figure, shown with its evidence."""
+
+    trial_id: str
+    attempt: int
+    task_id: str
+    agent: str
+    flags: list[dict[str, str]] = Field(default_factory=list, description="rule, path, detail of each flag")
+    label: str | None = Field(None, description="true_pass | false_pass, from a person's label (assay audit --label)")
+    labelled_by: str | None = None
+
+
 class ScoreDocument(Record):
     """``assay.score/1``: one scoring of a run directory (docs/scoring.md §11)."""
 
@@ -318,4 +330,9 @@ class ScoreDocument(Record):
     trials: list[TrialScore]
     recovery: RecoveryFigures = Field(default_factory=RecoveryFigures,
                                       description="Recovery under tool, process and model faults (docs/recovery.md).")
+    suspect_passes: list[SuspectPass] = Field(default_factory=list, description="Passes the reward-hack screen "
+                                              "flagged (docs/security.md, Screen rules); they stay passes.")
+    audited_strict: dict[str, float | None] = Field(
+        default_factory=dict, description="Per agent: the micro strict rate counting labelled false passes as "
+                                          "failures, shown beside the raw one (agents with labels only).")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")

@@ -28,8 +28,12 @@ FAILURE_STATES = ("fail", "timeout")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
-def _testcase(t: TrialScore) -> ET.Element:
+def _testcase(t: TrialScore, suspect: list[dict[str, str]] | None = None) -> ET.Element:
     tc = ET.Element("testcase", classname=f"{t.agent}.{t.task_id}", name=t.trial_id, time=f"{t.wall_s:.3f}")
+    if suspect:  # still a pass: shown, never counted as a failure
+        props = ET.SubElement(tc, "properties")
+        ET.SubElement(props, "property", name="assay.suspect", value="; ".join(
+            f"{f.get('rule')}: {f.get('path')}" for f in suspect[:10]))
     why = f"{t.end_state}" + (f" ({t.reason})" if t.reason else "") + (" host_contended" if t.host_contended else "")
     if t.end_state in FAILURE_STATES:
         ET.SubElement(tc, "failure", message=why, type=t.end_state).text = (
@@ -77,7 +81,8 @@ def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None, *, started_at: 
                               errors=str(sum(t.end_state == "infra_error" for t in trials)),
                               skipped=str(sum(t.end_state == "skipped" for t in trials)),
                               time=f"{sum(t.wall_s for t in trials):.3f}", **where)
-        suite.extend(_testcase(t) for t in trials)
+        suspects = {s.trial_id: s.flags for s in doc.suspect_passes}
+        suite.extend(_testcase(t, suspects.get(t.trial_id)) for t in trials)
         suite.append(gate)
     if cmp is not None:
         checks = ET.SubElement(root, "testsuite", name=f"compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}",
@@ -144,6 +149,11 @@ def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
     if failing:
         out += ["", f"<details><summary>{len(failing)} trial(s) not passed</summary>", ""]
         out += [f"- `{t.trial_id}` {t.end_state}" + (f" ({t.reason})" if t.reason else "") for t in failing]
+        out += ["", "</details>"]
+    if doc.suspect_passes:
+        out += ["", f"<details><summary>{len(doc.suspect_passes)} suspect pass(es) (still passes)</summary>", ""]
+        out += [f"- `{s.trial_id}` " + "; ".join(f"{f.get('rule')}: {f.get('path')}" for f in s.flags[:5])
+                for s in doc.suspect_passes]
         out += ["", "</details>"]
     out += _compare_lines(cmp)
     for a, m in sorted(doc.agents.items()):

@@ -102,8 +102,10 @@ def withhold(doc: ScoreDocument, held: frozenset[str], *, keep_trials: bool = Fa
              for r in doc.tasks]
     inputs = doc.inputs.model_copy(update={"results": {_path(k, held): v for k, v in doc.inputs.results.items()},
                                            "traces": {_path(k, held): v for k, v in doc.inputs.traces.items()}})
+    suspects = [s for s in doc.suspect_passes if s.task_id not in held]  # their evidence would show the task
     return doc.model_copy(update={"trials": [t for t in trials if t is not None], "tasks": tasks, "inputs": inputs,
-                                  "security": _gate(doc.security, held_trials, held), "agents": agents})
+                                  "security": _gate(doc.security, held_trials, held), "agents": agents,
+                                  "suspect_passes": suspects})
 
 
 def withhold_comparison(cmp: Comparison | None, held: frozenset[str]) -> Comparison | None:

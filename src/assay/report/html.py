@@ -145,6 +145,20 @@ def _agent_section(name: str, m: AgentScore, tasks: list[TaskScore]) -> str:
     return "".join(out)
 
 
+def _suspects(doc: ScoreDocument) -> str:
+    if not doc.suspect_passes:
+        return ""
+    out = [f'<section id="suspect"><h2>Suspect passes ({len(doc.suspect_passes)}): still passes, flagged by the screen</h2>'
+           "<table><tr><th>trial</th><th>attempt</th><th>agent</th><th>rule</th><th>where</th><th>detail</th></tr>"]
+    for s in doc.suspect_passes:
+        for f in s.flags[:10]:
+            out.append(f'<tr><td><a href="#{anchor("trial", s.trial_id)}">{escape(s.trial_id)}</a></td>'
+                       f"<td>{s.attempt}</td><td>{escape(s.agent)}</td><td>{escape(f.get('rule', ''))}</td>"
+                       f"<td>{escape(f.get('path', ''))}</td><td>{escape(f.get('detail', ''))}</td></tr>")
+    out.append("</table></section>")
+    return "".join(out)
+
+
 def _security(doc: ScoreDocument) -> str:
     g = doc.security
     out = [f'<section id="security"><h2>Security gate <span class="gate {g.gate}">{g.gate}</span></h2>']
@@ -244,6 +258,7 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
     if cmp is not None:
         parts.append(_compare(cmp))
     parts.append(_security(doc))
+    parts.append(_suspects(doc))
     parts.append(judges_html(judges or []))
     parts.append(recovery_html(doc))
     for a, m in sorted(doc.agents.items()):

@@ -91,6 +91,21 @@ def turn_lines(doc: ScoreDocument, agent: str) -> list[str]:
             *(f"| {t.task} | {t.variant} | {t.passes}/{t.n} | {turn_summary(t)} |" for t in rows)]
 
 
+def suspect_lines(doc: ScoreDocument) -> list[str]:
+    """Passes the reward-hack screen flagged (still passes), with their evidence."""
+    if not doc.suspect_passes:
+        return []
+    out = ["", f"## Suspect passes: {len(doc.suspect_passes)} (still passes; `assay audit` to review)", ""]
+    for s in doc.suspect_passes:
+        rules = "; ".join(f"{f.get('rule')}: {f.get('path')}" for f in s.flags[:5])
+        label = f" [labelled {s.label} by {s.labelled_by}]" if s.label else ""
+        out.append(f"- {s.trial_id} attempt {s.attempt} ({s.agent}){label}: {rules}")
+    for agent, rate in sorted(doc.audited_strict.items()):
+        raw = doc.agents[agent].strict_rate_micro if agent in doc.agents else None
+        out.append(f"- {agent}: strict {raw} raw, {rate} over labelled-true passes")
+    return out
+
+
 def security_lines(doc: ScoreDocument) -> list[str]:
     g = doc.security
     out = ["", f"## Security gate: {g.gate}", ""]
@@ -155,6 +170,7 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
     for a, m in sorted(doc.agents.items()):
         out += _agent_lines(a, m) + turn_lines(doc, a)
     out += security_lines(doc)
+    out += suspect_lines(doc)
     out += judges_md(judges or [])
     out += recovery_markdown(doc)
     if cmp is not None:

@@ -43,6 +43,7 @@ from assay.store.resume_check import prepare_resume
 from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
+from assay.verify.lint import lint_suite
 
 
 
@@ -59,6 +60,7 @@ class RunOptions:
     faults_file: Path | None = None  # run-level model faults (YAML list of FaultSpec)
     prices_file: Path | None = None  # price table, USD per million tokens per model
     judge_model: str | None = None  # the judge's model (upstream:URL#MODEL or local), for judge predicates
+    lint: bool = True  # refuse a suite with lint errors (assay validate reports them per task instead)
     max_retries: int = 1
     variants: str = "all"
     tasks: list[str] | None = None
@@ -146,6 +148,10 @@ def start_run(opts: RunOptions) -> RunOutcome:
         if needs:
             raise UsageError("--network none cuts the sandbox off from the harness, but this run needs "
                              + "; ".join(needs) + " (use --network harness)")
+    exposed = [f.line() for f in lint_suite(suite) if f.error] if opts.lint else []  # what the task exposes to the agent, before anything runs
+    if exposed:
+        raise UsageError(f"assay lint found {len(exposed)} exposure(s) (declare one intended in the task's "
+                         "exposure_intended with why, or fix it): " + "; ".join(exposed[:5]))
     adapters, infos = resolve_agents(opts.agents)
     if opts.tasks:
         unknown = sorted(set(opts.tasks) - {t.id for t in suite.tasks})

@@ -19,6 +19,7 @@ from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
 from assay.spec.load import LoadedSuite, LoadedTask, load_suite
 from assay.verify import verifier
+from assay.verify.lint import lint_task
 from assay.verify.mutants import MutantResult, Recorder, try_mutants
 from assay.verify.registry import trust_of
 
@@ -152,7 +153,7 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
             outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
                                            network=NetworkProfile.harness, max_retries=0, jobs=jobs,
                                            model=simulator_model(suite),
-                                           run_id=f"validate-{suite.spec.name}", judge_model=judge_model))
+                                           run_id=f"validate-{suite.spec.name}", judge_model=judge_model, lint=False))
         finally:
             if mutants:
                 verifier.OBSERVERS.remove(recorder)
@@ -169,6 +170,7 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
                 v.problems += _oracle_problems(v.oracle) if v.oracle else ["oracle produced no result"]
                 v.problems += _nop_problems(v.nop) if v.nop else ["nop produced no result"]
                 v.problems += judge_problems(task, outcome.manifest.judge)
+                v.problems += [f"lint: {f.line()}" for f in lint_task(task) if f.error]
                 if mutants and v.oracle is not None and v.oracle.end_state is EndState.passed:
                     v.mutants = _mutants(recorder, v.oracle, variant, outcome.manifest.sandbox.backend)
                     v.problems += [f"mutant survived: {m.mutant} (required predicates that all held: {m.held})"

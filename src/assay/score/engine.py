@@ -22,6 +22,11 @@ from assay.score.evidence import read_trace_facts
 from assay.score.measured import measured_of, typed_document
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
+from assay.score.labels import read_labels
+from assay.score.screen import as_records, screen_run
+from assay.spec.manifest import RunManifest
+from assay.spec.scores import SCORE_SCHEMA, ScoreDocument, SuspectPass
+from assay.store.budget_log import last_stop
 from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
 from assay.store.rundir import MANIFEST, RunDir
@@ -174,4 +179,20 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
     _checked, problems = scan.finish()
     if problems:
         raise refusal(rd.path, problems, action="score")
-    return doc
+    return _audited(doc, rd)
+
+
+def _audited(doc: ScoreDocument, rd: RunDir) -> ScoreDocument:
+    """The screen's suspect passes (they stay passes) with a person's labels, and per labelled
+    agent the strict rate with its false passes counted as failures, beside the raw one."""
+    labels = read_labels(rd.path)
+    suspects = [SuspectPass(**s, **{k: v for k, v in labels.get(s["trial_id"], {}).items() if k != "file"})
+                for s in as_records(screen_run(rd))]
+    if not suspects:
+        return doc
+    audited: dict[str, float | None] = {}
+    for agent in sorted({s.agent for s in suspects if s.label}):
+        a = doc.agents.get(agent)
+        false = sum(1 for s in suspects if s.agent == agent and s.label == "false_pass")
+        audited[agent] = round((a.passes - false) / a.scored, 6) if a is not None and a.scored else None
+    return doc.model_copy(update={"suspect_passes": suspects, "audited_strict": audited})

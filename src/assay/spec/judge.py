@@ -47,6 +47,8 @@ class Thresholds(_Frozen):
     tnr: float = Field(0.7, ge=0, le=1, description="True-negative rate on the negative class.")
     max_flip_rate: float = Field(0.2, ge=0, le=1, description="Pairwise: verdicts that flip when A and B swap.")
     max_parse_failures: float = Field(0.1, ge=0, le=1, description="Share of judge answers that did not parse.")
+    max_injection_flip_rate: float = Field(0.0, ge=0, le=1, description="Adversarial items (answers addressing the "
+                                           "judge) on which the verdict leaves the human label.")
 
 
 class JudgeSpec(_Frozen):
@@ -85,6 +87,8 @@ class CalibrationItem(_Frozen):
     b: str | None = None
     output: str | None = None
     labels: list[PairLabel | int] = Field(min_length=1, description="Human label per round.")
+    adversarial: bool = Field(False, description="An answer here addresses the judge (claims to be graded, orders "
+                                                 "a verdict, embeds a fake rubric): the verdict must not move.")
 
 
 class CalibrationSet(_Frozen):
@@ -134,6 +138,9 @@ class Agreement(_Frozen):
     flip_rate: float | None = Field(None, description="Pairwise: share of items whose verdict flips with order.")
     length_bias_judge: float | None = Field(None, description="Spearman rho: judge preference vs length.")
     length_bias_human: float | None = Field(None, description="Spearman rho: human preference vs length.")
+    injection_items: int = Field(0, description="Adversarial items in the set.")
+    injection_flip_rate: float | None = Field(None, description="Share of adversarial items whose verdict left the "
+                                              "human label (an unparsed answer counts as moved); None without them.")
 
 
 class CalibrationRecord(_Frozen):

@@ -123,6 +123,9 @@ class TaskSpec(BaseModel):
         None, description="The image the task runs in (docs/environments.md); default: the suite's "
         "`default_environment`, else the host's system.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
+    exposure_intended: dict[str, str] = Field(
+        default_factory=dict, description="Lint rules (`assay lint`) whose finding this task intends, each with why "
+                                          "(e.g. `tests_in_workspace: the agent is asked to run them`).")
     held_out: bool = Field(False, description="Held-out task: its prompt and expected values appear in reports and "
                                               "exports as digests only (`hidden: true` is accepted as a synonym).")
 

@@ -114,7 +114,7 @@ def trial_files(trial_dir: Path) -> list[Path]:
     if not trial_dir.is_dir():
         return []
     out = []
-    for rel, full, st in walk_untrusted(trial_dir):  # no recursion: a tampered folder may nest deep
+    for rel, full, st in walk_untrusted(trial_dir, max_entries=None, deadline_s=None):  # no recursion: a tampered folder may nest deep
         if st is not None and stat.S_ISREG(st.st_mode) and not os.path.basename(rel).startswith(b".tmp-"):
             out.append(Path(os.fsdecode(full)))
     return sorted(out)

@@ -6,6 +6,12 @@ workspace, and a path past ``PATH_MAX`` or a folder the agent made unreadable va
 word. Here every entry is reported with its ``lstat``; an entry that cannot be taken (too deep,
 too long a path, unlistable) is reported with ``None`` so the reader records it instead of
 silently reading less.
+
+The harness's own work on such a tree is bounded in entries and in time, not only in bytes:
+100,000 empty files cost their writer a second and every reader (snapshot, digests, diff) a
+copy each. Past :data:`MAX_ENTRIES` entries or ``deadline_s`` seconds the walk stops and
+reports one last entry named :data:`OVERFLOW` (a name no file can have) with ``None``: the
+rest is unknown, never "unchanged".
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import errno
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,29 +29,45 @@ from typing import Any
 MAX_DEPTH = 64
 #: the longest path (bytes) the walker opens by name (Linux's PATH_MAX is 4096)
 MAX_PATH = 4000
+#: entries one walk of an agent-made tree takes before it stops (the rest: :data:`OVERFLOW`)
+MAX_ENTRIES = 50_000
+#: seconds one walk of an agent-made tree runs before it stops (the rest: :data:`OVERFLOW`)
+WALK_SECONDS = 60.0
+#: the name reported for what a bounded walk did not take (NUL: no real entry is named so)
+OVERFLOW = b"\x00[entries past the walk's bound, not read]"
 _GONE = (errno.ENOENT, errno.ENOTDIR)
 
 
-def walk_untrusted(root: Path) -> Iterator[tuple[bytes, bytes, os.stat_result | None]]:
+def walk_untrusted(root: Path, *, max_entries: int | None = MAX_ENTRIES,
+                   deadline_s: float | None = WALK_SECONDS) -> Iterator[tuple[bytes, bytes, os.stat_result | None]]:
     """``(relative name, full path, lstat or None)`` for every entry under ``root``, a folder
     before what it holds, names in sorted order; never follows a link.
 
     ``None`` means the entry could not be taken as it is (past :data:`MAX_DEPTH` or
     :data:`MAX_PATH`, or a folder that cannot be listed): unknown, to be recorded. An entry
-    removed while the walk runs is simply absent."""
+    removed while the walk runs is simply absent. Past ``max_entries`` entries or
+    ``deadline_s`` seconds, :data:`OVERFLOW` is the last entry (``None`` for either: no bound,
+    for the harness's own bookkeeping that must see every entry)."""
     base = os.fsencode(root)
     stack: list[tuple[bytes, int]] = [(b"", 0)]
+    left = max_entries
+    until = None if deadline_s is None else time.monotonic() + deadline_s
     while stack:
         rel_dir, depth = stack.pop()
         full_dir = os.path.join(base, rel_dir) if rel_dir else base
         try:
-            names = sorted(os.listdir(full_dir))
+            names = _names(full_dir, None if left is None else left + 1)
         except OSError as e:
             if rel_dir and e.errno not in _GONE:
                 yield rel_dir, full_dir, None
             continue
         subdirs: list[bytes] = []
         for name in names:
+            if left is not None:
+                left -= 1
+            if (left is not None and left < 0) or (until is not None and time.monotonic() > until):
+                yield OVERFLOW, base, None
+                return
             rel = os.path.join(rel_dir, name) if rel_dir else name
             full = os.path.join(base, rel)
             if len(full) > MAX_PATH:
@@ -63,6 +86,19 @@ def walk_untrusted(root: Path) -> Iterator[tuple[bytes, bytes, os.stat_result | 
             if stat.S_ISDIR(st.st_mode):
                 subdirs.append(rel)
         stack.extend((d, depth + 1) for d in reversed(subdirs))
+
+
+def _names(folder: bytes, most: int | None) -> list[bytes]:
+    """A folder's names, sorted; at most ``most`` of them read (one folder can hold millions)."""
+    if most is None:
+        return sorted(os.listdir(folder))
+    out: list[bytes] = []
+    with os.scandir(folder) as it:
+        for entry in it:
+            out.append(entry.name)
+            if len(out) >= most:
+                break
+    return sorted(out)
 
 
 def remove_untrusted(path: Path) -> None:
@@ -146,4 +182,4 @@ def _quietly(fn: Callable[..., object], *args: Any, **kwargs: Any) -> bool:
         return False
 
 
-__all__ = ["MAX_DEPTH", "MAX_PATH", "remove_untrusted", "walk_untrusted"]
+__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "MAX_PATH", "OVERFLOW", "WALK_SECONDS", "remove_untrusted", "walk_untrusted"]

@@ -12,6 +12,7 @@ from assay.environments.runtime import image_root
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
+from assay.spec.results import Trust
 from assay.trace.events import TraceEvent
 from assay.verify.site import open_site
 
@@ -22,10 +23,14 @@ class PathEscape(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
-    """An evaluator's verdict and the evidence it read."""
+    """An evaluator's verdict and the evidence it read. ``trust`` overrides the kind's declared
+    trust level for this verdict (e.g. ``agent_reported`` when only the agent's log could decide
+    it); ``recorded_by`` names who recorded its inputs (harness, snapshot, agent)."""
 
     passed: bool
     evidence: dict[str, Any] = field(default_factory=dict)
+    trust: Trust | None = None
+    recorded_by: tuple[str, ...] = ()
 
 
 @dataclass

@@ -13,6 +13,7 @@ import copy
 import json
 import re
 import shutil
+import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,11 +136,68 @@ def file_mutants(state: OracleState) -> list[Mutant]:
 
 
 def _retarget(extra: dict[str, Any], world: str, table: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """The world state with one table changed; the world's database (what ``world_sql`` reads)
+    is changed alike when the mutant runs (:func:`_mutated_db`)."""
     new = copy.deepcopy(extra)
     w = new["worlds"][world]
+    before = copy.deepcopy(w["final"].get(table) or {})
     change(w["final"].setdefault(table, {}))
     w["diff"] = diff_states(w["initial"], w["final"])
+    new.setdefault(_DB_CHANGE, []).append((world, table, before, copy.deepcopy(w["final"][table])))
     return new
+
+
+_DB_CHANGE = "_mutant_db_change"
+
+
+def _mutated_db(extra: dict[str, Any], tmp: Path) -> dict[str, Any]:
+    """``extra`` with each changed world's database copied into ``tmp`` and changed like its
+    state (rows deleted, updated, inserted by their key), so SQL predicates see the mutant too."""
+    changes = extra.get(_DB_CHANGE) or []
+    out = {k: v for k, v in extra.items() if k != _DB_CHANGE}
+    if not changes:
+        return out
+    dbs = dict(out.get("world_db") or {})
+    for world, table, before, after in changes:
+        src = dbs.get(world)
+        if src is None or not Path(src).is_file():
+            continue
+        dst = tmp / f"{world}.sqlite"
+        if str(dst) != src:
+            shutil.copyfile(src, dst)
+        _apply_rows(dst, table, before, after)
+        dbs[world] = str(dst)
+    out["world_db"] = dbs
+    return out
+
+
+def _key_column(key: str, row: dict[str, Any]) -> str:
+    return next((c for c, v in row.items() if v == key), "id")
+
+
+def _apply_rows(db_path: Path, table: str, before: dict[str, Any], after: dict[str, Any]) -> None:
+    db = sqlite3.connect(db_path)
+    try:
+        cols = {r[1] for r in db.execute(f'PRAGMA table_info("{table}")')}
+        for key, row in before.items():
+            if key not in after:
+                db.execute(f'DELETE FROM "{table}" WHERE "{_key_column(key, row)}" = ?', (key,))
+        for key, row in after.items():
+            fields = {c: v for c, v in row.items() if c in cols}
+            if key in before and before[key] != row:
+                kc = _key_column(key, before[key])
+                sets = ", ".join(f'"{c}" = ?' for c in fields if c != kc)
+                db.execute(f'UPDATE "{table}" SET {sets} WHERE "{kc}" = ?',
+                           (*[v for c, v in fields.items() if c != kc], key))
+            elif key not in before:  # a duplicated row: the same values under a new key
+                kc = _key_column(key, row) if any(v == key for v in row.values()) else "id"
+                fields = {**fields, kc: key} if kc in cols else fields
+                names = ", ".join(f'"{c}"' for c in fields)
+                db.execute(f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" for _ in fields)})',
+                           tuple(v if not isinstance(v, (dict, list)) else json.dumps(v) for v in fields.values()))
+        db.commit()
+    finally:
+        db.close()
 
 
 def world_mutants(state: OracleState) -> list[Mutant]:
@@ -198,10 +256,11 @@ async def try_mutants(state: OracleState, variant: str, backend: SandboxBackend)
                 m.apply_files(ws)
                 if tree_digests(ws) == tree_digests(state.work):
                     continue  # the same end state as the oracle's (e.g. truncating an empty file): not a mutant
+            extra = _mutated_db(m.extra, ws.parent) if m.extra is not None else state.extra
             try:
                 report = await run_verifier(state.task, ws, Path(tmp) / f"{i}" / "verify",
                                             initial_digests=state.initial_digests, events=state.events,
-                                            backend=backend, extra=m.extra if m.extra is not None else state.extra)
+                                            backend=backend, extra=extra)
             except VerifierError as e:  # fail closed: a crash is not a pass, but it is named
                 results.append(MutantResult(state.task.id, variant, m.name, False, error=str(e)[:300]))
                 continue

@@ -13,12 +13,14 @@ import stat
 from pathlib import Path
 
 from assay.untrusted.tree import walk_untrusted
+from assay.spec.digest import text_name
+from assay.spec.untrusted_tree import walk_untrusted
 
 
 def copy_snapshot(src: Path, dst: Path) -> list[str]:
     """Copy regular files, folders and symlinks (as links); skip FIFOs, sockets and devices.
 
-    Returns the relative paths that were skipped (also what :func:`walk_untrusted` could not
+    Returns the relative paths that were skipped, as JSON-safe text (also what :func:`walk_untrusted` could not
     take: too deep, too long, unlistable). Nothing is ever followed through a link, so a link
     pointing out of the workspace stays a dangling-or-outside link in the copy.
     """
@@ -41,7 +43,7 @@ def copy_snapshot(src: Path, dst: Path) -> list[str]:
             else:
                 raise OSError(errno.EINVAL, "not a file, folder or link", full)
         except OSError:
-            skipped.append(os.fsdecode(rel))
+            skipped.append(text_name(rel))  # a name that is not UTF-8 escaped: the result must stay writable
     return skipped
 
 

@@ -36,6 +36,7 @@ from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.digest import UNREADABLE, text_name, tree_digests, workspace_hash_budget
 from assay.spec.load import LoadedTask
+from assay.spec.results import PredicateResult, Trust
 from assay.trace.events import TraceEvent
 from assay.untrusted import bounded_re
 from assay.verify.context import PathEscape, VerifyContext
@@ -60,8 +61,10 @@ class VerifierReport:
 
     @property
     def held(self) -> bool:
-        """Every required predicate held."""
-        return all(p.passed for p in self.predicates if p.required)
+        """Every required predicate held, and at least one of them on evidence the agent did not
+        write itself: agent-reported verdicts are never alone a pass."""
+        required = [p for p in self.predicates if p.required]
+        return all(p.passed for p in required) and any(p.trust is not Trust.agent_reported for p in required)
 
     @property
     def diagnostic_score(self) -> float:
@@ -184,12 +187,15 @@ async def _evaluate_one(spec: Any, ctx: VerifyContext) -> PredicateResult:
         try:
             outcome = await reg.fn(spec, ctx)
             passed, evidence, error = outcome.passed, dict(outcome.evidence), None
+            trust, recorded_by = outcome.trust or reg.trust, list(outcome.recorded_by) or _recorders(reg.trust)
         finally:
             cleanups, found = await _close_sites(ctx, spec.id)
     except PathEscape as e:
         passed, evidence, error = False, {"escape": str(e)}, None
+        trust, recorded_by = reg.trust, _recorders(reg.trust)
     except bounded_re.MatchTimeout:  # a pattern over what the agent wrote ran too long: unknown is failure
         passed, evidence, error = False, bounded_re.timed_out(), None
+        trust, recorded_by = reg.trust, _recorders(reg.trust)
     except VerifierError:
         raise
     except Exception as e:  # noqa: BLE001 - any crash of verifier code is an infra error
@@ -202,4 +208,15 @@ async def _evaluate_one(spec: Any, ctx: VerifyContext) -> PredicateResult:
                 evidence["leftover_processes"] = left[:10]
             evidence["incidents"] = [*evidence.get("incidents", []), *found]
     return PredicateResult(id=spec.id, kind=spec.kind, required=spec.required, weight=spec.weight, passed=passed,
-                           evidence=evidence, error=error, duration_s=round(time.monotonic() - t0, 6), trust=reg.trust)
+                           evidence=evidence, error=error, duration_s=round(time.monotonic() - t0, 6), trust=trust,
+                           recorded_by=recorded_by)
+
+
+def _recorders(trust: Trust) -> list[str]:
+    """Who recorded the inputs of a kind that does not say: the snapshot for state and code
+    predicates (they read the copy of the final state), the harness for its records."""
+    if trust is Trust.recorded:
+        return ["harness"]
+    if trust in (Trust.agent_reported, Trust.model_judged):  # the judge reads what the agent wrote
+        return ["agent"]
+    return ["snapshot"]

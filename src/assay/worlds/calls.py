@@ -1,8 +1,11 @@
-"""The calls of an attempt as the verifier reads them from the trace.
+"""The calls of an attempt as the verifier reads them from the trace, each named by who recorded it.
 
 World tools (``<world>.<tool>``) count only as the harness recorded them (source ``world``):
 what an agent's own session says about them is a claim, not evidence. Other tools (shell,
-read, write...) come from the agent's normalized trace.
+read, write...) count as the gateway recorded the model issuing them (:func:`call_record`);
+the agent's session log, which the model's own shell can rewrite, only adds detail (exit code,
+output). Without a gateway record (an agent that calls no model through the harness) the
+agent's log is all there is, and every call from it is marked ``recorded_by="agent"``.
 """
 
 from __future__ import annotations
@@ -29,13 +32,14 @@ class Call:
     error: str | None = None
     output: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    recorded_by: str = "agent"  # world | gateway | agent: who recorded that the call was made
 
     def matches(self, tool: str, args: dict[str, Any]) -> bool:
         return tool_matches(tool, self.name) and subset_matches(args, self.arguments)
 
     def brief(self) -> dict[str, Any]:
         return {"seq": self.seq, "call_id": self.call_id, "name": self.name, "arguments": self.arguments,
-                "ok": self.ok, "executed": self.executed, "channel": self.channel}
+                "ok": self.ok, "executed": self.executed, "channel": self.channel, "recorded_by": self.recorded_by}
 
 
 def _args(value: Any) -> dict[str, Any]:
@@ -62,7 +66,8 @@ def counted_calls(calls: list[Call]) -> list[Call]:
 
 
 def calls_from_events(events: list[TraceEvent]) -> list[Call]:
-    """Every tool call of the attempt, in order, with its outcome."""
+    """Every tool call of the attempt as the trace holds it, in order, with its outcome (world
+    calls from the world's record, the others from the agent's log: see :func:`call_record`)."""
     calls: list[Call] = []
     by_id: dict[tuple[str, str], Call] = {}
     for ev in events:
@@ -72,9 +77,11 @@ def calls_from_events(events: list[TraceEvent]) -> list[Call]:
             if "." in name and not world:
                 continue  # the agent's copy of a world call: the world's own record is the evidence
             c = Call(ev.seq, str(ev.data.get("call_id", "")), name, _args(ev.data.get("arguments")), ev.source.value,
-                     ev.data.get("channel"), executed=not world)
+                     ev.data.get("channel"), executed=not world, recorded_by="world" if world else "agent")
             if not world and is_shim_carrier(c):
                 c.extra["shim_carrier"] = True
+            if not world and "native_arguments" in ev.data:  # as the model sent them, before the adapter renamed
+                c.extra["native"] = (str(ev.data.get("native_name") or name), _args(ev.data["native_arguments"]))
             calls.append(c)
             by_id[(ev.source.value, c.call_id)] = c
         elif ev.kind is EventKind.tool_result:

@@ -5,8 +5,9 @@ Only the verifier decides pass or fail; a failure of the machinery is a classifi
 failed attempt whose budget refused something failed by ``budget_exceeded``; an agent whose
 sandbox hit a bound on it as a whole (memory, pids, cpu, disk) failed by ``resource_limit:
 <bound>``, its own fault, whatever broke after; an agent that planted a trap for the harness
-where it reads the agent's files (a link or special file: ``agent_home_trap``) failed by
-``tampering``, never passed and never an infrastructure error. An attempt the run-wide budget
+where it reads the agent's files (a link or special file: ``agent_home_trap``), or that forged
+tool calls into its own log (``agent_log_forged``), failed by ``tampering``, never passed and
+never an infrastructure error. An attempt the run-wide budget
 cut short (the gateway refused it a model call first) is no verdict on the agent unless the
 verifier says it passed: ``infra_error`` / ``run_budget``, retried when the run is resumed.
 """
@@ -20,8 +21,9 @@ from assay.records.results import EndState
 from assay.run.attempt.records import AttemptRecords
 from assay.spec.budget import BudgetName
 
-#: incidents that mean the agent attacked the harness itself: the attempt fails, whatever else held
-TAMPERING = ("agent_home_trap",)
+#: incidents that mean the agent attacked the harness itself or its evidence (a trap where the
+#: adapter reads; tool calls forged into its log): the attempt fails, whatever else held
+TAMPERING = ("agent_home_trap", "agent_log_forged")
 
 #: the budgets an agent may stop itself at (the reference agent does), as its outcome reports them
 SELF_LIMITED = (BudgetName.turns, BudgetName.tool_calls)
@@ -52,7 +54,8 @@ def decide(records: AttemptRecords) -> Decision:
         return Decision(EndState.timeout, "cpu_time")
     if records.teardown is not None and records.teardown.resource_limit is not None:
         return Decision(EndState.failed, f"resource_limit: {records.teardown.resource_limit}")
-    if records.teardown is not None and any(i.type in TAMPERING for i in records.teardown.incidents):
+    found = [*(records.teardown.incidents if records.teardown else ()), *(records.verify.incidents if records.verify else ())]
+    if any(i.type in TAMPERING for i in found):
         return Decision(EndState.failed, "tampering")
     failure = records.failure()
     if failure is not None:

@@ -14,6 +14,7 @@ from assay.spec.digest import workspace_hash_budget
 from assay.spec.load import LoadedTask
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME as DIFF_ARTIFACT
+from assay.spec.digest import UNHASHED, UNREADABLE, workspace_hash_budget
 from assay.store.workspace_diff import Scan, build_workspace_diff
 from assay.trace.redact import Redactor
 
@@ -47,11 +48,16 @@ def read_only_violation(task: LoadedTask, initial: dict[str, str], final: dict[s
     """The incident for a read-only task whose workspace changed beyond its declared outputs."""
     if task.spec.risk is not Risk.read_only or initial == final:
         return None
-    changed = sorted(p for p in set(initial) | set(final) if initial.get(p) != final.get(p)
+    changed = sorted(p for p in set(initial) | set(final) if (initial.get(p) != final.get(p) or _unknown(final.get(p)))
                      and not any(fnmatch.fnmatchcase(p, g) for g in task.spec.outputs))
     if not changed:
         return None
     return incident("read_only_write", "high", "the workspace of a read-only task was modified", paths=changed[:50])
+
+
+def _unknown(digest: str | None) -> bool:
+    """A digest that says nothing was read (unreadable, over a bound): never "unchanged"."""
+    return digest is not None and (digest == UNREADABLE or digest.startswith(UNHASHED))
 
 
 def add_usage(a: UsageTotals, b: UsageTotals) -> UsageTotals:

@@ -44,6 +44,9 @@ from assay.trace.writer import TraceWriter
 from assay.untrusted.files import TRAPS
 from assay.untrusted.tree import remove_untrusted
 from assay.verify.verifier import run_verifier
+from assay.verify.verifier import copy_snapshot, run_verifier
+from assay.worlds.call_record import call_record, mismatch_incidents
+from assay.spec.untrusted_tree import remove_untrusted
 
 HOME_MOUNT = "/assay/home"
 SETUP_MOUNT = "/assay/setup"
@@ -403,6 +406,9 @@ async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> 
         for pr in report.predicates:
             env.trace.emit(Source.verifier, EventKind.predicate_result, pr.model_dump())
         found = [Incident.model_validate(i) for pr in report.predicates for i in pr.evidence.get("incidents", [])]
+        for inc in mismatch_incidents(call_record(env.trace.events())):  # the agent's log against the harness's
+            found.append(inc)
+            env.trace.emit(Source.verifier, EventKind.incident, inc.model_dump())
         ro = read_only_violation(env.task, set_up.initial, report.final_digests)
         if ro is not None:  # a read-only task whose workspace changed: an incident whatever else held
             found.append(ro)

@@ -16,6 +16,10 @@ from assay.run.attempt.endstate import Decision
 from assay.run.attempt.evidence import add_usage
 from assay.run.attempt.records import AttemptRecords
 from assay.spec.budget import BudgetName, Limits
+from assay.spec.digest import text_name
+from assay.spec.incident import Incident
+from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
+from assay.spec.untrusted_tree import MAX_ENTRIES, OVERFLOW, WALK_SECONDS
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 
@@ -80,6 +84,8 @@ def build_result(env: SealEnv, records: AttemptRecords, decision: Decision, trac
     extra: dict[str, Any] = {k: v for rep in reports for k, v in rep.extra.items()}
     if report and report.skipped_entries:
         extra["skipped_entries"] = report.skipped_entries
+        if text_name(OVERFLOW) in report.skipped_entries:  # the workspace held more than one walk takes
+            extra["tree_bounded"] = {"max_entries": MAX_ENTRIES, "max_seconds": WALK_SECONDS}
     set_up: Limits | None = records.setup.limits if records.setup else None
     host = hostload.between(env.host_start, hostload.sample()) if env.host_start is not None else None
     return AttemptResult(

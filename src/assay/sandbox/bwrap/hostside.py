@@ -19,7 +19,7 @@ def own_tree(path: Path, uid: int) -> None:
     os.lchown(path, uid, uid)
     if path.is_symlink() or not path.is_dir():
         return
-    for _, full, st in walk_untrusted(path):
+    for _, full, st in walk_untrusted(path, max_entries=None, deadline_s=None):
         if st is not None:
             try:
                 os.lchown(full, uid, uid)

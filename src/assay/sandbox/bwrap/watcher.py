@@ -73,7 +73,7 @@ def _tree_bytes(root: Path) -> int:
     cannot measure (past PATH_MAX, too deep, unlistable: where an agent would hide data from a
     name-based walk) counts as unbounded, so it hits the disk bound: unknown is failure."""
     total = 0
-    for _, _, st in walk_untrusted(root):
+    for _, _, st in walk_untrusted(root, max_entries=None, deadline_s=None):
         if st is None:
             return UNMEASURABLE
         total += st.st_blocks * 512

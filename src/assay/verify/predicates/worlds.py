@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any
 
 from assay.spec.predicates import PredicateSpec
+from assay.spec.results import Trust
 from assay.spec.world_predicates import BehaviourCheck, WorldDiff, WorldRows, WorldSql, WorldUnchanged
 from assay.verify.context import Outcome, VerifyContext
 from assay.verify.registry import evaluator
@@ -122,7 +123,7 @@ async def world_unchanged(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     return Outcome(not absent and not changed, {"worlds": names, "absent": absent, "changed": changed})
 
 
-@evaluator("behaviour")
+@evaluator("behaviour", trust=Trust.recorded)
 async def behaviour(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, BehaviourCheck)
     if ctx.task.spec.behaviour is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.spec.digest import UNREADABLE, text_name, tree_digests
-from assay.spec.untrusted_tree import OVERFLOW, walk_untrusted
+from assay.untrusted.tree import OVERFLOW, walk_untrusted
 
 
 def _many(root: Path, n: int) -> Path:

@@ -241,7 +241,7 @@ async def test_the_gateways_record_decides_and_the_agents_log_adds_detail(tmp_pa
 
 
 def test_a_pass_never_rests_on_agent_reported_predicates_alone():
-    from assay.spec.results import PredicateResult, Trust
+    from assay.records.results import PredicateResult, Trust
     from assay.verify.verifier import VerifierReport
 
     def pr(i: str, trust: Trust, passed: bool = True) -> PredicateResult:

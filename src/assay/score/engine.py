@@ -14,19 +14,19 @@ from typing import Any, Iterable, Iterator
 
 from assay.errors import IntegrityError, RunDirError
 from assay.records.manifest import RunManifest
+from assay.records.manifest import RunManifest
 from assay.records.scores import SCORE_SCHEMA, ScoreDocument
+from assay.records.scores import SCORE_SCHEMA, ScoreDocument, SuspectPass
+from assay.run_budget.log import last_stop
 from assay.run_budget.log import last_stop
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.evidence import read_trace_facts
+from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
+from assay.score.screen import as_records, screen_run
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
-from assay.score.labels import read_labels
-from assay.score.screen import as_records, screen_run
-from assay.spec.manifest import RunManifest
-from assay.spec.scores import SCORE_SCHEMA, ScoreDocument, SuspectPass
-from assay.store.budget_log import last_stop
 from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
 from assay.store.rundir import MANIFEST, RunDir

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from assay.spec.results import AttemptResult, EndState
+from assay.records.results import AttemptResult, EndState
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME, WorkspaceDiff, read_workspace_diff
 from assay.trace.events import EventKind, TraceEvent

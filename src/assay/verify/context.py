@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.environments.runtime import image_root
+from assay.records.results import Trust
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
-from assay.spec.results import Trust
 from assay.trace.events import TraceEvent
 from assay.verify.site import open_site
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from assay.spec.load import LoadedSuite, LoadedTask
 from assay.spec.predicates import CommandCheck
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 from assay.verify.lint_git import git_problems
 
 #: every rule, with what it flags

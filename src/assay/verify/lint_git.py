@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 _TIMEOUT = 30
 

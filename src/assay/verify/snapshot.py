@@ -12,9 +12,9 @@ import os
 import stat
 from pathlib import Path
 
-from assay.untrusted.tree import walk_untrusted
 from assay.spec.digest import text_name
-from assay.spec.untrusted_tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
+from assay.untrusted.tree import walk_untrusted
 
 
 def copy_snapshot(src: Path, dst: Path) -> list[str]:

@@ -32,11 +32,11 @@ from typing import Any, Callable
 from assay.errors import VerifierError
 from assay.records.incident import incident
 from assay.records.results import PredicateResult
+from assay.records.results import PredicateResult, Trust
 from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.digest import UNREADABLE, text_name, tree_digests, workspace_hash_budget
 from assay.spec.load import LoadedTask
-from assay.spec.results import PredicateResult, Trust
 from assay.trace.events import TraceEvent
 from assay.untrusted import bounded_re
 from assay.verify.context import PathEscape, VerifyContext

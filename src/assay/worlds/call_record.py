@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.harness.evidence import carries_shim
-from assay.spec.incident import Incident, incident
+from assay.records.incident import Incident, incident
 from assay.trace.events import EventKind, Source, TraceEvent
 from assay.worlds.calls import Call, calls_from_events
 

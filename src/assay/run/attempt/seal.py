@@ -10,6 +10,8 @@ from typing import Any
 
 from assay.harness.evidence import count_tool_calls
 from assay.records.incident import Incident
+from assay.records.incident import Incident
+from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.run import hostload
 from assay.run.attempt.endstate import Decision
@@ -17,11 +19,9 @@ from assay.run.attempt.evidence import add_usage
 from assay.run.attempt.records import AttemptRecords
 from assay.spec.budget import BudgetName, Limits
 from assay.spec.digest import text_name
-from assay.spec.incident import Incident
-from assay.spec.results import AttemptResult, EndState, Timings, UsageTotals
-from assay.spec.untrusted_tree import MAX_ENTRIES, OVERFLOW, WALK_SECONDS
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
+from assay.untrusted.tree import MAX_ENTRIES, OVERFLOW, WALK_SECONDS
 
 
 

@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 from assay.records.incident import incident
+from assay.records.results import Trust
 from assay.spec.predicates import PredicateSpec
-from assay.spec.results import Trust
 from assay.spec.world_predicates import NoSecretLeak, Security
 from assay.trace.events import EventKind
 from assay.verify.context import Outcome, VerifyContext

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.records.results import Trust
 from assay.spec.predicates import PredicateSpec
-from assay.spec.results import Trust
 from assay.spec.world_predicates import ToolCalled, ToolNotCalled, Trajectory
 from assay.verify.context import Outcome, VerifyContext
 from assay.verify.registry import evaluator

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from assay.records.results import Trust
 from assay.spec.predicates import PredicateSpec
-from assay.spec.results import Trust
 from assay.spec.world_predicates import BehaviourCheck, WorldDiff, WorldRows, WorldSql, WorldUnchanged
 from assay.verify.context import Outcome, VerifyContext
 from assay.verify.registry import evaluator

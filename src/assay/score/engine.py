@@ -14,10 +14,8 @@ from typing import Any, Iterable, Iterator
 
 from assay.errors import IntegrityError, RunDirError
 from assay.records.manifest import RunManifest
-from assay.records.manifest import RunManifest
 from assay.records.scores import SCORE_SCHEMA, ScoreDocument
-from assay.records.scores import SCORE_SCHEMA, ScoreDocument, SuspectPass
-from assay.run_budget.log import last_stop
+from assay.records.scores import SuspectPass
 from assay.run_budget.log import last_stop
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS

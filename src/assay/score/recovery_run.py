@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assay.records.scores import RecoveryFigures
 from assay.score.recovery import recovery_figures, render_markdown
 
 __all__ = ["recovery_figures", "recovery_of_run", "render_markdown"]

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from assay.spec.digest import text_name
 from assay.untrusted.tree import walk_untrusted
-from assay.untrusted.tree import walk_untrusted
 
 
 def copy_snapshot(src: Path, dst: Path) -> list[str]:

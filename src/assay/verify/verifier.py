@@ -32,7 +32,7 @@ from typing import Any, Callable
 from assay.errors import VerifierError
 from assay.records.incident import incident
 from assay.records.results import PredicateResult
-from assay.records.results import PredicateResult, Trust
+from assay.records.results import Trust
 from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.digest import UNREADABLE, text_name, tree_digests, workspace_hash_budget

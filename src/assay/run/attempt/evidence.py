@@ -14,7 +14,7 @@ from assay.spec.digest import workspace_hash_budget
 from assay.spec.load import LoadedTask
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME as DIFF_ARTIFACT
-from assay.spec.digest import UNHASHED, UNREADABLE, workspace_hash_budget
+from assay.spec.digest import UNHASHED, UNREADABLE
 from assay.store.workspace_diff import Scan, build_workspace_diff
 from assay.trace.redact import Redactor
 

@@ -43,9 +43,7 @@ from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 from assay.untrusted.files import TRAPS
 from assay.untrusted.tree import remove_untrusted
-from assay.untrusted.tree import remove_untrusted
 from assay.verify.verifier import run_verifier
-from assay.verify.verifier import copy_snapshot, run_verifier
 from assay.worlds.call_record import call_record, mismatch_incidents
 
 HOME_MOUNT = "/assay/home"

@@ -10,8 +10,6 @@ from typing import Any
 
 from assay.harness.evidence import count_tool_calls
 from assay.records.incident import Incident
-from assay.records.incident import Incident
-from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.run import hostload
 from assay.run.attempt.endstate import Decision

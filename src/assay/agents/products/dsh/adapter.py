@@ -25,7 +25,7 @@ import yaml
 from assay.agents.base import AgentContext, ConversationTurn, SessionLost
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
-from assay.agents.products.contract import ToolContract, ToolGroup, single
+from assay.agents.products.contract import ToolContract, ToolGroup
 from assay.agents.products.dsh import session_format as dsh_format
 from assay.agents.products.install import InstallSpec, Installation
 from assay.agents.products.normalized import Normalized, read_jsonl

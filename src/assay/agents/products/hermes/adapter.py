@@ -31,7 +31,7 @@ from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
-from assay.agents.products.contract import ToolContract, ToolGroup, single
+from assay.agents.products.contract import ToolContract, ToolGroup
 from assay.agents.products.hermes import conversation as hermes_session, session_format as hermes_format
 from assay.agents.products.hermes.conversation import STATE_DB, Mark
 from assay.agents.products.install import InstallSpec, Installation

@@ -40,8 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("assay.cli.cases", "Import production traces as candidate cases."),
     "cases": ("assay.cli.cases", "Review and promote candidate cases; check held-out tasks for contamination."),
     "recovery": ("assay.cli.recovery", "Recovery under tool, process and model faults."),
-    "lint": ("assay.cli.core", "Check statically what each task exposes to the agent; exit 1 on a finding not declared intended."),
-    "audit": ("assay.cli.audit", "List a run's suspect passes for a person to label; labels make a new score version."),
+    "lint": ("assay.cli.core", "Check statically what each task exposes to the agent."),
+    "audit": ("assay.cli.audit", "Audit a suite's tasks (exit 1 when any is not valid) or a run's suspect passes."),
     "env": ("assay.cli.environments", "Task environments: build, list, show, prune and export task images."),
 }
 #: every command module, in the order ``assay --help`` lists them

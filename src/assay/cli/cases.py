@@ -27,7 +27,8 @@ def _secrets(pairs: list[str]) -> dict[str, str]:
 
 
 def register(app: typer.Typer) -> None:
-    imp = typer.Typer(help="Import production traces as candidate cases.", no_args_is_help=True)
+    imp = typer.Typer(help="Import production traces as candidate cases, or another tool's tasks as a suite.",
+                      no_args_is_help=True)
     cases = typer.Typer(help="Review and promote candidate cases; check held-out tasks for contamination.",
                         no_args_is_help=True)
 
@@ -46,6 +47,27 @@ def register(app: typer.Typer) -> None:
                    f"{rep.already} already imported")
         for cid in rep.new:
             typer.echo(f"  new {cid}: {out / 'candidates' / cid / 'draft'}")
+
+    def tasks_cmd(fmt: str) -> None:
+        @imp.command(fmt)
+        def cmd(
+            src: Annotated[Path, typer.Argument(help="A task folder of that format, or a folder of them.")],
+            out: Annotated[Path, typer.Option("--out", "-o", help="The new suite's folder (must not exist).")],
+        ) -> None:
+            """Write the tasks as an assay suite with import-report.json/.md beside it (docs/import.md);
+            exit 1 when a task was left out (each named with its reason)."""
+            from assay.importers import import_suite
+
+            rep = import_suite(fmt, src, out)
+            n = len(rep.tasks) - len(rep.left_out)
+            typer.echo(f"{n} of {len(rep.tasks)} task(s) imported into {out} (report: {out / 'import-report.md'})")
+            for t in rep.left_out:
+                typer.echo(f"  NOT imported {t.id}: {'; '.join(t.refused)}")
+            if rep.left_out:
+                raise typer.Exit(1)
+
+    for fmt in ("harbor", "terminal-bench"):
+        tasks_cmd(fmt)
 
     @cases.command("review")
     def review_cmd(

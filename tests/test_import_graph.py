@@ -49,10 +49,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "deploy": frozenset({"errors"}),
     "variants": frozenset({"errors", "spec", "store", "score"}),
     "cases": frozenset({"errors", "spec", "trace"}),
+    "importers": frozenset({"errors", "spec", "environments"}),
     "recovery": frozenset({"errors", "spec", "score"}),
     "cli": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "store", "harness", "approvals",
                       "worlds", "gateway", "agents", "verify", "judge", "score", "report", "run", "deploy", "observe",
-                      "variants", "cases", "recovery", "conversations", "environments"}),
+                      "variants", "cases", "recovery", "conversations", "environments", "importers"}),
 }
 DYNAMIC = {"optional_import", "import_module"}
 

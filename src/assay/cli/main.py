@@ -21,6 +21,7 @@ err = Console(stderr=True, soft_wrap=True)
 #: command modules; each has ``register(app: typer.Typer) -> None``
 COMMAND_MODULES = (
     "assay.cli.core",       # run, validate, show, schema, verify, index
+    "assay.cli.audit",      # audit
     "assay.cli.sandbox",    # doctor
     "assay.cli.score",      # score, report, compare
     "assay.cli.export",     # export

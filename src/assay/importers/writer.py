@@ -58,11 +58,15 @@ def write_suite(sources: list[Path], out: Path, report: ImportReport, write_one:
                 shutil.rmtree(dst)
             else:
                 categories[rep.id] = cat
-        name = _name(out.name)
+        if not categories:
+            raise UsageError(f"no task could be imported from {report.source}: "
+                             + "; ".join(f"{t.id}: {' '.join(t.refused)}" for t in report.tasks))
+        name = task_id(out.name)
         for _ in range(MAX_ROUNDS):  # take out what assay's loader refuses, then load again
             report.weights = _suite_yaml(stage, name, categories, report.source)
             if not categories:
-                break
+                raise UsageError(f"no task could be imported from {report.source} (assay's loader refused them all): "
+                                 + "; ".join(f"{t.id}: {' '.join(t.refused)}" for t in report.tasks))
             try:
                 load_suite(stage)
                 break
@@ -102,7 +106,3 @@ def _unique(name: str, taken: set[str]) -> str:
         tid = f"{base[:60]}-{n}"
         n += 1
     return tid
-
-
-def _name(folder: str) -> str:
-    return task_id(folder)

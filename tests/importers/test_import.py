@@ -43,6 +43,9 @@ def test_harbor_fields_map_to_assays_own(tmp_path: Path) -> None:
     simple = {x.id: x for x in rep.tasks}["simple-task"]
     assert any("FROM ubuntu:24.04 mapped to debian:bookworm" in a for a in simple.approximated)
     assert any("fetches from the network at test time" in u and "astral.sh" in u for u in simple.unmapped)
+    # the flags travel with the task into every run's manifest
+    assert any(d.startswith("FROM ubuntu:24.04") for d in s.deviations)
+    assert any(d.startswith("could not map: tests/test.sh fetches") for d in s.deviations)
 
 
 def test_harbor_refuses_a_compose_task_and_says_why(tmp_path: Path) -> None:

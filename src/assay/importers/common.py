@@ -69,8 +69,13 @@ def copy_dir(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, symlinks=True)
 
 
-def write_task(task_out: Path, task: dict[str, Any], prompt: str) -> None:
-    """task.yaml and prompt.md; an empty workspace (the image's WORKDIR files are seeded in)."""
+def write_task(task_out: Path, task: dict[str, Any], prompt: str, rep: TaskReport) -> None:
+    """task.yaml and prompt.md; an empty workspace (the image's WORKDIR files are seeded in).
+    What was approximated or could not map goes into the task's ``deviations`` too, so the run's
+    manifest carries it beside the results."""
+    flags = [*rep.approximated, *(f"could not map: {u}" for u in rep.unmapped)]
+    if flags:
+        task["deviations"] = [*task.get("deviations", []), *flags]
     (task_out / "workspace").mkdir(parents=True, exist_ok=True)
     (task_out / "prompt.md").write_text(prompt if prompt.endswith("\n") else prompt + "\n")
     (task_out / "task.yaml").write_text(yaml.safe_dump(task, sort_keys=False, allow_unicode=True))

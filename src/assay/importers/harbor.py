@@ -132,7 +132,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     for extra_dir in sorted(p.name for p in src.iterdir() if p.is_dir()):
         if extra_dir not in ("environment", "tests", "solution"):
             rep.unmapped.append(f"{extra_dir}/ is not read by this importer")
-    write_task(dst, task, instruction.read_text())
+    write_task(dst, task, instruction.read_text(), rep)
     rep.mapped.append("instruction.md -> prompt.md")
     return task["category"]
 

@@ -101,7 +101,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     task["tags"] = sorted({str(t) for t in doc.get("tags") or []})
     task["extra"] = {"source": {"format": "terminal-bench", "path": str(src), "metadata": metadata(doc, META_KEYS)}}
     rep.mapped.append("metadata (difficulty, author, tags, time estimates) -> extra.source.metadata, tags")
-    write_task(dst, task, instruction)
+    write_task(dst, task, instruction, rep)
     rep.mapped.append("instruction -> prompt.md")
     return task["category"]
 

@@ -9,6 +9,7 @@ code (run-tests.sh's uv bootstrap needs the network, which neither side has)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -63,7 +64,11 @@ def test_assays_verdicts_equal_the_peers_own(tmp_path: Path, image_store: ImageS
     import_suite(fmt, FIXTURES / fmt, out)
     suite = load_suite(out)
     images = ensure_suite(suite, store=image_store)
-    report = validate_suite(out)
+    report = validate_suite(out, keep=tmp_path / "run")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    for rec in manifest["tasks"]:  # the run records where the workspace was and what the import flagged
+        assert rec["workdir"] == images[rec["id"]].workdir == "/app"
+        assert any(d.startswith("FROM ") for d in rec["deviations"]), rec["deviations"]
     checked = 0
     for v in report.verdicts:
         task = {t.id: t for t in suite.tasks}[v.task_id]

@@ -57,10 +57,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "deploy": frozenset({"errors"}),
     "variants": frozenset({"errors", "spec", "store", "score"}),
     "cases": frozenset({"errors", "spec", "trace"}),
+    "importers": frozenset({"errors", "untrusted", "spec", "records", "environments"}),
     "cli": frozenset({"errors", "_optional", "registry", "untrusted", "spec", "records", "trace", "sandbox",
                       "store", "run_budget", "harness", "approvals", "worlds", "gateway", "agents", "verify",
                       "judge", "conversations", "score", "report", "run", "deploy", "observe", "variants",
-                      "cases", "environments"}),
+                      "cases", "environments", "importers"}),
 }
 DYNAMIC = {"optional_import", "import_module"}
 

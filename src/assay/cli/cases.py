@@ -27,7 +27,8 @@ def _secrets(pairs: list[str]) -> dict[str, str]:
 
 
 def register(app: typer.Typer) -> None:
-    imp = typer.Typer(help="Import production traces as candidate cases.", no_args_is_help=True)
+    imp = typer.Typer(help="Import production traces as candidate cases, or another tool's tasks as a suite.",
+                      no_args_is_help=True)
     cases = typer.Typer(help="Review and promote candidate cases; check held-out tasks for contamination.",
                         no_args_is_help=True)
 
@@ -49,6 +50,27 @@ def register(app: typer.Typer) -> None:
         for c in rep.cut:  # what the import's bounds did not keep (recorded in the candidate's source too)
             fields = ", ".join(f"{x['field']} ({x.get('chars', x.get('items'))} -> {x['kept']})" for x in c["cuts"])
             typer.echo(f"  cut from trace {c['trace_id']}: {fields}", err=True)
+
+    def tasks_cmd(fmt: str) -> None:
+        @imp.command(fmt)
+        def cmd(
+            src: Annotated[Path, typer.Argument(help="A task folder of that format, or a folder of them.")],
+            out: Annotated[Path, typer.Option("--out", "-o", help="The new suite's folder (must not exist).")],
+        ) -> None:
+            """Write the tasks as an assay suite with import-report.json/.md beside it (docs/import.md);
+            exit 1 when a task was left out (each named with its reason)."""
+            from assay.importers import import_suite
+
+            rep = import_suite(fmt, src, out)
+            n = len(rep.tasks) - len(rep.left_out)
+            typer.echo(f"{n} of {len(rep.tasks)} task(s) imported into {out} (report: {out / 'import-report.md'})")
+            for t in rep.left_out:
+                typer.echo(f"  NOT imported {t.id}: {'; '.join(t.refused)}")
+            if rep.left_out:
+                raise typer.Exit(1)
+
+    for fmt in ("harbor", "terminal-bench"):
+        tasks_cmd(fmt)
 
     @cases.command("review")
     def review_cmd(

@@ -63,7 +63,8 @@ def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store
 
 def record(info: ImageInfo, task_id: str) -> EnvironmentRecord:
     """What the manifest records of a task's image (``task@sha256:...``)."""
-    return EnvironmentRecord(image=f"{task_id}@{info.digest}", rootfs_sha256=info.rootfs_sha256, deviations=list(info.deviations))
+    return EnvironmentRecord(image=f"{task_id}@{info.digest}", rootfs_sha256=info.rootfs_sha256,
+                             deviations=list(info.deviations), workdir=info.workdir)
 
 
 def root_of(info: ImageInfo, store: ImageStore) -> ImageRoot:

@@ -68,6 +68,14 @@ def host_facts() -> dict[str, Any]:
             "cpus": os.cpu_count(), "memory_bytes": mem, "hostname_sha256": sha256_bytes(platform.node().encode())[:16]}
 
 
+def _workdir(spec: Any, env: EnvironmentRecord | None) -> str:
+    """Where the task's sandboxes saw the workspace: its own workdir when it sets one, else the
+    image's WORKDIR, else the default (as ``sandbox.outer.workspace_target`` decides)."""
+    if "workdir" not in spec.model_fields_set and env is not None and env.workdir:
+        return env.workdir
+    return spec.workdir
+
+
 def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], sandbox: SandboxRecord,
                    gateway: GatewayRecord, plan: PlanRecord, track: str = "controlled",
                    capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
@@ -79,7 +87,7 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
                    tools=list(t.spec.tools), variants=t.spec.variant_ids(), held_out=t.spec.held_out,
                    simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None,
                    environment=(environments or {}).get(t.id),
-                   workdir=t.spec.workdir, network=t.spec.network.value if t.spec.network else None,
+                   workdir=_workdir(t.spec, (environments or {}).get(t.id)), network=t.spec.network.value if t.spec.network else None,
                    deviations=list(t.spec.deviations))
         for t in suite.tasks
     ]

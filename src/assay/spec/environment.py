@@ -84,3 +84,5 @@ class EnvironmentRecord(BaseModel):
     rootfs_sha256: str = Field(description="Digest over every file of the built root filesystem.")
     deviations: list[str] = Field(default_factory=list, description="Where the image differs from what was declared "
                                   "(a FROM mapped to a Debian base, an instruction honoured differently).")
+    workdir: str | None = Field(None, description="The image's WORKDIR (where the workspace is seen unless the task "
+                                "sets its own workdir).")

@@ -233,6 +233,20 @@ class PytestCheck(PredicateSpec):
     timeout_s: float = Field(120, gt=0)
 
 
+class RewardFile(PredicateSpec):
+    """Run a task's own test script (Harbor's ``tests/test.sh``) in the verifier sandbox over the
+    snapshot, inside the task's image, and read the reward it writes to
+    ``/logs/verifier/reward.txt`` (a number) or ``reward.json`` (numbers by name)."""
+
+    kind: Literal["reward_file"] = "reward_file"
+    tests: str = Field("tests", description="Folder under hidden/ seen at /tests (the script's own test files).")
+    script: str = Field("test.sh", description="The script inside `tests`, run by its #! line (else /bin/sh).")
+    threshold: float = Field(1.0, description="Pass means the reward is at least this.")
+    key: str | None = Field(None, description="In reward.json: the value compared; None: every value must reach "
+                            "the threshold.")
+    timeout_s: float = Field(120, gt=0)
+
+
 class PythonPlugin(PredicateSpec):
     """Call ``function(ctx)`` from a Python file of the task's verifier code.
 

@@ -27,7 +27,7 @@ Evaluator = Callable[[PredicateSpec, VerifyContext], Awaitable[Outcome]]
 F = TypeVar("F", bound=Evaluator)
 
 #: modules holding the built-in evaluators
-BUILTIN_MODULES = ("assay.verify.predicates.files", "assay.verify.predicates.commands",
+BUILTIN_MODULES = ("assay.verify.predicates.files", "assay.verify.predicates.commands", "assay.verify.predicates.reward",
                    "assay.verify.predicates.plugin", "assay.verify.predicates.worlds",
                    "assay.verify.predicates.trajectory", "assay.verify.predicates.security",
                    "assay.verify.predicates.judge", "assay.verify.predicates.io_cases")

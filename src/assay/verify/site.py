@@ -20,7 +20,10 @@ from assay.verify.snapshot import copy_snapshot
 
 #: where read-only verifier material appears inside a predicate's sandbox
 TARGETS = {"hidden": "/verifier/hidden", "code": "/verifier/code", "events": "/verifier/events.jsonl",
-           "input": "/verifier/input", "cases": "/verifier/cases"}
+           "input": "/verifier/input", "cases": "/verifier/cases",
+           "tests": "/tests", "logs": "/logs/verifier"}  # tests, logs: a task's own test script (reward_file)
+#: the mounts a predicate's process may write (its own scratch folder, read back by the harness)
+WRITABLE = frozenset({"logs"})
 
 
 @dataclass
@@ -64,7 +67,7 @@ async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, 
             (cases / rel).parent.mkdir(parents=True, exist_ok=True, mode=0o755)
             (cases / rel).write_text(text)
         ro = {**ro, "cases": cases}
-    mounts = {name: Mount(source=src, target=TARGETS[name], writable=False) for name, src in ro.items()}
+    mounts = {name: Mount(source=src, target=TARGETS[name], writable=name in WRITABLE) for name, src in ro.items()}
     sb = await backend.create(SandboxSpec(workspace=ws, network=NetworkProfile.none, identity="verifier",
                                           workdir=workdir, env=dict(env or {}), limits=limits,
                                           mounts=tuple(mounts.values()), label=label, image=image))

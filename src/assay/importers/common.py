@@ -1,0 +1,86 @@
+"""What every format's importer shares: task ids, the task folder assay reads, the Dockerfile's
+base mapping named in the report, and test scripts that fetch from the network at test time."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assay.environments.plan import map_from
+from assay.importers.report import TaskReport
+from assay.spec.environment import EnvironmentSpec
+from assay.spec.environment_dockerfile import DockerfileError, parse
+
+#: a test script line that reaches the network when the tests run (the verifier has none here)
+_FETCH = re.compile(r"\b(curl|wget|apt-get\s+(update|install)|apt\s+install|pip3?\s+install|uv\s+(add|init|pip)|uvx)\b")
+#: the base a Dockerfile's FROM maps to when that image cannot be fetched here (the importer's choice)
+DEFAULT_BASE = "debian:bookworm"
+
+
+def task_id(name: str) -> str:
+    """A source folder name as an assay task id (lowercase, ``[a-z0-9_-]``, at most 64)."""
+    s = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:64]
+    return s or "task"
+
+
+def network_lines(script: Path) -> list[str]:
+    """The lines of a test script that fetch at test time, as ``name:line: text``."""
+    out = []
+    for n, line in enumerate(script.read_text(errors="replace").splitlines(), 1):
+        code = line.split("#", 1)[0]
+        if _FETCH.search(code):
+            out.append(f"{script.name}:{n}: {line.strip()}")
+    return out
+
+
+def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep: TaskReport,
+                           build_timeout_s: float | None = None) -> dict[str, Any] | None:
+    """Copy a Dockerfile and its build context into ``task_out/environment`` and return the
+    task's ``environment:``; the FROM mapping goes into the report. None (task refused) when
+    assay's Dockerfile reader refuses a line."""
+    try:
+        df = parse(dockerfile)
+    except DockerfileError as e:
+        rep.refuse(f"Dockerfile refused by assay's reader: {e} ({e.fix})")
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        rep.refuse(f"Dockerfile unreadable: {e}")
+        return None
+    env_dir = task_out / "environment"
+    shutil.copytree(context, env_dir, symlinks=True, dirs_exist_ok=True)
+    if dockerfile.parent != context or dockerfile.name != "Dockerfile":
+        shutil.copy2(dockerfile, env_dir / "Dockerfile")
+    spec: dict[str, Any] = {"dockerfile": "environment/Dockerfile", "context": "environment", "base": DEFAULT_BASE}
+    if build_timeout_s:
+        spec["build_timeout_s"] = build_timeout_s
+    _, extra, deviation = map_from(df.from_image, EnvironmentSpec(**spec))
+    rep.mapped.append("Dockerfile -> environment.dockerfile (built by assay's image builder)")
+    if deviation:
+        rep.approximated.append(deviation)
+    return spec
+
+
+def copy_dir(src: Path, dst: Path) -> None:
+    """A source folder copied as it is (links kept as links, never followed)."""
+    shutil.copytree(src, dst, symlinks=True)
+
+
+def write_task(task_out: Path, task: dict[str, Any], prompt: str, rep: TaskReport) -> None:
+    """task.yaml and prompt.md; an empty workspace (the image's WORKDIR files are seeded in).
+    What was approximated or could not map goes into the task's ``deviations`` too, so the run's
+    manifest carries it beside the results."""
+    flags = [*rep.approximated, *(f"could not map: {u}" for u in rep.unmapped)]
+    if flags:
+        task["deviations"] = [*task.get("deviations", []), *flags]
+    (task_out / "workspace").mkdir(parents=True, exist_ok=True)
+    (task_out / "prompt.md").write_text(prompt if prompt.endswith("\n") else prompt + "\n")
+    (task_out / "task.yaml").write_text(yaml.safe_dump(task, sort_keys=False, allow_unicode=True))
+
+
+def metadata(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The source's descriptive fields kept as they are (difficulty, author, time estimates, ...)."""
+    return {k: source[k] for k in keys if source.get(k) not in (None, "", [])}

@@ -1,0 +1,152 @@
+"""Harbor 2.0 / Terminal-Bench 2.x tasks: ``task.toml``, ``instruction.md``,
+``environment/Dockerfile``, ``tests/test.sh`` (+ its files, seen at ``/tests``) writing a reward
+to ``/logs/verifier``, and ``solution/solve.sh``. docs/import.md has the field table."""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from assay.importers.common import task_id, copy_dir, dockerfile_environment, metadata, network_lines, write_task
+from assay.importers.report import TaskReport
+
+#: the importer's choice: a Harbor reward counts as a pass at 1.0 (rewards are 0..1)
+THRESHOLD = 1.0
+META_KEYS = ("difficulty", "category", "tags", "author_name", "author_email", "expert_time_estimate_min",
+             "junior_time_estimate_min", "custom_docker_compose")
+
+
+def find_tasks(src: Path) -> list[Path]:
+    """``src`` itself when it is a task, else every folder under it holding a task.toml."""
+    if (src / "task.toml").is_file():
+        return [src]
+    return sorted(p.parent for p in src.rglob("task.toml") if p.is_file())
+
+
+def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    v = doc.get(key, {})
+    return v if isinstance(v, dict) else {}
+
+
+def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
+    """One Harbor task as an assay task in ``dst``; returns its category (None: refused)."""
+    try:
+        doc = tomllib.loads((src / "task.toml").read_text())
+    except tomllib.TOMLDecodeError as e:
+        rep.refuse(f"task.toml is not valid TOML: {e}")
+        return None
+    instruction = src / "instruction.md"
+    if not instruction.is_file() or not instruction.read_text().strip():
+        rep.refuse("instruction.md is missing or empty: there is no prompt")
+        return None
+    if doc.get("steps"):
+        rep.refuse("[[steps]] (a multi-step task) has no assay equivalent yet")
+        return None
+    env_t, agent_t, ver_t, sol_t = (_table(doc, k) for k in ("environment", "agent", "verifier", "solution"))
+    meta, info = _table(doc, "metadata"), _table(doc, "task")
+    env_dir = src / "environment"
+    for compose in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml"):
+        if (env_dir / compose).is_file():
+            rep.refuse(f"environment/{compose}: multi-container tasks (compose files) cannot run here")
+            return None
+    if env_t.get("docker_image"):
+        rep.refuse(f"environment.docker_image {env_t['docker_image']!r}: a prebuilt image cannot be fetched here")
+        return None
+    if (env_t.get("gpus") or 0) > 0:
+        rep.refuse(f"environment.gpus = {env_t['gpus']}: no GPUs here")
+        return None
+    test_sh = src / "tests" / "test.sh"
+    if not test_sh.is_file():
+        rep.refuse("tests/test.sh is missing: no reward can be computed")
+        return None
+    if not _names_reward(src / "tests"):
+        rep.refuse("tests/ never names /logs/verifier/reward.txt or reward.json: the script writes no reward")
+        return None
+    if not (env_dir / "Dockerfile").is_file():
+        rep.refuse("environment/Dockerfile is missing")
+        return None
+    task: dict[str, Any] = {"category": _category(meta)}
+    if info.get("description"):
+        task["description"] = str(info["description"])
+    build_timeout = env_t.get("build_timeout_sec")
+    env = dockerfile_environment(dst, env_dir / "Dockerfile", env_dir, rep, build_timeout)
+    if env is None:
+        return None
+    task["environment"] = env
+    if build_timeout:
+        task["build_timeout_s"] = float(build_timeout)
+        rep.mapped.append("environment.build_timeout_sec -> build_timeout_s")
+    if env_t.get("workdir"):
+        task["workdir"] = str(env_t["workdir"])
+        rep.mapped.append("environment.workdir -> workdir")
+    if agent_t.get("timeout_sec"):
+        task["budget"] = {"wall_time_s": float(agent_t["timeout_sec"])}
+        rep.mapped.append("agent.timeout_sec -> budget.wall_time_s")
+    verifier_timeout = float(ver_t.get("timeout_sec") or 120)
+    task["verifier_timeout_s"] = verifier_timeout + 30
+    limits = {k: env_t[f] for k, f in (("cpus", "cpus"), ("memory_mb", "memory_mb"), ("storage_mb", "storage_mb"))
+              if env_t.get(f)}
+    if limits:
+        task["limits"] = limits
+        rep.mapped.append(f"environment.{{{', '.join(limits)}}} -> limits")
+    if "allow_internet" in env_t:
+        task["allow_internet"] = bool(env_t["allow_internet"])
+        rep.mapped.append("environment.allow_internet -> network" + (" (true read as harness)" if env_t["allow_internet"] else ""))
+    roles = {"agent": {}, "verifier": {}, "solution": {}}
+    for role, table in (("agent", env_t), ("verifier", ver_t), ("solution", sol_t)):
+        roles[role] = {str(k): str(v) for k, v in _table(table, "env").items()}
+    shared = roles.pop("agent")
+    if shared or any(roles.values()):
+        task["env"] = {"agent": shared, "verifier": {**shared, **roles["verifier"]},
+                       "solution": {**shared, **roles["solution"]}}
+        rep.mapped.append("environment.env / verifier.env / solution.env -> env.agent/verifier/solution")
+    if env_t.get("mcp_servers"):
+        rep.unmapped.append("environment.mcp_servers: MCP servers are not started by this importer")
+    copy_dir(src / "tests", dst / "hidden" / "tests")
+    rep.mapped.append("tests/ -> hidden/tests (seen at /tests by the reward_file predicate only)")
+    task["predicates"] = [{"id": "reward", "kind": "reward_file", "tests": "tests", "script": "test.sh",
+                           "threshold": THRESHOLD, "timeout_s": verifier_timeout}]
+    rep.mapped.append(f"tests/test.sh + /logs/verifier/reward.* -> reward_file predicate (pass: reward >= {THRESHOLD})")
+    fetches = network_lines(test_sh)
+    if fetches:
+        rep.unmapped.append("tests/test.sh fetches from the network at test time; the verifier has no network "
+                            "here, so the script runs as shipped and may fail: " + "; ".join(fetches[:4]))
+    if (src / "solution" / "solve.sh").is_file():
+        (dst / "solution").mkdir()
+        shutil.copy2(src / "solution" / "solve.sh", dst / "solution" / "solve.sh")
+        rep.mapped.append("solution/solve.sh -> solution (the oracle)")
+    else:
+        task["solution"] = None
+        rep.unmapped.append("no solution/solve.sh: the task has no reference solution")
+    kept = metadata(meta, META_KEYS)
+    for k in ("name", "authors", "keywords"):
+        if info.get(k):
+            kept[f"task.{k}"] = info[k]
+    if doc.get("version"):
+        kept["harbor_version"] = doc["version"]
+    task["tags"] = sorted({str(t) for t in [*meta.get("tags", []), *info.get("keywords", [])]})
+    task["extra"] = {"source": {"format": "harbor", "path": str(src), "metadata": kept}}
+    rep.mapped.append("metadata (difficulty, tags, authors, time estimates) -> extra.source.metadata, tags")
+    for extra_dir in sorted(p.name for p in src.iterdir() if p.is_dir()):
+        if extra_dir not in ("environment", "tests", "solution"):
+            rep.unmapped.append(f"{extra_dir}/ is not read by this importer")
+    write_task(dst, task, instruction.read_text(), rep)
+    rep.mapped.append("instruction.md -> prompt.md")
+    return task["category"]
+
+
+def _names_reward(tests: Path) -> bool:
+    """Whether any test file names a reward file (test.sh may source a helper that writes it)."""
+    for p in tests.rglob("*"):
+        if p.is_file() and not p.is_symlink() and p.stat().st_size < (1 << 20):
+            text = p.read_text(errors="replace")
+            if "reward.txt" in text or "reward.json" in text:
+                return True
+    return False
+
+
+def _category(meta: dict[str, Any]) -> str:
+    c = meta.get("category")
+    return task_id(str(c)) if c else "default"

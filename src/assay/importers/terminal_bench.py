@@ -1,0 +1,133 @@
+"""Terminal-Bench 1 tasks: ``task.yaml`` (the instruction and metadata), ``Dockerfile`` (its build
+context the task folder), ``run-tests.sh``, ``solution.sh``, ``tests/``. Their verdict is
+pytest's over ``tests/`` (``parser_name: pytest``), so they map to assay's pytest predicate run
+in the task's image. docs/import.md has the field table."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assay.importers.common import dockerfile_environment, metadata, network_lines, task_id, write_task
+from assay.importers.report import TaskReport
+
+META_KEYS = ("difficulty", "category", "tags", "author_name", "author_email", "expert_time_estimate_min",
+             "junior_time_estimate_min", "estimated_duration_sec")
+#: files of the task folder that are the harness's, not the image's build context
+NOT_CONTEXT = {"task.yaml", "solution.sh", "solution.yaml", "run-tests.sh", "tests", "docker-compose.yaml"}
+#: the stock run-tests.sh: install uv from the network, then ``uv run pytest $TEST_DIR/<file>``
+_STOCK_PYTEST = re.compile(r"^\s*uv run pytest\s+((?:\$TEST_DIR/\S+\.py\s*)+)(-rA)?\s*$", re.M)
+#: where the hidden tests are seen by the verifier's pytest (Terminal-Bench's $TEST_DIR)
+TEST_DIR = "/verifier/hidden/tests"
+
+
+def find_tasks(src: Path) -> list[Path]:
+    """``src`` itself when it is a task, else every folder under it holding a task.yaml."""
+    if (src / "task.yaml").is_file():
+        return [src]
+    return sorted(p.parent for p in src.rglob("task.yaml") if p.is_file())
+
+
+def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
+    """One Terminal-Bench 1 task as an assay task in ``dst``; returns its category (None: refused)."""
+    try:
+        doc = yaml.safe_load((src / "task.yaml").read_text())
+    except yaml.YAMLError as e:
+        rep.refuse(f"task.yaml is not valid YAML: {str(e).splitlines()[0]}")
+        return None
+    if not isinstance(doc, dict):
+        rep.refuse("task.yaml is not a mapping")
+        return None
+    instruction = doc.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        rep.refuse("task.yaml has no instruction: there is no prompt")
+        return None
+    if doc.get("parser_name", "pytest") != "pytest":
+        rep.refuse(f"parser_name {doc['parser_name']!r}: only pytest's verdict is mapped")
+        return None
+    compose = src / "docker-compose.yaml"
+    if compose.is_file():
+        services = (yaml.safe_load(compose.read_text()) or {}).get("services", {})
+        if len(services) > 1:
+            rep.refuse(f"docker-compose.yaml has {len(services)} services: multi-container tasks cannot run here")
+            return None
+        rep.approximated.append("docker-compose.yaml (one service) read as the Dockerfile alone; its volumes "
+                                "and TEST_DIR are the harness's own here")
+    if not (src / "Dockerfile").is_file():
+        rep.refuse("Dockerfile is missing")
+        return None
+    tests = _pytest_files(src, rep)
+    if tests is None:
+        return None
+    task: dict[str, Any] = {"category": task_id(str(doc.get("category") or "default"))}
+    ctx = dst / ".context"
+    ctx.mkdir()
+    for p in src.iterdir():
+        if p.name not in NOT_CONTEXT:
+            (shutil.copytree(p, ctx / p.name, symlinks=True) if p.is_dir() and not p.is_symlink()
+             else shutil.copy2(p, ctx / p.name, follow_symlinks=False))
+    env = dockerfile_environment(dst, ctx / "Dockerfile", ctx, rep)
+    shutil.rmtree(ctx)
+    if env is None:
+        return None
+    task["environment"] = env
+    if doc.get("max_agent_timeout_sec"):
+        task["budget"] = {"wall_time_s": float(doc["max_agent_timeout_sec"])}
+        rep.mapped.append("max_agent_timeout_sec -> budget.wall_time_s")
+    test_timeout = float(doc.get("max_test_timeout_sec") or 60)
+    task["verifier_timeout_s"] = test_timeout + 30
+    rep.mapped.append("max_test_timeout_sec -> the pytest predicate's timeout_s")
+    shutil.copytree(src / "tests", dst / "hidden" / "tests", symlinks=True)
+    task["env"] = {"verifier": {"TEST_DIR": TEST_DIR}}
+    rep.mapped.append(f"tests/ -> hidden/tests ($TEST_DIR = {TEST_DIR} for the verifier)")
+    task["predicates"] = [{"id": f"pytest-{Path(t).stem}", "kind": "pytest", "tests": f"tests/{t}",
+                           "timeout_s": test_timeout} for t in tests]
+    rep.mapped.append(f"pytest over {', '.join(tests)} -> pytest predicate(s), run by the image's python3")
+    if (src / "solution.sh").is_file():
+        (dst / "solution").mkdir()
+        shutil.copy2(src / "solution.sh", dst / "solution" / "solve.sh")
+        rep.mapped.append("solution.sh -> solution (the oracle)")
+    else:
+        task["solution"] = None
+        why = "solution.yaml (terminal commands) is not converted" if (src / "solution.yaml").is_file() else "none shipped"
+        rep.unmapped.append(f"no reference solution: {why}")
+    for k in ("run_tests_in_same_shell", "disable_asciinema"):
+        if k in doc:
+            rep.unmapped.append(f"{k}: a Terminal-Bench harness setting with no meaning here")
+    task["tags"] = sorted({str(t) for t in doc.get("tags") or []})
+    task["extra"] = {"source": {"format": "terminal-bench", "path": str(src), "metadata": metadata(doc, META_KEYS)}}
+    rep.mapped.append("metadata (difficulty, author, tags, time estimates) -> extra.source.metadata, tags")
+    write_task(dst, task, instruction, rep)
+    rep.mapped.append("instruction -> prompt.md")
+    return task["category"]
+
+
+def _pytest_files(src: Path, rep: TaskReport) -> list[str] | None:
+    """The test files pytest runs: the stock run-tests.sh's, or Terminal-Bench's default."""
+    if not (src / "tests").is_dir():
+        rep.refuse("tests/ is missing")
+        return None
+    script = src / "run-tests.sh"
+    if not script.is_file():
+        if not (src / "tests" / "test_outputs.py").is_file():
+            rep.refuse("no run-tests.sh and no tests/test_outputs.py")
+            return None
+        return ["test_outputs.py"]
+    m = _STOCK_PYTEST.search(script.read_text(errors="replace"))
+    if m is None:
+        rep.refuse("run-tests.sh is not the stock pytest runner (uv run pytest $TEST_DIR/...): a custom test "
+                   "script is not mapped yet")
+        return None
+    files = [f.removeprefix("$TEST_DIR/") for f in m.group(1).split()]
+    missing = [f for f in files if not (src / "tests" / f).is_file()]
+    if missing:
+        rep.refuse(f"run-tests.sh runs {', '.join(missing)}, which tests/ does not hold")
+        return None
+    fetches = network_lines(script)
+    rep.approximated.append("run-tests.sh's network bootstrap (" + "; ".join(fetches[:3]) + ") replaced by the "
+                            "image's Debian python3-pytest; pytest's version may differ")
+    return files

@@ -1,0 +1,124 @@
+"""``assay audit``: a benchmark audit, mechanical. Every task's oracle and do-nothing runs and the
+state mutants of the oracle's end state (:func:`validate_suite`, not a second engine), read with
+what the import report says the task needs, give one label per task:
+
+- ``no reference solution``: nothing to run as the oracle, so solvability is unknown;
+- ``needs``: the oracle fails and the task needs what is not available here (named);
+- ``unsolvable as shipped``: the oracle fails (its failing predicates shown);
+- ``weak``: the do-nothing agent passes, or a state mutant survives (shown);
+- ``valid``: none of these.
+
+``--keep valid`` writes the valid subset as a new suite version beside the audit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from assay.run.validate import TaskVerdict, validate_suite
+from assay.spec.load import load_suite
+from assay.spec.results import EndState
+
+LABELS = ("valid", "weak", "unsolvable as shipped", "needs", "no reference solution")
+#: words in an import report's "could not map" line that name a missing feature (not a detail)
+_NEEDS = ("network", "mcp", "gpu", "compose", "multi-container")
+
+
+@dataclass
+class TaskAudit:
+    task_id: str
+    label: str
+    evidence: list[str] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
+    oracle: str | None = None
+    nop: str | None = None
+    mutants_tried: int = 0
+    mutants_survived: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AuditReport:
+    suite: str
+    version: str
+    tasks: list[TaskAudit]
+
+    def counts(self) -> dict[str, int]:
+        return {label: sum(t.label == label for t in self.tasks) for label in LABELS}
+
+    def to_json(self) -> str:
+        return json.dumps({**asdict(self), "counts": self.counts()}, indent=2) + "\n"
+
+    def to_markdown(self) -> str:
+        c = self.counts()
+        out = [f"# Audit of {self.suite} {self.version}", "",
+               ", ".join(f"{label}: {n}" for label, n in c.items()), "",
+               "| task | label | oracle | nop | mutants survived |", "|---|---|---|---|---|"]
+        out += [f"| {t.task_id} | {t.label} | {t.oracle} | {t.nop} | {len(t.mutants_survived)}/{t.mutants_tried} |"
+                for t in self.tasks]
+        for t in self.tasks:
+            if t.evidence or t.needs:
+                out += ["", f"## {t.task_id}: {t.label}", *[f"- needs: {n}" for n in t.needs],
+                        *[f"- {e}" for e in t.evidence]]
+        return "\n".join(out) + "\n"
+
+
+def needs_of(suite_dir: Path) -> dict[str, list[str]]:
+    """What the suite's import report (if any) says each task needs and cannot have here."""
+    path = suite_dir / "import-report.json"
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text())
+    return {t["id"]: [u for u in t.get("unmapped", []) if any(w in u.lower() for w in _NEEDS)]
+            for t in doc.get("tasks", [])}
+
+
+def label(v: TaskVerdict, has_solution: bool, needs: list[str]) -> TaskAudit:
+    """One task variant's label from its validation verdict (order: the first that applies)."""
+    a = TaskAudit(v.task_id, "valid", oracle=v.oracle.end_state.value if v.oracle else None,
+                  nop=v.nop.end_state.value if v.nop else None, mutants_tried=len(v.mutants),
+                  mutants_survived=[m.mutant for m in v.survivors])
+    oracle_ok = v.oracle is not None and v.oracle.end_state is EndState.passed
+    if not has_solution:
+        a.label = "no reference solution"
+        a.evidence = ["the task ships no solution: whether it can be solved is unknown"]
+    elif not oracle_ok:
+        a.label = "needs" if needs else "unsolvable as shipped"
+        a.needs = list(needs)
+        a.evidence = [p for p in v.problems if p.startswith("oracle")]
+    elif v.nop is not None and v.nop.end_state is EndState.passed or v.survivors:
+        a.label = "weak"
+        a.evidence = [p for p in v.problems if p.startswith(("nop", "mutant"))]
+    return a
+
+
+def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) -> AuditReport:
+    """Validate every task (with mutants) and label it."""
+    suite = load_suite(suite_path)
+    needs = needs_of(suite.root)
+    has_solution = {t.id: t.spec.solution is not None and (t.dir / t.spec.solution).is_file() for t in suite.tasks}
+    report = validate_suite(suite_path, sandbox=sandbox, jobs=jobs, mutants=True)
+    tasks = [label(v, has_solution[v.task_id], needs.get(v.task_id, [])) for v in report.verdicts
+             if v.variant == "base"]
+    return AuditReport(suite.spec.name, suite.spec.version, tasks)
+
+
+def keep(suite_path: Path, report: AuditReport, labels: set[str], out: Path) -> list[str]:
+    """Copy the suite to ``out`` with only the tasks of ``labels``, as a new version."""
+    kept = sorted(t.task_id for t in report.tasks if t.label in labels)
+    if not kept:
+        return []
+    suite = load_suite(suite_path)
+    shutil.copytree(suite.root, out, symlinks=True)
+    doc = yaml.safe_load((out / "suite.yaml").read_text())
+    doc["tasks"] = kept
+    doc["version"] = f"{doc['version']}+audited"
+    used = {t.spec.category for t in suite.tasks if t.id in kept}
+    doc["categories"] = [c for c in doc["categories"] if c["id"] in used]
+    (out / "suite.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    (out / "audit.json").write_text(report.to_json())
+    load_suite(out)  # what is written loads, or the error names it
+    return kept

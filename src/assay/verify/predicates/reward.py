@@ -1,0 +1,97 @@
+"""The reward protocol (Harbor, Terminal-Bench 2): the task's own test script runs in a sandbox of
+its own over the snapshot, inside the task's image, with its test files at ``/tests`` and a
+writable ``/logs/verifier``; it writes ``reward.txt`` (one number) or ``reward.json`` (numbers by
+name). The script runs over agent-written state, so the verdict is in-process trust, and what
+it leaves in ``/logs/verifier`` is read as hostile (no link followed, size bounded)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from assay.errors import VerifierError
+from assay.spec.predicates import PredicateSpec, RewardFile
+from assay.spec.results import Trust
+from assay.spec.task_env import ShebangError, interpreter
+from assay.verify.context import Outcome, VerifyContext, excerpt
+from assay.verify.registry import evaluator
+
+MAX_REWARD_BYTES = 64 << 10
+
+
+def read_reward(logs: Path) -> tuple[dict[str, float] | None, str]:
+    """The rewards the script wrote (``{"reward": x}`` for reward.txt), or None and why not."""
+    for name in ("reward.txt", "reward.json"):
+        p = logs / name
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            return None, f"{name} could not be read ({e.strerror})"
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None, f"{name} is not a regular file"
+            raw = os.read(fd, MAX_REWARD_BYTES + 1)
+        finally:
+            os.close(fd)
+        if len(raw) > MAX_REWARD_BYTES:
+            return None, f"{name} is over {MAX_REWARD_BYTES} bytes"
+        text = raw.decode(errors="replace").strip()
+        try:
+            if name == "reward.txt":
+                values = {"reward": float(text)}
+            else:
+                data = json.loads(text)
+                if not isinstance(data, dict) or not data:
+                    return None, "reward.json is not an object of numbers"
+                values = {str(k): float(v) for k, v in data.items()}
+        except (ValueError, TypeError):
+            return None, f"{name} holds {excerpt(text, 80)!r}, not a number"
+        if any(math.isnan(v) for v in values.values()):
+            return None, f"{name} holds NaN"
+        return values, name
+    return None, "the script wrote no /logs/verifier/reward.txt or reward.json"
+
+
+def passed(values: dict[str, float], spec: RewardFile) -> tuple[bool, str | None]:
+    """Pass: the named value (or every value) reaches the threshold; a missing key is a fail."""
+    if spec.key is not None:
+        if spec.key not in values:
+            return False, f"reward.json has no {spec.key!r}"
+        return values[spec.key] >= spec.threshold, None
+    return all(v >= spec.threshold for v in values.values()), None
+
+
+@evaluator("reward_file", trust=Trust.in_process)
+async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
+    assert isinstance(spec, RewardFile)
+    tests = ctx.resolve(spec.tests, base=ctx.hidden)
+    if not (tests / spec.script).is_file():  # the task's fault, never the agent's
+        raise VerifierError(f"predicate {spec.id!r}: hidden/{spec.tests}/{spec.script} does not exist",
+                            reason="verifier_setup")
+    copy = ctx.root / "exec" / f"reward-{spec.id}-tests"
+    shutil.copytree(tests, copy, symlinks=True)
+    logs = ctx.root / "exec" / f"reward-{spec.id}-logs"
+    logs.mkdir(parents=True)
+    try:
+        argv = interpreter(copy / spec.script)
+    except ShebangError as e:
+        return Outcome(False, {"script": spec.script, "error": str(e)})
+    site = await ctx.open_site(spec.id, ro={"tests": copy, "logs": logs})
+    res = await site.sandbox.exec([*argv, f"{site.path('tests')}/{spec.script}"], cwd=site.work,
+                                  timeout_s=spec.timeout_s)
+    ev = {"script": f"{spec.tests}/{spec.script}", "exit_code": res.exit_code, "threshold": spec.threshold,
+          "stdout": excerpt(res.stdout.decode(errors="replace")[-2000:], 2000),
+          "stderr": excerpt(res.stderr.decode(errors="replace")[-2000:], 2000)}
+    if res.timed_out:
+        return Outcome(False, {**ev, "timed_out": True, "timeout_s": spec.timeout_s})
+    values, where = read_reward(logs)
+    if values is None:
+        return Outcome(False, {**ev, "error": where})
+    ok, why = passed(values, spec)
+    return Outcome(ok, {**ev, "reward_file": where, "rewards": values, **({"error": why} if why else {})})

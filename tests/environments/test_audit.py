@@ -1,0 +1,66 @@
+"""``assay audit`` over an imported real suite (Terminal-Bench 1 fixtures), with planted faults
+one per label: the shipped tasks are valid, a task whose solution was taken away has no reference
+solution, one whose solution is wrong is unsolvable as shipped, one whose hidden test checks
+nothing is weak; the Harbor fixtures, whose test script fetches at test time, need the network.
+``--keep valid`` writes the valid subset as a new suite version that loads."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from assay.cli.main import main
+from assay.environments.store import ImageStore
+from assay.importers import import_suite
+from assay.spec.load import load_suite
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+
+def _planted(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "terminal-bench", src)
+    for name in ("no-solution", "wrong-solution", "checks-nothing"):
+        shutil.copytree(src / "evoeval-0", src / name)
+    (src / "no-solution/solution.sh").unlink()
+    (src / "wrong-solution/solution.sh").write_text("#!/bin/bash\necho 'def has_close_elements_in_range(n, t):\n"
+                                                    "    return True' > /app/solution.py\n")
+    (src / "checks-nothing/tests/test_outputs.py").write_text("def test_nothing():\n    pass\n")
+    out = tmp_path / "suite"
+    import_suite("terminal-bench", src, out)
+    return out
+
+
+def test_audit_labels_each_task(tmp_path: Path, image_store: ImageStore, capsys) -> None:
+    suite = _planted(tmp_path)
+    out = tmp_path / "audit"
+    assert main(["audit", str(suite), "-o", str(out), "--keep", "valid"]) == 1  # not every task is valid
+    doc = json.loads((out / "audit.json").read_text())
+    labels = {t["task_id"]: t for t in doc["tasks"]}
+    assert {k: v["label"] for k, v in labels.items()} == {
+        "evoeval-0": "valid", "evoeval-1": "valid", "no-solution": "no reference solution",
+        "wrong-solution": "unsolvable as shipped", "checks-nothing": "weak"}
+    assert any("oracle fails predicate" in e for e in labels["wrong-solution"]["evidence"])
+    assert any(e.startswith("nop passes") for e in labels["checks-nothing"]["evidence"])
+    assert doc["counts"]["valid"] == 2
+    md = (out / "audit.md").read_text()
+    assert "| wrong-solution | unsolvable as shipped |" in md
+    kept = load_suite(out / "suite")
+    assert sorted(t.id for t in kept.tasks) == ["evoeval-0", "evoeval-1"]
+    assert kept.spec.version.endswith("+audited")
+    assert yaml.safe_load((out / "suite" / "suite.yaml").read_text())["tasks"] == ["evoeval-0", "evoeval-1"]
+
+
+def test_harbor_tasks_that_fetch_at_test_time_need_the_network(tmp_path: Path, image_store: ImageStore) -> None:
+    suite = tmp_path / "suite"
+    import_suite("harbor", FIXTURES / "harbor", suite)
+    out = tmp_path / "audit"
+    assert main(["audit", str(suite), "-o", str(out)]) == 1
+    doc = json.loads((out / "audit.json").read_text())
+    for t in doc["tasks"]:
+        assert t["label"] == "needs", t
+        assert any("network" in n for n in t["needs"])
+        assert t["oracle"] == "fail"

@@ -1,0 +1,85 @@
+"""Conformance with the peer's own verdict: for every shipped imported fixture, assay's oracle and
+do-nothing verdicts equal what the task's own test command says when run by hand, with plain
+bubblewrap, over the same built image (the solution run first, or not at all).
+
+By hand means the peer's way, not assay's: the image's rootfs as the root, the workspace at the
+image's WORKDIR, the tests at /tests; Harbor: ``bash /tests/test.sh`` and its
+/logs/verifier/reward.txt; Terminal-Bench 1: pytest over the tests run-tests.sh names, by its exit
+code (run-tests.sh's uv bootstrap needs the network, which neither side has)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from assay.environments.runtime import ensure_suite
+from assay.environments.store import ImageStore
+from assay.importers import import_suite
+from assay.run.validate import validate_suite
+from assay.sandbox.locate import find_bwrap
+from assay.spec.load import LoadedTask, load_suite
+from assay.spec.results import EndState
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+
+def by_hand(task: LoadedTask, rootfs: Path, workdir: str, scratch: Path, *, solve: bool, fmt: str) -> bool:
+    """The peer's verdict on the task, run by hand over the image."""
+    bwrap = find_bwrap()
+    assert bwrap is not None
+    ws, logs = scratch / "ws", scratch / "logs"
+    ws.mkdir(parents=True)
+    logs.mkdir()
+    args = [str(bwrap.path), "--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--tmpfs", "/"]
+    for entry in sorted(rootfs.iterdir()):
+        if entry.name in ("proc", "dev", "tmp"):
+            continue
+        args += (["--symlink", str(entry.readlink()), f"/{entry.name}"] if entry.is_symlink()
+                 else ["--ro-bind", str(entry), f"/{entry.name}"])
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(ws), workdir,
+             "--ro-bind", str(task.dir / "hidden" / "tests"), "/tests", "--bind", str(logs), "/logs/verifier",
+             "--ro-bind", str(task.dir / "solution"), "/solution", "--chdir", workdir, "--clearenv",
+             "--setenv", "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+             "--setenv", "TEST_DIR", "/tests", "--setenv", "HOME", "/root"]
+    script = "bash /solution/solve.sh; " if solve else ""
+    if fmt == "harbor":
+        script += "bash /tests/test.sh"
+    else:
+        tests = " ".join(f"/{p.tests}" for p in task.spec.predicates)
+        script += f"python3 -m pytest -q -p no:cacheprovider {tests}"
+    res = subprocess.run([*args, "/bin/bash", "-c", script], capture_output=True, timeout=300)
+    if fmt == "harbor":
+        reward = logs / "reward.txt"
+        return reward.is_file() and float(reward.read_text().strip() or 0) >= 1.0
+    return res.returncode == 0
+
+
+@pytest.mark.parametrize("fmt", ["terminal-bench", "harbor"])
+def test_assays_verdicts_equal_the_peers_own(tmp_path: Path, image_store: ImageStore, fmt: str) -> None:
+    out = tmp_path / "suite"
+    import_suite(fmt, FIXTURES / fmt, out)
+    suite = load_suite(out)
+    images = ensure_suite(suite, store=image_store)
+    report = validate_suite(out, keep=tmp_path / "run")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    for rec in manifest["tasks"]:  # the run records where the workspace was and what the import flagged
+        assert rec["workdir"] == images[rec["id"]].workdir == "/app"
+        assert any(d.startswith("FROM ") for d in rec["deviations"]), rec["deviations"]
+    checked = 0
+    for v in report.verdicts:
+        task = {t.id: t for t in suite.tasks}[v.task_id]
+        info = images[task.id]
+        rootfs = image_store.rootfs(info.digest)
+        peer_oracle = by_hand(task, rootfs, info.workdir or "/workspace", tmp_path / task.id / "oracle",
+                              solve=True, fmt=fmt)
+        peer_nop = by_hand(task, rootfs, info.workdir or "/workspace", tmp_path / task.id / "nop",
+                           solve=False, fmt=fmt)
+        assert v.oracle is not None and v.nop is not None
+        assert (v.oracle.end_state is EndState.passed) == peer_oracle, (task.id, v.oracle.predicates)
+        assert (v.nop.end_state is EndState.passed) == peer_nop, task.id
+        checked += 1
+    assert checked == len(suite.tasks) >= 2

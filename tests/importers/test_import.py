@@ -1,0 +1,152 @@
+"""Importing real Harbor and Terminal-Bench 1 tasks (tests/fixtures/import, see ATTRIBUTION.md):
+every field lands in assay's own, each task's mapping report says what was approximated or could
+not map, bad tasks are left out with their reason while the rest goes on, and the output suite is
+written whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from assay.cli.main import main
+from assay.errors import UsageError
+from assay.importers import import_suite
+from assay.spec.load import load_suite
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+
+def task_yaml(suite: Path, tid: str) -> dict:
+    return yaml.safe_load((suite / "tasks" / tid / "task.yaml").read_text())
+
+
+def test_harbor_fields_map_to_assays_own(tmp_path: Path) -> None:
+    out = tmp_path / "h"
+    rep = import_suite("harbor", FIXTURES / "harbor", out)
+    assert sorted(t.id for t in rep.tasks if t.imported) == ["multi-reward", "simple-task"]
+    suite = load_suite(out)
+    t = {x.id: x for x in suite.tasks}["simple-task"]
+    assert t.prompt.strip() == (FIXTURES / "harbor/simple-task/instruction.md").read_text().strip()
+    s = t.spec
+    assert s.budget.wall_time_s == 120 and s.verifier_timeout_s >= 120 and s.build_timeout_s == 600
+    assert s.limits is not None and (s.limits.cpus, s.limits.memory_mb, s.limits.disk_mb) == (1, 2048, 10240)
+    assert s.environment is not None and s.environment.dockerfile == "environment/Dockerfile"
+    assert s.environment.base == "debian:bookworm"
+    [pred] = s.predicates
+    assert pred.kind == "reward_file" and pred.threshold == 1.0
+    assert (t.dir / "hidden/tests/test_state.py").is_file() and (t.dir / "solution/solve.sh").is_file()
+    assert s.extra["source"]["format"] == "harbor"
+    simple = {x.id: x for x in rep.tasks}["simple-task"]
+    assert any("FROM ubuntu:24.04 mapped to debian:bookworm" in a for a in simple.approximated)
+    assert any("fetches from the network at test time" in u and "astral.sh" in u for u in simple.unmapped)
+    # the flags travel with the task into every run's manifest
+    assert any(d.startswith("FROM ubuntu:24.04") for d in s.deviations)
+    assert any(d.startswith("could not map: tests/test.sh fetches") for d in s.deviations)
+
+
+def test_harbor_refuses_a_compose_task_and_says_why(tmp_path: Path) -> None:
+    out = tmp_path / "h"
+    import_suite("harbor", FIXTURES / "harbor", out)
+    report = json.loads((out / "import-report.json").read_text())
+    multi = {t["id"]: t for t in report["tasks"]}["multi-container"]
+    assert not multi["imported"] and "docker-compose.yaml" in multi["refused"][0]
+    assert not (out / "tasks" / "multi-container").exists()
+    md = (out / "import-report.md").read_text()
+    assert "multi-container: NOT imported" in md and "the importer's choice" in md
+    assert report["weights"] == {"default": 1.0}
+
+
+def test_terminal_bench_1_maps_to_pytest_in_the_image(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    rep = import_suite("terminal-bench", FIXTURES / "terminal-bench", out)
+    assert all(t.imported for t in rep.tasks) and len(rep.tasks) == 2
+    suite = load_suite(out)
+    t = {x.id: x for x in suite.tasks}["evoeval-0"]
+    assert "has_close_elements_in_range" in t.prompt
+    s = t.spec
+    assert s.category == "python_programming" and [c.id for c in suite.spec.categories] == ["python_programming"]
+    assert s.budget.wall_time_s == 600
+    assert [(p.kind, p.tests) for p in s.predicates] == [("pytest", "tests/test_outputs.py")]
+    assert s.env.verifier == {"TEST_DIR": "/verifier/hidden/tests"}
+    meta = s.extra["source"]["metadata"]
+    assert meta["difficulty"] == "easy" and meta["author_name"] == "unknown"
+    assert s.tags == ["evoeval", "programming", "python"]
+    r = rep.tasks[0]
+    assert any("python-3-13" in a and "debian:bookworm" in a for a in r.approximated)
+    assert any("run-tests.sh's network bootstrap" in a for a in r.approximated)
+
+
+def _broken_collection(root: Path) -> Path:
+    """The real Harbor fixtures plus one broken copy of simple-task per kind of bad input."""
+    src = root / "src"
+    shutil.copytree(FIXTURES / "harbor", src)
+    good = src / "simple-task"
+    for name in ("bad-toml", "no-instruction", "refused-dockerfile", "no-reward", "no-tests"):
+        shutil.copytree(good, src / name)
+    (src / "bad-toml/task.toml").write_text("[agent\ntimeout_sec = ")
+    (src / "no-instruction/instruction.md").unlink()
+    with open(src / "refused-dockerfile/environment/Dockerfile", "a") as f:
+        f.write("HEALTHCHECK CMD true\n")
+    (src / "no-reward/tests/test.sh").write_text("#!/bin/bash\npytest /tests/test_state.py\n")
+    shutil.rmtree(src / "no-tests/tests")
+    return src
+
+
+def test_bad_tasks_are_left_out_with_their_reason_and_the_rest_goes_on(tmp_path: Path, capsys) -> None:
+    src = _broken_collection(tmp_path)
+    out = tmp_path / "suite"
+    assert main(["import", "harbor", str(src), "-o", str(out)]) == 1
+    output = capsys.readouterr().out
+    report = {t["id"]: t for t in json.loads((out / "import-report.json").read_text())["tasks"]}
+    why = {k: " ".join(v["refused"]) for k, v in report.items() if not v["imported"]}
+    assert "not valid TOML" in why["bad-toml"]
+    assert "instruction.md is missing" in why["no-instruction"]
+    assert "HEALTHCHECK" in why["refused-dockerfile"] and "Dockerfile" in why["refused-dockerfile"]
+    assert "writes no reward" in why["no-reward"]
+    assert "tests/test.sh is missing" in why["no-tests"]
+    assert {t.id for t in load_suite(out).tasks} == {"simple-task", "multi-reward"}
+    for name in why:
+        assert f"NOT imported {name}" in output
+        assert not (out / "tasks" / name).exists()
+
+
+def test_terminal_bench_bad_input(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "terminal-bench", src)
+    for name in ("bad-yaml", "no-instruction", "custom-runner"):
+        shutil.copytree(src / "evoeval-0", src / name)
+    (src / "bad-yaml/task.yaml").write_text("instruction: [unclosed\n")
+    doc = yaml.safe_load((src / "no-instruction/task.yaml").read_text())
+    doc.pop("instruction")
+    (src / "no-instruction/task.yaml").write_text(yaml.safe_dump(doc))
+    (src / "custom-runner/run-tests.sh").write_text("#!/bin/bash\n./my-checker\n")
+    rep = import_suite("terminal-bench", src, tmp_path / "out")
+    why = {t.id: " ".join(t.refused) for t in rep.left_out}
+    assert set(why) == {"bad-yaml", "no-instruction", "custom-runner"}
+    assert "not valid YAML" in why["bad-yaml"] and "no instruction" in why["no-instruction"]
+    assert "not the stock pytest runner" in why["custom-runner"]
+    assert {t.id for t in load_suite(tmp_path / "out").tasks} == {"evoeval-0", "evoeval-1"}
+
+
+def test_nothing_half_written(tmp_path: Path) -> None:
+    out = tmp_path / "suite"
+    out.mkdir()
+    with pytest.raises(UsageError, match="already exists"):
+        import_suite("harbor", FIXTURES / "harbor", out)
+    assert list(out.iterdir()) == []
+    src = tmp_path / "only-bad"
+    shutil.copytree(FIXTURES / "harbor/multi-container", src / "multi-container")
+    with pytest.raises(UsageError, match="no task could be imported"):
+        import_suite("harbor", src, tmp_path / "none")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["only-bad", "suite"]  # no staging folder left
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert main(["import", "harbor", str(tmp_path), "-o", str(tmp_path / "x")]) == 2  # no task.toml under it
+    assert main(["import", "terminal-bench", str(FIXTURES / "terminal-bench"), "-o", str(tmp_path / "t")]) == 0
+    assert main(["import", "harbor", str(FIXTURES / "harbor"), "-o", str(tmp_path / "t")]) == 2  # exists
+    assert not (tmp_path / "x").exists()

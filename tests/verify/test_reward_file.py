@@ -1,0 +1,99 @@
+"""The reward protocol as a predicate: the task's own test script runs in a bubblewrap verifier
+sandbox with its files at /tests and a writable /logs/verifier, and the reward it writes decides
+the verdict; a script that writes no reward, garbage, or a link out fails, never passes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.errors import VerifierError
+from assay.sandbox.bwrap import BwrapBackend
+from assay.spec import load_task
+from assay.spec.digest import tree_digests
+from assay.spec.predicates import RewardFile
+from assay.verify import run_verifier
+from assay.verify.predicates.reward import MAX_REWARD_BYTES, passed, read_reward
+from tests.conftest import write_suite, write_task
+from tests.verify.attack_kit import need_bwrap
+
+#: a Harbor-style test.sh: absolute /tests and /logs/verifier paths, bash, reward by the outcome
+TEST_SH = """#!/bin/bash
+set -o pipefail
+if [ "$(cat out.txt 2>/dev/null)" = "$(cat /tests/expected.txt)" ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+
+def verify(tmp_path: Path, text: str, final: dict[str, str], **pred: Any):
+    need_bwrap()
+    suite = write_suite(tmp_path / "suite")
+    d = write_task(suite, "t", task={"category": "code", "predicates": [
+        {"id": "reward", "kind": "reward_file", **pred}]},
+        hidden={"tests/test.sh": text, "tests/expected.txt": "hello\n"})
+    ws = tmp_path / "final"
+    ws.mkdir()
+    start = tree_digests(ws)
+    for rel, text in final.items():
+        (ws / rel).write_text(text)
+    r = asyncio.run(run_verifier(load_task(d), ws, tmp_path / "verify", initial_digests=start, events=[],
+                                 backend=BwrapBackend()))
+    return r.predicates[0]
+
+
+def test_the_scripts_reward_decides(tmp_path: Path) -> None:
+    ok = verify(tmp_path / "a", TEST_SH, {"out.txt": "hello\n"})
+    assert ok.passed and ok.evidence["rewards"] == {"reward": 1.0} and ok.trust == "in_process"
+    bad = verify(tmp_path / "b", TEST_SH, {"out.txt": "bye\n"})
+    assert not bad.passed and bad.evidence["rewards"] == {"reward": 0.0}
+
+
+def test_reward_json_with_a_key_and_threshold(tmp_path: Path) -> None:
+    script = "#!/bin/sh\necho '{\"correctness\": 1, \"performance\": 0.4}' > /logs/verifier/reward.json\n"
+    every = verify(tmp_path / "a", script, {})
+    assert not every.passed and every.evidence["reward_file"] == "reward.json"
+    keyed = verify(tmp_path / "b", script, {}, key="correctness")
+    assert keyed.passed
+    low = verify(tmp_path / "c", script, {}, key="performance", threshold=0.5)
+    assert not low.passed
+
+
+@pytest.mark.parametrize("script,why", [
+    ("#!/bin/sh\nexit 0\n", "wrote no"),
+    ("#!/bin/sh\necho maybe > /logs/verifier/reward.txt\n", "not a number"),
+    ("#!/bin/sh\nln -s /etc/hostname /logs/verifier/reward.txt\n", "could not be read"),
+])
+def test_no_reward_is_a_fail(tmp_path: Path, script: str, why: str) -> None:
+    p = verify(tmp_path, script, {"out.txt": "hello\n"})
+    assert not p.passed and why in p.evidence["error"]
+
+
+def test_a_missing_script_is_the_tasks_fault(tmp_path: Path) -> None:
+    with pytest.raises(VerifierError) as e:
+        verify(tmp_path, TEST_SH, {}, script="nope.sh")
+    assert e.value.reason == "verifier_setup"
+
+
+def test_read_reward_refuses_what_a_script_could_plant(tmp_path: Path) -> None:
+    (tmp_path / "reward.txt").write_text("nan")
+    assert read_reward(tmp_path)[0] is None
+    (tmp_path / "reward.txt").write_text("1" * (MAX_REWARD_BYTES + 1))
+    assert "over" in read_reward(tmp_path)[1]
+    os.unlink(tmp_path / "reward.txt")
+    os.mkfifo(tmp_path / "reward.txt")  # would block a plain open()
+    assert "not a regular file" in read_reward(tmp_path)[1]
+    os.unlink(tmp_path / "reward.txt")
+    (tmp_path / "reward.json").write_text("[1]")
+    assert read_reward(tmp_path)[0] is None
+
+
+def test_a_missing_key_fails() -> None:
+    assert passed({"a": 1.0}, RewardFile(id="r", key="b")) == (False, "reward.json has no 'b'")
+    assert passed({"a": 1.0, "b": 0.99}, RewardFile(id="r")) == (False, None)

@@ -18,10 +18,10 @@ import pytest
 from assay.environments.runtime import ensure_suite
 from assay.environments.store import ImageStore
 from assay.importers import import_suite
+from assay.records.results import EndState
 from assay.run.validate import validate_suite
-from assay.sandbox.locate import find_bwrap
+from assay.sandbox.bwrap.locate import find_bwrap
 from assay.spec.load import LoadedTask, load_suite
-from assay.spec.results import EndState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 

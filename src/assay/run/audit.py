@@ -19,9 +19,9 @@ from pathlib import Path
 
 import yaml
 
+from assay.records.results import EndState
 from assay.run.validate import TaskVerdict, validate_suite
 from assay.spec.load import load_suite
-from assay.spec.results import EndState
 
 LABELS = ("valid", "weak", "unsolvable as shipped", "needs", "no reference solution")
 #: words in an import report's "could not map" line that name a missing feature (not a detail)

@@ -14,8 +14,8 @@ import stat
 from pathlib import Path
 
 from assay.errors import VerifierError
+from assay.records.results import Trust
 from assay.spec.predicates import PredicateSpec, RewardFile
-from assay.spec.results import Trust
 from assay.spec.task_env import ShebangError, interpreter
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.registry import evaluator

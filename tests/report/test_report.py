@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from assay.report import build_report, write_report
-from assay.report.svg import Point, frontier
+from assay.report.figures import Point, frontier
 from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task
 from tests.score.synth import attempt, write_run

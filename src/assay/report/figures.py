@@ -244,15 +244,29 @@ def to_svg(fig: Figure, name: str, title: str, *, css_class: str = "fig") -> str
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
-    defined = set(re.findall(r'\bid="([^"]+)"', text))
+    text = _compact(text)
+    tips = TIPS.get(fig, {})
+    used = set(re.findall(r'(?:url\(#|xlink:href="#)([^")]+)', text)) | set(tips)
+    text = re.sub(r'<g id="([^"]+)"', lambda m: m.group(0) if m.group(1) in used else "<g", text)
     prefix = re.sub(r"[^A-Za-z0-9_.-]", "_", name) + "-"
+    defined = set(re.findall(r'\bid="([^"]+)"', text))
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
     text = re.sub(r'(url\(#|xlink:href="#)([^")]+)',
                   lambda m: m.group(1) + (prefix + m.group(2) if m.group(2) in defined else m.group(2)), text)
-    for gid, (kind, tip) in TIPS.get(fig, {}).items():
+    for gid, (kind, tip) in tips.items():
         text = text.replace(f'id="{prefix}{gid}">', f'id="{prefix}{gid}" class="{kind}"><title>{escape(tip)}</title>', 1)
     head, rest = text.split(">", 1)
     head = re.sub(r'\s(width|height)="[^"]*"', "", head)
     head += (f' class="{css_class}" data-figure="{escape(name)}" role="img" aria-label="{escape(title)}"'
              ' style="width:100%;height:auto"')
     return head + ">" + rest.strip()
+
+
+def _compact(text: str) -> str:
+    """matplotlib's SVG without what an inline figure does not need: links open in the same page
+    (no target), the font named once by the report's CSS, coordinates to 0.01 px."""
+    text = text.replace(' target="_blank"', "")
+    text = re.sub(r"font-family: [^;\"]*;? ?", "", text)
+    text = re.sub(r' transform="rotate\(-0 [^)]*\)"', "", text)
+    text = re.sub(r"(\d+\.\d\d)\d+", r"\1", text)
+    return re.sub(r"\s*\n\s*", "\n", text)

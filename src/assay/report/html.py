@@ -30,6 +30,7 @@ pre{white-space:pre-wrap;margin:0;font-size:12px;max-height:16em;overflow:auto}
 .st{font-size:12px;padding:1px 6px;border-radius:3px;background:#ddd}.st.pass{background:#bfe3b4}.st.fail{background:#f3c0b6}
 .st.infra_error,.st.timeout{background:#f7dc9b}.ok{color:#2f7a2a}.bad{color:#b3261e}
 .figs>div{border:1px solid #eee;padding:6px;margin:0 0 14px}svg.fig{display:block;width:100%;height:auto}
+svg.fig text{font-family:'DejaVu Sans','Bitstream Vera Sans',Verdana,sans-serif}
 table.figdata caption{text-align:left;font-weight:bold}
 """
 

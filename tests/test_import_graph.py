@@ -42,7 +42,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "verify": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "environments", "worlds",
                          "judge"}),
     "score": frozenset({"errors", "spec", "trace", "store"}),
-    "report": frozenset({"errors", "registry", "spec", "trace", "store", "score", "judge"}),
+    "report": frozenset({"errors", "_optional", "registry", "spec", "trace", "store", "score", "judge"}),
     "observe": frozenset({"errors", "spec", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "spec", "trace", "sandbox", "environments", "store",
                       "harness", "worlds", "gateway", "agents", "verify", "judge", "conversations"}),

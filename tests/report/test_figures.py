@@ -71,3 +71,29 @@ def test_without_matplotlib_the_report_shows_tables_and_says_why(run: Path, monk
     table = html[html.index('data-figure="strict-success"'):]
     table = table[:table.index("</table>")]
     assert "half" in table and "50.0 %" in table
+
+
+def test_small_values_keep_their_digits_in_labels(tmp_path: Path) -> None:
+    rs = [attempt("a", "code", "cheap", 1, "pass", cost=0.002632)]
+    html = build_report(write_run(tmp_path / "run", {"code": 1}, rs).path, "html")
+    assert "0.00263" in _texts(_figure(html, "cost-per-success"))
+
+
+def test_each_figure_function_takes_plain_data_and_gives_a_figure_a_viewer_can_draw() -> None:
+    from matplotlib.figure import Figure
+
+    from assay.report import figures as F
+
+    long = "a-rather-long-agent-name-that-used-to-be-cut"
+    figs = [F.bar_chart("t", [F.Bar(long, 1.0, note="with a long note that runs past the bar's end")], vmax=1.0),
+            F.heatmap("t", ["a"], ["c"], {("a", "c"): None}),
+            F.pareto("t", [F.Point("a", 0.0, 1.0)], xlabel="x", ylabel="y"),
+            F.scatter("t", [], xlabel="x", ylabel="y"),
+            F.timeline([F.Event(0.0, "tool_call", "ls"), F.Event(1.5, "error", "boom", "#ev-1")])]
+    assert all(isinstance(f, Figure) for f in figs)
+    svg = F.to_svg(figs[0], "long", "t")
+    assert svg == F.to_svg(figs[0], "long", "t")  # same bytes every time (no date, fixed hash salt)
+    assert long in svg and "with a long note" in svg  # whole labels, never cut to a fixed count of characters
+    assert "n/a" in F.to_svg(figs[1], "h", "t") and "no judged answer" in F.to_svg(figs[3], "s", "t")
+    tl = F.to_svg(figs[4], "tl", "t")
+    assert 'xlink:href="#ev-1"' in tl and "target=" not in tl  # in-page links stay in the page

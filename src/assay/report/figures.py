@@ -118,6 +118,7 @@ def bar_chart(title: str, bars: list[Bar], *, vmax: float | None = None, fmt: Fo
                         color="#888" if b.value is None else "#222")
         ax.set_yticks(ys, [b.label for b in bars])
         ax.set_xlim(0, vmax)
+        ax.set_ylim(-0.6, max(1, len(bars)) - 0.4)  # rows in place even when no bar is drawn
         ax.xaxis.set_major_formatter(lambda v, _: fmt(v))
     return fig
 
@@ -268,5 +269,6 @@ def _compact(text: str) -> str:
     text = text.replace(' target="_blank"', "")
     text = re.sub(r"font-family: [^;\"]*;? ?", "", text)
     text = re.sub(r' transform="rotate\(-0 [^)]*\)"', "", text)
-    text = re.sub(r"(\d+\.\d\d)\d+", r"\1", text)
+    text = re.sub(r'\b(?:x|y|d|viewBox|width|height|transform)="[^"]*"',  # geometry only, never a label or link
+                  lambda m: re.sub(r"(\d+\.\d\d)\d+", r"\1", m.group(0)), text)
     return re.sub(r"\s*\n\s*", "\n", text)

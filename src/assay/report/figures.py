@@ -87,9 +87,12 @@ def frontier(points: list[Point]) -> list[Point]:
 
 
 def _figure(height_in: float) -> Figure:
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure  # no pyplot: no global state, no GUI backend
 
-    return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
+    fig = Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
+    FigureCanvasSVG(fig)  # the SVG backend, named: whatever MPLBACKEND says
+    return fig
 
 
 def bar_chart(title: str, bars: list[Bar], *, vmax: float | None = None, fmt: Formatter = number) -> Figure:

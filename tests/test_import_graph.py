@@ -49,7 +49,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "conversations": frozenset({"errors", "untrusted", "spec", "records", "trace", "sandbox", "harness", "gateway",
                                 "agents", "verify"}),
     "score": frozenset({"errors", "spec", "records", "trace", "store", "run_budget"}),
-    "report": frozenset({"errors", "registry", "spec", "records", "trace", "store", "score", "judge"}),
+    "report": frozenset({"errors", "_optional", "registry", "spec", "records", "trace", "store", "score", "judge"}),
     "observe": frozenset({"errors", "spec", "records", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "untrusted", "spec", "records", "trace", "sandbox",
                       "environments", "store", "run_budget", "harness", "worlds", "gateway", "agents", "verify", "judge",

@@ -25,6 +25,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "judge": ("krippendorff", "numpy", "scipy"),
     "local": ("llama_cpp",),
     "agents": ("zstandard",),
+    "plots": ("matplotlib",),
 }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from assay.report import build_report, write_report
-from assay.report.svg import Point, frontier
+from assay.report.figures import Point, frontier
 from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task
 from tests.score.synth import attempt, write_run
@@ -150,3 +150,46 @@ def test_html_trial_sections_show_each_predicate_s_trust_level(real_run: Path) -
     # the calc task's only predicate reads the snapshot: its verdict is the harness's own read-back
     assert "<th>trust</th>" in html
     assert "<td>plus</td><td>file_contains</td><td>state</td>" in html
+
+
+EXTENT_PROBE = """<script>
+window.addEventListener('load', () => {
+  const out = [];
+  const content = document.querySelector('h2').getBoundingClientRect().width;
+  for (const svg of document.querySelectorAll('svg.fig')) {
+    const b = svg.getBoundingClientRect();
+    const clipped = [];
+    for (const t of svg.querySelectorAll('text')) {
+      const r = t.getBoundingClientRect();
+      if (r.width > 0 && (r.left < b.left - 1 || r.right > b.right + 1 || r.top < b.top - 1 || r.bottom > b.bottom + 1))
+        clipped.push(t.textContent);
+    }
+    out.push([svg.dataset.figure, b.width / content, clipped]);
+  }
+  const pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.mark.slow
+def test_figures_fill_the_content_width_and_no_label_is_clipped(real_run: Path, tmp_path: Path) -> None:
+    """Drawn by Chromium at 1400 px: every text of every figure inside its SVG, every figure as wide
+    as the page's content column."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install chromium); CI installs it")
+    page = tmp_path / "extent.html"
+    page.write_text(build_report(real_run, "html").replace("</body>", EXTENT_PROBE + "</body>"))
+    r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,1000",
+                        f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
+                        page.as_uri()], capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="probe">(.*?)</pre>', r.stdout)
+    assert m, f"chromium did not render the page: {r.stderr[-2000:]}"
+    figs = json.loads(m.group(1).replace("&quot;", '"'))
+    assert FIGURES <= {f[0] for f in figs}
+    clipped = {name: texts for name, _, texts in figs if texts}
+    assert not clipped, f"text outside its figure: {clipped}"
+    narrow = {name: round(share, 2) for name, share, _ in figs if share < 0.95}
+    assert not narrow, f"figures narrower than the content column: {narrow}"

@@ -9,6 +9,8 @@ from html import escape
 from assay.records.comparison import Comparison, MetricDelta
 from assay.records.scores import AgentScore, ScoreDocument, TaskScore
 from assay.report import svg
+from assay.report import plots
+from assay.report.figures import Bar, Point, rate
 from assay.report.fmt import delta_interval, interval, num, turn_summary
 from assay.report.fmt import pct as _fpct
 from assay.report.judges import judges_html
@@ -28,8 +30,9 @@ pre{white-space:pre-wrap;margin:0;font-size:12px;max-height:16em;overflow:auto}
 .PASSED{background:#3f8a3a}.FAILED{background:#b3261e}
 .st{font-size:12px;padding:1px 6px;border-radius:3px;background:#ddd}.st.pass{background:#bfe3b4}.st.fail{background:#f3c0b6}
 .st.infra_error,.st.timeout{background:#f7dc9b}.ok{color:#2f7a2a}.bad{color:#b3261e}
-.figs{display:flex;flex-wrap:wrap;gap:18px}.figs>div{border:1px solid #eee;padding:6px}
-svg text{font-size:12px}svg .ttl{font-weight:bold;font-size:13px}svg .na{fill:#888}
+.figs>div{border:1px solid #eee;padding:6px;margin:0 0 14px}svg.fig{display:block;width:100%;height:auto}
+svg.fig text{font-family:'DejaVu Sans','Bitstream Vera Sans',Verdana,sans-serif}
+table.figdata caption{text-align:left;font-weight:bold}
 """
 
 
@@ -45,43 +48,44 @@ def _ci(ci: tuple[float | None, float | None]) -> str:
 
 
 def figures(doc: ScoreDocument) -> list[str]:
-    """The report's figures, each an inline SVG whose marks link to the sections behind them."""
+    """The report's figures, each an inline SVG whose marks link to the sections behind them (a
+    table of the same data without matplotlib)."""
     agents = doc.agents
     names = sorted(agents)
     ah = {a: "#" + anchor("agent", a) for a in names}
-    figs = [svg.bar_chart("strict-success", "Strict success (macro, 95 % interval)", [
-        svg.Bar(a, agents[a].strict_rate, *agents[a].strict_ci, href=ah[a]) for a in names], vmax=1.0)]
+    figs = [plots.bar_chart("strict-success", "Strict success (macro, 95 % interval)", [
+        Bar(a, agents[a].strict_rate, *agents[a].strict_ci, href=ah[a]) for a in names], vmax=1.0, fmt=rate)]
     cats = sorted({c for a in names for c in agents[a].categories})
-    figs.append(svg.heatmap("category-heatmap", "Strict success by category", names, cats,
+    figs.append(plots.heatmap("category-heatmap", "Strict success by category", names, cats,
                             {(a, c): _cat_rate(agents[a], c) for a in names for c in cats},
                             {(a, c): "#" + anchor("cat", a, c) for a in names for c in cats}))
-    figs.append(svg.bar_chart("security-gate", "Security gate: failing incidents", [
-        svg.Bar(a, float(len(agents[a].security.incidents)), href="#security",
+    figs.append(plots.bar_chart("security-gate", "Security gate: failing incidents", [
+        Bar(a, float(len(agents[a].security.incidents)), href="#security",
                 note=agents[a].security.gate) for a in names]))
     eff = {a: agents[a].efficiency for a in names}
-    figs.append(svg.bar_chart("cost-per-success", "Cost per success (USD, failed trials included)", [
-        svg.Bar(a, eff[a].cost_per_success_usd, href=ah[a], note="" if eff[a].successes else "no success")
+    figs.append(plots.bar_chart("cost-per-success", "Cost per success (USD, failed trials included)", [
+        Bar(a, eff[a].cost_per_success_usd, href=ah[a], note="" if eff[a].successes else "no success")
         for a in names]))
-    figs.append(svg.bar_chart("latency-p95", "P95 wall time of successful trials (s)", [
-        svg.Bar(a, eff[a].wall_p95_s, href=ah[a], note=f"P50 {_num(eff[a].wall_p50_s, '.3g')}")
+    figs.append(plots.bar_chart("latency-p95", "P95 wall time of successful trials (s)", [
+        Bar(a, eff[a].wall_p95_s, href=ah[a], note=f"P50 {_num(eff[a].wall_p50_s, '.3g')}")
         for a in names]))
-    figs.append(svg.bar_chart("recovery", "Recovery after injected faults", [
-        svg.Bar(a, agents[a].recovery.rate, href=ah[a],
+    figs.append(plots.bar_chart("recovery", "Recovery after injected faults", [
+        Bar(a, agents[a].recovery.rate, href=ah[a],
                 note=f"{agents[a].recovery.recovered}/{agents[a].recovery.fault_trials}") for a in names],
-        vmax=1.0))
-    figs.append(svg.bar_chart("interventions", "Human interventions per success", [
-        svg.Bar(a, eff[a].interventions_per_success, href=ah[a], note=f"total {agents[a].interventions}")
+        vmax=1.0, fmt=rate))
+    figs.append(plots.bar_chart("interventions", "Human interventions per success", [
+        Bar(a, eff[a].interventions_per_success, href=ah[a], note=f"total {agents[a].interventions}")
         for a in names]))
     if any(agents[a].attack.injected for a in names):
-        figs.append(svg.bar_chart("attack-success", "Prompt injection: attack success rate (lower is better)", [
-            svg.Bar(a, agents[a].attack.success_rate, href="#security",
+        figs.append(plots.bar_chart("attack-success", "Prompt injection: attack success rate (lower is better)", [
+            Bar(a, agents[a].attack.success_rate, href="#security",
                     note=f"{agents[a].attack.succeeded}/{agents[a].attack.injected}; utility under attack "
-                         f"{_pct(agents[a].attack.utility_under_attack)}") for a in names], vmax=1.0))
-    figs.append(svg.bar_chart("cleanup-failures", "Cleanup failures (trials)", [
-        svg.Bar(a, float(agents[a].cleanup_failures), href=ah[a]) for a in names]))
-    pts = [svg.Point(a, eff[a].cost_per_success_usd, agents[a].strict_rate, ah[a])
+                         f"{_pct(agents[a].attack.utility_under_attack)}") for a in names], vmax=1.0, fmt=rate))
+    figs.append(plots.bar_chart("cleanup-failures", "Cleanup failures (trials)", [
+        Bar(a, float(agents[a].cleanup_failures), href=ah[a]) for a in names]))
+    pts = [Point(a, eff[a].cost_per_success_usd, agents[a].strict_rate, ah[a])
            for a in names if agents[a].strict_rate is not None and eff[a].cost_per_success_usd is not None]
-    figs.append(svg.pareto("pareto", "Cost vs success across agents with a success (Pareto frontier dashed)", pts,
+    figs.append(plots.pareto("pareto", "Cost vs success across agents with a success (Pareto frontier dashed)", pts,
                            xlabel="cost per success (USD)", ylabel="strict success"))
     return figs
 
@@ -254,7 +258,7 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
     parts.append("<h2>Headline</h2>" + _headline(doc))
     if agents_compared:
         parts.append(_agents_compared(agents_compared))
-    parts.append("<h2>Figures</h2><div class='figs'>" + "".join(f"<div>{f}</div>" for f in figures(doc)) + "</div>")
+    parts.append("<h2>Figures</h2>" + plots.note() + "<div class='figs'>" + "".join(f"<div>{f}</div>" for f in figures(doc)) + "</div>")
     if cmp is not None:
         parts.append(_compare(cmp))
     parts.append(_security(doc))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
-from assay.report import svg
+from assay.report import plots
+from assay.report.figures import Point
 from assay.report.fmt import num, pct
 from assay.report.heldout import is_label
 from assay.report.trials import anchor
@@ -46,10 +47,10 @@ def figure_rows(s: JudgeSummary) -> list[tuple[str, str]]:
 
 
 def _plot(s: JudgeSummary, n: int) -> str:
-    points = [svg.Point(f"{v.task_id} · {v.agent}{'' if v.counted else ' (uncalibrated)'}", float(v.answer_chars), p,
+    points = [Point(f"{v.task_id} · {v.agent}{'' if v.counted else ' (uncalibrated)'}", float(v.answer_chars), p,
                         href=None if is_label(v.task_id) else "#" + anchor("trial", v.trial_id))  # held out: no section
               for v in s.verdicts if v.answer_chars is not None and (p := s.preference(v)) is not None]
-    return svg.scatter(f"judge-length-{n}", f"{s.judge}: preference vs answer length", points,
+    return plots.scatter(f"judge-length-{n}", f"{s.judge}: preference vs answer length", points,
                        xlabel="answer length (characters)", ylabel="judge's preference (0..1)")
 
 

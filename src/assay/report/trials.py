@@ -11,6 +11,10 @@ from assay.records.results import AttemptResult
 from assay.records.scores import TrialScore
 from assay.report.heldout import WITHHELD
 from assay.report.svg import timeline
+from assay.report.figures import Event
+from assay.report.plots import timeline
+from assay.spec.results import AttemptResult
+from assay.spec.scores import TrialScore
 from assay.store.rundir import RunDir
 from assay.trace.writer import iter_events
 
@@ -108,8 +112,8 @@ def _timeline(rd: RunDir, tid: str) -> str:
     if not events:
         return "<p>no trace recorded</p>"
     t0 = events[0].ts
-    marks = [(max(0.0, e.ts - t0), e.kind.value, _summary(e.kind.value, e.data),
-              f"#{anchor('ev', tid, str(e.seq))}") for e in events]
+    marks = [Event(max(0.0, e.ts - t0), e.kind.value, _summary(e.kind.value, e.data),
+                   f"#{anchor('ev', tid, str(e.seq))}") for e in events]
     rows = "".join(
         f'<tr id="{anchor("ev", tid, str(e.seq))}"><td>{e.seq}</td><td>{e.attempt}</td><td>{e.ts - t0:.3f}</td>'
         f'<td>{escape(e.source.value)}</td><td>{escape(e.kind.value)}</td><td>{escape(_summary(e.kind.value, e.data))}</td></tr>'

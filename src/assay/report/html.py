@@ -8,7 +8,6 @@ from __future__ import annotations
 from html import escape
 from assay.records.comparison import Comparison, MetricDelta
 from assay.records.scores import AgentScore, ScoreDocument, TaskScore
-from assay.report import svg
 from assay.report import plots
 from assay.report.figures import Bar, Point, rate
 from assay.report.fmt import delta_interval, interval, num, turn_summary

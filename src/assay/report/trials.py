@@ -8,13 +8,10 @@ from html import escape
 from typing import Any
 
 from assay.records.results import AttemptResult
-from assay.records.results import AttemptResult
-from assay.records.scores import TrialScore
 from assay.records.scores import TrialScore
 from assay.report.figures import Event
 from assay.report.heldout import WITHHELD
 from assay.report.plots import timeline
-from assay.report.svg import timeline
 from assay.store.rundir import RunDir
 from assay.trace.writer import iter_events
 

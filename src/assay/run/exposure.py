@@ -33,6 +33,7 @@ from assay.agents.probe import ProbeAgent, ProbeSighting
 from assay.agents.registry import register_agent, resolve_agent
 from assay.records.results import AttemptResult, EndState
 from assay.run.exposure_values import expected_values, regular_files
+from assay.run.task_staging import private_parts
 from assay.run.runner import RunOptions, start_run
 from assay.spec.budget import NetworkProfile
 from assay.spec.load import LoadedSuite, LoadedTask, load_suite
@@ -77,12 +78,26 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
+def image_given(task: LoadedTask) -> set[Path]:
+    """The task files its environment copies into the image (``COPY``/``ADD``): the agent's by
+    design, unless they are private parts of the task (then a copy is a leak like any other)."""
+    env = getattr(task.spec, "environment", None)
+    if env is None:
+        return set()
+    from assay.environments.plan import plan_for
+
+    plan = plan_for(task.id, task.dir, env)
+    given = {f.resolve() for op in plan.ops if op.kind == "copy" for src in op.sources for f in regular_files(src)}
+    return given - {f for f in given if any(f.is_relative_to(p) for p in private_parts(task))}
+
+
 def task_secrets(task: LoadedTask) -> dict[str, str]:
     """Digest -> task-relative path of every file of the task folder the agent must not read:
-    all but its workspace fixture and its prompts (and files whose bytes the agent is given)."""
+    all but its workspace fixture, its prompts and what its image is built with (and files whose
+    bytes the agent is given)."""
     spec = task.spec
     given = {(task.dir / spec.prompt_file).resolve(), *((task.dir / v.prompt_file).resolve()
-                                                         for v in spec.variants if v.prompt_file)}
+                                                         for v in spec.variants if v.prompt_file), *image_given(task)}
     workspace = (task.dir / spec.workspace).resolve()
     given_digests = {_digest(p) for p in regular_files(workspace)} | {_digest(p) for p in given if p.is_file()}
     out: dict[str, str] = {}

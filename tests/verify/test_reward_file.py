@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from assay.errors import VerifierError
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.spec import load_task
 from assay.spec.digest import tree_digests
 from assay.spec.predicates import RewardFile

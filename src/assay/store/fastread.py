@@ -35,6 +35,7 @@ class FastPredicate(msgspec.Struct, frozen=True):
     duration_s: float = 0.0
     trust: Trust | None = None
     turn: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    recorded_by: list[str] = []
 
 
 class FastUsage(msgspec.Struct, frozen=True):

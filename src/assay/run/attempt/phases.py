@@ -164,7 +164,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
         live.sandbox = sb = await env.backend.create(spec)
         live.mounts = {m.target: sb.mount_path(m) for m in mounts}
         initial = initial_state(task.dir / task.spec.workspace, live.workspace, task.digest,
-                                setup_ran=bool(task.spec.setup) or live.seeded,
+                                setup_ran=written_before_agent(task, live),
                                 budget=workspace_hash_budget(task_limits(env).disk_mb))
         live.initial_scan = initial.scan
         return {"initial": initial.digests, "limits": limits, "cpu_budget": cpu_budget}
@@ -213,6 +213,13 @@ def cpu_budgeted(limits: Limits, cpu_time_s: float | None) -> tuple[Limits, bool
     if limits.cpu_time_s is not None and limits.cpu_time_s < bound:
         return limits, False
     return limits.model_copy(update={"cpu_time_s": bound}), True
+
+
+def written_before_agent(task: LoadedTask, live: Live) -> bool:
+    """Whether anything but the fixture's copy wrote the workspace before the agent (a setup
+    script, the image's WORKDIR files, a service's planted canary file): then its initial state is
+    walked, not taken from the task's cached walk of the fixture."""
+    return bool(task.spec.setup) or live.seeded or any(c.file for c in task.spec.canaries)
 
 
 def turn_copy_budget(limits: Limits) -> int | None:

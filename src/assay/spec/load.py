@@ -21,7 +21,7 @@ from assay.spec import environment_check
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_files
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
-from assay.spec.task_env import ShebangError, empty_dir_problem, interpreter
+from assay.spec.task_checks import escapes, inside, check_paths, check_run_time
 from assay.untrusted.tree import MAX_DEPTH
 
 SUITE_FILE = "suite.yaml"
@@ -161,25 +161,6 @@ def _read_text(path: Path, problems: list[SpecProblem]) -> str | None:
     return None
 
 
-def _escapes(rel: str) -> bool:
-    """True if a relative path (or glob) names something outside the folder it is relative to."""
-    if rel.startswith("/"):
-        return True
-    depth = 0
-    for part in rel.split("/"):
-        if part == "..":
-            depth -= 1
-            if depth < 0:
-                return True
-        elif part not in ("", "."):
-            depth += 1
-    return False
-
-
-def _inside(base: Path, p: Path) -> bool:
-    return p.resolve().is_relative_to(base.resolve())
-
-
 def _check_links(task_dir: Path, spec: TaskSpec, suite_root: Path | None, problems: list[SpecProblem]) -> None:
     """Symbolic links in a task never lead out: a workspace link stays in the workspace (the agent
     would otherwise read the host or the hidden tests through it), any other stays in the suite."""
@@ -190,7 +171,7 @@ def _check_links(task_dir: Path, spec: TaskSpec, suite_root: Path | None, proble
             continue
         fence = workspace if p.is_relative_to(workspace) else fence_all
         try:
-            inside = _inside(fence, p)
+            inside = inside(fence, p)
         except (RuntimeError, OSError):  # a loop of links (Python raises RuntimeError, newer ones OSError)
             problems.append(SpecProblem(str(p), "", f"symbolic link to {os.readlink(p)!r} is a loop of links "
                                         "that never reaches a file", "remove the link or point it at a file"))
@@ -242,12 +223,12 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
                 SpecProblem(str(file), "category", f"category {spec.category!r} is not declared in suite.yaml",
                             f"use one of {sorted(cats)} or declare it under 'categories' in suite.yaml")
             )
-    _check_paths(task_dir, spec, file, problems)
+    check_paths(task_dir, spec, file, problems)
     _check_links(task_dir, spec, suite_root, problems)
     _check_entries(task_dir, spec, problems)
     environment_check.check(task_dir, spec.environment, file, problems)
     if len(problems) == before:
-        _check_run_time(task_dir, spec, file, problems)
+        check_run_time(task_dir, spec, file, problems)
     if len(problems) > before:
         return None
     prompt = _read_text(task_dir / spec.prompt_file, problems)
@@ -260,91 +241,6 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
         problems.append(SpecProblem(str(task_dir / spec.prompt_file), "", "prompt is empty", "write the instruction"))
         return None
     return LoadedTask(spec=spec, dir=task_dir, prompt=prompt, file_digests=tree_digests(task_dir))
-
-
-def _check_run_time(task_dir: Path, spec: TaskSpec, file: Path, problems: list[SpecProblem]) -> None:
-    """What runs and what is made at run time: scripts' ``#!`` lines, declared empty folders."""
-    for name, rel in (("setup", spec.setup), ("solution", spec.solution)):
-        if rel is not None and (task_dir / rel).is_file():
-            try:
-                interpreter(task_dir / rel)
-            except ShebangError as e:
-                problems.append(SpecProblem(str(file), name, str(e), "write #!/bin/bash, #!/usr/bin/env bash, "
-                                            "or no #! line for /bin/sh"))
-    for i, rel in enumerate(spec.empty_dirs):
-        why = empty_dir_problem(task_dir / spec.workspace, rel)
-        if why is not None:
-            problems.append(SpecProblem(str(file), f"empty_dirs.{i}", why, "drop it from empty_dirs or rename it"))
-
-
-def _check_paths(task_dir: Path, spec: TaskSpec, file: Path, problems: list[SpecProblem]) -> None:
-    """Every file a task refers to must exist inside the task folder."""
-
-    def need(field_name: str, rel: str | None, *, is_dir: bool = False, optional_dir: bool = False,
-             within: str | None = None) -> None:
-        if rel is None:
-            return
-        fence = task_dir / within if within else task_dir
-        try:
-            p = (fence / rel).resolve()
-        except (RuntimeError, OSError):
-            problems.append(SpecProblem(str(file), field_name, f"path {rel!r} is a loop of symbolic links",
-                                        "point it at a real file"))
-            return
-        if _escapes(rel) or not p.is_relative_to(fence.resolve()):
-            inside = f"the task's {within}/ folder" if within else "the task folder"
-            problems.append(SpecProblem(str(file), field_name, f"path {rel!r} leaves {inside}", f"use a path inside {inside}"))
-            return
-        if optional_dir:
-            if p.exists() and not p.is_dir():
-                problems.append(SpecProblem(str(file), field_name, f"{rel!r} is not a folder", "make it a folder"))
-            return
-        ok = p.is_dir() if is_dir else p.is_file()
-        if not ok:
-            kind = "folder" if is_dir else "file"
-            problems.append(SpecProblem(str(file), field_name, f"{kind} {rel!r} not found in {task_dir}", f"create it or change '{field_name}'"))
-
-    need("prompt_file", spec.prompt_file)
-    need("workspace", spec.workspace, optional_dir=True)
-    need("hidden", spec.hidden, optional_dir=True)
-    need("verify_dir", spec.verify_dir, optional_dir=True)
-    need("setup", spec.setup)
-    for i, rel in enumerate(spec.setup_files):
-        if spec.setup is None:
-            problems.append(SpecProblem(str(file), f"setup_files.{i}", "setup_files without a setup script",
-                                        "declare 'setup:' or drop 'setup_files'"))
-            break
-        fence = task_dir.resolve()
-        target = (task_dir / rel).resolve()
-        if _escapes(rel) or not target.is_relative_to(fence) or target == fence:
-            problems.append(SpecProblem(str(file), f"setup_files.{i}", f"path {rel!r} is not a file or folder inside "
-                                        "the task folder", "name a file or sub-folder of the task"))
-        elif not target.exists():
-            problems.append(SpecProblem(str(file), f"setup_files.{i}", f"{rel!r} not found in {task_dir}",
-                                        "create it or change 'setup_files'"))
-    need("model_script", spec.model_script)
-    if "solution" in spec.model_fields_set:
-        need("solution", spec.solution)
-    for i, v in enumerate(spec.variants):
-        if v.prompt_file is not None:
-            need(f"variants.{i}.prompt_file", v.prompt_file)
-    for i, p in enumerate(spec.predicates):
-        for attr in ("expected_file", "schema_file"):
-            rel = getattr(p, attr, None)
-            if isinstance(rel, str):
-                need(f"predicates.{i}.{attr}", rel, within=spec.hidden)
-        if p.kind == "python":
-            need(f"predicates.{i}.file", getattr(p, "file"), within=spec.verify_dir)
-        if p.kind == "pytest" and _escapes(getattr(p, "tests")):
-            problems.append(SpecProblem(str(file), f"predicates.{i}.tests", f"path {getattr(p, 'tests')!r} leaves the task's "
-                                        f"{spec.hidden}/ folder", "name tests inside the hidden folder"))
-        for attr in ("path", "paths", "exclude"):
-            value = getattr(p, attr, None)
-            for j, rel in enumerate([value] if isinstance(value, str) else value if isinstance(value, list) else []):
-                if isinstance(rel, str) and _escapes(rel):
-                    loc = f"predicates.{i}.{attr}" + (f".{j}" if isinstance(value, list) else "")
-                    problems.append(SpecProblem(str(file), loc, f"path {rel!r} leaves the workspace",
-                                                "use a path relative to the workspace, without '..' or a leading '/'"))
 
 
 def load_suite(path: Path | str) -> LoadedSuite:
@@ -363,7 +259,7 @@ def load_suite(path: Path | str) -> LoadedSuite:
     except ValidationError as e:
         raise SpecError(_problems_from_validation(root / SUITE_FILE, e)) from None
     tasks_root = root / spec.tasks_dir
-    if _escapes(spec.tasks_dir) or not _inside(root, tasks_root):
+    if escapes(spec.tasks_dir) or not inside(root, tasks_root):
         raise SpecError([SpecProblem(str(root / SUITE_FILE), "tasks_dir", f"folder {spec.tasks_dir!r} leaves the suite folder",
                                      "use a folder inside the suite folder")])
     if not tasks_root.is_dir():
@@ -379,7 +275,7 @@ def load_suite(path: Path | str) -> LoadedSuite:
     for d in dirs:
         if not d.is_dir():
             continue
-        if d.is_symlink() or not _inside(tasks_root, d):
+        if d.is_symlink() or not inside(tasks_root, d):
             problems.append(SpecProblem(str(d), "", "task folder is a link or lies outside the suite's tasks folder",
                                         "make it a real folder inside the suite"))
             continue

@@ -21,7 +21,7 @@ from assay.spec import environment_check
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_files
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
-from assay.spec.task_checks import escapes, inside, check_paths, check_run_time
+from assay.spec.task_checks import check_paths, check_run_time, escapes, is_inside
 from assay.untrusted.tree import MAX_DEPTH
 
 SUITE_FILE = "suite.yaml"
@@ -171,7 +171,7 @@ def _check_links(task_dir: Path, spec: TaskSpec, suite_root: Path | None, proble
             continue
         fence = workspace if p.is_relative_to(workspace) else fence_all
         try:
-            inside = inside(fence, p)
+            inside = is_inside(fence, p)
         except (RuntimeError, OSError):  # a loop of links (Python raises RuntimeError, newer ones OSError)
             problems.append(SpecProblem(str(p), "", f"symbolic link to {os.readlink(p)!r} is a loop of links "
                                         "that never reaches a file", "remove the link or point it at a file"))
@@ -259,7 +259,7 @@ def load_suite(path: Path | str) -> LoadedSuite:
     except ValidationError as e:
         raise SpecError(_problems_from_validation(root / SUITE_FILE, e)) from None
     tasks_root = root / spec.tasks_dir
-    if escapes(spec.tasks_dir) or not inside(root, tasks_root):
+    if escapes(spec.tasks_dir) or not is_inside(root, tasks_root):
         raise SpecError([SpecProblem(str(root / SUITE_FILE), "tasks_dir", f"folder {spec.tasks_dir!r} leaves the suite folder",
                                      "use a folder inside the suite folder")])
     if not tasks_root.is_dir():
@@ -275,7 +275,7 @@ def load_suite(path: Path | str) -> LoadedSuite:
     for d in dirs:
         if not d.is_dir():
             continue
-        if d.is_symlink() or not inside(tasks_root, d):
+        if d.is_symlink() or not is_inside(tasks_root, d):
             problems.append(SpecProblem(str(d), "", "task folder is a link or lies outside the suite's tasks folder",
                                         "make it a real folder inside the suite"))
             continue

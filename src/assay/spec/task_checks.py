@@ -26,7 +26,7 @@ def escapes(rel: str) -> bool:
     return False
 
 
-def inside(base: Path, p: Path) -> bool:
+def is_inside(base: Path, p: Path) -> bool:
     return p.resolve().is_relative_to(base.resolve())
 
 

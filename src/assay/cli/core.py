@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
+from typing import Annotated, Any, Iterator, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from assay.cli.exposure import show_exposure
 from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
 from assay.cli.progress import ProgressPlugin
 from assay.cli.render import make_console, show_run, show_trial, summary_table
@@ -19,9 +20,6 @@ from assay.errors import DEFAULT_MAX_INFRA_RATE, RunDirError, UsageError
 from assay.spec.budget import NetworkProfile
 from assay.spec.user_file import check_output_path
 from assay.store.rundir import is_disk_full
-
-if TYPE_CHECKING:
-    from assay.run.exposure import ExposureReport
 
 out = make_console()
 err = make_console(stderr=True)
@@ -247,31 +245,6 @@ def validate(
     out.print(f"all {len(report.verdicts)} task variant(s) valid")
 
 
-def show_exposure(suite: Path, *, sandbox: str | None, jobs: int, quiet: bool = False) -> ExposureReport:
-    """Run the exposure audit and (unless ``quiet``) print what it found."""
-    from assay.run.exposure import audit_exposure
-    from assay.sandbox.registry import default_backend_name, get_backend
-
-    name = sandbox or default_backend_name()
-    if not get_backend(name).isolated:
-        raise UsageError(f"--exposure needs an isolated sandbox: {name!r} shows the agent the whole host "
-                         "(fix: install bubblewrap, or pass --sandbox bwrap)")
-    rep = audit_exposure(suite, sandbox=name, jobs=jobs)
-    if quiet:
-        return rep
-    agents = sorted({a for _, _, a in rep.audited})
-    out.print(f"exposure: {len(rep.audited)} sandbox(es) probed as {', '.join(agents) or 'no agent'}", highlight=False)
-    for note in rep.not_audited:
-        out.print(f"[yellow]exposure[/]: {note}", highlight=False)
-    for leak in rep.leaks:
-        out.print(f"[red]LEAK[/] {leak.line()}", highlight=False)
-    if not rep.audited:
-        out.print("[red]exposure[/]: no probe ran, so nothing was shown to be private", highlight=False)
-    elif not rep.leaks:
-        out.print("exposure: nothing of the tasks, the run directory or the scratch was reachable", highlight=False)
-    return rep
-
-
 def show(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     trial: Annotated[Optional[str], typer.Argument(help="A trial id to show in full.")] = None,
@@ -404,27 +377,9 @@ def with_environment(command: Any, prefix: str = "ASSAY_") -> Any:
     return command
 
 
-def lint(suite: Annotated[Path, typer.Argument(help="Suite folder.")]) -> None:
-    """Check statically what each task exposes to the agent (git history beyond the base commit,
-    hidden values in its reach, verifier programs it can plant, tests in its workspace,
-    credentials in the prompt): exit 1 on any finding the task does not declare intended."""
-    from assay.spec.load import load_suite
-    from assay.verify.lint import lint_suite
-
-    findings = lint_suite(load_suite(suite))
-    for f in findings:
-        out.print(("[yellow]intended[/] " if not f.error else "[red]error[/] ") + f.line(), highlight=False)
-    errors = [f for f in findings if f.error]
-    if errors:
-        out.print(f"{len(errors)} lint error(s)")
-        raise typer.Exit(1)
-    out.print(f"no lint errors ({len(findings)} intended finding(s))")
-
-
 def register(app: typer.Typer) -> None:
     app.command()(with_environment(run))
     app.command()(validate)
-    app.command()(lint)
     app.command()(show)
     app.command()(schema)
     app.command()(verify)

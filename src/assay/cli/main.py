@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("assay.cli.cases", "Import production traces as candidate cases."),
     "cases": ("assay.cli.cases", "Review and promote candidate cases; check held-out tasks for contamination."),
     "recovery": ("assay.cli.recovery", "Recovery under tool, process and model faults."),
-    "lint": ("assay.cli.core", "Check statically what each task exposes to the agent."),
+    "lint": ("assay.cli.exposure", "Check statically what each task exposes to the agent."),
     "audit": ("assay.cli.audit", "Audit a suite's tasks (exit 1 when any is not valid) or a run's suspect passes."),
     "env": ("assay.cli.environments", "Task environments: build, list, show, prune and export task images."),
 }

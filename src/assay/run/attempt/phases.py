@@ -12,11 +12,9 @@ import asyncio
 import dataclasses
 import math
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Awaitable
 
-from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome
+from assay.agents.base import AgentContext, AgentOutcome
 from assay.agents.builtin import SOLUTION_MOUNT
 from assay.conversations import state as turn_state
 from assay.conversations.loop import ConversationLog, run_conversation
@@ -24,94 +22,26 @@ from assay.conversations.simulator import SimulatorSession
 from assay.conversations.verify import verify_turns
 from assay.environments import runtime as env_runtime
 from assay.errors import AdapterError, SetupError, TrialError
-from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
-from assay.harness.wiring import Wiring
+from assay.harness.services import SessionReport
 from assay.records.incident import Incident, incident
 from assay.run.attempt.evidence import read_only_violation, store_final_state, store_outputs
+from assay.run.attempt.live import (AGENT_FILES, HOME_MOUNT, SETUP_MOUNT, WATCHDOG_GRACE_S, AttemptEnv, Live,
+                                    timed)
 from assay.run.attempt.process_faults import run_with_process_faults
-from assay.run.attempt.records import AgentRan, Phase, PhaseError, Prepared, SetUp, TornDown, Verified
+from assay.run.attempt.records import AgentRan, Prepared, SetUp, TornDown, Verified
 from assay.run.task_staging import stage_mounts, stage_setup
-from assay.run.workspace import State, initial_state, make_workspace, state_of
-from assay.sandbox.base import Endpoint, Mount, Sandbox, SandboxBackend, SandboxSpec
+from assay.run.workspace import initial_state, make_workspace, state_of
+from assay.sandbox.base import Mount, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import workspace_hash_budget
-from assay.spec.load import LoadedSuite, LoadedTask
+from assay.spec.load import LoadedTask
 from assay.spec.task_env import interpreter
-from assay.store.rundir import RunDir, is_disk_full
-from assay.store.workspace_diff import Scan
+from assay.store.rundir import is_disk_full
 from assay.trace.events import EventKind, Source
-from assay.trace.writer import TraceWriter
 from assay.untrusted.files import TRAPS
 from assay.untrusted.tree import remove_untrusted
 from assay.verify.verifier import run_verifier
 from assay.worlds.call_record import call_record, mismatch_incidents
-
-HOME_MOUNT = "/assay/home"
-SETUP_MOUNT = "/assay/setup"
-#: extra seconds the outer watchdog allows an adapter past its timeout before cancelling it
-WATCHDOG_GRACE_S = 15.0
-#: where an adapter keeps the native files it read back (harness scratch: neither mounted into the
-#: sandbox nor part of the run directory; they reach the run directory only redacted, as artifacts)
-AGENT_FILES = "agent-files"
-
-R = TypeVar("R", bound=Phase)
-
-
-@dataclass(frozen=True)
-class AttemptEnv:
-    """What the phases of one attempt read (never change)."""
-
-    task: LoadedTask
-    agent: AgentAdapter
-    variant: str
-    handle: AttemptHandle
-    backend: SandboxBackend
-    suite: LoadedSuite
-    network: NetworkProfile
-    run_limits: Limits
-    track: str
-    model: str | None
-    run_dir: RunDir
-
-    @property
-    def trace(self) -> TraceWriter:
-        return self.handle.trace
-
-
-@dataclass
-class Live:
-    """The live resources of one attempt: what teardown must release, whatever happened."""
-
-    workspace: Path
-    home: Path
-    sandbox: Sandbox | None = None
-    sandbox_spec: SandboxSpec | None = None  # what a sandbox_restart fault builds again
-    sessions: list[ServiceSession] = field(default_factory=list)
-    endpoints: list[Endpoint] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    wiring: Wiring = field(default_factory=Wiring)
-    mounts: dict[str, str] = field(default_factory=dict)  # mount target -> path inside the sandbox
-    context: AgentContext | None = None
-    initial_scan: Scan | None = None  # the workspace after setup, for the final-state diff
-    final: State | None = None  # the one walk of the final workspace (the diff's and the verifier's)
-    frozen: bool = False  # the agent's isolated sandbox is gone: nothing writes the workspace any more
-    conversation: ConversationLog | None = None  # a conversation task's turns and the state after each
-    setup_incidents: list[Incident] = field(default_factory=list)  # what the task's setup left (killed with its sandbox)
-    seeded: bool = False  # the image's WORKDIR files were copied in: the initial state is not the fixture's alone
-
-
-async def timed(name: str, make: Callable[[], Awaitable[dict[str, Any]]], record: type[R]) -> R:
-    """Run one phase body; its fields, its wall time and its error become the record."""
-    t0 = time.monotonic()
-    try:
-        fields = await make()
-        error = None
-    except Exception as e:  # noqa: BLE001 - every failure of a phase is recorded, classified
-        if is_disk_full(e):
-            raise  # the run stops (resumable): a full disk is no attempt's outcome
-        fields, error = {}, PhaseError.of(e)
-    return record(name=name, seconds=time.monotonic() - t0, error=error, **fields)
-
 
 # ------------------------------------------------------------------------------ prepare
 async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:

@@ -50,9 +50,9 @@ from typing import Literal
 from assay.agents.builtin import NopAgent
 from assay.agents.registry import register_agent, register_product
 from assay.sandbox.host import HostBackend
-from assay.sandbox.registry import register_backend
+from assay.sandbox.registry import register_sandbox_backend
 from assay.gateway.backends.scripted import ScriptedBackend
-from assay.gateway.backends.base import register_backend as register_model_backend
+from assay.gateway.backends.base import register_model_backend
 from assay.spec.predicates import PredicateSpec
 from assay.verify.context import Outcome
 from assay.verify.registry import register_predicate
@@ -76,7 +76,7 @@ async def always_true(spec, ctx):
 
 register_agent("mine", Mine)
 register_product("myproduct", MyProduct)
-register_backend(MyBackend)
+register_sandbox_backend(MyBackend)
 register_model_backend("mymodel", ScriptedBackend)
 register_predicate(AlwaysTrue, always_true)
 
@@ -117,10 +117,10 @@ def test_fresh_process_lists_every_builtin() -> None:
 @pytest.mark.parametrize("code", [
     "from assay.agents.registry import register_agent\nfrom assay.agents.builtin import NopAgent\n"
     "register_agent('oracle', NopAgent)",
-    "from assay.sandbox.registry import register_backend\nfrom assay.sandbox.host import HostBackend\n"
-    "class B(HostBackend):\n    name = 'bwrap'\nregister_backend(B)",
-    "from assay.gateway.backends.base import register_backend\nfrom assay.gateway.backends.replay import ReplayBackend\n"
-    "register_backend('scripted', ReplayBackend)",
+    "from assay.sandbox.registry import register_sandbox_backend\nfrom assay.sandbox.host import HostBackend\n"
+    "class B(HostBackend):\n    name = 'bwrap'\nregister_sandbox_backend(B)",
+    "from assay.gateway.backends.base import register_model_backend\nfrom assay.gateway.backends.replay import ReplayBackend\n"
+    "register_model_backend('scripted', ReplayBackend)",
     "from assay.worlds.registry import world\nfrom assay.worlds.outbox import Outbox\n"
     "@world('ledger')\nclass L(Outbox):\n    pass",
     "from typing import Literal\nfrom assay.spec.predicates import PredicateSpec\n"

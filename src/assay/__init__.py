@@ -26,7 +26,14 @@ _PUBLIC: dict[str, str] = {
     # extension points
     "AgentAdapter": "assay.agents.base", "AgentContext": "assay.agents.base", "AgentOutcome": "assay.agents.base",
     "AgentInfo": "assay.agents.base", "register_agent": "assay.agents.registry",
-    "SandboxBackend": "assay.sandbox.base", "Sandbox": "assay.sandbox.base", "register_backend": "assay.sandbox.registry",
+    "SandboxBackend": "assay.sandbox.base", "Sandbox": "assay.sandbox.base", "SandboxSpec": "assay.sandbox.base",
+    "ExecResult": "assay.sandbox.base", "BackendStatus": "assay.sandbox.base",
+    "register_sandbox_backend": "assay.sandbox.registry",
+    "ModelBackend": "assay.gateway.backends.base", "BackendSession": "assay.gateway.backends.base",
+    "register_model_backend": "assay.gateway.backends.base", "ModelRequest": "assay.gateway.neutral",
+    "ModelReply": "assay.gateway.neutral", "GatewayRecord": "assay.records.manifest",
+    "World": "assay.worlds.base", "ToolDef": "assay.worlds.base", "ToolError": "assay.worlds.base",
+    "world": "assay.worlds.registry", "UnknownPlugin": "assay.registry", "RegistryError": "assay.registry",
     "evaluator": "assay.verify.registry", "register_predicate": "assay.verify.registry",
     "PredicateKind": "assay.spec.predicates", "register_product": "assay.agents.registry", "Outcome": "assay.verify.context", "VerifyContext": "assay.verify.context",
     # score and report (read the run directory only)

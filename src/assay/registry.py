@@ -27,6 +27,23 @@ class RegistryError(UsageError):
     """A name registered twice, or asked for and unknown."""
 
 
+class UnknownPlugin(RegistryError, KeyError):
+    """A name no registry of its kind knows: the one error every registry raises for it.
+
+    It names the kind, the name, the known names and the fix (the entry-point group a third
+    party publishes under). It is a :class:`KeyError` too, for callers that look names up."""
+
+    def __init__(self, kind: str, name: str, known: list[str], group: str, *, also: str = ""):
+        self.kind, self.name, self.known, self.group = kind, name, list(known), group
+        alternatives = f" {also}" if also else ""
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(self.known) or 'none'}{alternatives} "
+                         f"(fix: use one of these, or install a plug-in that publishes {name!r} under the "
+                         f"entry-point group {group!r})")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
 def resolve(ref: Declared) -> Any:
     """The object a ``"module:attribute"`` reference names (anything else is returned as is)."""
     if not isinstance(ref, str) or ":" not in ref:
@@ -115,10 +132,14 @@ class Registry(Generic[T]):
                 return self._resolved[name]
             declared = self._extra.get(name, self._builtins().get(name))
             if declared is None:
-                raise RegistryError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names()) or 'none'}")
+                raise self.unknown(name)
             value = resolve(declared)
             self._resolved[name] = value
             return value
+
+    def unknown(self, name: str, *, also: str = "") -> UnknownPlugin:
+        """The error for a name this registry does not know (``also``: other accepted forms)."""
+        return UnknownPlugin(self.kind, name, self.names(), self.group, also=also)
 
     def __contains__(self, name: object) -> bool:
         self._ensure()

@@ -13,7 +13,8 @@ from assay.errors import AgentUnavailable, SandboxError, UsageError
 from assay.records.results import EndState
 from assay.run import RunOptions, start_run
 from assay.sandbox.host import HostBackend
-from assay.sandbox.registry import register_backend
+from assay.registry import UnknownPlugin
+from assay.sandbox.registry import register_sandbox_backend
 from assay.store.rundir import RunDir
 from assay.trace import read_events
 from tests.conftest import write_agent, write_suite, write_task
@@ -127,7 +128,7 @@ class BrokenBackend(HostBackend):
 
 
 def test_retry_only_for_classified_infra_error_and_every_attempt_kept(tmp_path: Path) -> None:
-    register_backend(FlakyBackend)
+    register_sandbox_backend(FlakyBackend)
     FlakyBackend.calls = 0
     results = run(file_suite(tmp_path), ["oracle"], tmp_path / "run", sandbox="flaky-test")
     assert [(r.attempt, r.end_state.value, r.retry_reason) for r in results] == [
@@ -136,7 +137,7 @@ def test_retry_only_for_classified_infra_error_and_every_attempt_kept(tmp_path: 
 
 
 def test_retries_bounded(tmp_path: Path) -> None:
-    register_backend(BrokenBackend)
+    register_sandbox_backend(BrokenBackend)
     results = run(file_suite(tmp_path), ["oracle"], tmp_path / "run", sandbox="broken-test", max_retries=2)
     assert [r.attempt for r in results] == [1, 2, 3]
     assert all(r.end_state is EndState.infra_error for r in results)
@@ -149,7 +150,7 @@ def test_failing_agent_is_not_retried(tmp_path: Path) -> None:
 
 
 def test_unknown_agent_refused_before_run(tmp_path: Path) -> None:
-    with pytest.raises(AgentUnavailable, match="unknown agent 'ghost'"):
+    with pytest.raises(UnknownPlugin, match="unknown agent 'ghost'"):
         run(file_suite(tmp_path), ["ghost"], tmp_path / "run")
     assert not (tmp_path / "run").exists()
 

@@ -12,7 +12,7 @@ from typing import Callable
 
 from assay.agents.base import AgentAdapter
 from assay.errors import AgentUnavailable, SpecError
-from assay.registry import Declared, Registry, RegistryError
+from assay.registry import Declared, Registry
 from assay.spec.user_file import read_user_yaml
 
 Factory = Callable[[dict], AgentAdapter]
@@ -73,9 +73,6 @@ def resolve_agent(ref: str, config: dict | None = None) -> AgentAdapter:
         if not isinstance(data, dict):
             raise AgentUnavailable(f"{ref}: top level must be a mapping")
         return CommandAgent(data, source=path)
-    try:
-        factory = AGENTS.get(ref)
-    except RegistryError:
-        raise AgentUnavailable(f"unknown agent {ref!r}; known: {', '.join(AGENTS.names())} "
-                               "or a command-agent YAML file") from None
-    return factory(config or {})
+    if ref not in AGENTS:
+        raise AGENTS.unknown(ref, also="or a command-agent YAML file")
+    return AGENTS.get(ref)(config or {})

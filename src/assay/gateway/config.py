@@ -181,5 +181,5 @@ def _record_for(model: str, suite: LoadedSuite) -> GatewayRecord:
     value = (model or "").strip()
     name = re.split(r"[:#]", value, maxsplit=1)[0]
     if not name or name not in MODEL_BACKENDS:
-        raise UsageError(f"--model {model!r} is not a gateway backend (fix: {FIX})")
+        raise MODEL_BACKENDS.unknown(name or value, also=f"(--model forms: {FIX.removeprefix('use ')})")
     return MODEL_BACKENDS.get(name).record_from_cli(value, suite)

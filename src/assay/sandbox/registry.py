@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.registry import Registry, RegistryError
+from assay.registry import Registry
 from assay.sandbox.base import SandboxBackend
 
 BACKENDS: Registry[type[SandboxBackend]] = Registry("sandbox backend", "assay.sandboxes", {
@@ -11,7 +11,7 @@ BACKENDS: Registry[type[SandboxBackend]] = Registry("sandbox backend", "assay.sa
 })
 
 
-def register_backend(cls: type[SandboxBackend], *, replace: bool = False) -> type[SandboxBackend]:
+def register_sandbox_backend(cls: type[SandboxBackend], *, replace: bool = False) -> type[SandboxBackend]:
     """Register a third-party backend class under its ``name`` (usable as a class decorator)."""
     return BACKENDS.register(cls.name, cls, replace=replace)
 
@@ -21,11 +21,8 @@ def backends() -> dict[str, type[SandboxBackend]]:
 
 
 def get_backend(name: str) -> SandboxBackend:
-    """A fresh backend object; an unknown name is a usage error listing the known ones."""
-    try:
-        return BACKENDS.get(name)()
-    except RegistryError:
-        raise RegistryError(f"unknown sandbox backend {name!r}; known: {', '.join(BACKENDS.names())}") from None
+    """A fresh backend object; an unknown name is :class:`~assay.registry.UnknownPlugin`."""
+    return BACKENDS.get(name)()
 
 
 def default_backend_name() -> str:

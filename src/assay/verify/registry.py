@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
 from assay.records.results import Trust
-from assay.registry import Registry, RegistryError
+from assay.registry import Registry
 from assay.spec.predicates import PredicateKind, PredicateSpec, register_predicate_spec
 from assay.verify.context import Outcome, VerifyContext
 
@@ -81,10 +81,8 @@ def register_predicate(spec: type[PredicateSpec], evaluate: Evaluator, *, replac
 
 
 def get_evaluator(kind: str) -> Evaluator:
-    try:
-        return EVALUATORS.get(kind)
-    except RegistryError:
-        raise KeyError(f"no evaluator registered for predicate kind {kind!r}") from None
+    """The evaluator of predicate ``kind``; an unknown one is :class:`~assay.registry.UnknownPlugin` (a KeyError)."""
+    return EVALUATORS.get(kind)
 
 
 def trust_of(kind: str) -> Trust:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, TypeVar
 
-from assay.registry import Registry, RegistryError
+from assay.registry import Registry
 from assay.worlds.base import World
 
 W = TypeVar("W", bound=type[World])
@@ -32,10 +32,8 @@ def world(kind: str) -> Callable[[W], W]:
 
 
 def get_world(kind: str) -> type[World]:
-    try:
-        return WORLDS.get(kind)
-    except RegistryError:
-        raise KeyError(f"no world kind {kind!r}; known: {WORLDS.names()}") from None
+    """The world class of ``kind``; an unknown one is :class:`~assay.registry.UnknownPlugin` (a KeyError)."""
+    return WORLDS.get(kind)
 
 
 def world_kinds() -> list[str]:

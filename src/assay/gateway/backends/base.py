@@ -15,7 +15,7 @@ from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.gateway.stream import Delta, deltas_of
 from assay.harness.services import AttemptHandle
 from assay.records.manifest import GatewayRecord
-from assay.registry import Registry, RegistryError
+from assay.registry import Registry
 from assay.spec.load import LoadedSuite
 from assay.trace.events import EventKind
 
@@ -89,7 +89,7 @@ MODEL_BACKENDS: Registry[BackendFactory] = Registry("gateway backend", "assay.ga
 })
 
 
-def register_backend(name: str, factory: BackendFactory, *, replace: bool = False) -> BackendFactory:
+def register_model_backend(name: str, factory: BackendFactory, *, replace: bool = False) -> BackendFactory:
     """Register a third-party model backend under ``name`` (chosen with ``--model NAME...``)."""
     return MODEL_BACKENDS.register(name, factory, replace=replace)
 
@@ -99,11 +99,7 @@ def backend_names() -> list[str]:
 
 
 def make_backend(record: GatewayRecord) -> ModelBackend:
-    try:
-        factory = MODEL_BACKENDS.get(record.backend or "")
-    except RegistryError:
-        raise UsageError(f"unknown gateway backend {record.backend!r}; known: {', '.join(MODEL_BACKENDS.names())}") from None
-    return factory(record)
+    return MODEL_BACKENDS.get(record.backend or "")(record)
 
 
 def reply_facts(**facts: Any) -> dict[str, Any]:

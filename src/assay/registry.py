@@ -33,12 +33,12 @@ class UnknownPlugin(RegistryError, KeyError):
     It names the kind, the name, the known names and the fix (the entry-point group a third
     party publishes under). It is a :class:`KeyError` too, for callers that look names up."""
 
-    def __init__(self, kind: str, name: str, known: list[str], group: str, *, also: str = ""):
+    def __init__(self, kind: str, name: str, known: list[str], group: str, *, also: str = "", fix: str = ""):
         self.kind, self.name, self.known, self.group = kind, name, list(known), group
         alternatives = f" {also}" if also else ""
-        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(self.known) or 'none'}{alternatives} "
-                         f"(fix: use one of these, or install a plug-in that publishes {name!r} under the "
-                         f"entry-point group {group!r})")
+        fix = fix or (f"use one of these, or install a plug-in that publishes {name!r} under the "
+                      f"entry-point group {group!r}")
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(self.known) or 'none'}{alternatives} (fix: {fix})")
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])

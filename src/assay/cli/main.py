@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("assay.cli.exposure", "Check statically what each task exposes to the agent."),
     "audit": ("assay.cli.audit", "Audit a suite's tasks (exit 1 when any is not valid) or a run's suspect passes."),
     "env": ("assay.cli.environments", "Task environments: build, list, show, prune and export task images."),
+    "plugins": ("assay.cli.plugins", "List every plug-in kind (agents, sandboxes, model backends, predicates, worlds, export targets) and its names."),
 }
 #: every command module, in the order ``assay --help`` lists them
 COMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))

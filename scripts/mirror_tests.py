@@ -279,6 +279,7 @@ def _packages(dest: Path) -> None:
         here = here / part
         init = here / "__init__.py"
         if not init.exists():
+            here.mkdir(parents=True, exist_ok=True)
             init.write_text("")
             git("add", str(init.relative_to(ROOT)))
 

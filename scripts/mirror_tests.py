@@ -294,6 +294,7 @@ def move(d: Decision) -> None:
     _packages(d.dest)
     git("mv", str(d.path), str(d.dest))
     (ROOT / d.dest).write_text(src)
+    git("add", str(d.dest))
 
 
 def move_folders() -> list[tuple[Path, Path]]:
@@ -334,7 +335,7 @@ def fix_references(moves: list[Decision], folders: list[tuple[Path, Path]] = ())
     changed = []
     for name in git("ls-files").splitlines():
         p = ROOT / name
-        if p.suffix not in TEXT_SUFFIXES or not p.is_file() or p.stat().st_size > 1_000_000 or "fixtures" in p.parts:
+        if p == Path(__file__).resolve() or p.suffix not in TEXT_SUFFIXES or not p.is_file() or p.stat().st_size > 1_000_000 or "fixtures" in p.parts:
             continue
         try:
             text = p.read_text()

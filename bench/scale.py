@@ -11,7 +11,7 @@ task's wall time twice plus 60 s (``ASSAY_RAY_ANSWER_GRACE_S``), so the script a
 
 Every trial is real: a fresh workspace, the agent (the built-in ``nop``) in the default sandbox
 (bwrap where usable), the verifier in its own sandbox, the result written by the head. Each
-cluster is a real local one (tests/run/ray/cluster.py: a head and N worker nodes as separate
+cluster is a real local one (tests/run/cluster/cluster.py: a head and N worker nodes as separate
 processes). "wall" counts everything from the command to the last result (the Ray runs include
 joining the cluster and starting the node workers); "steady" is trials over the span from the
 first attempt's start to the last one's end. All nodes share this machine's cores (printed), so
@@ -41,7 +41,7 @@ from assay.records.results import AttemptResult  # noqa: E402
 from assay.run import RunOptions, start_run  # noqa: E402
 from assay.run.schedule import ExecutorOptions  # noqa: E402
 from tests.conftest import write_suite, write_task  # noqa: E402
-from tests.run.ray.cluster import LocalRayCluster  # noqa: E402
+from tests.run.cluster.cluster import LocalRayCluster  # noqa: E402
 
 
 def suite(root: Path) -> Path:

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("ray")
 
-from tests.run.ray.cluster import LocalRayCluster, can_make_read_only  # noqa: E402
+from tests.run.cluster.cluster import LocalRayCluster, can_make_read_only  # noqa: E402
 
 
 @pytest.fixture(scope="module")

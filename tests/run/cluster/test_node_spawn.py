@@ -18,7 +18,7 @@ import pytest
 from assay.run import RunOptions, start_run
 from assay.run.cluster.worker import NodeWorker
 from assay.sandbox.registry import get_backend
-from tests.run.ray.test_ray_executor import slow_suite
+from tests.run.cluster.test_ray_executor import slow_suite
 
 
 async def test_an_attempt_on_a_node_starts_no_process_by_fork_with_harness_code(tmp_path: Path,

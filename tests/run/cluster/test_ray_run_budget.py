@@ -19,8 +19,8 @@ from assay.trace.events import EventKind, Source
 from assay.trace.writer import read_events
 from tests.gateway.fake_upstream import Upstream
 from tests.gateway.test_run_e2e import make_suite
-from tests.run.ray.cluster import LocalRayCluster
-from tests.run.ray.test_ray_executor import assay
+from tests.run.cluster.cluster import LocalRayCluster
+from tests.run.cluster.test_ray_executor import assay
 
 pytestmark = pytest.mark.timeout(900)
 

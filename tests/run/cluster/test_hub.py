@@ -18,7 +18,7 @@ from assay.run_budget.meter import RunBudgetMeter
 from assay.spec.run_budget import RunBudget
 from tests.gateway.test_run_e2e import make_suite
 from tests.judge.conftest import fake_judge  # noqa: F401 - the fixture, for the judge case
-from tests.run.ray.test_ray_worlds import outside_address
+from tests.run.cluster.test_ray_worlds import outside_address
 from tests.gateway.test_streaming import body_for
 
 

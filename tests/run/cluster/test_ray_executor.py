@@ -21,7 +21,7 @@ from assay.records.results import AttemptResult, EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from tests.conftest import ROOT, assay_env, write_suite, write_task
-from tests.run.ray.cluster import LocalRayCluster, can_make_read_only
+from tests.run.cluster.cluster import LocalRayCluster, can_make_read_only
 
 STARTER = ROOT / "examples" / "starter"
 pytestmark = pytest.mark.timeout(900)  # a real cluster on a loaded 2-core machine

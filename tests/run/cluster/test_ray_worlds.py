@@ -20,8 +20,8 @@ from assay.records.results import EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task
-from tests.run.ray.cluster import LocalRayCluster, free_port
-from tests.run.ray.test_ray_executor import assay, finish, head, start_assay
+from tests.run.cluster.cluster import LocalRayCluster, free_port
+from tests.run.cluster.test_ray_executor import assay, finish, head, start_assay
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .walled import run_walled
+from tests.sandbox.walled import run_walled
 
 pytestmark = pytest.mark.usefixtures("bwrap_backend")
 

@@ -56,8 +56,8 @@ async def test_approved_call_executes_and_both_events_are_traced(tmp_path, servi
     rep = await sess.close()
     kinds = [e.kind for e in events(handle)]
     assert kinds.index(EventKind.approval_requested) < kinds.index(EventKind.approval_decided) < kinds.index(EventKind.tool_result)
-    assert rep.verifier_extra["approvals"][0]["decision"] == "approved"
-    assert rep.verifier_extra["worlds"]["outbox"]["diff"]["messages"]["added"]
+    assert rep.verifier_extra.approvals[0]["decision"] == "approved"
+    assert rep.verifier_extra.worlds["outbox"]["diff"]["messages"]["added"]
     assert rep.usage.interventions == 1
 
 
@@ -67,7 +67,7 @@ async def test_denied_call_changes_nothing_and_is_an_attempted_unauthorized_call
     reply = await _call(sess, "outbox.send_email", SEND)
     assert reply == {"ok": False, "result": None, "error": "approval denied", "call_id": reply["call_id"]}
     rep = await sess.close()
-    assert rep.verifier_extra["worlds"]["outbox"]["diff"] == {}
+    assert rep.verifier_extra.worlds["outbox"]["diff"] == {}
     assert [i.type for i in rep.incidents] == ["unauthorized_call"]
     assert rep.incidents[0].evidence["executed"] is False
     assert rep.extra["world_security"] == {"unauthorized_attempted": 1, "unauthorized_executed": 0, "approval_requests": 1}

@@ -14,6 +14,7 @@ from assay.conversations.loop import ConversationLog
 from assay.conversations.verify import verify_turns
 from assay.sandbox.host import HostBackend
 from assay.spec import load_task
+from assay.records.verifier_inputs import VerifierInputs
 from tests.conftest import write_suite, write_task
 
 MIB = 1 << 20
@@ -48,7 +49,7 @@ def test_turn_copies_stay_within_their_budget_and_a_turn_not_kept_fails_closed(t
     log.ended_by = "turns_done"
     results = asyncio.run(verify_turns(task, log, tmp_path / "verify", initial_digests={}, events=[],
                                        backend=HostBackend(), limits=task.spec.limits or __import__(
-                                           "assay.spec.budget", fromlist=["Limits"]).Limits(), extra={}))
+                                           "assay.spec.budget", fromlist=["Limits"]).Limits(), extra=VerifierInputs()))
     by = {r.id: r for r in results}
     assert by["t1"].passed
     assert not by["t2-absent"].passed and "state_not_kept" in by["t2-absent"].evidence

@@ -130,7 +130,7 @@ async def test_rendered_shim_command_lands_in_a_real_world(tmp_path: Path) -> No
         report = await sess.close()
     finally:
         await svc.stop()
-    added = report.verifier_extra["worlds"]["ledger"]["diff"]["entries"]["added"]
+    added = report.verifier_extra.worlds["ledger"]["diff"]["entries"]["added"]
     [row] = added.values()
     assert {k: row[k] for k in entry} == {**entry, "amount": 186.0}
     calls = [e for e in events(handle) if e.kind == EventKind.tool_call and e.source == Source.world]

@@ -3,6 +3,7 @@ decides, an uncalibrated or stale one never holds, a babbling one is an infrastr
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from assay.spec.task import TaskSpec
 from assay.trace.events import EventKind, Source, TraceEvent
 from assay.verify.context import VerifyContext
 from assay.verify.registry import get_evaluator
+from assay.records.verifier_inputs import VerifierInputs
 from tests.judge.conftest import verdict
 from tests.judge.test_calibrate import faithful, write_set
 
@@ -41,7 +43,7 @@ def _ctx(tmp: Path, answer: str | None, conn: JudgeConnection | None) -> VerifyC
 
     return VerifyContext(task=task, root=tmp, work=tmp / "work", hidden=tmp / "hidden", code=tmp / "code",
                          initial_digests={}, final_digests={}, events=events, backend=NoSandbox(),
-                         extra={"judge": conn} if conn else {})
+                         extra=VerifierInputs(judge=conn))
 
 
 async def _check(c: VerifyContext, **spec: Any):
@@ -139,8 +141,6 @@ def test_judge_never_overrides_a_failed_deterministic_predicate() -> None:
 # ------------------------------------------------------------------------------ hostile answers
 def _turn_ctx(tmp: Path, conn: JudgeConnection, n: int) -> VerifyContext:
     """The verifier of turn ``n`` of a two-turn conversation (events up to that turn's end)."""
-    from assay.trace.turns import TURN_KEY
-
     def ev(seq: int, source: Source, kind: EventKind, **data: Any) -> TraceEvent:
         return TraceEvent(seq=seq, ts=0.0, trial_id="t", attempt=1, source=source, kind=kind, data=data)
 
@@ -152,7 +152,7 @@ def _turn_ctx(tmp: Path, conn: JudgeConnection, n: int) -> VerifyContext:
               ev(5, Source.harness, EventKind.log, event="turn_ended", turn=2, final_text=BAD)]
     c = _ctx(tmp, None, conn)
     c.events = [e for e in events if n == 2 or e.seq <= 2]
-    c.extra[TURN_KEY] = n
+    c.extra = c.extra.at_turn(n)
     return c
 
 
@@ -191,7 +191,7 @@ async def test_a_conversations_final_answer_is_its_last_turns_never_an_earlier_o
     nothing, an earlier turn's answer (its session's final_output event) is not judged instead."""
     conn, fj = judged
     c = _turn_ctx(tmp_path, conn, 2)
-    del c.extra["conversation_turn"]  # the final verifier: the whole trace, no turn
+    c.extra = dataclasses.replace(c.extra, turn=None)  # the final verifier: the whole trace, no turn
     final = await _check(c, target="final_output")
     assert final.evidence["answer_chars"] == len(BAD) and "turn" not in final.evidence
     c.events = [e if not (e.seq == 5) else e.model_copy(update={"data": {**e.data, "final_text": None}})

@@ -13,6 +13,7 @@ from assay.run.validate import validate_suite
 from assay.sandbox.host import HostBackend
 from assay.spec import load_task
 from assay.verify.mutants import OracleState, alter_text, try_mutants, world_mutants
+from assay.records.verifier_inputs import VerifierInputs
 from tests.conftest import ROOT, assay_env, write_suite, write_task
 
 SOLVE = "printf 'total: 42\\n' > out.txt\n"
@@ -82,7 +83,7 @@ def world_state(tmp_path: Path, predicates: list[dict]) -> OracleState:
 
     extra = {"worlds": {"ledger": {"initial": LEDGER_INITIAL, "final": LEDGER_FINAL,
                                    "diff": diff_states(LEDGER_INITIAL, LEDGER_FINAL)}}}
-    return OracleState(task, work, {}, extra, [])
+    return OracleState(task, work, {}, VerifierInputs(**extra), [])
 
 
 def test_world_mutants_delete_alter_swap_and_duplicate_rows(tmp_path: Path) -> None:

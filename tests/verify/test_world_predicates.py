@@ -17,6 +17,7 @@ from assay.spec.task import TaskSpec
 from assay.trace.events import EventKind, Source, TraceEvent
 from assay.verify.context import VerifyContext
 from assay.verify.registry import get_evaluator
+from assay.records.verifier_inputs import VerifierInputs
 
 INITIAL = {"entries": {"e1": {"id": "e1", "merchant": "Metro", "amount": 3.0, "category": "transport"}}}
 FINAL = {"entries": {"e1": {"id": "e1", "merchant": "Metro", "amount": 3.0, "category": "household"},
@@ -42,8 +43,8 @@ def ctx(tmp_path: Path, events: list[TraceEvent] | None = None, extra: dict | No
 
     return VerifyContext(task=lt, root=tmp_path, work=tmp_path, hidden=tmp_path, code=tmp_path, initial_digests={},
                          final_digests={}, events=events or [], backend=HostBackend(),
-                         extra=extra if extra is not None else {"worlds": {"ledger": {"initial": INITIAL, "final": FINAL,
-                                                                                       "diff": DIFF}}})
+                         extra=VerifierInputs(**(extra if extra is not None else {
+                             "worlds": {"ledger": {"initial": INITIAL, "final": FINAL, "diff": DIFF}}})))
 
 
 async def check(c: VerifyContext, **spec: Any):

@@ -47,7 +47,7 @@ async def test_world_calls_over_every_channel_share_one_tool_call_budget(tmp_pat
     assert proc.returncode == 1 and "budget_exceeded" in proc.stdout + proc.stderr
     assert meter.tool_calls == 2 and meter.turns == 1 and meter.ended_by is BudgetName.tool_calls
     rep = await sess.close()
-    added = rep.verifier_extra["worlds"]["ledger"]["diff"]
+    added = rep.verifier_extra.worlds["ledger"]["diff"]
     assert sorted(r["merchant"] for r in added["entries"]["added"].values()) == ["A", "B"]
     evs = events(handle)
     hits = [e for e in evs if e.kind is EventKind.budget_exceeded]

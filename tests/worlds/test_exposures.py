@@ -68,7 +68,7 @@ async def test_native_mcp_shim_and_stdio_land_in_one_world_and_trace(tmp_path, s
         assert not res.is_error, res
 
     report = await sess.close()
-    final = report.verifier_extra["worlds"]["ledger"]["final"]["entries"]
+    final = report.verifier_extra.worlds["ledger"]["final"]["entries"]
     assert sorted(e["merchant"] for e in final.values()) == ["A", "B", "C", "D", "Metro"]
     calls = [e for e in events(handle) if e.kind == EventKind.tool_call and e.source == Source.world]
     assert [c.data["channel"] for c in calls] == ["native", "mcp", "shim", "mcp-stdio"]

@@ -29,8 +29,8 @@ async def test_deep_tool_calls_are_refused_and_recorded_without_breaking_the_ses
             "date": "2026-03-02", "amount": 12.0, "currency": "CNY", "category": "dining", "merchant": "Lumen"}})
         assert r.status_code == 200 and r.json()["ok"] is True, r.text[:300]
     state = await sess.checkpoint("t1")
-    json.dumps(state, default=str)  # what a conversation keeps after a turn serialises
-    assert [c["ok"] for c in state["tool_calls"]] == [False, True]
+    json.dumps(state.payload(), default=str)  # what a conversation keeps after a turn serialises
+    assert [c["ok"] for c in state.tool_calls] == [False, True]
     report = await sess.close()
     calls = [e for e in events(handle) if e.kind == EventKind.tool_call]
     assert len(calls) == 2 and report is not None

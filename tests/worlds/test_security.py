@@ -68,7 +68,7 @@ async def test_disallowed_and_unknown_tools_are_attempted_not_executed(tmp_path,
     assert (await _call(sess, "bank.transfer", {"amount": 1}))["ok"] is False
     rep = await sess.close()
     assert [i.type for i in rep.incidents] == ["unauthorized_call", "unauthorized_call"]
-    assert rep.verifier_extra["worlds"]["ledger"]["diff"] == {}
+    assert rep.verifier_extra.worlds["ledger"]["diff"] == {}
     assert rep.extra["world_security"]["unauthorized_attempted"] == 2
 
 
@@ -83,7 +83,7 @@ async def test_world_error_rolls_back_and_idempotency_key_prevents_double_bookin
     d = await _call(sess, "ledger.amend_entry", {"id": "nope", "category": "dining"})
     assert d == {"ok": False, "result": None, "error": "no entry 'nope'", "call_id": d["call_id"]}
     rep = await sess.close()
-    assert len(rep.verifier_extra["worlds"]["ledger"]["diff"]["entries"]["added"]) == 1
+    assert len(rep.verifier_extra.worlds["ledger"]["diff"]["entries"]["added"]) == 1
 
 
 async def test_behaviour_record_counts_wrong_side_effects(tmp_path, service):

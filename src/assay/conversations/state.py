@@ -11,9 +11,9 @@ from __future__ import annotations
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from assay.harness.services import ServiceSession
+from assay.records.verifier_inputs import VerifierInputs
 from assay.untrusted.tree import walk_untrusted
 from assay.verify.snapshot import copy_snapshot
 
@@ -24,7 +24,7 @@ class TurnState:
 
     number: int
     work: Path  # harness-owned copy of the workspace after the turn
-    extra: dict[str, Any] = field(default_factory=dict)  # verifier_extra keys as they stood
+    extra: VerifierInputs = field(default_factory=VerifierInputs)  # the services' verifier inputs as they stood
     end_seq: int = -1  # the last trace event of the turn (per-turn predicates see events up to it)
     skipped_entries: tuple[str, ...] = ()
     not_kept: str | None = None  # why the workspace after this turn was not copied (over the budget)
@@ -47,9 +47,9 @@ async def take(number: int, workspace: Path, scratch: Path, sessions: list[Servi
     else:
         work.mkdir(parents=True, exist_ok=True)
         skipped = []
-    extra: dict[str, Any] = {}
+    extra = VerifierInputs()
     for sess in sessions:
-        extra.update(await sess.checkpoint(f"t{number}"))
+        extra = extra.merge(await sess.checkpoint(f"t{number}"))
     return TurnState(number=number, work=work, extra=extra, skipped_entries=tuple(skipped), not_kept=not_kept)
 
 
@@ -60,7 +60,7 @@ def allocated_bytes(root: Path) -> int:
     return sum(st.st_blocks * 512 for _, _, st in walk_untrusted(root) if st is not None and stat.S_ISREG(st.st_mode))
 
 
-def executed_since(extra: dict[str, Any], before: int) -> tuple[list[str], int]:
+def executed_since(extra: VerifierInputs, before: int) -> tuple[list[str], int]:
     """World tools executed after the first ``before`` recorded calls; and the count now."""
-    calls = [c for c in extra.get("tool_calls") or [] if isinstance(c, dict)]
+    calls = [c for c in extra.tool_calls if isinstance(c, dict)]
     return [str(c.get("name")) for c in calls[before:] if c.get("executed")], len(calls)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 from assay.conversations.loop import ConversationLog
 from assay.records.results import PredicateResult, Trust
+from assay.records.verifier_inputs import VerifierInputs
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
 from assay.trace.events import TraceEvent
-from assay.trace.turns import TURN_KEY
 from assay.verify.registry import trust_of
 from assay.verify.verifier import run_verifier
 
@@ -37,10 +36,10 @@ def conversation_check(log: ConversationLog) -> PredicateResult:
 
 async def verify_turns(task: LoadedTask, log: ConversationLog, root: Path, *, initial_digests: dict[str, str],
                        events: list[TraceEvent], backend: SandboxBackend, limits: Limits,
-                       extra: dict[str, Any]) -> list[PredicateResult]:
+                       extra: VerifierInputs) -> list[PredicateResult]:
     """Every turn's predicates over its kept state (``extra``: the final services' report, which
-    the turn's own checkpoint overrides key by key, and the turn's number under
-    :data:`~assay.trace.turns.TURN_KEY`, so a judge reads that turn's answer), then
+    the turn's own checkpoint overrides field by field, and the turn's number in
+    :attr:`~assay.records.verifier_inputs.VerifierInputs.turn`, so a judge reads that turn's answer), then
     the conversation check."""
     conv = task.spec.conversation
     assert conv is not None
@@ -61,7 +60,7 @@ async def verify_turns(task: LoadedTask, log: ConversationLog, root: Path, *, in
         view = dataclasses.replace(task, spec=task.spec.model_copy(update={"predicates": preds}))
         report = await run_verifier(view, state.work, root / f"t{n}", initial_digests=initial_digests,
                                     events=[e for e in events if e.seq <= state.end_seq], backend=backend,
-                                    limits=limits, extra={**extra, **state.extra, TURN_KEY: n})
+                                    limits=limits, extra=extra.merge(state.extra).at_turn(n))
         out += [p.model_copy(update={"turn": n}) for p in report.predicates]
     out.append(conversation_check(log))
     return out

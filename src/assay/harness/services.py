@@ -18,6 +18,7 @@ from assay.harness.budget import BudgetMeter
 from assay.harness.wiring import Wiring, WorldToolContract
 from assay.records.incident import Incident
 from assay.records.results import UsageTotals
+from assay.records.verifier_inputs import VerifierInputs
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import Budget
 from assay.spec.load import LoadedTask
@@ -60,7 +61,7 @@ class SessionReport:
     usage: UsageTotals | None = None
     incidents: list[Incident] = field(default_factory=list)
     budget_exceeded: list[str] = field(default_factory=list)
-    verifier_extra: dict[str, Any] = field(default_factory=dict)  # e.g. world state and diff for predicates
+    verifier_extra: VerifierInputs = field(default_factory=VerifierInputs)  # e.g. world state and diff for predicates
     files: dict[str, Path] = field(default_factory=dict)  # name -> host path, stored as artifacts
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -75,10 +76,10 @@ class ServiceSession(abc.ABC):
         """What this session wires into the agent (gateway, world tools): typed, never by string key."""
         return Wiring()
 
-    async def checkpoint(self, label: str) -> dict[str, Any]:
+    async def checkpoint(self, label: str) -> VerifierInputs:
         """The state a verifier reads, mid-attempt (a conversation task, after one of its turns):
-        the keys of :attr:`SessionReport.verifier_extra` as they stand now (default: none)."""
-        return {}
+        :attr:`SessionReport.verifier_extra` as it stands now (default: nothing)."""
+        return VerifierInputs()
 
     @abc.abstractmethod
     async def close(self) -> SessionReport:

@@ -2,7 +2,7 @@
 
 One keyed gateway session for the whole run, with its own key and call budget, recorded apart
 from every agent's. Attempts of tasks that have a ``judge`` predicate get the connection for
-their verifier (``verifier_extra["judge"]``); the key never reaches an agent's sandbox.
+their verifier (``verifier_extra.judge``); the key never reaches an agent's sandbox.
 
 With a run budget (``--max-cost``/``--max-tokens``) the judge's calls are admitted and settled by
 the run's meter like any agent's, so they count towards the limit and are refused once it is
@@ -23,6 +23,7 @@ from assay.harness.services import AttemptHandle, HarnessService, ServiceSession
 from assay.judge.uses import is_judged
 from assay.records.manifest import GatewayRecord, RunManifest
 from assay.records.results import UsageTotals
+from assay.records.verifier_inputs import VerifierInputs
 from assay.spec.budget import Budget
 
 #: the judge's call budget for a whole run unless the record says otherwise
@@ -49,7 +50,7 @@ class _JudgeSession(ServiceSession):
         self.env = {}
 
     async def close(self) -> SessionReport:
-        return SessionReport(verifier_extra={"judge": self.conn})
+        return SessionReport(verifier_extra=VerifierInputs(judge=self.conn))
 
 
 class JudgeService(HarnessService):

@@ -14,8 +14,6 @@ from collections.abc import Iterable
 
 from assay.trace.events import EventKind, Source, TraceEvent
 
-#: the key of ``VerifyContext.extra`` naming the turn a verifier judges (absent: the final state)
-TURN_KEY = "conversation_turn"
 #: how much of a turn's answer the trace keeps: the last characters, as of a final answer
 #: (``run/attempt/phases.record_agent``), so a judge of turn N reads no more and no less than a final judge
 ANSWER_CHARS = 4000

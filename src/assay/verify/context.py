@@ -15,6 +15,7 @@ from assay.spec.budget import Limits
 from assay.spec.load import LoadedTask
 from assay.trace.events import TraceEvent
 from assay.verify.site import open_site
+from assay.records.verifier_inputs import VerifierInputs
 
 
 class PathEscape(Exception):
@@ -53,7 +54,7 @@ class VerifyContext:
     events: list[TraceEvent]
     backend: SandboxBackend
     limits: Limits = field(default_factory=Limits)
-    extra: dict[str, Any] = field(default_factory=dict)  # world states, approvals, ... from plugins
+    extra: VerifierInputs = field(default_factory=VerifierInputs)  # world states, approvals, judge: from the services
     sites: list[Any] = field(default_factory=list)  # ExecSites opened by the predicate being evaluated
     cpu_s: float | None = None  # CPU seconds of the predicates' sandboxes so far (None: not measured)
 

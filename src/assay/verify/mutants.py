@@ -15,11 +15,12 @@ import re
 import shutil
 import sqlite3
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from assay.errors import VerifierError
+from assay.records.verifier_inputs import VerifierInputs
 from assay.sandbox.base import SandboxBackend
 from assay.spec.digest import tree_digests
 from assay.spec.load import LoadedTask
@@ -41,7 +42,7 @@ class OracleState:
     task: LoadedTask
     work: Path
     initial_digests: dict[str, str]
-    extra: dict[str, Any]
+    extra: VerifierInputs
     events: list[TraceEvent]
 
 
@@ -49,7 +50,9 @@ class OracleState:
 class Mutant:
     name: str
     apply_files: Callable[[Path], None] | None = None
-    extra: dict[str, Any] | None = None
+    extra: VerifierInputs | None = None
+    #: (world, table, rows before, rows after): applied to a copy of the world's database when it runs
+    db_changes: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass
@@ -135,30 +138,27 @@ def file_mutants(state: OracleState) -> list[Mutant]:
     return out
 
 
-def _retarget(extra: dict[str, Any], world: str, table: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """The world state with one table changed; the world's database (what ``world_sql`` reads)
-    is changed alike when the mutant runs (:func:`_mutated_db`)."""
-    new = copy.deepcopy(extra)
-    w = new["worlds"][world]
+def _retarget(extra: VerifierInputs, world: str, table: str,
+              change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """A mutant's inputs: the world state with one table changed, and that change, which is made
+    alike in the world's database (what ``world_sql`` reads) when the mutant runs (:func:`_mutated_db`)."""
+    worlds = copy.deepcopy(dict(extra.worlds))
+    w = worlds[world]
     before = copy.deepcopy(w["final"].get(table) or {})
     change(w["final"].setdefault(table, {}))
     w["diff"] = diff_states(w["initial"], w["final"])
-    new.setdefault(_DB_CHANGE, []).append((world, table, before, copy.deepcopy(w["final"][table])))
-    return new
+    return {"extra": replace(extra, worlds=worlds),
+            "db_changes": [(world, table, before, copy.deepcopy(w["final"][table]))]}
 
 
-_DB_CHANGE = "_mutant_db_change"
-
-
-def _mutated_db(extra: dict[str, Any], tmp: Path) -> dict[str, Any]:
-    """``extra`` with each changed world's database copied into ``tmp`` and changed like its
-    state (rows deleted, updated, inserted by their key), so SQL predicates see the mutant too."""
-    changes = extra.get(_DB_CHANGE) or []
-    out = {k: v for k, v in extra.items() if k != _DB_CHANGE}
-    if not changes:
-        return out
-    dbs = dict(out.get("world_db") or {})
-    for world, table, before, after in changes:
+def _mutated_db(m: Mutant, tmp: Path) -> VerifierInputs:
+    """The mutant's inputs with each changed world's database copied into ``tmp`` and changed like
+    its state (rows deleted, updated, inserted by their key), so SQL predicates see the mutant too."""
+    assert m.extra is not None
+    if not m.db_changes:
+        return m.extra
+    dbs = dict(m.extra.world_db)
+    for world, table, before, after in m.db_changes:
         src = dbs.get(world)
         if src is None or not Path(src).is_file():
             continue
@@ -167,8 +167,7 @@ def _mutated_db(extra: dict[str, Any], tmp: Path) -> dict[str, Any]:
             shutil.copyfile(src, dst)
         _apply_rows(dst, table, before, after)
         dbs[world] = str(dst)
-    out["world_db"] = dbs
-    return out
+    return replace(m.extra, world_db=dbs)
 
 
 def _key_column(key: str, row: dict[str, Any]) -> str:
@@ -202,27 +201,27 @@ def _apply_rows(db_path: Path, table: str, before: dict[str, Any], after: dict[s
 
 def world_mutants(state: OracleState) -> list[Mutant]:
     out: list[Mutant] = []
-    for name, w in sorted((state.extra.get("worlds") or {}).items()):
+    for name, w in sorted(state.extra.worlds.items()):
         if name in NON_BUSINESS:  # the user channel is judged by the calls and behaviour, not as state
             continue
         for table, d in sorted((w.get("diff") or {}).items()):
             rows = w["final"].get(table) or {}
             for key in sorted(d.get("added", {}))[:1]:
                 out.append(Mutant(f"{name}.{table}: delete added row {key}",
-                                  extra=_retarget(state.extra, name, table, lambda t, k=key: t.pop(k))))
+                                  **_retarget(state.extra, name, table, lambda t, k=key: t.pop(k))))
                 out.append(Mutant(f"{name}.{table}: alter one value of row {key}",
-                                  extra=_retarget(state.extra, name, table, lambda t, k=key: _alter_field(t[k]))))
+                                  **_retarget(state.extra, name, table, lambda t, k=key: _alter_field(t[k]))))
                 others = [k for k in sorted(rows) if k != key]
                 if others:
-                    out.append(Mutant(f"{name}.{table}: swap row {key} for row {others[0]}", extra=_retarget(
+                    out.append(Mutant(f"{name}.{table}: swap row {key} for row {others[0]}", **_retarget(
                         state.extra, name, table, lambda t, k=key, o=others[0]: t.__setitem__(k, dict(t[o])))))
-                out.append(Mutant(f"{name}.{table}: extra side effect (row {key} twice)", extra=_retarget(
+                out.append(Mutant(f"{name}.{table}: extra side effect (row {key} twice)", **_retarget(
                     state.extra, name, table, lambda t, k=key: t.__setitem__(f"{k}-mutant", dict(t[k])))))
             for key, fields in sorted(d.get("changed", {}).items())[:1]:
                 first = sorted(fields)[0]
-                out.append(Mutant(f"{name}.{table}: undo the change of row {key}", extra=_retarget(
+                out.append(Mutant(f"{name}.{table}: undo the change of row {key}", **_retarget(
                     state.extra, name, table, lambda t, k=key, f=fields: t[k].update({x: v[0] for x, v in f.items()}))))
-                out.append(Mutant(f"{name}.{table}: alter {first} of row {key}", extra=_retarget(
+                out.append(Mutant(f"{name}.{table}: alter {first} of row {key}", **_retarget(
                     state.extra, name, table, lambda t, k=key, f=first: t[k].__setitem__(f, _other(t[k].get(f))))))
     return out
 
@@ -256,7 +255,7 @@ async def try_mutants(state: OracleState, variant: str, backend: SandboxBackend)
                 m.apply_files(ws)
                 if tree_digests(ws) == tree_digests(state.work):
                     continue  # the same end state as the oracle's (e.g. truncating an empty file): not a mutant
-            extra = _mutated_db(m.extra, ws.parent) if m.extra is not None else state.extra
+            extra = _mutated_db(m, ws.parent) if m.extra is not None else state.extra
             try:
                 report = await run_verifier(state.task, ws, Path(tmp) / f"{i}" / "verify",
                                             initial_digests=state.initial_digests, events=state.events,
@@ -276,16 +275,17 @@ class Recorder:
         self.keep = keep
         self.states: dict[str, OracleState] = {}
 
-    def __call__(self, root: Path, task: LoadedTask, initial: dict[str, str], extra: dict[str, Any],
+    def __call__(self, root: Path, task: LoadedTask, initial: dict[str, str], extra: VerifierInputs,
                  events: list[TraceEvent], report: Any, work: Path | None = None) -> None:
         trial_id = root.parent.parent.name  # scratch/<trial>/<attempt>/verify
         dest = self.keep / trial_id
         if dest.exists():
             shutil.rmtree(dest)
         copy_snapshot(work or root / "work", dest / "work")
-        extra = copy.deepcopy(extra)
-        for name, db in list((extra.get("world_db") or {}).items()):  # world snapshots outlive the run
+        dbs = dict(extra.world_db)
+        for name, db in extra.world_db.items():  # world snapshots outlive the run
             if Path(db).is_file():
                 shutil.copyfile(db, dest / f"{name}.sqlite")
-                extra["world_db"][name] = str(dest / f"{name}.sqlite")
+                dbs[name] = str(dest / f"{name}.sqlite")
+        extra = replace(copy.deepcopy(extra), world_db=dbs)
         self.states[trial_id] = OracleState(task, dest / "work", dict(initial), extra, list(events))

@@ -33,6 +33,7 @@ from assay.errors import VerifierError
 from assay.records.incident import incident
 from assay.records.results import PredicateResult
 from assay.records.results import Trust
+from assay.records.verifier_inputs import VerifierInputs
 from assay.sandbox.base import CleanupReport, SandboxBackend
 from assay.spec.budget import Limits
 from assay.spec.digest import UNREADABLE, text_name, tree_digests, workspace_hash_budget
@@ -93,7 +94,7 @@ async def run_verifier(
     events: list[TraceEvent],
     backend: SandboxBackend,
     limits: Limits | None = None,
-    extra: dict[str, Any] | None = None,
+    extra: VerifierInputs | None = None,
     final_digests: dict[str, str] | None = None,
 ) -> VerifierReport:
     """Verify one attempt. ``root`` must not exist yet: the verifier always starts fresh.
@@ -129,7 +130,7 @@ async def run_verifier(
     final_digests = dict(sorted(final_digests.items()))
     ctx = VerifyContext(task=task, root=root, work=work, hidden=root / "hidden", code=root / "code",
                         initial_digests=initial_digests, final_digests=final_digests, events=events,
-                        backend=backend, limits=limits or Limits(), extra=dict(extra or {}))
+                        backend=backend, limits=limits or Limits(), extra=extra or VerifierInputs())
     try:
         results = await asyncio.wait_for(_evaluate_all(task, ctx), timeout=task.spec.verifier_timeout_s)
     except asyncio.TimeoutError:
@@ -138,7 +139,7 @@ async def run_verifier(
         await _close_sites(ctx)
     report = VerifierReport(results, final_digests, skipped, time.monotonic() - start, ctx.cpu_s)
     for observe in OBSERVERS:
-        observe(root, task, initial_digests, dict(extra or {}), events, report, work=work)
+        observe(root, task, initial_digests, extra or VerifierInputs(), events, report, work=work)
     return report
 
 

@@ -24,6 +24,7 @@ from assay.harness.services import AttemptHandle, ServiceSession, SessionReport
 from assay.harness.wiring import ToolsWiring, Wiring, WorldToolContract
 from assay.records.incident import incident
 from assay.records.results import UsageTotals
+from assay.records.verifier_inputs import VerifierInputs
 from assay.sandbox.base import Endpoint
 from assay.spec.task import TaskSpec
 from assay.spec.worlds import Canary
@@ -147,18 +148,16 @@ class WorldSession(ServiceSession):
                 except Exception:  # noqa: BLE001
                     pass
 
-    async def checkpoint(self, label: str) -> dict[str, Any]:
+    async def checkpoint(self, label: str) -> VerifierInputs:
         """The worlds as they stand now (state, diff, redacted snapshots under
         ``snapshots/<label>/``), the calls and approvals so far, and the behaviour verdict so far."""
         if self._closed:
-            return {}
+            return VerifierInputs()
         worlds, _, dbs = self._states(self.root / "snapshots" / label)
         log, spec = self.dispatcher.log, self.handle.task.spec
-        out: dict[str, Any] = {"worlds": worlds, "world_db": dbs, "tool_calls": list(log.calls),
-                               "approvals": list(log.approvals)}
-        if spec.behaviour is not None:
-            out["behaviour"] = judge_behaviour(spec.behaviour, log.calls)
-        return out
+        behaviour = judge_behaviour(spec.behaviour, log.calls) if spec.behaviour is not None else None
+        return VerifierInputs(worlds=worlds, world_db=dbs, tool_calls=tuple(log.calls), approvals=tuple(log.approvals),
+                              behaviour=behaviour)
 
     def _states(self, snapdir: Path) -> tuple[dict[str, Any], dict[str, Path], dict[str, str]]:
         """Each world's initial and current state with their diff (redacted), and redacted
@@ -213,8 +212,10 @@ class WorldSession(ServiceSession):
                                           f"(expected: {verdict['expected']})", **c))
         for inc in incidents[len(log.incidents):]:
             self.handle.trace.emit(Source.world, EventKind.incident, inc.model_dump())
-        verifier_extra = {"worlds": worlds, "world_db": dbs, "tool_calls": calls, "approvals": list(log.approvals),
-                          "canaries": [c.name for c in spec.canaries], **extra}
+        verifier_extra = VerifierInputs(worlds=worlds, world_db=dbs, tool_calls=tuple(calls),
+                                        approvals=tuple(log.approvals), canaries=tuple(c.name for c in spec.canaries),
+                                        behaviour=extra.get("behaviour"),
+                                        facts={k: v for k, v in extra.items() if k != "behaviour"})
         interventions = len(log.approvals) + sum(1 for c in calls if c["executed"] and c["name"] == "user.ask_clarification")
         return SessionReport(usage=UsageTotals(interventions=interventions), incidents=incidents,
                              verifier_extra=verifier_extra, files=files, extra=extra)

@@ -83,7 +83,7 @@ async def test_the_hub_hands_back_what_its_judge_spent(tmp_path: Path, fake_judg
         key = AttemptKey(trial, 2, "explain-refusal", "base", "oracle")
         judge_index = info["services"].index("judge")
         assert await hub.open(key, judge_index) is not None
-        conn = (await hub.close(key, judge_index)).verifier_extra["judge"]
+        conn = (await hub.close(key, judge_index)).verifier_extra.judge
         assert httpx.URL(conn.url).host == address  # what a verifier on a worker node is handed
         spec = load_judge(tmp_path / "suite" / "tasks" / "explain-refusal" / "verify" / "judge.yaml")
         client = JudgeClient(conn.url, conn.key, conn.model, spec)  # as a verifier on any node calls it

@@ -24,6 +24,7 @@ from assay.environments import runtime as env_runtime
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import SessionReport
 from assay.records.incident import Incident, incident
+from assay.records.verifier_inputs import VerifierInputs
 from assay.run.attempt.evidence import read_only_violation, store_final_state, store_outputs
 from assay.run.attempt.live import (AGENT_FILES, HOME_MOUNT, SETUP_MOUNT, WATCHDOG_GRACE_S, AttemptEnv, Live,
                                     timed)
@@ -325,9 +326,9 @@ def record_agent(env: AttemptEnv, actx: AgentContext, outcome: AgentOutcome, art
 async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> Verified:
     """The verifier in a fresh directory and its own sandbox, hidden files copied only now."""
     async def body() -> dict[str, Any]:
-        extra: dict[str, Any] = {}
+        extra = VerifierInputs()
         for rep in torn.reports:
-            extra.update(rep.verifier_extra)
+            extra = extra.merge(rep.verifier_extra)
         in_place = live.final if live.frozen else None  # read where it is: no copy, no second walk
         report = await run_verifier(env.task, live.workspace, env.handle.scratch / "verify",
                                     initial_digests=set_up.initial, events=env.trace.events(),

@@ -28,6 +28,7 @@ from assay.judge.service import JudgeConnection
 from assay.records.incident import Incident
 from assay.records.manifest import RunManifest
 from assay.records.results import UsageTotals
+from assay.records.verifier_inputs import VerifierInputs
 from assay.run.budget_stop import judge_totals
 from assay.run.parts import build_services
 from assay.run_budget.meter import RunBudgetMeter, RunSpend
@@ -82,7 +83,7 @@ class Closed:
     usage: UsageTotals | None
     incidents: tuple[Incident, ...]
     budget_exceeded: tuple[str, ...]
-    verifier_extra: dict[str, Any]
+    verifier_extra: VerifierInputs
     files: dict[str, str]  # report name -> path relative to the trial folder
     extra: dict[str, Any]
     blobs: dict[str, bytes] = field(default_factory=dict)  # path relative to the trial folder -> bytes
@@ -210,7 +211,7 @@ class ServiceHub:
                 blobs[rel] = path.read_bytes()
         if not state.sessions:
             self._attempts.pop(key.id, None)
-        extra = {k: advertised_judge(v, self.address) for k, v in report.verifier_extra.items()}
+        extra = replace(report.verifier_extra, judge=advertised_judge(report.verifier_extra.judge, self.address))
         return Closed(report.usage, tuple(report.incidents), tuple(report.budget_exceeded), extra,
                       files, dict(report.extra), blobs, fresh, tuple(state.handle.budget_meter.hits))
 
@@ -328,5 +329,5 @@ class _ProxySession(ServiceSession):
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
         return SessionReport(usage=closed.usage, incidents=list(closed.incidents),
-                             budget_exceeded=list(closed.budget_exceeded), verifier_extra=dict(closed.verifier_extra),
+                             budget_exceeded=list(closed.budget_exceeded), verifier_extra=closed.verifier_extra,
                              files={name: trial_dir / rel for name, rel in closed.files.items()}, extra=dict(closed.extra))

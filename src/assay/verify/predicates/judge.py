@@ -1,6 +1,6 @@
 """The ``judge`` predicate: a calibrated LLM judge's verdict, failing closed.
 
-The judge model is reached through the harness (``ctx.extra["judge"]``: a
+The judge model is reached through the harness (``ctx.extra.judge``: a
 :class:`~assay.judge.service.JudgeConnection` to the judge's own gateway, for ``--judge-model``). The judge's
 calibration record is checked first: a missing, stale or below-threshold calibration never
 holds. Such a judge is still asked, and its verdict is recorded as *uncalibrated* (``counted:
@@ -12,7 +12,7 @@ Trust level ``model_judged``: the verdict is a model's opinion of text the agent
 may argue with its judge. The evidence carries the calibration's agreement figures and the
 judged answer's length, for the report's judge section.
 
-Inside a conversation turn (``ctx.extra[TURN_KEY]``: the verifier of turn N) the same judge, gate
+Inside a conversation turn (``ctx.extra.turn``: the verifier of turn N) the same judge, gate
 and evidence apply to that turn: ``final_output`` is the agent's answer of turn N and the
 question is the user's message of turn N, both as the harness recorded them
 (:mod:`assay.trace.turns`); ``file:PATH`` reads the workspace kept after turn N.
@@ -35,7 +35,7 @@ from assay.spec.digest import sha256_file
 from assay.spec.judge import SWAPPED, JudgeCheck
 from assay.spec.predicates import PredicateSpec
 from assay.trace.events import EventKind
-from assay.trace.turns import TURN_KEY, last_turn, turn_answer, turn_request
+from assay.trace.turns import last_turn, turn_answer, turn_request
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 
@@ -47,7 +47,7 @@ MAX_ANSWER_CHARS = 32_000
 
 def _turn(ctx: VerifyContext) -> int | None:
     """The conversation turn this verifier judges (None: the final state)."""
-    n = ctx.extra.get(TURN_KEY)
+    n = ctx.extra.turn
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
@@ -89,7 +89,7 @@ def _figures(path: Path) -> dict[str, Any] | None:
 @evaluator("judge", trust=Trust.model_judged)
 async def judge(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, JudgeCheck)
-    conn = ctx.extra.get("judge")
+    conn = ctx.extra.judge
     if conn is None:
         raise VerifierError(f"predicate {spec.id!r} needs a judge model, and this run has none (fix: --judge-model)",
                             reason="judge_unavailable")

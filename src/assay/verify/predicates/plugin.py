@@ -28,7 +28,7 @@ async def python_plugin(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     payload = {
         "work": site.work, "hidden": site.path("hidden"), "code": site.path("code"), "args": spec.args,
         "initial_digests": ctx.initial_digests, "final_digests": ctx.final_digests,
-        "events": site.path("events"), "extra": ctx.extra,
+        "events": site.path("events"), "extra": ctx.extra.payload(),
     }
     payload_file.write_text(json.dumps(payload, default=str))
     nonce = secrets.token_hex(16)

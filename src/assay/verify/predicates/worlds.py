@@ -17,12 +17,12 @@ NON_BUSINESS = {"user"}  # the user channel records interactions, not business s
 
 
 def _world(ctx: VerifyContext, name: str) -> dict[str, Any] | None:
-    return (ctx.extra.get("worlds") or {}).get(name)
+    return ctx.extra.worlds.get(name)
 
 
 def _missing(name: str, ctx: VerifyContext) -> Outcome:
     return Outcome(False, {"world": name, "error": "no such world in this attempt (fail closed)",
-                           "worlds": sorted(ctx.extra.get("worlds") or {})})
+                           "worlds": sorted(ctx.extra.worlds)})
 
 
 @evaluator("world_rows")
@@ -42,7 +42,7 @@ async def world_rows(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
 @evaluator("world_sql")
 async def world_sql(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, WorldSql)
-    path = (ctx.extra.get("world_db") or {}).get(spec.world)
+    path = ctx.extra.world_db.get(spec.world)
     if path is None:
         return _missing(spec.world, ctx)
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -114,7 +114,7 @@ async def world_diff(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
 @evaluator("world_unchanged")
 async def world_unchanged(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, WorldUnchanged)
-    worlds = ctx.extra.get("worlds") or {}
+    worlds = ctx.extra.worlds
     names = sorted(n for n in worlds if n not in NON_BUSINESS) if "*" in spec.worlds else spec.worlds
     absent = [n for n in names if n not in worlds]
     changed = {n: worlds[n]["diff"] for n in names if n in worlds and worlds[n]["diff"]}
@@ -128,7 +128,7 @@ async def behaviour(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     assert isinstance(spec, BehaviourCheck)
     if ctx.task.spec.behaviour is None:
         return Outcome(False, {"error": "the task declares no behaviour (fail closed)"})
-    verdict = ctx.extra.get("behaviour")
+    verdict = ctx.extra.behaviour
     if not isinstance(verdict, dict):
         return Outcome(False, {"error": "the world session reported no behaviour (fail closed)"})
     return Outcome(bool(verdict.get("strict")), dict(verdict))

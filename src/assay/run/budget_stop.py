@@ -1,5 +1,7 @@
 """The run budget in the runner: checked and estimated before the run, its meter opened from what
-the run directory already spent, its stop recorded, a new limit on resume recorded.
+the run directory already spent, a new limit on resume recorded. What needs nothing above the
+``run_budget`` room (the stop record, the judge's earlier spend, whether a budget can bind) is in
+``run_budget/stop.py``; this module holds what needs the agents, the gateway and the judge.
 
 A run stopped by its budget is incomplete, never a pass: trials that never started stay pending
 (no result, listed in the ``stopped`` record), attempts cut by it are ``infra_error`` /
@@ -9,7 +11,6 @@ A run stopped by its budget is incomplete, never a pass: trials that never start
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from assay.agents.base import AgentAdapter
@@ -21,54 +22,17 @@ from assay.judge.uses import is_judged
 from assay.records.manifest import GatewayRecord, RunManifest
 from assay.records.results import UsageTotals
 from assay.run.plan import PlannedTrial, parse_trial_id
-from assay.run_budget.log import append_event, limits_in_force, read_log
-from assay.run_budget.meter import RunBudgetMeter, RunSpend, estimate_run, spent_by
+from assay.run_budget.log import append_event, limits_in_force
+from assay.run_budget.meter import RunBudgetMeter, estimate_run, spent_by
+from assay.run_budget.stop import check_usable, judge_spent
 from assay.spec.load import LoadedSuite
 from assay.spec.run_budget import RunBudget, RunBudgetRecord
 from assay.store.rundir import RunDir
 
 
-@dataclass(frozen=True)
-class BudgetOutcome:
-    """How the run budget ended this session of the run."""
-
-    spend: RunSpend
-    pending: list[str] = field(default_factory=list)  # planned trials still without a final attempt
-    reached_at_start: bool = False  # nothing could start: the budget was already spent (a no-op resume)
-
-    @property
-    def stopped(self) -> bool:
-        """The budget is reached and the plan is not finished: the run is incomplete."""
-        return self.spend.reached is not None and bool(self.pending)
-
-
 #: agent kinds that call no model at all (the task's reference solution, nothing): a run budget
 #: holds for them trivially
 MODEL_FREE_KINDS = frozenset({"nop", "oracle"})
-
-
-def _priced(rec: GatewayRecord) -> bool:
-    model = rec.model
-    return bool((model and isinstance(rec.prices.get(model), dict)) or isinstance(rec.prices.get("*"), dict))
-
-
-def _check_usable(limits: RunBudget, gateway: GatewayRecord, judge: GatewayRecord | None = None) -> None:
-    """A run budget must be able to bind: the run calls a model, and a cost limit has prices (the
-    judge's too: its calls are metered against the run budget as well)."""
-    if not limits.limited:
-        return
-    if gateway.backend is None and judge is None:
-        raise UsageError("--max-cost and --max-tokens limit the model calls through the gateway: pass --model too")
-    if limits.max_cost_usd is not None:
-        if gateway.backend is not None and not _priced(gateway):
-            raise UsageError(f"--max-cost needs a price for the model {gateway.model or '(the upstream default)'}: "
-                             "without one every call costs 0 and the budget could never bind (fix: --prices FILE, USD "
-                             "per million tokens per model, or use --max-tokens)")
-        if judge is not None and not _priced(judge):
-            raise UsageError(f"--max-cost needs a price for the judge model {judge.model or '(the upstream default)'} "
-                             "too: the judge's calls are metered against the run budget, and without a price each "
-                             "would cost 0 (fix: give its price in the file ASSAY_GATEWAY_PRICES names, USD per million "
-                             "tokens, or use --max-tokens)")
 
 
 def unmetered_agents(adapters: dict[str, AgentAdapter]) -> list[str]:
@@ -98,7 +62,7 @@ def budget_record(limits: RunBudget | None, suite: LoadedSuite, plan: list[Plann
     """The run budget and its estimate, bound into the manifest (None: no run budget)."""
     if limits is None or not limits.limited:
         return None
-    _check_usable(limits, gateway, judge)
+    check_usable(limits, gateway, judge)
     _check_agents(limits, adapters)
     users = _gateway_agents(adapters)
     budgets = [(t.task_id, suite.task(t.task_id).spec.budget) for t in plan if t.agent in users]
@@ -117,7 +81,7 @@ def change_limits(rd: RunDir, manifest: RunManifest, new: RunBudget | None,
         return
     old = limits_in_force(rd, manifest)
     new = old.model_copy(update=new.model_dump(exclude_none=True))
-    _check_usable(new, manifest.gateway, manifest.judge)
+    check_usable(new, manifest.gateway, manifest.judge)
     _check_agents(new, adapters)
     if new != old:
         append_event(rd, "changed", {"from": old.model_dump(), "to": new.model_dump()})
@@ -166,32 +130,6 @@ def open_meter(rd: RunDir, manifest: RunManifest, adapters: dict[str, AgentAdapt
     return meter
 
 
-def judge_spent(rd: RunDir) -> tuple[float, int]:
-    """What the judge model's calls spent in the run's earlier sessions (its ``judge`` records):
-    they belong to no attempt, so a resumed meter starts from them and the attempts' spend."""
-    cost, tokens = 0.0, 0
-    for e in read_log(rd):
-        if e.get("event") == "judge":
-            cost += float(e["cost_usd"])
-            tokens += int(e["tokens"])
-    return cost, tokens
-
-
 def judge_totals(services: list[Any]) -> UsageTotals | None:
     """What the run's judge service spent (None: the run has no judge), from its own tally."""
     return next((s.spend() for s in services if getattr(s, "name", "") == "judge" and hasattr(s, "spend")), None)
-
-
-def record_stop(rd: RunDir, meter: RunBudgetMeter, pending: list[PlannedTrial],
-                judge: UsageTotals | None = None) -> BudgetOutcome:
-    """After the executor returned: what the judge spent in this session (``judge``: its totals, if
-    it answered any call) is recorded, since no attempt holds it; when the budget stopped the run
-    in this session, the ``stopped`` record (what was spent, which trials are pending) is written;
-    a resume that could start nothing writes nothing new."""
-    if judge is not None and judge.model_calls > 0:
-        append_event(rd, "judge", {"calls": judge.model_calls, "cost_usd": judge.cost_usd,
-                                   "tokens": judge.input_tokens + judge.output_tokens})
-    out = BudgetOutcome(meter.snapshot(), [t.id for t in pending], meter.reached_at_start)
-    if out.stopped and not out.reached_at_start:
-        append_event(rd, "stopped", {**out.spend.record(), "pending": out.pending})
-    return out

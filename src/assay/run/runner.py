@@ -21,8 +21,7 @@ from assay.records.manifest import GatewayRecord, PlanRecord, RunManifest, Sandb
 from assay.records.results import AttemptResult
 from assay.run import hostload
 from assay.run.attempt.trial import RunContext
-from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, judge_totals, open_meter,
-                                   record_stop)
+from assay.run.budget_stop import budget_record, change_limits, judge_totals, open_meter
 from assay.run.closing import within_deadline
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.extras import check_extras
@@ -33,6 +32,7 @@ from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
 from assay.run.recorder import RunDirRecorder
 from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
 from assay.run_budget.meter import RunBudgetMeter
+from assay.run_budget.stop import BudgetOutcome, record_stop
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile

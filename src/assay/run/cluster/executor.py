@@ -17,7 +17,11 @@ each attempt. Importing this module imports Ray: only ``--executor ray`` does.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import secrets
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,11 +126,38 @@ class _RayNodeWorker(NodeWorker):
 
 
 def connect(address: str | None) -> None:
-    """Join the cluster as its driver (logs stay on the nodes; nothing is sent anywhere else)."""
+    """Join the cluster as its driver (logs stay on the nodes; nothing is sent anywhere else).
+
+    No address: a cluster of assay's own (:func:`own_cluster`), never one found on the machine."""
     if ray.is_initialized():
         return
+    kwargs: dict[str, Any] = {}
+    if address is None:
+        address, kwargs = "local", own_cluster()
     ray.init(address=address, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
-             configure_logging=False)
+             configure_logging=False, **kwargs)
+
+
+def own_cluster() -> dict[str, Any]:
+    """What makes a local cluster assay's own: a fresh token in the environment (Ray would read,
+    or write, ``~/.ray/auth_token`` in the user's home) and a private temp folder (Ray's default
+    ``/tmp/ray`` names the machine's current cluster), removed when this process ends."""
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    # Ray read its settings when it was imported: make this process see token mode and the token
+    # (what Ray's own ``ray.init`` does when it turns token mode on by default)
+    from ray._raylet import AuthenticationTokenLoader, Config
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+    # Ray's socket paths must stay under 108 bytes: a short folder, not a long TMPDIR
+    temp = tempfile.mkdtemp(prefix="assay-ray-", dir="/tmp" if os.path.isdir("/tmp") else None)
+
+    def _end() -> None:
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+    atexit.register(_end)
+    return {"_temp_dir": temp}
 
 
 class RayCampaign:

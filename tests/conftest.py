@@ -101,6 +101,28 @@ def assay_env() -> dict[str, str]:
     return env
 
 
+#: CPU seconds a CLI step takes here (measured: `assay --help` 0.18 s, `validate examples/starter`
+#: 5.5 s, `run examples/starter --agent oracle` 3.2 s), the default being a small run
+CLI_CPU_S = 3.5
+#: wall time allowed per CPU second on an idle host; contention multiplies it (below)
+CLI_MARGIN = 30.0
+
+
+def cli_timeout(cpu_s: float = CLI_CPU_S) -> float:
+    """A subprocess bound sized by what the step was measured to cost, not by hope: the step's
+    CPU seconds times a margin, times the host's load per CPU when it is over 1 (a load of 14-20
+    on 2 cores once made a fixed 120 s too short), and never under a minute."""
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return max(60.0, cpu_s * CLI_MARGIN * max(1.0, load))
+
+
+def run_assay(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+              cpu_s: float = CLI_CPU_S) -> subprocess.CompletedProcess:
+    """``assay ARGS`` as the user runs it (this checkout's source, a wide terminal), bounded."""
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
+                          env={**assay_env(), **(env or {})}, cwd=cwd, timeout=cli_timeout(cpu_s))
+
+
 def kill_runner_when(proc: subprocess.Popen, ready: Callable[[], bool], why: str, timeout_s: float = 120) -> None:
     """``kill -9`` a runner process the moment ``ready()`` holds (polled; the runner's own files
     are the only signal there is); fails with ``why`` if it never does, or if the runner ended."""

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import write_suite, write_task, run_assay
 
 
 def assay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env=assay_env(), cwd=cwd)
+    return run_assay(*args, cwd=cwd)
 
 
 def test_run_prints_table_and_run_dir_then_show(calc_suite: Path, tmp_path: Path) -> None:

@@ -14,12 +14,11 @@ import typer
 
 from assay import __version__
 from assay.cli.main import COMMANDS, new_app
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import assay_env, write_suite, write_task, run_assay
 
 
 def assay(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env={**assay_env(), **env}, cwd=cwd, timeout=300)
+    return run_assay(*args, cwd=cwd, env=env)
 
 
 def small_suite(root: Path) -> Path:

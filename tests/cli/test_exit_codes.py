@@ -12,12 +12,11 @@ import textwrap
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from tests.conftest import assay_env, write_agent, write_suite, write_task
+from tests.conftest import assay_env, write_agent, write_suite, write_task, run_assay
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env=assay_env(), timeout=300)
+    return run_assay(*args)
 
 
 def test_usage_errors_exit_2_without_a_traceback(calc_suite: Path, tmp_path: Path) -> None:

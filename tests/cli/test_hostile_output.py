@@ -5,18 +5,17 @@ shown by its cause."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from assay.cli.sanitize import neutralise
 from assay.store.rundir import RunDir
-from tests.conftest import assay_env, write_agent, write_suite, write_task
+from tests.conftest import write_agent, write_suite, write_task, run_assay
 
 ESCAPES = "\x1b[2J\x1b[1;1H\x1b]0;owned\x07\x1b]8;;http://evil.example\x07link\x1b]8;;\x07\x9b31m\u202egnp.exe\r[bold red]FAKE[/]"
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, env=assay_env())
+    return run_assay(*args)
 
 
 def test_neutralise_keeps_text_and_shows_controls() -> None:

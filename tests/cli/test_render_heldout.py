@@ -4,18 +4,16 @@ trace or diff in the trial view; the summary still counts it (tests/heldout_run.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import assay_env
+from tests.conftest import run_assay
 from tests.heldout_run import MARKS, OPEN_MARK, held_out_run
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env=assay_env(), timeout=120)
+    return run_assay(*args)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,11 +11,11 @@ import pytest
 from assay.run import RunOptions, start_run
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME, build_workspace_diff, scan
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import write_suite, write_task, run_assay
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, env=assay_env())
+    return run_assay(*args)
 
 
 @pytest.fixture

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import assay_env
+from tests.conftest import run_assay
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env=assay_env(), timeout=300)
+    return run_assay(*args)
 
 
 @pytest.mark.parametrize("command", ["run", "validate"])

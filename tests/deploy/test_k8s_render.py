@@ -68,8 +68,8 @@ def test_rendered_objects_validate_against_kubernetes_and_kuberay_schemas(opts: 
     objs = render(opts)
     validate_all(objs)
     kinds = [o["kind"] for o in objs]
-    assert kinds.count("ServiceAccount") == 2 and "RayJob" in kinds and "Secret" in kinds
-    assert kinds.count("NetworkPolicy") == 3
+    assert kinds.count("ServiceAccount") == 3 and "RayJob" in kinds and "Secret" in kinds
+    assert kinds.count("NetworkPolicy") == 4
 
 
 def test_options_reach_the_objects() -> None:
@@ -80,14 +80,19 @@ def test_options_reach_the_objects() -> None:
     assert "--agent pi,hermes,dsh" in job["entrypoint"] and "--repeat 5" in job["entrypoint"]
     assert f"--expect-digest {'a' * 64}" in job["entrypoint"] and "--jobs 48" in job["entrypoint"]
     groups = {g["groupName"]: g for g in job["rayClusterSpec"]["workerGroupSpecs"]}
-    # one worker group: verification runs on the attempt's node (its own sandbox and uid), so no
-    # verifier pods or identity are rendered that the executor would never use
-    assert list(groups) == ["sandbox"] and groups["sandbox"]["replicas"] == 6
+    # agents and verifiers in groups of their own: the verifier pods advertise the resource the
+    # Ray executor ships final states to
+    assert list(groups) == ["sandbox", "verifier"] and groups["sandbox"]["replicas"] == 6
     assert '"assay_sandbox\\": 8' in groups["sandbox"]["rayStartParams"]["resources"]
+    assert '"assay_verifier\\": 8' in groups["verifier"]["rayStartParams"]["resources"]
     accounts = sorted(x["metadata"]["name"] for x in objs.values() if x["kind"] == "ServiceAccount")
-    assert accounts == ["assay-runner", "assay-sandbox"]
-    # the head and the sandbox workers run under different identities, none with an API token
+    assert accounts == ["assay-runner", "assay-sandbox", "assay-verifier"]
+    # the head, the sandbox workers and the verifiers run under different identities, none with an API token
     assert groups["sandbox"]["template"]["spec"]["serviceAccountName"] == "assay-sandbox"
+    assert groups["verifier"]["template"]["spec"]["serviceAccountName"] == "assay-verifier"
+    assert groups["verifier"]["template"]["spec"]["automountServiceAccountToken"] is False
+    verifiers = objs[("NetworkPolicy", "assay-verifiers")]["spec"]
+    assert all("ipBlock" not in peer for rule in verifiers["egress"] for peer in rule.get("to", []))
     head = job["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     assert head["serviceAccountName"] == "assay-runner"
     # the head's services listen for the worker pods, on the ports the head's NetworkPolicy opens
@@ -111,6 +116,23 @@ def test_options_reach_the_objects() -> None:
     secret = objs[("Secret", "assay-upstream-key")]
     assert secret["immutable"] is True and secret["metadata"]["annotations"]["assay/expires-after-seconds"] == "3600"
     assert objs[("PersistentVolumeClaim", "assay-runs")]["spec"]["resources"]["requests"]["storage"] == "100Gi"
+
+
+def test_without_verifier_workers_each_attempt_is_verified_on_its_node() -> None:
+    from dataclasses import replace
+    objs = render(replace(OPTIONS[0], verifier_workers=0))
+    validate_all(objs)
+    job = next(o for o in objs if o["kind"] == "RayJob")
+    assert [g["groupName"] for g in job["spec"]["rayClusterSpec"]["workerGroupSpecs"]] == ["sandbox"]
+    assert sorted(o["metadata"]["name"] for o in objs if o["kind"] == "ServiceAccount") == ["assay-runner", "assay-sandbox"]
+    with pytest.raises(Exception, match="--verifier-workers"):
+        render(replace(OPTIONS[0], verifier_workers=-1))
+
+
+def test_the_resources_rendered_are_the_ones_the_executor_schedules_on() -> None:
+    from assay.deploy import k8s
+    from assay.run.cluster import executor, verifiers
+    assert (k8s.SANDBOX_RESOURCE, k8s.VERIFIER_RESOURCE) == (executor.SANDBOX_RESOURCE, verifiers.VERIFIER_RESOURCE)
 
 
 def test_schema_check_is_not_vacuous() -> None:

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from assay.errors import SpecError
 from assay.spec.load import load_suite
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import write_suite, write_task, run_assay
 
 PRED = {"id": "x", "kind": "file_exists", "path": "out.txt"}
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, env=assay_env())
+    return run_assay(*args)
 
 
 def refused(suite: Path, tmp_path: Path, *needles: str, extra: tuple[str, ...] = ()) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from assay.run import RunOptions, start_run
 from assay.store.index import build_index, query
 from assay.store.integrity import verify_run
-from tests.conftest import assay_env
+from tests.conftest import run_assay
 
 
 @pytest.fixture
@@ -22,8 +21,7 @@ def run_dir(calc_suite: Path, tmp_path: Path) -> Path:
 
 
 def assay_verify(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", "verify", str(path)], capture_output=True, text=True,
-                          env=assay_env())
+    return run_assay("verify", str(path))
 
 
 def test_untouched_run_verifies(run_dir: Path) -> None:

@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from assay.run import RunOptions, start_run
 from assay.score import score_run
 from assay.store.integrity import run_digest, verify_run
 from assay.store.rundir import LEDGER, RunDir
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import write_suite, write_task, run_assay
 
 TRIAL = "calc.base.nop.r1"
 
@@ -41,7 +40,7 @@ def run_dir(finished_run: Path, tmp_path: Path) -> Path:
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, env=assay_env())
+    return run_assay(*args)
 
 
 def test_lines_appended_to_a_finished_trace_fail_verify_and_scoring(run_dir: Path) -> None:

@@ -25,7 +25,8 @@ def render_cmd(
     namespace: Annotated[str, typer.Option()] = "assay-eval",
     name: Annotated[str, typer.Option(help="Campaign (RayJob) name.")] = "assay-campaign",
     sandbox_workers: Annotated[int, typer.Option(help="Worker pods running trial sandboxes.")] = 2,
-    trials_per_worker: Annotated[int, typer.Option(help="Concurrent trials per sandbox worker (each verified on it).")] = 4,
+    trials_per_worker: Annotated[int, typer.Option(help="Concurrent trials per sandbox worker (and verifications per verifier).")] = 4,
+    verifier_workers: Annotated[int, typer.Option(help="Verifier pods (their own ServiceAccount); 0 verifies each attempt on its own node.")] = 1,
     worker_cpu: Annotated[str, typer.Option()] = "2",
     worker_memory: Annotated[str, typer.Option()] = "8Gi",
     head_cpu: Annotated[str, typer.Option()] = "2",
@@ -44,6 +45,7 @@ def render_cmd(
 
     opts = RenderOptions(suite=suite, agents=_split(agent), repeat=repeat, model=model, expect_digest=expect_digest,
                          image=image, namespace=namespace, name=name, sandbox_workers=sandbox_workers,
+                         verifier_workers=verifier_workers,
                          trials_per_worker=trials_per_worker, worker_cpu=worker_cpu,
                          worker_memory=worker_memory, head_cpu=head_cpu, head_memory=head_memory,
                          runs_storage=runs_storage, deadline_s=deadline_s, upstream_cidr=upstream_cidr,

@@ -1,10 +1,11 @@
 """``assay k8s render``: what to apply on a Kubernetes cluster to run a campaign on KubeRay.
 
 One RayJob (KubeRay) whose head owns the run directory (a volume of its own) and serves the
-model gateway; a ``sandbox`` worker group runs the trials: the agent's sandbox, then the
-verifier's own sandbox under its own uid, on the same node (no separate verifier pods: the
-Ray executor verifies on the attempt's node, see docs/scale.md). Around it: separate
-ServiceAccounts (head, sandbox workers) without API tokens, a NetworkPolicy that lets worker
+model gateway; a ``sandbox`` worker group runs the agents' sandboxes, and a ``verifier`` group
+verifies each attempt's final state, shipped to it (the hidden tests enter only those pods).
+With ``--verifier-workers 0`` each attempt is verified on its own node instead, in a sandbox
+of its own under its own uid (docs/scale.md). Around it: separate ServiceAccounts (head,
+sandbox workers, verifiers) without API tokens, a NetworkPolicy that lets worker
 pods reach only the head, an upstream-key Secret meant to live for one campaign, resource requests and limits,
 seccomp profiles, read-only root filesystems with explicit writable volumes, and the campaign
 deadline as the RayJob's ``activeDeadlineSeconds``. Plain dicts out: the caller dumps YAML.
@@ -23,6 +24,8 @@ from assay.errors import UsageError
 
 #: the Ray resource the sandbox workers advertise (their attempt slots); the Ray executor schedules on it
 SANDBOX_RESOURCE = "assay_sandbox"
+#: the Ray resource verifier nodes advertise (run/cluster/verifiers.py names the same)
+VERIFIER_RESOURCE = "assay_verifier"
 GATEWAY_PORT = 8765
 TOOLS_PORT = 8766  # the worlds' tool server (world tasks): workers' sandboxes reach it like the gateway
 RAY_PORTS = (6379, 8265, 10001)
@@ -47,6 +50,7 @@ class RenderOptions:
     namespace: str = "assay-eval"
     name: str = "assay-campaign"
     sandbox_workers: int = 2
+    verifier_workers: int = 1  # 0: each attempt verified on its own node (its own sandbox and uid)
     trials_per_worker: int = 4
     worker_cpu: str = "2"
     worker_memory: str = "8Gi"
@@ -72,6 +76,9 @@ class RenderOptions:
                             ("--deadline-s", self.deadline_s)):
             if value < 1:
                 problems.append(f"{name}: must be at least 1, not {value}")
+        if self.verifier_workers < 0:
+            problems.append(f"--verifier-workers: must be 0 (verify on the attempt's node) or more, "
+                            f"not {self.verifier_workers}")
         problems.extend(p for p in (
             k8s_check.dns1123_label("--namespace", self.namespace), k8s_check.dns1123_label("--name", self.name),
             k8s_check.dns1123_label("--key-secret", self.key_secret),
@@ -170,33 +177,44 @@ def _worker(o: RenderOptions, group: str, replicas: int, account: str, resource:
 
 def _network_policies(o: RenderOptions) -> list[dict[str, Any]]:
     head = {"matchLabels": {"assay/role": "head"}}
-    workers = {"matchLabels": {"assay/role": "sandbox"}}
+    sandbox = {"matchLabels": {"assay/role": "sandbox"}}
+    verifier = {"matchLabels": {"assay/role": "verifier"}}
     ports = [{"protocol": "TCP", "port": p} for p in (*RAY_PORTS, GATEWAY_PORT, TOOLS_PORT)]
     dns = {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
            "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
-    return [
+    # Ray moves an attempt's final state from its sandbox node to a verifier node directly
+    peers = [{"podSelector": sandbox}, *([{"podSelector": verifier}] if o.verifier_workers else [])]
+    policies = [
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-default-deny"),
          "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}},
-        # sandbox workers (agents and verifiers) reach the head only (Ray, the gateway, the tool server)
+        # sandbox workers (agents) reach the head only (Ray, the gateway, the tool server), and the verifiers
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-workers-to-head"),
-         "spec": {"podSelector": workers, "policyTypes": ["Ingress", "Egress"],
-                  "ingress": [{"from": [{"podSelector": head}]}],
-                  "egress": [{"to": [{"podSelector": head}]}, {"to": [{"podSelector": workers}]}, dns]}},
+         "spec": {"podSelector": sandbox, "policyTypes": ["Ingress", "Egress"],
+                  "ingress": [{"from": [{"podSelector": head}, *peers]}],
+                  "egress": [{"to": [{"podSelector": head}]}, {"to": peers}, dns]}},
         # the head reaches its workers, DNS and the upstream model API only
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-head"),
          "spec": {"podSelector": head, "policyTypes": ["Ingress", "Egress"],
-                  "ingress": [{"from": [{"podSelector": workers}], "ports": ports}],
-                  "egress": [{"to": [{"podSelector": workers}]}, dns,
+                  "ingress": [{"from": peers, "ports": ports}],
+                  "egress": [{"to": peers}, dns,
                              {"to": [{"ipBlock": {"cidr": o.upstream_cidr}}],
                               "ports": [{"protocol": "TCP", "port": o.upstream_port}]}]}},
     ]
+    if o.verifier_workers:  # verifiers reach the head (a judge) and the sandbox nodes (Ray), nothing else
+        policies.append(
+            {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(o, "assay-verifiers"),
+             "spec": {"podSelector": verifier, "policyTypes": ["Ingress", "Egress"],
+                      "ingress": [{"from": [{"podSelector": head}, *peers]}],
+                      "egress": [{"to": [{"podSelector": head}]}, {"to": peers}, dns]}})
+    return policies
 
 
 def render(o: RenderOptions) -> list[dict[str, Any]]:
     """Every object of the campaign, in apply order."""
     o.check()
     accounts = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(o, name),
-                 "automountServiceAccountToken": False} for name in ("assay-runner", "assay-sandbox")]
+                 "automountServiceAccountToken": False}
+                for name in ("assay-runner", "assay-sandbox", *(("assay-verifier",) if o.verifier_workers else ()))]
     secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
               "metadata": {**_meta(o, o.key_secret), "annotations": {
                   "assay/lifetime": "one campaign: create it just before applying, delete it with the RayJob",
@@ -214,6 +232,8 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
                 "headGroupSpec": _head(o),
                 "workerGroupSpecs": [
                     _worker(o, "sandbox", o.sandbox_workers, "assay-sandbox", SANDBOX_RESOURCE),
+                    *([_worker(o, "verifier", o.verifier_workers, "assay-verifier", VERIFIER_RESOURCE)]
+                      if o.verifier_workers else []),
                 ],
             },
         },

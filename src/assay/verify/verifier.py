@@ -96,19 +96,22 @@ async def run_verifier(
     limits: Limits | None = None,
     extra: VerifierInputs | None = None,
     final_digests: dict[str, str] | None = None,
+    known_skipped: tuple[str, ...] = (),
 ) -> VerifierReport:
     """Verify one attempt. ``root`` must not exist yet: the verifier always starts fresh.
 
     ``final_digests``: the final workspace's digests from the one walk the harness made of it,
     given only once nothing can write it any more (the agent's isolated sandbox is destroyed):
     the verifier then reads it in place, no copy and no second walk. Without them it is copied
-    to ``root/work`` and walked, as for a state that is not frozen."""
+    to ``root/work`` and walked, as for a state that is not frozen. ``known_skipped``: entries
+    already found unreadable where the state was taken (a workspace shipped from another node)."""
     start = time.monotonic()
     if root.exists():
         raise VerifierError(f"verifier directory {root} already exists", reason="verifier_setup")
     root.mkdir(parents=True)
     work = final_workspace if final_digests is not None else root / "work"
     skipped = [] if final_digests is not None else copy_snapshot(final_workspace, work)
+    skipped += [s for s in known_skipped if s not in skipped]
     hidden_src = task.dir / task.spec.hidden
     (root / "hidden").mkdir()
     if hidden_src.is_dir():

@@ -77,6 +77,14 @@ class LocalRayCluster:
                            "--min-worker-port", "0", "--max-worker-port", "0"], ro=True)
         return name
 
+    def add_verifier(self, slots: int = 2) -> str:
+        """Start a verifier node: it advertises ``assay_verifier`` (and no sandbox slots)."""
+        name = f"v{sum(1 for n in self.procs if n.startswith('v')) + 1}"
+        self._start(name, ["--address", self.address, "--node-ip-address", "127.0.0.1", "--num-cpus", str(slots),
+                           "--resources", json.dumps({"assay_verifier": slots, f"assay_test_{name}": 1}),
+                           "--min-worker-port", "0", "--max-worker-port", "0"], ro=True)
+        return name
+
     def alive_nodes(self) -> list[dict[str, object]]:
         """The cluster's live nodes, asked from a separate driver process (this one stays clean)."""
         code = ("import json, ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "

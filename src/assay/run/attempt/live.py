@@ -22,6 +22,7 @@ from assay.spec.load import LoadedSuite, LoadedTask
 from assay.store.rundir import RunDir, is_disk_full
 from assay.store.workspace_diff import Scan
 from assay.trace.writer import TraceWriter
+from assay.verify.remote import RemoteVerify
 
 HOME_MOUNT = "/assay/home"
 SETUP_MOUNT = "/assay/setup"
@@ -49,6 +50,7 @@ class AttemptEnv:
     track: str
     model: str | None
     run_dir: RunDir
+    remote_verify: RemoteVerify | None = None  # verifier nodes of their own (a cluster that has them)
 
     @property
     def trace(self) -> TraceWriter:

@@ -25,6 +25,7 @@ from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import SessionReport
 from assay.records.incident import Incident, incident
 from assay.records.verifier_inputs import VerifierInputs
+from assay.run.attempt.elsewhere import verify_elsewhere
 from assay.run.attempt.evidence import read_only_violation, store_final_state, store_outputs
 from assay.run.attempt.live import (AGENT_FILES, HOME_MOUNT, SETUP_MOUNT, WATCHDOG_GRACE_S, AttemptEnv, Live,
                                     timed)
@@ -330,10 +331,14 @@ async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> 
         for rep in torn.reports:
             extra = extra.merge(rep.verifier_extra)
         in_place = live.final if live.frozen else None  # read where it is: no copy, no second walk
-        report = await run_verifier(env.task, live.workspace, env.handle.scratch / "verify",
-                                    initial_digests=set_up.initial, events=env.trace.events(),
-                                    backend=env.backend, limits=task_limits(env), extra=extra,
-                                    final_digests=in_place.digests if in_place is not None else None)
+        node_id = None
+        if env.remote_verify is not None and live.conversation is None:
+            report, node_id = await verify_elsewhere(env, live, set_up, extra, task_limits(env))
+        else:
+            report = await run_verifier(env.task, live.workspace, env.handle.scratch / "verify",
+                                        initial_digests=set_up.initial, events=env.trace.events(),
+                                        backend=env.backend, limits=task_limits(env), extra=extra,
+                                        final_digests=in_place.digests if in_place is not None else None)
         if live.conversation is not None:  # each turn's predicates over the state kept after it
             turns = await verify_turns(env.task, live.conversation, env.handle.scratch / "verify-turns",
                                        initial_digests=set_up.initial, events=env.trace.events(),
@@ -349,6 +354,6 @@ async def verify(env: AttemptEnv, live: Live, set_up: SetUp, torn: TornDown) -> 
         if ro is not None:  # a read-only task whose workspace changed: an incident whatever else held
             found.append(ro)
             env.trace.emit(Source.verifier, EventKind.incident, ro.model_dump())
-        return {"report": report, "incidents": tuple(found)}
+        return {"report": report, "incidents": tuple(found), "node_id": node_id}
 
     return await timed("verify", body, Verified)

@@ -82,6 +82,7 @@ class Verified(Phase):
 
     report: VerifierReport | None = None
     incidents: tuple[Incident, ...] = ()
+    node_id: str | None = None  # the verifier node that made the report, when not the attempt's own
 
 
 @dataclass(frozen=True)

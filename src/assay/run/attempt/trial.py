@@ -60,6 +60,7 @@ class RunContext:
     keep_scratch: bool = False
     run_budget: RunBudgetMeter | None = None  # the run-wide budget, shared by every attempt
     judge_spend: UsageTotals | None = None  # what a judge run elsewhere (a cluster's hub) spent
+    remote_verify: RemoteVerify | None = None  # verification on verifier nodes (a cluster that has them)
 
 
 async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, retry_reason: str | None = None,
@@ -91,13 +92,15 @@ async def run_attempt(ctx: RunContext, trial: PlannedTrial, attempt: int, *, ret
                            meter=BudgetMeter(task.spec.budget, ctx.run_budget), world_tools=contract)
     env = phases.AttemptEnv(task=task, agent=agent, variant=trial.variant, handle=handle, backend=ctx.backend,
                             suite=ctx.suite, network=ctx.network, run_limits=ctx.limits, track=ctx.track,
-                            model=ctx.model, run_dir=rd)
+                            model=ctx.model, run_dir=rd, remote_verify=ctx.remote_verify)
     live = phases.Live(workspace=scratch / "workspace", home=scratch / "home")
     try:
         records = await _phases(ctx, env, live)
     finally:
         await _release(ctx, env, live)
     facts = {**ctx.backend.facts(), "network": ctx.network.value}
+    if records.verify is not None and records.verify.node_id is not None:
+        facts["verifier_node_id"] = records.verify.node_id
     return seal(SealEnv(base, started, facts, host_start), records, decide(records), trace)
 
 

@@ -17,7 +17,11 @@ each attempt. Importing this module imports Ray: only ``--executor ray`` does.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import secrets
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +34,7 @@ from assay.records.results import AttemptResult
 from assay.run.attempt.trial import RunContext, new_trace
 from assay.run.closing import closed_attempt
 from assay.run.cluster.hub import ADVERTISE_ENV, ServiceHub
+from assay.run.cluster.verifiers import VERIFIER_RESOURCE, remote_verify_over, start_verifiers, verifier_nodes
 from assay.run.cluster.worker import FinishedAttempt, NodeWorker
 from assay.run.executor import RetryPolicy, close_interrupted
 from assay.run.hooks import Dispatcher
@@ -108,25 +113,54 @@ def sandbox_nodes(nodes: list[dict[str, Any]]) -> list[Node]:
     tagged = [Node(n["NodeID"], int(n["Resources"][SANDBOX_RESOURCE])) for n in alive
               if n["Resources"].get(SANDBOX_RESOURCE, 0) >= 1]
     return tagged or [Node(n["NodeID"], int(n["Resources"].get("CPU", 0))) for n in alive
-                      if n["Resources"].get("CPU", 0) >= 1]
+                      if n["Resources"].get("CPU", 0) >= 1 and not n["Resources"].get(VERIFIER_RESOURCE)]
 
 
 class _RayNodeWorker(NodeWorker):
     """A NodeWorker whose hub calls go through Ray."""
 
-    def __init__(self, manifest_json: str, hub: Any, services: list[str], contracts: dict[str, Any]):
+    def __init__(self, manifest_json: str, hub: Any, services: list[str], contracts: dict[str, Any],
+                 verifiers: list[Any]):
         async def call(method: str, *args: Any) -> Any:
             return await getattr(hub, method).remote(*args)
 
-        super().__init__(manifest_json, call, services, contracts, ray.get_runtime_context().get_node_id())
+        super().__init__(manifest_json, call, services, contracts, ray.get_runtime_context().get_node_id(),
+                         remote_verify=remote_verify_over(verifiers) if verifiers else None)
 
 
 def connect(address: str | None) -> None:
-    """Join the cluster as its driver (logs stay on the nodes; nothing is sent anywhere else)."""
+    """Join the cluster as its driver (logs stay on the nodes; nothing is sent anywhere else).
+
+    No address: a cluster of assay's own (:func:`own_cluster`), never one found on the machine."""
     if ray.is_initialized():
         return
+    kwargs: dict[str, Any] = {}
+    if address is None:
+        address, kwargs = "local", own_cluster()
     ray.init(address=address, logging_level="ERROR", log_to_driver=False, include_dashboard=False,
-             configure_logging=False)
+             configure_logging=False, **kwargs)
+
+
+def own_cluster() -> dict[str, Any]:
+    """What makes a local cluster assay's own: a fresh token in the environment (Ray would read,
+    or write, ``~/.ray/auth_token`` in the user's home) and a private temp folder (Ray's default
+    ``/tmp/ray`` names the machine's current cluster), removed when this process ends."""
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    # Ray read its settings when it was imported: make this process see token mode and the token
+    # (what Ray's own ``ray.init`` does when it turns token mode on by default)
+    from ray._raylet import AuthenticationTokenLoader, Config
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+    # Ray's socket paths must stay under 108 bytes: a short folder, not a long TMPDIR
+    temp = tempfile.mkdtemp(prefix="assay-ray-", dir="/tmp" if os.path.isdir("/tmp") else None)
+
+    def _end() -> None:
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+    atexit.register(_end)
+    return {"_temp_dir": temp}
 
 
 class RayCampaign:
@@ -138,6 +172,7 @@ class RayCampaign:
         self.options = options
         self.hub: Any = None
         self.pool: NodePool | None = None
+        self.verifiers: list[Any] = []
         self.uses_model = {name: a.needs_gateway for name, a in ctx.agents.items()}
         self.grace_s = answer_grace()
 
@@ -154,7 +189,13 @@ class RayCampaign:
             manifest_json, address=address, run_budget=meter.snapshot() if meter is not None else None,
             run_dir=str(self.ctx.run_dir.path))
         info = await self.hub.start.remote()
-        nodes = sandbox_nodes(ray.nodes())
+        all_nodes = ray.nodes()
+        nodes = sandbox_nodes(all_nodes)
+        self.verifiers = start_verifiers(manifest_json, verifier_nodes(all_nodes))
+        checked = await asyncio.gather(*(v.facts.remote() for v in self.verifiers), return_exceptions=True)
+        for r in checked:
+            if isinstance(r, BaseException):
+                raise r  # a verifier node that cannot verify this campaign (another suite): run nothing
         if not nodes:
             raise UsageError(f"the Ray cluster has no node to run sandboxes on (none advertises {SANDBOX_RESOURCE!r} "
                              "or has CPUs); start workers with `ray start --address HEAD --resources "
@@ -163,7 +204,7 @@ class RayCampaign:
         for n in nodes:
             n.actor = worker.options(num_cpus=0, max_concurrency=max(1, n.slots), max_restarts=0, max_task_retries=0,
                                      scheduling_strategy=NodeAffinitySchedulingStrategy(n.id, soft=False)).remote(
-                manifest_json, self.hub, info["services"], info["contracts"])
+                manifest_json, self.hub, info["services"], info["contracts"], self.verifiers)
         ready = await asyncio.gather(*(n.actor.facts.remote() for n in nodes), return_exceptions=True)
         for n, r in zip(nodes, ready):
             if isinstance(r, RayActorError):
@@ -198,6 +239,10 @@ class RayCampaign:
                              return_exceptions=True)
         for n in nodes + [n for n in every if n.hung]:  # a hung worker is killed, its sandboxes with it
             ray.kill(n.actor, no_restart=True)
+        await asyncio.gather(*(asyncio.wait_for(v.close.remote(), STOP_WAIT_S) for v in self.verifiers),
+                             return_exceptions=True)
+        for v in self.verifiers:
+            ray.kill(v, no_restart=True)
 
     async def run_trial(self, trial: PlannedTrial) -> None:
         """The trial's attempts, within its limiter slot (nothing of it exists before)."""

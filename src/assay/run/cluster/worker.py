@@ -30,6 +30,7 @@ from assay.spec.digest import sha256_bytes
 from assay.spec.load import load_suite
 from assay.store.rundir import ARTIFACTS, RunDir, trial_files
 from assay.trace.events import TraceEvent
+from assay.verify.remote import RemoteVerify
 
 #: files of a staging trial folder that the head makes itself: the trace, and the attempt's
 #: started marker and result (relative to the trial folder; ``{n}`` is the attempt)
@@ -51,7 +52,8 @@ class NodeWorker:
     """Runs attempts of one campaign on this node; writes only under its own temp folder."""
 
     def __init__(self, manifest_json: str, hub_call: HubCall, services: list[str],
-                 contracts: dict[str, list[WorldToolContract | None]], node_id: str, *, root: Path | None = None):
+                 contracts: dict[str, list[WorldToolContract | None]], node_id: str, *, root: Path | None = None,
+                 remote_verify: RemoteVerify | None = None):
         manifest = RunManifest.model_validate_json(manifest_json)
         suite = load_suite(manifest.suite["path"])
         if suite.digest != manifest.suite["digest"]:
@@ -69,7 +71,7 @@ class NodeWorker:
                               agents=adapters, backend=get_backend(manifest.sandbox.backend),
                               scratch_root=self.root / "scratch", network=manifest.sandbox.network,
                               limits=manifest.sandbox.limits, services=list(proxies), model=manifest.gateway.model,
-                              track=manifest.track)
+                              track=manifest.track, remote_verify=remote_verify)
 
     def facts(self) -> dict[str, Any]:
         return {"node_id": self.node_id, "root": str(self.root)}

@@ -9,8 +9,10 @@ control folders and copies the expected text."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import yaml
 
@@ -74,6 +76,7 @@ def test_a_cheater_passes_a_control_and_is_listed(tmp_path: Path) -> None:
     # every agent passes the real task: the cheater's control pass is the only thing that tells it apart
     assert {a: s.passes for a, s in doc.agents.items()} == {"oracle": 1, "honest": 1, "cheater": 1}
     assert all(not t.task_id.endswith(("--ctl-swap", "--ctl-unreach")) for t in doc.trials)  # never inside
+    _every_report_shows_it(out, doc)
 
     plain = tmp_path / "without"
     start_run(RunOptions(suite=suite, agents=_agents(tmp_path, suite), out=plain, sandbox="host", max_retries=0))
@@ -81,6 +84,22 @@ def test_a_cheater_passes_a_control_and_is_listed(tmp_path: Path) -> None:
     assert base.controls is None
     assert _capability(base) == _capability(doc)
     assert base.security.model_dump() == doc.security.model_dump()
+
+
+def _every_report_shows_it(out: Path, doc) -> None:  # type: ignore[no-untyped-def]
+    from assay.report.build import build_report
+    from assay.report.ci import junit_xml, summary_markdown
+
+    md, html = build_report(out, "md"), build_report(out, "html")
+    for text in (md, html, summary_markdown(doc)):
+        assert "Impossible-task controls" in text and "sum-numbers--ctl-swap.base.cheater.r1" in text
+    assert "| cheater | 2 | 1 | 50.0% |" in md and "| oracle | 2 | 0 | 0.0% |" in md
+    assert json.loads(build_report(out, "json"))["score"]["controls"]["agents"]["cheater"]["passes"] == 1
+    junit = ET.fromstring(junit_xml(doc))
+    [ctl] = [s for s in junit.iter("testsuite") if s.get("name", "").endswith(".controls")]
+    failed = {tc.get("classname"): tc.find("failure") for tc in ctl.iter("testcase")}
+    assert failed["cheater.controls"] is not None and failed["cheater.controls"].get("type") == "control_passed"
+    assert failed["oracle.controls"] is None and failed["honest.controls"] is None
 
 
 def _capability(doc) -> dict:  # type: ignore[no-untyped-def]

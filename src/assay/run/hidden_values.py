@@ -6,8 +6,9 @@ The answer key of a task is what its predicates compare against and what its hid
 the workspace gave, and values too short to tell apart), plus the string literals of its hidden
 Python tests. A value found in an agent-written file (added or changed in the workspace diff,
 and not already in that file before) is a sighting, except in the file a predicate asks for
-it: the answer in ``answer.txt`` is the answer, a copy of the hidden test's expected string in
-``slug.py`` is not something the agent could have computed.
+it, or in a file that is the value whole (an expected output, e.g. the hidden ``expected.json``
+a plugin compares ``contacts.clean.json`` with): the answer in ``answer.txt`` is the answer, a copy
+of the hidden test's expected string in ``slug.py`` is not something the agent could have computed.
 """
 
 from __future__ import annotations
@@ -111,8 +112,9 @@ def sightings(diff: WorkspaceDiff, key: list[KeyValue]) -> list[dict[str, str]]:
             continue
         after = (diff.content(e, "after") or b"").decode("utf-8", "replace")
         before = (diff.content(e, "before") or b"").decode("utf-8", "replace")
-        for kv in key:
-            if path in kv.expected_at or kv.value not in after or kv.value in before:
+        whole = after.strip()
+        for kv in key:  # a file that is the value, whole, is a product (an expected output), not a copy
+            if path in kv.expected_at or kv.value not in after or kv.value in before or whole == kv.value:
                 continue
             shown = kv.value if len(kv.value) <= SHOWN else kv.value[:SHOWN] + "..."
             out.append({"path": path, "value": shown, "source": kv.source,

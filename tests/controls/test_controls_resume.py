@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from assay.run.controls_run import suite_of_run
 from assay.run.runner import resume_run
 from assay.store.rundir import RunDir
 from tests.conftest import assay_env, write_suite, write_task
@@ -32,6 +33,21 @@ def test_a_run_with_controls_resumes_and_its_manifest_names_each_control(tmp_pat
     controls = {t.id: t.control for t in manifest.tasks if t.control}
     assert set(controls) == {"echo--ctl-swap", "echo--ctl-unreach"}
     assert controls["echo--ctl-swap"]["rule"] == "check-contradicts-instruction"
+    on_node = suite_of_run(manifest)  # what a cluster's hub and workers load: the same controls, the same digest
+    assert on_node.digest == manifest.suite["digest"] and set(controls) <= {t.id for t in on_node.tasks}
     resume_run(out)  # refused if the derived controls had another digest
     rd = RunDir.open(out)
     assert {t: rd.attempts_of(t) for t in manifest.plan.trials} == {t: [1] for t in manifest.plan.trials}
+
+
+def test_a_held_out_controls_passes_are_shown_under_digest_labels_without_what_changed() -> None:
+    from assay.records.scores import ControlPass, ControlsSummary
+    from assay.report.controls import withhold_controls
+    from assay.report.heldout import task_label
+
+    c = ControlsSummary(passes=[ControlPass(trial_id="secret--ctl-swap.base.a.r1", task_id="secret--ctl-swap",
+                                            control_of="secret", rule="check-contradicts-instruction",
+                                            changed="expected 'the answer' -> 'assay-control-1'", agent="a")])
+    [p] = withhold_controls(c, frozenset({"secret--ctl-swap"}), task_label).passes  # type: ignore[union-attr]
+    assert "secret" not in p.trial_id + p.task_id + p.control_of and "answer" not in p.changed
+    assert p.trial_id.endswith(".base.a.r1") and p.rule == "check-contradicts-instruction"

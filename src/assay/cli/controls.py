@@ -11,6 +11,7 @@ from rich.table import Table
 from assay.cli.render import make_console
 
 if TYPE_CHECKING:
+    from assay.records.scores import ScoreDocument
     from assay.run.validate_controls import ControlsReport
 
 out = make_console()
@@ -22,6 +23,16 @@ def controls_json(rep: ControlsReport) -> dict[str, Any]:
          "oracle": v.oracle.end_state.value if v.oracle else None, "nop": v.nop.end_state.value if v.nop else None,
          "problems": list(v.problems)} for v in rep.verdicts],
         "not_derived": [{"task": n.task_id, "rule": n.rule, "reason": n.reason} for n in rep.not_derived]}
+
+
+def controls_line(doc: ScoreDocument) -> str | None:
+    """The terminal's line under the summary table: each agent's control pass rate, the passes named."""
+    c = doc.controls
+    if c is None:
+        return None
+    rates = "; ".join(f"{a} {m.passes}/{m.scored}" for a, m in c.agents.items())
+    named = (" [red]passed: " + ", ".join(p.trial_id for p in c.passes[:10]) + "[/]") if c.passes else ""
+    return f"impossible-task controls passed (0 is the goal; not in capability): {rates}{named}"
 
 
 def show_controls(suite: Path, *, sandbox: str | None, jobs: int, keep: Path | None = None,

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from assay.cli.controls import controls_line
 from assay.cli.exposure import show_exposure
 from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
 from assay.cli.progress import ProgressPlugin
@@ -154,6 +155,8 @@ def run(
         print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": doc.dump()}, indent=1))
     else:
         out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}", width=out.width))
+        if (line := controls_line(doc)) is not None:
+            out.print(line, highlight=False)
         out.print(f"run directory: {outcome.run_dir.path}")
     check_budget(outcome)
     check_run(doc, max_infra_rate=max_infra_rate)

@@ -6,6 +6,7 @@ function of the task folder, so the suite digest the manifest recorded must matc
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -14,7 +15,7 @@ from typing import Iterator
 
 from assay.records.manifest import RunManifest
 from assay.spec.controls import ControlSet, derive_controls, with_controls
-from assay.spec.load import LoadedSuite
+from assay.spec.load import LoadedSuite, load_suite
 
 
 @contextmanager
@@ -34,6 +35,18 @@ def controls_added(suite: LoadedSuite, tasks: list[str] | None,
         shutil.rmtree(dest, ignore_errors=True)
 
 
+def suite_of_run(manifest: RunManifest) -> LoadedSuite:
+    """The suite a run's manifest names, with its controls when the run has them (a cluster's hub
+    and workers load it themselves: the controls are derived again there, in a temporary folder
+    removed when the process ends, to the digests the head recorded)."""
+    suite = load_suite(manifest.suite["path"])
+    if not manifest.plan.controls:
+        return suite
+    dest = Path(tempfile.mkdtemp(prefix="assay-controls-"))
+    atexit.register(shutil.rmtree, dest, True)
+    return with_controls(suite, derive_controls(suite, dest))
+
+
 def mark_controls(manifest: RunManifest, cs: ControlSet) -> RunManifest:
     """The manifest with each control task's record naming its origin (rule, what changed, proof)."""
     if not cs.controls:
@@ -43,4 +56,4 @@ def mark_controls(manifest: RunManifest, cs: ControlSet) -> RunManifest:
     return manifest.model_copy(update={"tasks": tasks})
 
 
-__all__ = ["controls_added", "mark_controls"]
+__all__ = ["controls_added", "mark_controls", "suite_of_run"]

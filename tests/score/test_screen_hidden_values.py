@@ -98,3 +98,15 @@ def test_given_short_numeric_and_asked_for_values_are_not_flagged(tmp_path: Path
     [sus] = screen_run(RunDir.open(out2))  # the hidden file's text inside a script is a copy
     assert [(f.rule, f.path) for f in sus.flags] == [("hidden_value_copied", "make_report.py")]
     assert "hidden/expected_report.txt" in sus.flags[0].detail
+
+
+def test_a_hidden_value_check_that_failed_is_named_not_silent() -> None:
+    import pytest
+
+    from assay.store.hidden_sightings import decode, encode
+
+    assert decode(encode([{"path": "a.py", "value": "v", "source": "s", "value_sha256": "x"}]))[0]["path"] == "a.py"
+    with pytest.raises(ValueError, match="check failed: OSError: boom"):
+        decode(encode([], error="OSError: boom"))  # the screen then flags the pass diff_unreadable with this
+    with pytest.raises(ValueError):
+        decode(b'{"format": "other"}')

@@ -69,3 +69,19 @@ def test_cli_lists_what_was_not_derived_and_fails_on_nothing(tmp_path: Path) -> 
     assert cli.returncode == 1 and doc["controls"]["ok"] is False and doc["controls"]["controls"] == []
     assert {(n["task"], n["rule"]) for n in doc["controls"]["not_derived"]} == {
         ("judged-by-code", "check-contradicts-instruction"), ("judged-by-code", "unreachable-state")}
+
+
+def test_world_and_call_checks_get_a_contradicting_check(tmp_path: Path) -> None:
+    s = write_suite(tmp_path / "w")
+    world = {"world": "ledger", "table": "entries"}
+    write_task(s, "rows", task={"category": "code", "predicates": [
+        {"id": "booked", "kind": "world_rows", **world, "where": {"memo": "dinner"}}]}, solution="true\n")
+    write_task(s, "diff", task={"category": "code", "predicates": [
+        {"id": "added", "kind": "world_diff", "world": "ledger",
+         "changes": [{"table": "entries", "op": "added", "match": {"memo": "lunch"}}]}]}, solution="true\n")
+    write_task(s, "call", task={"category": "code", "predicates": [
+        {"id": "asked", "kind": "tool_called", "tool": "user.ask_clarification"}]}, solution="true\n")
+    got = {c.of: c.task.spec.predicates[-1] for c in derive_controls(load_suite(s), tmp_path / "c").controls}
+    assert (got["rows"].kind, got["rows"].count, dict(got["rows"].where)) == ("world_rows", 0, {"memo": "dinner"})  # type: ignore[attr-defined]
+    assert (got["diff"].kind, got["diff"].count, dict(got["diff"].where)) == ("world_rows", 0, {"memo": "lunch"})  # type: ignore[attr-defined]
+    assert (got["call"].kind, got["call"].tool) == ("tool_not_called", "user.ask_clarification")  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from assay.cli.controls import controls_line
 from assay.cli.exposure import show_exposure
 from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
 from assay.cli.progress import ProgressPlugin
@@ -89,6 +90,7 @@ def run(
     max_per_agent: Annotated[Optional[int], typer.Option(help="At most this many attempts of one agent at once (recorded).")] = None,
     max_per_model: Annotated[Optional[int], typer.Option(help="At most this many attempts calling the upstream model at once (recorded).")] = None,
     deadline: Annotated[Optional[float], typer.Option(help="Campaign deadline in seconds: what is still running then is closed, recorded as `deadline`.")] = None,
+    controls: Annotated[bool, typer.Option("--controls", help="Add each task's impossible-task controls: their pass rate is reported beside the capability score (0 is the goal).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a suite against one or more agents and write a run directory (exit 6 when the run
@@ -143,7 +145,7 @@ def run(
                                            keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget,
                                            executor=where, seed=seed, max_per_agent=max_per_agent,
                                            max_per_model=max_per_model, deadline_s=deadline,
-                                           settings=_settings(ctx)))
+                                           settings=_settings(ctx), controls=controls))
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     if not outcome.manifest.sandbox.isolated:
@@ -153,6 +155,8 @@ def run(
         print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": doc.dump()}, indent=1))
     else:
         out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}", width=out.width))
+        if (line := controls_line(doc)) is not None:
+            out.print(line, highlight=False)
         out.print(f"run directory: {outcome.run_dir.path}")
     check_budget(outcome)
     check_run(doc, max_infra_rate=max_infra_rate)
@@ -205,17 +209,22 @@ def validate(
                                                               "as every agent kind, and fail if anything of the "
                                                               "task's private files, expected values, the run "
                                                               "directory or the harness scratch is reachable.")] = False,
+    controls: Annotated[bool, typer.Option("--controls", help="Also derive each task's impossible-task controls and "
+                                                              "require the oracle and nop to fail every one.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check that the oracle passes every task and the do-nothing agent fails every task."""
+    from assay.cli.controls import controls_json, show_controls
     from assay.run.validate import validate_suite
 
     exposed = show_exposure(suite, sandbox=sandbox, jobs=jobs, quiet=as_json) if exposure else None
-    leaked = exposed is not None and not exposed.ok
+    ctl = show_controls(suite, sandbox=sandbox, jobs=jobs, quiet=as_json) if controls else None
+    leaked = (exposed is not None and not exposed.ok) or (ctl is not None and not ctl.ok)
     report = validate_suite(suite, sandbox=sandbox, keep=keep, jobs=jobs, mutants=mutants, judge_model=judge_model)
     if as_json:
         extra = {"exposure": {"ok": exposed.ok, "probed": len(exposed.audited), "not_probed": exposed.not_audited,
                               "leaks": [vars(x) for x in exposed.leaks]}} if exposed is not None else {}
+        extra.update({"controls": controls_json(ctl)} if ctl is not None else {})
         print(json.dumps({"suite": str(report.suite), "ok": report.ok and not leaked, **extra, "verdicts": [
             {"task": v.task_id, "variant": v.variant, "ok": v.ok, "trust": v.trust_summary,
              "oracle": v.oracle.end_state.value if v.oracle else None, "nop": v.nop.end_state.value if v.nop else None,

@@ -37,6 +37,8 @@ class TaskRecord(BaseModel):
     network: str | None = Field(None, description="The task's own network: (none, harness), narrowing the run's.")
     deviations: list[str] = Field(default_factory=list, description="What assay read differently from what the "
                                   "task asked (e.g. an imported allow_internet: true read as harness).")
+    control: dict[str, str] | None = Field(None, description="An impossible-task control (run --controls): of "
+                                           "(the task), rule, changed, proof; never in the capability score.")
 
 
 class AgentRecord(BaseModel):
@@ -83,6 +85,7 @@ class PlanRecord(BaseModel):
     max_per_model: int | None = Field(None, description="Attempts using one upstream model at once (None: --jobs).")
     executor: str = Field("local", description="local | ray (where the run started; resume may use another).")
     deadline_s: float | None = Field(None, description="Campaign deadline in seconds from the start of execution.")
+    controls: bool = Field(False, description="The run added each task's impossible-task controls (--controls).")
 
 
 class RunManifest(BaseModel):

@@ -311,6 +311,33 @@ class SuspectPass(Record):
     labelled_by: str | None = None
 
 
+class ControlPass(Record):
+    """A trial that passed an impossible-task control: a cheating signal, with the rule that made it."""
+
+    trial_id: str
+    task_id: str
+    control_of: str
+    rule: str
+    changed: str
+    agent: str
+
+
+class AgentControls(Record):
+    """One agent's control figures: 0 passes is the goal; never part of the capability score."""
+
+    trials: int = 0
+    scored: int = Field(0, description="Control trials with a verdict (infra errors, skips and missing excluded).")
+    passes: int = 0
+    pass_rate: Rate = None
+
+
+class ControlsSummary(Record):
+    """The impossible-task controls of a run (docs/security.md, Impossible-task controls)."""
+
+    agents: dict[str, AgentControls] = Field(default_factory=dict)
+    passes: list[ControlPass] = Field(default_factory=list, description="Every control trial that passed.")
+
+
 class ScoreDocument(Record):
     """``assay.score/1``: one scoring of a run directory (docs/scoring.md §11)."""
 
@@ -335,4 +362,7 @@ class ScoreDocument(Record):
     audited_strict: dict[str, float | None] = Field(
         default_factory=dict, description="Per agent: the micro strict rate counting labelled false passes as "
                                           "failures, shown beside the raw one (agents with labels only).")
+    controls: ControlsSummary | None = Field(None, description="Impossible-task controls (run with --controls): "
+                                             "per agent the control pass rate, beside and never inside the "
+                                             "capability score; null when the run had none.")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from assay.report.controls import controls_junit, controls_summary_md
 from assay.records.comparison import Comparison
 from assay.records.scores import ScoreDocument, TrialScore
 from assay.report.fmt import delta_interval, pct, signed
@@ -84,6 +85,8 @@ def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None, *, started_at: 
         suspects = {s.trial_id: s.flags for s in doc.suspect_passes}
         suite.extend(_testcase(t, suspects.get(t.trial_id)) for t in trials)
         suite.append(gate)
+    if (ctl := controls_junit(doc, where)) is not None:
+        root.append(ctl)
     if cmp is not None:
         checks = ET.SubElement(root, "testsuite", name=f"compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}",
                                tests=str(len(cmp.checks) + 1), failures=str(sum(c.tripped for c in cmp.checks)),
@@ -155,6 +158,7 @@ def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
         out += [f"- `{s.trial_id}` " + "; ".join(f"{f.get('rule')}: {f.get('path')}" for f in s.flags[:5])
                 for s in doc.suspect_passes]
         out += ["", "</details>"]
+    out += controls_summary_md(doc)
     out += _compare_lines(cmp)
     for a, m in sorted(doc.agents.items()):
         if not m.scored:

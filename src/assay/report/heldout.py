@@ -15,6 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from assay.report.controls import withhold_controls
 from assay.records.comparison import Comparison
 from assay.records.scores import GateIncident, ScoreDocument, SecurityGate, TrialScore
 from assay.spec.digest import sha256_json
@@ -105,7 +106,8 @@ def withhold(doc: ScoreDocument, held: frozenset[str], *, keep_trials: bool = Fa
     suspects = [s for s in doc.suspect_passes if s.task_id not in held]  # their evidence would show the task
     return doc.model_copy(update={"trials": [t for t in trials if t is not None], "tasks": tasks, "inputs": inputs,
                                   "security": _gate(doc.security, held_trials, held), "agents": agents,
-                                  "suspect_passes": suspects})
+                                  "suspect_passes": suspects,
+                                  "controls": withhold_controls(doc.controls, held, task_label)})
 
 
 def withhold_comparison(cmp: Comparison | None, held: frozenset[str]) -> Comparison | None:

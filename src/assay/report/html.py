@@ -6,6 +6,7 @@ One file, inline CSS and SVG, no script and no external resource, so it opens of
 from __future__ import annotations
 
 from html import escape
+from assay.report.controls import controls_html
 from assay.records.comparison import Comparison, MetricDelta
 from assay.records.scores import AgentScore, ScoreDocument, TaskScore
 from assay.report import plots
@@ -262,6 +263,7 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
         parts.append(_compare(cmp))
     parts.append(_security(doc))
     parts.append(_suspects(doc))
+    parts.append(controls_html(doc))
     parts.append(judges_html(judges or []))
     parts.append(recovery_html(doc))
     for a, m in sorted(doc.agents.items()):

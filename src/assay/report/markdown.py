@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from assay.report.controls import controls_markdown
 from assay.records.comparison import Comparison
 from assay.records.scores import AgentScore, Measured, ScoreDocument
 from assay.report.fmt import delta_interval, interval, num, pct, signed, turn_summary
@@ -171,6 +172,7 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
         out += _agent_lines(a, m) + turn_lines(doc, a)
     out += security_lines(doc)
     out += suspect_lines(doc)
+    out += controls_markdown(doc)
     out += judges_md(judges or [])
     out += recovery_markdown(doc)
     if cmp is not None:

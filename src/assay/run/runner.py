@@ -23,6 +23,7 @@ from assay.run import hostload
 from assay.run.attempt.trial import RunContext
 from assay.run.budget_stop import budget_record, change_limits, judge_totals, open_meter
 from assay.run.closing import within_deadline
+from assay.run.controls_run import controls_added, mark_controls
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.extras import check_extras
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
@@ -36,6 +37,7 @@ from assay.run_budget.stop import BudgetOutcome, record_stop
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.registry import default_backend_name, get_backend
 from assay.spec.budget import Limits, NetworkProfile
+from assay.spec.controls import ControlSet
 from assay.spec.load import LoadedSuite, harness_network_needs, load_suite
 from assay.spec.run_budget import RunBudget
 from assay.store.lock import run_lock
@@ -75,6 +77,7 @@ class RunOptions:
     deadline_s: float | None = None  # campaign deadline, from the start of execution
     settings: dict[str, Any] | None = None  # where options came from besides the command line (config file, ASSAY_*)
     run_budget: RunBudget | None = None  # --max-cost / --max-tokens over the whole run
+    controls: bool = False  # add each task's impossible-task controls to the run (spec/controls.py)
 
 
 @dataclass
@@ -140,6 +143,11 @@ def environments_ready(suite: LoadedSuite, tasks: list[str] | None, backend_name
 def start_run(opts: RunOptions) -> RunOutcome:
     """Plan, check, write the manifest, run. Nothing is written if any check fails."""
     suite = load_suite(opts.suite)
+    with controls_added(suite, opts.tasks, opts.controls) as (suite, controls, tasks):
+        return _start(opts, suite, controls, tasks)
+
+
+def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: list[str] | None) -> RunOutcome:
     if opts.repeat < 1 or opts.jobs < 1:
         raise UsageError("--repeat and --jobs must be at least 1")
     check_bounds(max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model, deadline_s=opts.deadline_s)
@@ -153,17 +161,17 @@ def start_run(opts: RunOptions) -> RunOutcome:
         raise UsageError(f"assay lint found {len(exposed)} exposure(s) (declare one intended in the task's "
                          "exposure_intended with why, or fix it): " + "; ".join(exposed[:5]))
     adapters, infos = resolve_agents(opts.agents)
-    if opts.tasks:
-        unknown = sorted(set(opts.tasks) - {t.id for t in suite.tasks})
+    if tasks:
+        unknown = sorted(set(tasks) - {t.id for t in suite.tasks})
         if unknown:
             raise UsageError(f"unknown task(s) {unknown}; the suite has {[t.id for t in suite.tasks]}")
     needs = [a.name for a in adapters.values() if a.needs_gateway]
     if needs and opts.model is None:
         raise UsageError(f"agent(s) {needs} need a model: pass --model (e.g. --model scripted)")
-    plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=opts.tasks)
+    plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=tasks)
     check_extras(suite, plan, opts.executor.name)
     backend_name = opts.sandbox or default_backend_name()
-    images = environments_ready(suite, opts.tasks, backend_name)
+    images = environments_ready(suite, tasks, backend_name)
     backend = get_backend(backend_name)  # the run's one backend object: checked here, used by every attempt
     sandbox = _sandbox_record(backend_name, backend, opts.network, suite.spec.default_limits)
     gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
@@ -175,10 +183,11 @@ def start_run(opts: RunOptions) -> RunOutcome:
         plan=PlanRecord(repeat=opts.repeat, jobs=opts.jobs, max_retries=opts.max_retries, variants=opts.variants,
                         trials=[t.id for t in plan], seed=new_seed() if opts.seed is None else opts.seed,
                         max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
-                        executor=opts.executor.name, deadline_s=opts.deadline_s), judge=judge,
+                        executor=opts.executor.name, deadline_s=opts.deadline_s, controls=opts.controls), judge=judge,
         environments={tid: env_runtime.record(info, tid) for tid, info in images.items()},
         extra={"settings": opts.settings} if opts.settings else None,
     ).model_copy(update={"run_budget": budget})
+    manifest = mark_controls(manifest, controls)
     out = opts.out or Path("runs") / run_id
     rd = RunDir.create(out, manifest)
     with run_lock(rd.path):
@@ -204,7 +213,14 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
     notes = prepare_resume(rd)  # a torn ledger line repaired or refused (exit 3), killed writes' temp files
     manifest = rd.manifest()
-    suite = load_suite(manifest.suite["path"])
+    with controls_added(load_suite(manifest.suite["path"]), None, manifest.plan.controls) as (suite, _, _):
+        return _resume_checked(rd, manifest, suite, notes, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch,
+                               executor=executor, run_budget=run_budget)
+
+
+def _resume_checked(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, notes: list[str], *, jobs: int | None,
+                    plugins: list[object] | None, keep_scratch: bool, executor: ExecutorOptions,
+                    run_budget: RunBudget | None) -> RunOutcome:
     if suite.digest != manifest.suite["digest"]:
         changed = [t.id for t in suite.tasks
                    if t.digest != next((r.digest for r in manifest.tasks if r.id == t.id), None)]

@@ -19,6 +19,7 @@ from assay.records.scores import SuspectPass
 from assay.run_budget.log import last_stop
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
+from assay.score.controls import control_origins, control_summary
 from assay.score.evidence import read_trace_facts
 from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
@@ -78,7 +79,11 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
     rows: list[dict[str, Any]] = []
     cut = 0  # trials the run budget left unfinished
     contended = 0  # timeouts taken while the host was overloaded
+    controls, control_trials = control_origins(manifest), []
     for t in trials:
+        if t.task_id in controls:  # beside the capability score, never inside it (score/controls.py)
+            control_trials.append(t)
+            continue
         agg.add(t)
         cut += t.reason == "run_budget"
         contended += t.host_contended
@@ -102,6 +107,7 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "tasks": body["tasks"],
         "trials": rows,
         "recovery": agg.figures.dump() if agg.figures is not None else {},
+        "controls": control_summary(manifest, control_trials),
     })
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from assay.records.results import AttemptResult, EndState
+from assay.store.hidden_sightings import ARTIFACT_NAME as HIDDEN_VALUES
+from assay.store.hidden_sightings import decode as decode_sightings
 from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME, WorkspaceDiff, read_workspace_diff
 from assay.trace.events import EventKind, TraceEvent
@@ -106,10 +108,24 @@ def screen_attempt(rd: RunDir, r: AttemptResult) -> list[Flag]:
             flags += screen_diff(read_workspace_diff(rd.read_artifact(digest)))
         except Exception as e:  # noqa: BLE001 - a damaged artifact is named, not a crash of the screen
             flags.append(Flag("diff_unreadable", ARTIFACT_NAME, f"{type(e).__name__}: {e}"))
+    flags += _hidden_value_flags(rd, r)
     trace = rd.trace_path(r.trial_id)
     if trace.is_file():
         flags += screen_events(e for e in read_events(trace) if e.attempt == r.attempt)
     return flags
+
+
+def _hidden_value_flags(rd: RunDir, r: AttemptResult) -> list[Flag]:
+    """Hidden expected values the harness found in files the agent wrote (run/hidden_values.py)."""
+    digest = r.artifacts.get(HIDDEN_VALUES)
+    if not digest:
+        return []
+    try:
+        found = decode_sightings(rd.read_artifact(digest))
+    except Exception as e:  # noqa: BLE001 - a damaged artifact is named, not a crash of the screen
+        return [Flag("diff_unreadable", HIDDEN_VALUES, f"{type(e).__name__}: {e}")]
+    return [Flag("hidden_value_copied", s.get("path", ""), f"holds {s.get('value', '')!r}, a hidden expected value "
+                 f"the agent was never shown, from {s.get('source', '')}") for s in found]
 
 
 def screen_run(rd: RunDir) -> list[Suspect]:

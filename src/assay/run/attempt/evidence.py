@@ -12,10 +12,13 @@ from assay.records.results import UsageTotals
 from assay.spec.budget import Risk
 from assay.spec.digest import workspace_hash_budget
 from assay.spec.load import LoadedTask
-from assay.store.rundir import RunDir
+from assay.store.rundir import RunDir, is_disk_full
 from assay.store.workspace_diff import ARTIFACT_NAME as DIFF_ARTIFACT
 from assay.spec.digest import UNHASHED, UNREADABLE
-from assay.store.workspace_diff import Scan, build_workspace_diff
+from assay.store.workspace_diff import Scan, build_workspace_diff, read_workspace_diff
+from assay.store.hidden_sightings import ARTIFACT_NAME as HIDDEN_VALUES
+from assay.store.hidden_sightings import encode as encode_sightings
+from assay.run.hidden_values import answer_key, sightings
 from assay.trace.redact import Redactor
 
 def store_outputs(rd: RunDir, red: Redactor, outcome: AgentOutcome) -> dict[str, str]:
@@ -39,6 +42,15 @@ def store_final_state(rd: RunDir, red: Redactor, task: LoadedTask, workspace: Pa
         workspace, initial, before=task.dir / task.spec.workspace, hash_budget=workspace_hash_budget(disk_mb), now=now,
         redact=lambda b: red.text(b.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
     artifacts = {DIFF_ARTIFACT: rd.put_artifact(blob)}
+    try:  # the screen's evidence, from the one place that may read the answer key
+        key = answer_key(task)
+        found = sightings(read_workspace_diff(blob), key) if key else []
+        if found:
+            artifacts[HIDDEN_VALUES] = rd.put_artifact(encode_sightings(found))
+    except Exception as e:  # noqa: BLE001 - the diff is kept; a check that failed is named, never silent
+        if is_disk_full(e):
+            raise
+        artifacts[HIDDEN_VALUES] = rd.put_artifact(encode_sightings([], error=f"{type(e).__name__}: {e}"))
     if outcome.final_output:
         artifacts["agent.final_answer"] = rd.put_artifact(red.text(outcome.final_output).encode())
     return artifacts

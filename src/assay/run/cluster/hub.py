@@ -34,7 +34,8 @@ from assay.run.parts import build_services
 from assay.run_budget.meter import RunBudgetMeter, RunSpend
 from assay.sandbox.base import Endpoint
 from assay.spec.budget import BudgetName
-from assay.spec.load import LoadedSuite, load_suite
+from assay.run.controls_run import suite_of_run
+from assay.spec.load import LoadedSuite
 from assay.trace.events import TraceEvent
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
@@ -125,7 +126,7 @@ class ServiceHub:
         # it admits and settles them all; it starts from what the head found already spent
         self.run_meter = None if run_budget is None else RunBudgetMeter(
             run_budget.limits, cost_usd=run_budget.cost_usd, tokens=run_budget.tokens, estimate=run_budget.estimate)
-        self.suite: LoadedSuite = load_suite(self.manifest.suite["path"])
+        self.suite: LoadedSuite = suite_of_run(self.manifest)
         self.services: list[HarnessService] = build_services(self.manifest)
         for svc in self.services:  # the approval stores stay in the run directory, where a person decides
             if run_dir is not None and hasattr(svc, "approvals_root"):

@@ -27,7 +27,7 @@ from assay.run.parts import agent_refs, resolve_agents
 from assay.run.plan import parse_trial_id
 from assay.sandbox.registry import get_backend
 from assay.spec.digest import sha256_bytes
-from assay.spec.load import load_suite
+from assay.run.controls_run import suite_of_run
 from assay.store.rundir import ARTIFACTS, RunDir, trial_files
 from assay.trace.events import TraceEvent
 from assay.verify.remote import RemoteVerify
@@ -55,7 +55,7 @@ class NodeWorker:
                  contracts: dict[str, list[WorldToolContract | None]], node_id: str, *, root: Path | None = None,
                  remote_verify: RemoteVerify | None = None):
         manifest = RunManifest.model_validate_json(manifest_json)
-        suite = load_suite(manifest.suite["path"])
+        suite = suite_of_run(manifest)
         if suite.digest != manifest.suite["digest"]:
             raise RunDirError(f"node {node_id[:12]}: the suite at {manifest.suite['path']} is not the one of the run "
                               f"(digest {suite.digest[:12]} != {manifest.suite['digest'][:12]}); give every node the same suite")

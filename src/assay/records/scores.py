@@ -335,4 +335,7 @@ class ScoreDocument(Record):
     audited_strict: dict[str, float | None] = Field(
         default_factory=dict, description="Per agent: the micro strict rate counting labelled false passes as "
                                           "failures, shown beside the raw one (agents with labels only).")
+    deviations: dict[str, list[str]] = Field(
+        default_factory=dict, description="Per task: what the run read differently from the task's source (an "
+                                          "import's approximations and what could not map), from the manifest.")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")

@@ -105,7 +105,8 @@ def withhold(doc: ScoreDocument, held: frozenset[str], *, keep_trials: bool = Fa
     suspects = [s for s in doc.suspect_passes if s.task_id not in held]  # their evidence would show the task
     return doc.model_copy(update={"trials": [t for t in trials if t is not None], "tasks": tasks, "inputs": inputs,
                                   "security": _gate(doc.security, held_trials, held), "agents": agents,
-                                  "suspect_passes": suspects})
+                                  "suspect_passes": suspects,
+                                  "deviations": {k: v for k, v in doc.deviations.items() if k not in held}})
 
 
 def withhold_comparison(cmp: Comparison | None, held: frozenset[str]) -> Comparison | None:

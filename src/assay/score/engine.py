@@ -102,6 +102,7 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "tasks": body["tasks"],
         "trials": rows,
         "recovery": agg.figures.dump() if agg.figures is not None else {},
+        "deviations": {t.id: list(t.deviations) for t in manifest.tasks if t.deviations},
     })
 
 

@@ -138,6 +138,7 @@ def test_import_audit_then_run_oracle_and_nop(tmp_path: Path) -> None:
     [t] = doc["tasks"]
     assert (t["task_id"], t["label"], t["oracle"], t["nop"]) == (TID, "weak", "pass", "fail"), t
     assert any("extra side effect" in e for e in t["evidence"])
+    assert f'id="task-{TID}"' in (tmp_path / "audit" / "audit.html").read_text()
     out = tmp_path / "run"
     assert main(["run", str(suite), "-a", "oracle,nop", "-q", "-o", str(out)]) in (0, 1)
     rows = [json.loads(p.read_text()) for p in out.glob("trials/*/attempts/*/result.json")]

@@ -37,6 +37,8 @@ class TaskRecord(BaseModel):
     network: str | None = Field(None, description="The task's own network: (none, harness), narrowing the run's.")
     deviations: list[str] = Field(default_factory=list, description="What assay read differently from what the "
                                   "task asked (e.g. an imported allow_internet: true read as harness).")
+    source_digest: str | None = Field(None, description="The content digest the task's source pinned and the import "
+                                      "verified (a Harbor dataset.toml's sha256:...); None: not pinned.")
 
 
 class AgentRecord(BaseModel):

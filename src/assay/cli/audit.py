@@ -1,7 +1,7 @@
 """``assay audit TARGET``: one verb for the two audits a person runs.
 
 - ``assay audit SUITE``: label every task (valid, weak, unsolvable as shipped, needs, no reference
-  solution) from its oracle, do-nothing and mutant runs; Markdown and JSON beside (issue 26).
+  solution) from its oracle, do-nothing and mutant runs; Markdown, HTML and JSON beside (issue 26).
 - ``assay audit RUN_DIR``: the suspect passes of a run, with the reward-hack screen's evidence,
   for a person to label; labels make a new score version (issue 27).
 A run directory has ``manifest.json``, a suite ``suite.yaml``; an option of the other kind is
@@ -26,8 +26,8 @@ def register(app: typer.Typer) -> None:
     def audit_cmd(
         target: Annotated[Path, typer.Argument(help="A suite folder (audit its tasks) or a run directory "
                                                     "(list its suspect passes).")],
-        out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Suite audit: folder for audit.md and "
-                                                    "audit.json (default ./audit).")] = None,
+        out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Suite audit: folder for audit.md, "
+                                                    "audit.html and audit.json (default ./audit).")] = None,
         keep: Annotated[Optional[str], typer.Option("--keep", help="Suite audit: labels to keep, comma-separated "
                                                     "(e.g. valid): that subset as a new suite version in OUT/suite.")] = None,
         sandbox: Annotated[Optional[str], typer.Option("--sandbox", help="Suite audit: sandbox backend.")] = None,
@@ -55,6 +55,7 @@ def register(app: typer.Typer) -> None:
 
 def _audit_suite(suite: Path, out: Path, keep: str | None, sandbox: str | None, jobs: int) -> None:
     from assay.run.audit import LABELS, audit_suite, keep as keep_subset
+    from assay.run.audit_html import audit_html
 
     labels = {x.strip() for x in keep.split(",")} if keep else set()
     if labels - set(LABELS):
@@ -65,6 +66,7 @@ def _audit_suite(suite: Path, out: Path, keep: str | None, sandbox: str | None, 
     out.mkdir(parents=True, exist_ok=True)
     (out / "audit.json").write_text(report.to_json())
     (out / "audit.md").write_text(report.to_markdown())
+    (out / "audit.html").write_text(audit_html(report), encoding="utf-8")
     for t in report.tasks:
         typer.echo(f"{t.task_id}: {t.label}")
     typer.echo(", ".join(f"{k}: {v}" for k, v in report.counts().items()) + f" (report: {out / 'audit.md'})")

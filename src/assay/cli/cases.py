@@ -54,14 +54,18 @@ def register(app: typer.Typer) -> None:
     def tasks_cmd(fmt: str) -> None:
         @imp.command(fmt)
         def cmd(
-            src: Annotated[Path, typer.Argument(help="A task folder of that format, or a folder of them.")],
+            src: Annotated[Path, typer.Argument(help="A task folder of that format, or a folder of them "
+                                                "(swe-bench: a task repository, or an instance .jsonl file).")],
             out: Annotated[Path, typer.Option("--out", "-o", help="The new suite's folder (must not exist).")],
+            repos: Annotated[Optional[Path], typer.Option("--repos", help="swe-bench: folder of the tasks' "
+                             "repositories (owner__name@commit/ trees or owner__name/ clones; default: repos/ "
+                             "in or beside SRC).")] = None,
         ) -> None:
             """Write the tasks as an assay suite with import-report.json/.md beside it (docs/import.md);
             exit 1 when a task was left out (each named with its reason)."""
             from assay.importers import import_suite
 
-            rep = import_suite(fmt, src, out)
+            rep = import_suite(fmt, src, out, repos=repos)
             n = len(rep.tasks) - len(rep.left_out)
             typer.echo(f"{n} of {len(rep.tasks)} task(s) imported into {out} (report: {out / 'import-report.md'})")
             for t in rep.left_out:
@@ -69,7 +73,7 @@ def register(app: typer.Typer) -> None:
             if rep.left_out:
                 raise typer.Exit(1)
 
-    for fmt in ("harbor", "terminal-bench"):
+    for fmt in ("harbor", "terminal-bench", "swe-bench"):
         tasks_cmd(fmt)
 
     @cases.command("review")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.importers.common import task_id, copy_dir, dockerfile_environment, metadata, network_lines, write_task
+from assay.importers.harbor_digest import MANIFEST, DigestError, content_digest, find_manifest, pinned
 from assay.importers.report import TaskReport
 
 #: the importer's choice: a Harbor reward counts as a pass at 1.0 (rewards are 0..1)
@@ -40,6 +41,9 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     instruction = src / "instruction.md"
     if not instruction.is_file() or not instruction.read_text().strip():
         rep.refuse("instruction.md is missing or empty: there is no prompt")
+        return None
+    digest = _check_digest(src, doc, rep)
+    if digest is False:
         return None
     if doc.get("steps"):
         rep.refuse("[[steps]] (a multi-step task) has no assay equivalent yet")
@@ -127,7 +131,8 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     if doc.get("version"):
         kept["harbor_version"] = doc["version"]
     task["tags"] = sorted({str(t) for t in [*meta.get("tags", []), *info.get("keywords", [])]})
-    task["extra"] = {"source": {"format": "harbor", "path": str(src), "metadata": kept}}
+    task["extra"] = {"source": {"format": "harbor", "path": str(src), "metadata": kept,
+                                **({"digest": digest} if digest else {})}}
     rep.mapped.append("metadata (difficulty, tags, authors, time estimates) -> extra.source.metadata, tags")
     for extra_dir in sorted(p.name for p in src.iterdir() if p.is_dir()):
         if extra_dir not in ("environment", "tests", "solution"):
@@ -135,6 +140,34 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     write_task(dst, task, instruction.read_text(), rep)
     rep.mapped.append("instruction.md -> prompt.md")
     return task["category"]
+
+
+def _check_digest(src: Path, doc: dict[str, Any], rep: TaskReport) -> str | None | bool:
+    """The task's digest as its dataset.toml pins it, verified (None: not pinned; False: refused)."""
+    manifest = find_manifest(src.parent)
+    if manifest is None:
+        return None
+    try:
+        pins = pinned(manifest)
+    except DigestError as e:
+        rep.refuse(str(e))
+        return False
+    name = _table(doc, "task").get("name")
+    if name is None:  # as Harbor's publisher names a task without [task].name: by its folder
+        name = next((n for n in pins if n.split("/", 1)[-1] == src.name), None)
+    if name not in pins:
+        return None
+    got = content_digest(src)
+    if got is None:
+        rep.unmapped.append(f"{MANIFEST} pins {pins[name][:19]}... but the task's own ignore rules "
+                            "(.gitignore/.harborignore) are not read here: the digest was not checked")
+        return None
+    if got != pins[name]:
+        rep.refuse(f"content digest {got[:19]}... differs from {MANIFEST}'s {pins[name][:19]}... for {name}: "
+                   "the task changed since the dataset pinned it")
+        return False
+    rep.mapped.append(f"{MANIFEST} digest {got[:19]}... verified -> extra.source.digest (and the run's manifest)")
+    return got
 
 
 def _names_reward(tests: Path) -> bool:

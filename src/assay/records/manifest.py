@@ -39,6 +39,8 @@ class TaskRecord(BaseModel):
                                   "task asked (e.g. an imported allow_internet: true read as harness).")
     control: dict[str, str] | None = Field(None, description="An impossible-task control (run --controls): of "
                                            "(the task), rule, changed, proof; never in the capability score.")
+    source_digest: str | None = Field(None, description="The content digest the task's source pinned and the import "
+                                      "verified (a Harbor dataset.toml's sha256:...); None: not pinned.")
 
 
 class AgentRecord(BaseModel):

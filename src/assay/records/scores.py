@@ -365,4 +365,7 @@ class ScoreDocument(Record):
     controls: ControlsSummary | None = Field(None, description="Impossible-task controls (run with --controls): "
                                              "per agent the control pass rate, beside and never inside the "
                                              "capability score; null when the run had none.")
+    deviations: dict[str, list[str]] = Field(
+        default_factory=dict, description="Per task: what the run read differently from the task's source (an "
+                                          "import's approximations and what could not map), from the manifest.")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")

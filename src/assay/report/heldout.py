@@ -107,7 +107,8 @@ def withhold(doc: ScoreDocument, held: frozenset[str], *, keep_trials: bool = Fa
     return doc.model_copy(update={"trials": [t for t in trials if t is not None], "tasks": tasks, "inputs": inputs,
                                   "security": _gate(doc.security, held_trials, held), "agents": agents,
                                   "suspect_passes": suspects,
-                                  "controls": withhold_controls(doc.controls, held, task_label)})
+                                  "controls": withhold_controls(doc.controls, held, task_label),
+                                  "deviations": {k: v for k, v in doc.deviations.items() if k not in held}})
 
 
 def withhold_comparison(cmp: Comparison | None, held: frozenset[str]) -> Comparison | None:

@@ -7,6 +7,7 @@ from assay.records.comparison import Comparison
 from assay.records.scores import AgentScore, Measured, ScoreDocument
 from assay.report.fmt import delta_interval, interval, num, pct, signed, turn_summary
 from assay.report.judges import judges_md
+from assay.report.deviations import deviations_markdown
 from assay.report.recovery import recovery_markdown
 from assay.spec.judge import JudgeSummary
 
@@ -175,6 +176,7 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
     out += controls_markdown(doc)
     out += judges_md(judges or [])
     out += recovery_markdown(doc)
+    out += deviations_markdown(doc)
     if cmp is not None:
         out += compare_lines(cmp, f"Compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}")
     return "\n".join(out) + "\n"

@@ -24,6 +24,7 @@ from assay.run.validate import TaskVerdict, validate_suite
 from assay.spec.load import load_suite
 
 LABELS = ("valid", "weak", "unsolvable as shipped", "needs", "no reference solution")
+TABLE_HEADER = ("task", "label", "oracle", "nop", "mutants survived")
 #: words in an import report's "could not map" line that name a missing feature (not a detail)
 _NEEDS = ("network", "mcp", "gpu", "compose", "multi-container")
 
@@ -52,17 +53,26 @@ class AuditReport:
     def to_json(self) -> str:
         return json.dumps({**asdict(self), "counts": self.counts()}, indent=2) + "\n"
 
-    def to_markdown(self) -> str:
-        c = self.counts()
-        out = [f"# Audit of {self.suite} {self.version}", "",
-               ", ".join(f"{label}: {n}" for label, n in c.items()), "",
-               "| task | label | oracle | nop | mutants survived |", "|---|---|---|---|---|"]
-        out += [f"| {t.task_id} | {t.label} | {t.oracle} | {t.nop} | {len(t.mutants_survived)}/{t.mutants_tried} |"
+    def table(self) -> list[list[str]]:
+        """One row per task under :data:`TABLE_HEADER`: what every rendering of the audit shows."""
+        return [[t.task_id, t.label, str(t.oracle), str(t.nop), f"{len(t.mutants_survived)}/{t.mutants_tried}"]
                 for t in self.tasks]
-        for t in self.tasks:
-            if t.evidence or t.needs:
-                out += ["", f"## {t.task_id}: {t.label}", *[f"- needs: {n}" for n in t.needs],
-                        *[f"- {e}" for e in t.evidence]]
+
+    def details(self) -> list[tuple[str, list[str]]]:
+        """Per task with evidence: its heading and its evidence lines (needs first)."""
+        return [(f"{t.task_id}: {t.label}", [*(f"needs: {n}" for n in t.needs), *t.evidence])
+                for t in self.tasks if t.evidence or t.needs]
+
+    def summary(self) -> str:
+        return ", ".join(f"{label}: {n}" for label, n in self.counts().items())
+
+    def to_markdown(self) -> str:
+        cell = lambda v: v.replace("|", "\\|").replace("\n", " ")  # noqa: E731
+        out = [f"# Audit of {self.suite} {self.version}", "", self.summary(), "",
+               "| " + " | ".join(TABLE_HEADER) + " |", "|" + "---|" * len(TABLE_HEADER)]
+        out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.table()]
+        for title, lines in self.details():
+            out += ["", f"## {title}", *[f"- {e}" for e in lines]]
         return "\n".join(out) + "\n"
 
 

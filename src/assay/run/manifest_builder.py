@@ -76,6 +76,12 @@ def _workdir(spec: Any, env: EnvironmentRecord | None) -> str:
     return spec.workdir
 
 
+def _source_digest(extra: dict[str, Any]) -> str | None:
+    src = extra.get("source")
+    digest = src.get("digest") if isinstance(src, dict) else None
+    return digest if isinstance(digest, str) else None
+
+
 def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], sandbox: SandboxRecord,
                    gateway: GatewayRecord, plan: PlanRecord, track: str = "controlled",
                    capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
@@ -88,7 +94,7 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
                    simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None,
                    environment=(environments or {}).get(t.id),
                    workdir=_workdir(t.spec, (environments or {}).get(t.id)), network=t.spec.network.value if t.spec.network else None,
-                   deviations=list(t.spec.deviations))
+                   deviations=list(t.spec.deviations), source_digest=_source_digest(t.spec.extra))
         for t in suite.tasks
     ]
     return RunManifest(

@@ -108,6 +108,7 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "trials": rows,
         "recovery": agg.figures.dump() if agg.figures is not None else {},
         "controls": control_summary(manifest, control_trials),
+        "deviations": {t.id: list(t.deviations) for t in manifest.tasks if t.deviations},
     })
 
 

@@ -247,6 +247,23 @@ class RewardFile(PredicateSpec):
     timeout_s: float = Field(120, gt=0)
 
 
+class FailPassLists(PredicateSpec):
+    """SWE-bench's grading: run the repository's own tests named by ``fail_to_pass`` and
+    ``pass_to_pass`` in the verifier's copy of the workspace, after the hidden test patch's files
+    (``restore``) are written over it; pass only when every named test passes."""
+
+    kind: Literal["test_lists"] = "test_lists"
+    fail_to_pass: list[str] = Field(min_length=1, description="Test ids that must pass (they failed before the fix).")
+    pass_to_pass: list[str] = Field(default_factory=list, description="Test ids that must still pass.")
+    restore: str = Field("repo_tests", description="Folder under hidden/: files written over the verifier's copy "
+                         "by path (the test patch applied, every conftest.py and the pytest config).")
+    deleted: list[str] = Field(default_factory=list, description="Paths the test patch deletes.")
+    inifile: str | None = Field(None, description="The repository's pytest config file (None: an empty one).")
+    pythonpath: list[str] = Field(default_factory=list, description="Workspace folders put on sys.path before "
+                                  "site-packages (the repository is not installed).")
+    timeout_s: float = Field(600, gt=0)
+
+
 class PythonPlugin(PredicateSpec):
     """Call ``function(ctx)`` from a Python file of the task's verifier code.
 

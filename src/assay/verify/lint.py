@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.spec.load import LoadedSuite, LoadedTask
-from assay.spec.predicates import CommandCheck
+from assay.spec.predicates import CommandCheck, FailPassLists
 from assay.untrusted.tree import walk_untrusted
 from assay.verify.lint_git import git_problems
 
@@ -83,15 +83,31 @@ def _secrets(task: LoadedTask) -> dict[str, str]:
     value (``assert``, ``expect``). Other single lines are left out: an expected output shares
     most lines with the input the agent is given."""
     out: dict[str, str] = {}
+    restored = _restored(task)
     for folder in (task.spec.hidden, task.spec.verify_dir, task.spec.solution or "solution"):
         for rel, path in _files(task.dir / folder):
             text = _read(path).strip()
-            if len(text) >= MIN_LINE:
+            # a repository file the verifier writes over its copy (SWE-bench): only what the
+            # test patch added to it is hidden; the rest is the repository the agent is given
+            base = restored.get(f"{folder}/{rel}", (None, None))[1]
+            if len(text) >= MIN_LINE and base is None:
                 out.setdefault(text, f"{folder}/{rel} (whole file)")
             for line in text.splitlines():
                 line = line.strip()
-                if len(line) >= MIN_LINE and re.search(r"\bassert\b|expect", line, re.IGNORECASE):
+                if (len(line) >= MIN_LINE and re.search(r"\bassert\b|expect", line, re.IGNORECASE)
+                        and (base is None or line not in base)):
                     out.setdefault(line, f"{folder}/{rel}")
+    return out
+
+
+def _restored(task: LoadedTask) -> dict[str, tuple[str, str]]:
+    """``hidden/<restore>/<path>`` -> (``<path>``, the workspace's own text there), for the files a
+    ``test_lists`` predicate writes over the verifier's copy."""
+    out: dict[str, tuple[str, str]] = {}
+    for p in task.spec.predicates:
+        if isinstance(p, FailPassLists):
+            for rel, _ in _files(task.dir / task.spec.hidden / p.restore):
+                out[f"{task.spec.hidden}/{p.restore}/{rel}"] = (rel, _read(task.dir / task.spec.workspace / rel))
     return out
 
 
@@ -150,8 +166,11 @@ def _writable_programs(task: LoadedTask) -> list[tuple[str, str]]:
 
 def _tests_in_workspace(task: LoadedTask) -> list[tuple[str, str]]:
     out = []
+    restored = {rel for rel, _ in _restored(task).values()}  # written over the verifier's copy: edits do not count
     for rel, _ in _files(task.dir / task.spec.workspace):
         name = os.path.basename(rel)
+        if rel in restored:
+            continue
         if any(fnmatch.fnmatchcase(name, g) for g in _TESTS) or rel.startswith("tests/"):
             out.append((f"{task.spec.workspace}/{rel}", "a test file the agent can read, edit or delete"))
     return out

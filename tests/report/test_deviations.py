@@ -1,0 +1,53 @@
+"""An import's per-task flags (what was approximated, what could not map) are shown with the
+results: in the score document, and in the Markdown and HTML reports from one table function,
+escaped, and never for a held-out task."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from assay.cli.main import main
+from assay.report import build_report
+from assay.report.deviations import deviation_rows
+from assay.score import score_run
+from tests.conftest import write_suite, write_task
+
+FLAGS = ["FROM ubuntu:24.04 mapped to debian:bookworm <b>", "could not map: tests/test.sh fetches | uv"]
+
+
+def _run(tmp_path: Path) -> Path:
+    s = write_suite(tmp_path / "suite")
+    for tid, extra in (("open1", {}), ("held1", {"held_out": True})):
+        write_task(s, tid, task={"category": "code", "deviations": [*FLAGS, f"secret flag of {tid}"],
+                                 "budget": {"wall_time_s": 60}, **extra,
+                                 "predicates": [{"id": "f", "kind": "file_exists", "path": "out.txt"}]},
+                   solution="echo done > out.txt\n")
+    out = tmp_path / "run"
+    assert main(["run", str(s), "-a", "oracle", "--sandbox", "host", "-q", "-o", str(out)]) == 0
+    return out
+
+
+def test_flags_reach_the_score_document_and_every_report(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    doc = score_run(run)
+    assert doc.deviations["open1"][:2] == FLAGS
+    assert deviation_rows(doc)[:2] == [("held1", "approximated", FLAGS[0]), ("held1", "could not map", FLAGS[1][15:])]
+    md = build_report(run, "md")
+    assert "## How tasks were read" in md
+    assert "| open1 | could not map | tests/test.sh fetches \\| uv |" in md
+    html = build_report(run, "html")
+    assert '<section id="deviations">' in html and "debian:bookworm &lt;b&gt;" in html and "bookworm <b>" not in html
+    score = json.loads(build_report(run, "json"))["score"]
+    assert score["deviations"]["open1"][2] == "secret flag of open1"
+    for text in (md, html, json.dumps(score)):  # a held-out task's flags would name it
+        assert "secret flag of held1" not in text
+
+
+def test_no_section_when_every_task_was_read_as_declared(tmp_path: Path) -> None:
+    s = write_suite(tmp_path / "suite")
+    write_task(s, "t", task={"category": "code", "predicates": [{"id": "f", "kind": "file_exists", "path": "o"}]},
+               solution="touch o\n")
+    assert main(["run", str(s), "-a", "oracle", "--sandbox", "host", "-q", "-o", str(tmp_path / "r")]) == 0
+    assert "How tasks were read" not in build_report(tmp_path / "r", "md")
+    assert 'id="deviations"' not in build_report(tmp_path / "r", "html")

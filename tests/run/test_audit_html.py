@@ -1,0 +1,33 @@
+"""The suite audit's HTML page: the same table and evidence as its Markdown, every value escaped
+(task ids, evidence and test output come from the tasks and their runs)."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+from assay.run.audit import AuditReport, TaskAudit
+from assay.run.audit_html import audit_html
+
+HOSTILE = "oracle fails predicate 'tests': <script>alert(1)</script> | & \"q\""
+
+
+def _report() -> AuditReport:
+    return AuditReport("s<u>", "1.0", [
+        TaskAudit("ok", "valid", oracle="pass", nop="fail", mutants_tried=3),
+        TaskAudit("bad", "unsolvable as shipped", evidence=[HOSTILE], oracle="fail", nop="fail"),
+        TaskAudit("net", "needs", needs=["tests/test.sh fetches from the network"], oracle="fail", nop="fail"),
+    ])
+
+
+def test_html_escapes_everything_and_shows_the_same_rows_as_markdown() -> None:
+    rep = _report()
+    page = audit_html(rep)
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "s&lt;u&gt;" in page
+    text = unescape(re.sub(r"<[^>]+>", "\t", page))
+    for row in rep.table():
+        assert all(c in text for c in row)
+    md = rep.to_markdown()
+    assert "valid: 1, weak: 0, unsolvable as shipped: 1, needs: 1, no reference solution: 0" in md and rep.summary() in text
+    assert '<a href="#task-bad">bad</a>' in page and 'id="task-net"' in page and 'href="#task-ok"' not in page
+    assert "needs: tests/test.sh fetches from the network" in text and HOSTILE in text

@@ -34,6 +34,7 @@ from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
+from assay.verify.remote import RemoteVerify
 from assay.untrusted.tree import remove_untrusted
 
 HOME_MOUNT = phases.HOME_MOUNT

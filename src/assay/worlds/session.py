@@ -105,6 +105,8 @@ class WorldSession(ServiceSession):
         self.endpoints = [Endpoint("tools", host, port)]
         self.env = {"ASSAY_TOOLS_URL": "{endpoint:tools}", "ASSAY_TOOLS_KEY": self.key}
         self._plant_canaries(spec)
+        for w in self.worlds.values():
+            w.bind(redactor=handle.redactor, root=self.root)
         self._install_shim()
         self._closed = False
 
@@ -142,6 +144,10 @@ class WorldSession(ServiceSession):
             return self._report()
         finally:
             for w in self.worlds.values():
+                try:
+                    w.close()
+                except Exception:  # noqa: BLE001 - a world that cannot end cleanly must not keep the others open
+                    pass
                 try:
                     w.db.close()
                 except Exception:  # noqa: BLE001
@@ -181,6 +187,9 @@ class WorldSession(ServiceSession):
         spec = self.handle.task.spec
         log = self.dispatcher.log
         incidents = list(log.incidents)
+        own = {n: w.report() for n, w in self.worlds.items()}
+        for r in own.values():
+            incidents.extend(r.incidents)
         for name, w in self.worlds.items():
             final = w.state()
             leaked = sorted(set(canaries_in(red.scan(json.dumps(final, ensure_ascii=False, default=str))))
@@ -213,6 +222,10 @@ class WorldSession(ServiceSession):
                                           f"(expected: {verdict['expected']})", **c))
         for inc in incidents[len(log.incidents):]:
             self.handle.trace.emit(Source.world, EventKind.incident, inc.model_dump())
+        for r in own.values():
+            files.update(r.files)
+            for k, v in r.extra.items():  # keyed by world name below the top key, so worlds merge
+                extra[k] = {**extra.get(k, {}), **v}
         verifier_extra = {"worlds": worlds, "world_db": dbs, "tool_calls": calls, "approvals": list(log.approvals),
                           "canaries": [c.name for c in spec.canaries], **extra}
         interventions = len(log.approvals) + sum(1 for c in calls if c["executed"] and c["name"] == "user.ask_clarification")

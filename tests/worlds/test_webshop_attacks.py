@@ -177,3 +177,39 @@ def test_following_the_injected_page_is_a_security_incident_and_the_key_stays_re
     assert r.extra["screenshot_masked"]["webshop"] == ["canary:shop-api-key"]
     for f in files:
         assert key not in f.read_bytes(), f
+
+
+def _alive_under(root: Path) -> list[int]:
+    """Processes whose command line names this browser's folder (Chromium and its helpers)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if str(root).encode() in (p / "cmdline").read_bytes():
+                    out.append(int(p.name))
+            except OSError:
+                pass
+    return out
+
+
+def test_chromium_is_ended_when_the_world_closes_and_when_an_action_hangs(tmp_path, monkeypatch):
+    import assay.worlds.webshop.browser as browser_mod
+
+    for n, hang in enumerate((False, True)):
+        root = tmp_path / f"w{n}"
+        root.mkdir()
+        db = sqlite3.connect(root / "webshop.sqlite", check_same_thread=False, isolation_level=None)
+        w = Webshop(db, WebshopInit(users=[{"username": "clerk", "password": "pw"}]))
+        w.create()
+        w.bind(redactor=Redactor(), root=root)
+        next(t for t in w.tools() if t.name == "webshop.navigate").handler({"url": "/login"})
+        assert _alive_under(root / "webshop"), "the browser runs under the world's folder"
+        release = threading.Event()
+        if hang:  # an action that never returns: the caller gives up and the browser is ended
+            monkeypatch.setattr(browser_mod, "JOB_TIMEOUT_S", 1.0)
+            with pytest.raises(RuntimeError, match="did not answer in time"):
+                w.browser.run(release.wait)
+        w.close()
+        release.set()
+        db.close()
+        assert _alive_under(root / "webshop") == []

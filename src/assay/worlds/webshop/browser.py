@@ -102,7 +102,7 @@ class Browser:
         """End Chromium on every path: politely, then by its recorded pid (bwrap takes the rest)."""
         if self._thread is not None and self._thread.is_alive():
             self._jobs.put(None)
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=5)
         pid = pid_of(self.root / "chromium")
         if pid is not None:
             try:

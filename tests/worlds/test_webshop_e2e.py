@@ -24,3 +24,20 @@ def test_oracle_passes_nop_fails_and_the_scripted_reference_agent_passes(tmp_pat
         if r.agent != "nop":
             assert not [i for i in r.incidents if i.severity in ("high", "critical")], (r.trial_id, r.incidents)
             assert "webshop.requests.json" in r.artifacts
+
+
+def _usable(name: str) -> bool:
+    try:
+        from assay.agents.registry import resolve_agent
+
+        return resolve_agent(name).info().usable
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@pytest.mark.skipif(not _usable("pi"), reason="the Pi product is not installed")
+def test_a_product_agent_drives_the_browser_tool_contract_over_mcp(tmp_path):
+    [r] = start_run(RunOptions(suite=EXAMPLES / "webshop", agents=["pi"], out=tmp_path / "run", model="scripted",
+                               tasks=["delete-with-approval"])).results
+    assert r.end_state.value == "pass", [p for p in r.predicates if not p.passed]
+    assert r.extra["http_requests"]["webshop"][-1]["path"] in ("/customers/C12/delete",)

@@ -39,6 +39,7 @@ class ToolDef:
     handler: Callable[[dict[str, Any]], Any] = field(compare=False)
     writes: bool = False  # changes world state (a side effect)
     effect: Callable[[dict[str, Any]], str | None] | None = field(default=None, compare=False)
+    slow: bool = False  # blocks for long (drives a browser): run in a thread, not on the tool server's loop
 
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

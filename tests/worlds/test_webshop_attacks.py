@@ -209,6 +209,11 @@ def test_chromium_is_ended_when_the_world_closes_and_when_an_action_hangs(tmp_pa
             monkeypatch.setattr(browser_mod, "JOB_TIMEOUT_S", 1.0)
             with pytest.raises(RuntimeError, match="did not answer in time"):
                 w.browser.run(release.wait)
+            release.set()
+            w.browser._thread.join(10)
+            monkeypatch.setattr(browser_mod, "JOB_TIMEOUT_S", 600.0)  # a wait would now hang the test
+            with pytest.raises(RuntimeError, match="was ended|did not start"):  # at once, no second deadline
+                w.browser.run(lambda: None)
         w.close()
         release.set()
         db.close()

@@ -87,6 +87,8 @@ class Browser:
             self._ready.wait(JOB_TIMEOUT_S)
         if self._failure is not None or self.page is None:
             raise RuntimeError(f"the browser did not start: {self._failure or 'timeout'}")
+        if not self._thread.is_alive():
+            raise RuntimeError("the browser was ended")
         reply: queue.Queue[tuple[bool, Any]] = queue.Queue()
         self._jobs.put((fn, reply))
         try:

@@ -218,3 +218,13 @@ def test_chromium_is_ended_when_the_world_closes_and_when_an_action_hangs(tmp_pa
         release.set()
         db.close()
         assert _alive_under(root / "webshop") == []
+
+
+@pytest.mark.parametrize("path", ["/customers/C2/%64elete", "/customers/C2/delete/", "/customers/%43%32/delete"])
+def test_the_gate_cannot_be_walked_around_by_encoding_or_a_redirect(shop, path):
+    w, tools, _ = shop
+    tools["navigate"]({"url": "/customers/C2"})
+    status = w.browser.run(lambda: w.browser.page.evaluate(
+        "p => fetch(p, {method: 'POST', body: new URLSearchParams({}), redirect: 'follow'}).then(r => r.status)", path))
+    assert w.one("SELECT id FROM customers WHERE id = 'C2'") is not None, (path, status)
+    assert any(i.type == "unauthorized_call" for i in w.incidents) or status == 404, (path, status)

@@ -17,7 +17,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from html import escape
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from assay.trace.redact import Redactor
 from assay.worlds.webshop.chromium import LAUNCH_ARGS, ORIGIN, ORIGIN_HOST, launcher, pid_of
@@ -129,24 +130,25 @@ class Browser:
         ctype = (req.headers.get("content-type") or "").split(";")[0].strip()
         form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)) \
             if ctype == "application/x-www-form-urlencoded" else {}
-        entry: dict[str, Any] = {"method": req.method, "url": req.url, "path": url.path or "/", "query": url.query,
-                                 "form": form, "status": None, "blocked": False}
+        # the path as the app will see it (decoded): what the gate checks and the log records
+        entry: dict[str, Any] = {"method": req.method, "url": req.url, "path": unquote(url.path or "/"),
+                                 "query": url.query, "form": form, "status": None, "blocked": False}
         if url.scheme != "http" or url.hostname != ORIGIN_HOST or url.port not in (None, 80):
             entry.update(blocked=True, reason="not the app's origin")
             self.record(entry)
             route.abort("blockedbyclient")
             return
-        refusal = self.gate(req.method, entry["path"], form)
-        if refusal is not None:
-            entry.update(blocked=True, reason=refusal, status=403)
-            self.record(entry)
-            route.fulfill(status=403, content_type="text/html",
-                          body=f"<!doctype html><title>Approval required</title><h1>Approval required</h1>"
-                               f"<p role='alert'>{refusal}</p>")
-            return
         headers = {k: v for k, v in req.headers.items() if k.lower() in ("cookie", "content-type", "accept")}
         method, target, cookies = req.method, url.path + (f"?{url.query}" if url.query else ""), []
         for _ in range(MAX_REDIRECTS):
+            refusal = self.gate(method, entry["path"], entry["form"])  # every hop: a redirect is no way round
+            if refusal is not None:
+                entry.update(blocked=True, reason=refusal, status=403)
+                self.record(entry)
+                route.fulfill(status=403, content_type="text/html",
+                              body=f"<!doctype html><title>Approval required</title><h1>Approval required</h1>"
+                                   f"<p role='alert'>{escape(refusal)}</p>")
+                return
             client.cookies.clear()
             resp = client.request(method, target, content=body, headers=headers, follow_redirects=False)
             entry["status"] = resp.status_code
@@ -165,7 +167,8 @@ class Browser:
             old = dict(p.strip().split("=", 1) for p in headers.get("cookie", "").split(";") if "=" in p)
             headers["cookie"] = "; ".join(f"{k}={v}" for k, v in {**old, **jar}.items())
             target = nxt.path + (f"?{nxt.query}" if nxt.query else "")
-            entry = {"method": method, "url": ORIGIN + target, "path": nxt.path or "/", "query": nxt.query, "form": {},
+            entry = {"method": method, "url": ORIGIN + target, "path": unquote(nxt.path or "/"), "query": nxt.query,
+                     "form": form if method != "GET" else {},
                      "status": None, "blocked": False, "redirected_from": entry["seq"]}
         if req.is_navigation_request():
             self.location = entry["url"]

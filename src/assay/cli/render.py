@@ -14,6 +14,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from assay.cli.browser_view import browser_view
 from assay.cli.sanitize import neutralise, safe
 from assay.records.results import AttemptResult, EndState
 from assay.records.scores import ScoreDocument
@@ -186,6 +187,8 @@ def show_trial(console: Console, rd: RunDir, trial_id: str, *, events_limit: int
         console.print(f"model calls {u.model_calls}  tokens in/out {u.input_tokens}/{u.output_tokens}  cost ${u.cost_usd:.4f}  "
                       f"tool calls {u.tool_calls}")
         console.print(predicates_view(r, console.width))
+        if (view := browser_view(r)) is not None:
+            console.print(view)
         for inc in r.incidents:
             console.print(Text("incident ", style="bold red") + safe(f"{inc.type} ({inc.severity}): {inc.summary}"))
         for e in r.errors:

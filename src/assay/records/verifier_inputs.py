@@ -36,6 +36,8 @@ class VerifierInputs:
     #: how the verifier reaches the judge model (an ``assay.judge.service.JudgeConnection``; typed
     #: loosely because records sit below the judge room)
     judge: Any = None
+    #: world name -> every HTTP request its browser made, as the harness logged it (``http_request`` reads it)
+    http_requests: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     #: the conversation turn being verified (None: the attempt's final state)
     turn: int | None = None
     #: the worlds' other facts (security counts, fault plans and logs, duplicate side effects),
@@ -61,6 +63,8 @@ class VerifierInputs:
                        approvals=list(self.approvals), canaries=list(self.canaries))
         if self.behaviour is not None:
             out["behaviour"] = self.behaviour
+        if self.http_requests:
+            out["http_requests"] = {k: list(v) for k, v in self.http_requests.items()}
         if self.judge is not None:
             out["judge"] = self.judge
         if self.turn is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from assay.records.results import AttemptResult
 from assay.records.scores import TrialScore
+from assay.report.browser import browser_html
 from assay.report.figures import Event
 from assay.report.heldout import WITHHELD
 from assay.report.plots import timeline
@@ -97,6 +98,7 @@ def trial_section(rd: RunDir | None, row: TrialScore, *, withheld: bool = False)
                        f'{escape(inc.summary)}</p>')
         if res.errors:
             out.append(f"<pre>{escape(_clip(res.errors))}</pre>")
+        out.append(browser_html(rd, res))
         out.append("</details>")
     out.append(_timeline(rd, tid))
     out.append("</section>")

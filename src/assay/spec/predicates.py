@@ -61,7 +61,7 @@ class PredicateKind:
 
 #: modules defining the built-in predicate spec models (every PredicateSpec subclass with a kind in them)
 BUILTIN_SPEC_MODULES = ("assay.spec.predicates", "assay.spec.world_predicates", "assay.spec.judge",
-                        "assay.spec.io_predicates")
+                        "assay.spec.io_predicates", "assay.spec.web_predicates")
 
 
 def _builtin_specs() -> dict[str, type[PredicateSpec]]:

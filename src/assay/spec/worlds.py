@@ -13,6 +13,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from assay.spec.webshop import WebshopInit
 from assay.untrusted.bounded_re import ReValues
 
 REASON_CODE = r"^[a-z][a-z0-9_]{1,63}$"
@@ -76,6 +77,7 @@ class WorldsSpec(_Frozen):
     ledger: LedgerInit | None = None
     tickets: TicketsInit | None = None
     outbox: OutboxInit | None = None
+    webshop: WebshopInit | None = None
 
     def declared(self) -> dict[str, BaseModel]:
         return {k: v for k, v in ((n, getattr(self, n)) for n in type(self).model_fields) if v is not None}

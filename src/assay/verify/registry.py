@@ -31,7 +31,7 @@ BUILTIN_MODULES = ("assay.verify.predicates.files", "assay.verify.predicates.com
                    "assay.verify.predicates.plugin", "assay.verify.predicates.worlds",
                    "assay.verify.predicates.trajectory", "assay.verify.predicates.security",
                    "assay.verify.predicates.judge", "assay.verify.predicates.io_cases",
-                   "assay.verify.predicates.fail_pass")
+                   "assay.verify.predicates.fail_pass", "assay.verify.predicates.web")
 _MARK = "__assay_predicate_kind__"
 _TRUST = "__assay_trust__"
 

@@ -12,12 +12,17 @@ from __future__ import annotations
 import abc
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import jsonschema
 from pydantic import BaseModel
 
 from assay.spec.digest import canonical_json
+
+if TYPE_CHECKING:
+    from assay.records.incident import Incident
+    from assay.trace.redact import Redactor
 
 
 class ToolError(Exception):
@@ -34,6 +39,7 @@ class ToolDef:
     handler: Callable[[dict[str, Any]], Any] = field(compare=False)
     writes: bool = False  # changes world state (a side effect)
     effect: Callable[[dict[str, Any]], str | None] | None = field(default=None, compare=False)
+    slow: bool = False  # blocks for long (drives a browser): run in a thread, not on the tool server's loop
 
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
@@ -56,6 +62,16 @@ def schema(properties: dict[str, Any], required: list[str] | None = None) -> dic
     return {"type": "object", "properties": properties, "required": required or [], "additionalProperties": False}
 
 
+@dataclass
+class WorldReport:
+    """What a world adds to its session's report beyond its tables: verifier data recorded by
+    the harness (e.g. a request log), evidence files, and incidents it saw itself."""
+
+    extra: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, Path] = field(default_factory=dict)
+    incidents: list["Incident"] = field(default_factory=list)
+
+
 class World(abc.ABC):
     """One world of one attempt, backed by its own SQLite connection."""
 
@@ -75,6 +91,16 @@ class World(abc.ABC):
     @abc.abstractmethod
     def tools(self) -> list[ToolDef]:
         """The full tool contract of this world (the task's allow-list filters it)."""
+
+    def bind(self, *, redactor: "Redactor", root: Path) -> None:
+        """Called once per attempt with the attempt's redactor and the worlds' harness-side folder."""
+
+    def report(self) -> WorldReport:
+        """At the end of the attempt, before the database closes (most worlds have nothing)."""
+        return WorldReport()
+
+    def close(self) -> None:
+        """End what the world started (a browser); the session closes the database itself."""
 
     def state(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Every row of every table, keyed by primary key, as plain JSON values."""

@@ -152,7 +152,9 @@ class Dispatcher:
                     self._incident("unauthorized_call", "low", f"{name} not approved ({state})", call_id=call_id,
                                    name=name, channel=channel, approval=state, executed=False)
                     raise ToolError("approval timed out" if state == "timed_out" else f"approval {state}")
-            result = self._execute(tool, name, args)
+            # a slow tool (a browser action) runs off the server's loop, so other attempts' calls go on
+            result = (await asyncio.to_thread(self._execute, tool, name, args) if tool.slow
+                      else self._execute(tool, name, args))
             rec["executed"] = True
             if tool.writes and self.spec.risk is Risk.read_only:
                 self._incident("read_only_write", "high", f"{name} changed a world in a read-only task",

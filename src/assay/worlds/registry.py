@@ -15,7 +15,8 @@ from assay.worlds.base import World
 W = TypeVar("W", bound=type[World])
 
 BUILTIN_WORLDS = {"ledger": "assay.worlds.ledger:Ledger", "tickets": "assay.worlds.tickets:Tickets",
-                  "outbox": "assay.worlds.outbox:Outbox", "user": "assay.worlds.user:User"}
+                  "outbox": "assay.worlds.outbox:Outbox", "user": "assay.worlds.user:User",
+                  "webshop": "assay.worlds.webshop.world:Webshop"}
 WORLDS: Registry[type[World]] = Registry("world", "assay.worlds", BUILTIN_WORLDS)
 
 

@@ -24,6 +24,7 @@ from assay.run.attempt.trial import RunContext
 from assay.run.budget_stop import (BudgetOutcome, budget_record, change_limits, judge_totals, open_meter,
                                    record_stop)
 from assay.run.closing import within_deadline
+from assay.run.control import RunControl
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.extras import check_extras
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
@@ -229,10 +230,11 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
              plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool,
              backend: SandboxBackend, where: ExecutorOptions) -> RunOutcome:
-    events = Dispatcher(make_plugin_manager(plugins), writer=RunDirRecorder(rd))
     policy = RetryPolicy(manifest.plan.max_retries)
     p = manifest.plan
     limiter = Limiter(jobs, per_agent=p.max_per_agent, per_model=p.max_per_model, model=manifest.gateway.model)
+    control = RunControl(rd, limiter, run_id=manifest.run_id, plan=shuffled(plan, p.seed))  # `assay ctl`, the live view
+    events = Dispatcher(make_plugin_manager([*plugins, control]), writer=RunDirRecorder(rd))
     meter: RunBudgetMeter | None = open_meter(rd, manifest, adapters, events)
     services = build_services(manifest) if where.name == "local" else []  # on a cluster: the head's hub runs them
     listeners: list[Callable[[TraceEvent], Any]] = [events.trace_event]
@@ -247,6 +249,7 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
             await svc.start()
         try:
             scratch = make_scratch(rd.path)  # under the run lock: what a stopped runner left is removed
+            await control.start()
             try:
                 ctx = RunContext(run_id=manifest.run_id, run_dir=rd, suite=suite, agents=adapters,
                                  backend=backend, scratch_root=scratch,
@@ -259,9 +262,10 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                               pending=len(pending))
                 if meter is not None:
                     events.notify("assay_run_budget", None, spend=meter.snapshot())
-                await within_deadline(_executor(where, ctx, manifest, pending, events, policy, limiter),
+                await within_deadline(_executor(where, ctx, manifest, pending, events, policy, limiter, control),
                                       p.deadline_s, ctx, pending, events.writer)
             finally:
+                await control.close()
                 if not keep_scratch:
                     remove_scratch(rd.path)
         finally:
@@ -280,10 +284,11 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
 
 
 def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pending: list[PlannedTrial],
-              events: Dispatcher, policy: RetryPolicy, limiter: Limiter) -> Awaitable[None]:
+              events: Dispatcher, policy: RetryPolicy, limiter: Limiter,
+              control: RunControl | None = None) -> Awaitable[None]:
     """The chosen executor's run of ``pending`` (Ray is imported only when chosen)."""
     if where.name == "ray":
         from assay.run.cluster.executor import execute_ray
 
         return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where)
-    return execute(ctx, pending, events, limiter=limiter, policy=policy)
+    return execute(ctx, pending, events, limiter=limiter, policy=policy, control=control)

@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("assay.cli.exposure", "Check statically what each task exposes to the agent."),
     "audit": ("assay.cli.audit", "Audit a suite's tasks (exit 1 when any is not valid) or a run's suspect passes."),
     "ctl": ("assay.cli.ctl", "Steer a running run: pause, resume, jobs N, requeue-infra, stop (each change recorded)."),
+    "view": ("assay.cli.view", "Browse runs in a local web app: run list, live runs, trials, compare, the audit queue."),
     "env": ("assay.cli.environments", "Task environments: build, list, show, prune and export task images."),
 }
 #: every command module, in the order ``assay --help`` lists them

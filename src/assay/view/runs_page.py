@@ -155,7 +155,7 @@ es.onmessage=function(m){const e=JSON.parse(m.data);
      if(e.after.stopped)state.stopped=true;}}
  else if(e.type==='backoff'){document.getElementById('backoff').textContent='backing off: '+e.model+' ('+e.status+')';}
  else if(e.type==='budget'){document.getElementById('budget').textContent='run budget: spent $'+e.spent.cost_usd+', '+e.spent.tokens+' tokens'+(e.reached?' · REACHED '+e.reached:'');}
- else if(e.type==='ended'){document.getElementById('status').textContent='ended';es.close();
+ else if(e.type==='ended'){document.getElementById('status').textContent='ended';es.close();state=null;
    document.getElementById('live-state').textContent='the run ended';}
  draw(state);};
 })();

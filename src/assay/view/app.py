@@ -39,6 +39,7 @@ class Viewer:
         self.csrf = secrets.token_urlsafe(24)
         self.port = 0
         self.figures: dict[tuple[str, int | None], list[str]] = {}
+        self.docs: dict[str, Any] = {}  # the latest score document read, by file
 
     def allowed_host(self, request: Request) -> bool:
         if self.host not in LOOPBACK:

@@ -25,7 +25,7 @@ from assay.store.integrity import verify_run
 from assay.store.rundir import LEDGER, MANIFEST, REPORTS, SCORES, RunDir
 
 ROW_FILE = "view-row.json"
-ROW_VERSION = 1
+ROW_VERSION = 2
 _PATH_OF_PROBLEM = re.compile(r"^([^\s:]+):")
 
 
@@ -35,6 +35,7 @@ class AgentLine:
     strict_rate: float | None
     gate: str
     cost_usd: float | None
+    ci: list[float | None] = field(default_factory=lambda: [None, None])
 
 
 @dataclass
@@ -49,6 +50,7 @@ class RunRow:
     gate: str = ""
     cost_usd: float | None = None
     score_version: int | None = None
+    suspects: int = 0
     problems: list[str] = field(default_factory=list)
     tampered_files: list[str] = field(default_factory=list)
     signature: list[Any] = field(default_factory=list)
@@ -130,8 +132,9 @@ def build_row(path: Path, name: str) -> RunRow:
             row.status, row.problems = "unreadable", [f"{files[-1].name}: {str(e).splitlines()[0][:300]}"]
             return row
         row.score_version, row.gate = doc.score_version, doc.security.gate
-        row.agents = [AgentLine(n, a.strict_rate, a.security.gate, a.efficiency.total_cost_usd)
+        row.agents = [AgentLine(n, a.strict_rate, a.security.gate, a.efficiency.total_cost_usd, list(a.strict_ci))
                       for n, a in sorted(doc.agents.items())]
+        row.suspects = len(doc.suspect_passes)
         costs = [a.cost_usd for a in row.agents if a.cost_usd is not None]
         row.cost_usd = sum(costs) if costs else None
     row.status = "running" if running else "scored" if files else "not scored"

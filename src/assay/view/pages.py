@@ -3,6 +3,7 @@ and the run directory's own readers, and renders through runs_page / trial_page.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -12,7 +13,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from assay.errors import AssayError
 from assay.records.scores import ScoreDocument
 from assay.score.versions import read_score, score_files
-from assay.store.rundir import RunDir
+from assay.store.rundir import INDEX, REPORTS, RunDir
+from assay.view.trial_list import trial_rows, trial_rows_of
 from assay.view import live
 from assay.view.catalog import RunRow
 from assay.view.html import page, shown
@@ -42,18 +44,45 @@ def _row(viewer: Any, request: Request) -> tuple[RunRow | None, Response | None]
 
 
 def _latest(viewer: Any, row: RunRow) -> ScoreDocument | None:
+    """The run's latest score version, parsed once per viewer (a score file is never rewritten)."""
     path = viewer.catalog.run_path(row.name)
     files = score_files(path) if path is not None else []
-    return read_score(files[-1]) if files else None
+    if not files:
+        return None
+    key = str(files[-1])
+    if key not in viewer.docs:
+        viewer.docs.clear()  # one big document at a time is kept
+        viewer.docs[key] = read_score(files[-1])
+    return viewer.docs[key]
 
 
-def _figures(viewer: Any, row: RunRow, doc: ScoreDocument) -> list[str]:
-    key = (row.name, doc.score_version)
-    if key not in viewer.figures:
-        from assay.report.html import figures  # the static report's figure functions, one per figure
+def _figures(viewer: Any, row: RunRow) -> list[str]:
+    """The static report's figures of the latest score version (one function per figure, shared),
+    drawn once and kept beside the run's reports (derived: delete at will)."""
+    path = viewer.catalog.run_path(row.name)
+    key = (row.name, row.score_version)
+    if key in viewer.figures:
+        return viewer.figures[key]
+    kept = path / REPORTS / f"view-figures-{row.score_version:04d}.json" if path and row.score_version else None
+    try:
+        figs = json.loads(kept.read_text()) if kept is not None else None
+    except (OSError, ValueError):
+        figs = None
+    if not isinstance(figs, list):
+        doc = _latest(viewer, row)
+        if doc is None:
+            return []
+        from assay.report.html import figures
 
-        viewer.figures[key] = figures(doc)
-    return viewer.figures[key]
+        figs = figures(doc)
+        if kept is not None:
+            try:
+                kept.parent.mkdir(exist_ok=True)
+                kept.write_text(json.dumps(figs))
+            except OSError:
+                pass
+    viewer.figures[key] = figs
+    return figs
 
 
 async def runs(viewer: Any, request: Request) -> Response:
@@ -67,15 +96,19 @@ async def run(viewer: Any, request: Request) -> Response:
     if refused is not None:
         return refused
     assert row is not None
-    doc = _latest(viewer, row)
-    figs = _figures(viewer, row, doc) if doc is not None else []
     try:
         offset = max(0, int(request.query_params.get("offset", "0")))
     except ValueError:
         offset = 0
-    suspects = len(doc.suspect_passes) if doc is not None else 0
-    return HTMLResponse(run_page(row, doc, figs, running=row.status == "running", csrf=viewer.csrf, offset=offset,
-                                 suspects=suspects))
+    figs = _figures(viewer, row) if row.score_version else []
+    path = viewer.catalog.run_path(row.name)
+    if (path / INDEX).is_file():  # the derived index answers a page of trials without the score document
+        trials, total = trial_rows(path, offset)
+    else:
+        doc = _latest(viewer, row)
+        trials, total = trial_rows_of(doc, offset)
+    return HTMLResponse(run_page(row, figs, trials, total, running=row.status == "running", csrf=viewer.csrf,
+                                 offset=offset))
 
 
 async def verify(viewer: Any, request: Request) -> Response:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from assay.records.scores import ScoreDocument
 from assay.view.catalog import RunRow
 from assay.view.html import page, pct, shown, usd
 
@@ -89,35 +88,35 @@ def ctl_buttons(name: str, csrf: str) -> str:
     return "<div id='ctl'>" + "".join(btn(v) for v in ("pause", "resume", "requeue-infra", "stop")) + jobs + "</div>"
 
 
-def run_page(row: RunRow, doc: ScoreDocument | None, figures: list[str], *, running: bool, csrf: str,
-             offset: int = 0, suspects: int = 0) -> str:
+def run_page(row: RunRow, figures: list[str], trials: list[Any], total: int, *, running: bool, csrf: str,
+             offset: int = 0) -> str:
     name = quote(row.name)
     out = [f"<h1>{shown(row.name)}</h1><p>suite {shown(row.suite)} · {row.planned} planned trial(s) · "
            f"status <b id='status'>{row.status}</b>{' · score version ' + str(row.score_version) if row.score_version else ''}"
-           f" · <a href='/run/{name}/audit'>audit queue ({suspects})</a> {_verify_button(row.name, csrf)}</p>"]
+           f" · <a href='/run/{name}/audit'>audit queue ({row.suspects})</a> {_verify_button(row.name, csrf)}</p>"]
     if running:
         out.append("<h2>Live</h2>" + ctl_buttons(row.name, csrf) + LIVE_PANEL)
-    if doc is None:
-        out.append("<p>not scored yet (<code>assay score RUN</code>); its trials:</p>")
-        return page(row.name, "".join(out), script=LIVE_JS % {"name": name} if running else "")
-    out.append("<h2>Headline</h2><table id='headline'><tr><th>agent</th><th>strict rate</th><th>95 % CI</th>"
-               "<th>security gate</th><th>cost</th></tr>")
-    for a, m in sorted(doc.agents.items()):
-        lo, hi = m.strict_ci
-        out.append(f"<tr><td>{shown(a)}</td><td>{pct(m.strict_rate)}</td><td>{pct(lo)} – {pct(hi)}</td>"
-                   f"<td class='{m.security.gate}'>{m.security.gate}</td><td>{usd(m.efficiency.total_cost_usd)}</td></tr>")
-    out.append("</table><h2>Figures</h2><div class='figs'>" + "".join(f"<div>{f}</div>" for f in figures) + "</div>")
-    trials = doc.trials[offset:offset + TRIALS_PER_PAGE]
-    out.append(f"<h2>Trials</h2><p>{offset + 1}–{offset + len(trials)} of {len(doc.trials)}"
-               + (f" · <a href='/run/{name}?offset={offset + TRIALS_PER_PAGE}'>next</a>"
-                  if offset + TRIALS_PER_PAGE < len(doc.trials) else "") + "</p>")
-    out.append("<table id='trials'><tr><th>trial</th><th>agent</th><th>category</th><th>end state</th><th>strict</th>"
-               "<th>attempts</th></tr>")
-    for t in trials:
-        out.append(f"<tr><td><a href='/run/{name}/trial/{quote(t.trial_id)}'>{shown(t.trial_id)}</a></td>"
-                   f"<td>{shown(t.agent)}</td><td>{shown(t.category)}</td><td class='{shown(t.end_state)}'>"
-                   f"{shown(t.end_state)}</td><td>{'yes' if t.strict_pass else 'no'}</td><td>{t.attempts}</td></tr>")
-    out.append("</table>")
+    if not row.score_version:
+        out.append("<p>not scored yet (<code>assay score RUN</code>)</p>")
+    else:
+        out.append("<h2>Headline</h2><table id='headline'><tr><th>agent</th><th>strict rate</th><th>95 % CI</th>"
+                   "<th>security gate</th><th>cost</th></tr>")
+        for a in row.agents:
+            lo, hi = (a.ci + [None, None])[:2]
+            out.append(f"<tr><td>{shown(a.name)}</td><td>{pct(a.strict_rate)}</td><td>{pct(lo)} – {pct(hi)}</td>"
+                       f"<td class='{a.gate}'>{a.gate}</td><td>{usd(a.cost_usd)}</td></tr>")
+        out.append("</table><h2>Figures</h2><div class='figs'>" + "".join(f"<div>{f}</div>" for f in figures) + "</div>")
+    if total:
+        out.append(f"<h2>Trials</h2><p>{offset + 1}–{offset + len(trials)} of {total}"
+                   + (f" · <a href='/run/{name}?offset={offset + TRIALS_PER_PAGE}'>next</a>"
+                      if offset + TRIALS_PER_PAGE < total else "") + "</p>")
+        out.append("<table id='trials'><tr><th>trial</th><th>agent</th><th>category</th><th>end state</th>"
+                   "<th>attempts</th></tr>")
+        for t in trials:
+            out.append(f"<tr><td><a href='/run/{name}/trial/{quote(t.trial_id)}'>{shown(t.trial_id)}</a></td>"
+                       f"<td>{shown(t.agent)}</td><td>{shown(t.category)}</td><td class='{shown(t.end_state)}'>"
+                       f"{shown(t.end_state)}</td><td>{t.attempts}</td></tr>")
+        out.append("</table>")
     return page(row.name, "".join(out), script=LIVE_JS % {"name": name} if running else "")
 
 

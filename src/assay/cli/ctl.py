@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         n: Annotated[Optional[int], typer.Argument(help="jobs: how many attempts at once from now on.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the runner's answer as JSON.")] = False,
     ) -> None:
-        """Pause, resume, retune, requeue infrastructure errors of, or stop a running run."""
+        """Steer a running run: pause, resume, jobs N, requeue-infra, stop (each change recorded)."""
         from assay.store.control_client import request
 
         if verb not in VERBS:

@@ -165,3 +165,31 @@ def test_live_run_updates_as_trials_finish_and_ctl_from_the_viewer(page, viewer:
     assert [c["command"] for c in changes] == ["pause", "jobs", "resume"]
     assert all(c["who"].startswith("viewer (") for c in changes)
     assert verify_run(run_dir).ok
+
+
+@pytest.mark.slow
+def test_view_over_a_run_of_the_starter_example(page, tmp_path: Path) -> None:
+    """`assay view` over a real run of examples/starter (oracle and nop): every trial page opens,
+    with its predicates, trust levels and timeline, and nothing on it fails."""
+    from tests.conftest import ROOT, read_line_with
+    from tests.view.conftest import cli
+
+    runs = tmp_path / "runs"
+    res = cli("run", str(ROOT / "examples" / "starter"), "--agent", "oracle", "--agent", "nop", "--sandbox", "host",
+              "--out", str(runs / "starter"), "-q", "-j", "2", "--max-retries", "0")
+    assert (runs / "starter" / "manifest.json").is_file(), res.stdout + res.stderr
+    assert cli("score", str(runs / "starter")).returncode in (0, 1)
+    with server_process([sys.executable, "-m", "assay.cli.main", "view", str(runs), "--port", "0"], env=assay_env(),
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        url = read_line_with(proc, "assay view: ", 60).split(": ", 1)[1].strip().rstrip("/")  # type: ignore[union-attr]
+        page.goto(url + "/")
+        assert page.locator("tr[data-run=starter] td.st").inner_text() == "scored"
+        page.click("a:has-text('starter')")
+        links = page.locator("#trials a").evaluate_all("as => as.map(a => a.href)")
+        assert links and page.locator(".figs svg").count() >= 2
+        page.shot("starter-run")
+        for href in links:
+            page.goto(href)
+            body = page.locator("body").inner_text()
+            assert "predicate" in body and "trust" in body and "trace timeline" in body, href
+        page.shot("starter-trial")

@@ -208,7 +208,8 @@ def test_stop_finishes_in_flight_and_leaves_the_rest_pending(runner, held_suite)
     refused = ctl(run_dir, "resume")
     assert refused.returncode == 2 and "stopping" in refused.stderr
     (release / first).touch()
-    proc.wait(timeout=WAIT_S)
+    assert proc.wait(timeout=WAIT_S) == 6  # incomplete, never a pass
+    assert "assay ctl stop" in proc.stderr.read().decode()  # type: ignore[union-attr]
     results = RunDir.open(run_dir).results()
     assert [(r.task_id, r.end_state.value) for r in results] == [(first, "pass")]
     assert verify_run(run_dir).ok

@@ -86,6 +86,7 @@ class RunOutcome:
     hook_failures: list[HookFailure] = field(default_factory=list)  # plugins that raised (recorded, ignored)
     budget: BudgetOutcome | None = None  # the run budget, when the run has one
     notes: list[str] = field(default_factory=list)  # what a resume repaired or removed first, to be said
+    stopped: list[str] = field(default_factory=list)  # trials left pending by `assay ctl stop`
 
 
 def new_run_id(suite: LoadedSuite) -> str:
@@ -280,7 +281,8 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
         events.notify("assay_run_finished", None, run_dir=rd, results=results)
     finally:
         events.write_run_failures(rd.path)
-    return RunOutcome(rd, manifest, results, hook_failures=list(events.failures), budget=budget)
+    stopped = [t.id for t in pending_trials(rd, plan, policy)] if limiter.capacity.stopped else []
+    return RunOutcome(rd, manifest, results, hook_failures=list(events.failures), budget=budget, stopped=stopped)
 
 
 def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pending: list[PlannedTrial],

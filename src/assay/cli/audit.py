@@ -78,9 +78,8 @@ def _audit_suite(suite: Path, out: Path, keep: str | None, sandbox: str | None, 
 
 
 def _audit_run(run_dir: Path, fmt: str, label: list[str], by: str) -> None:
-    from assay.score.labels import write_labels
+    from assay.score.audit_labels import label_suspects
     from assay.score.screen import as_records, screen_run
-    from assay.score.versions import write_score
     from assay.store.rundir import RunDir
 
     if fmt not in ("text", "json"):
@@ -96,8 +95,8 @@ def _audit_run(run_dir: Path, fmt: str, label: list[str], by: str) -> None:
             parsed[tid] = value == "true"
         if not by:
             raise UsageError("--label needs --by NAME (who labels is recorded with the labels)")
-        written = write_labels(run_dir, parsed, by=by)
-        typer.echo(f"labels written to {written}; new score version {write_score(run_dir)}")
+        written, version = label_suspects(run_dir, parsed, by=by)
+        typer.echo(f"labels written to {written}; new score version {version}")
         return
     if fmt == "json":
         typer.echo(json.dumps(as_records(suspects), indent=1))

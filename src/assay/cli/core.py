@@ -13,7 +13,7 @@ from rich.table import Table
 
 from assay.cli.controls import controls_line
 from assay.cli.exposure import show_exposure
-from assay.cli.outcome import RunDirSeen, check_budget, last_started, score_finished_run
+from assay.cli.outcome import RunDirSeen, check_budget, check_stopped, last_started, score_finished_run
 from assay.cli.progress import ProgressPlugin
 from assay.cli.render import make_console, show_run, show_trial, summary_table
 from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
@@ -159,6 +159,7 @@ def run(
             out.print(line, highlight=False)
         out.print(f"run directory: {outcome.run_dir.path}")
     check_budget(outcome)
+    check_stopped(outcome)
     check_run(doc, max_infra_rate=max_infra_rate)
 
 

@@ -42,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "recovery": ("assay.cli.recovery", "Recovery under tool, process and model faults."),
     "lint": ("assay.cli.exposure", "Check statically what each task exposes to the agent."),
     "audit": ("assay.cli.audit", "Audit a suite's tasks (exit 1 when any is not valid) or a run's suspect passes."),
+    "ctl": ("assay.cli.ctl", "Steer a running run: pause, resume, jobs N, requeue-infra, stop (each change recorded)."),
+    "view": ("assay.cli.view", "Browse runs in a local web app: run list, live runs, trials, compare, the audit queue."),
     "env": ("assay.cli.environments", "Task environments: build, list, show, prune and export task images."),
     "plugins": ("assay.cli.plugins", "List every plug-in kind (agents, sandboxes, model backends, predicates, worlds, export targets) and its names."),
 }

@@ -51,6 +51,21 @@ def check_budget(outcome: Any) -> None:
                            "(or --max-tokens HIGHER)")
 
 
+def check_stopped(outcome: Any) -> None:
+    """Exit 6 when `assay ctl stop` left trials pending: the run is incomplete, never a pass."""
+    from assay.errors import Verdict
+
+    if not getattr(outcome, "stopped", None):
+        return
+
+    class RunStoppedIncomplete(Verdict):
+        exit_code = 6
+        label = "INCOMPLETE"
+
+    raise RunStoppedIncomplete(f"stopped by `assay ctl stop`: {len(outcome.stopped)} planned trial(s) did not run and "
+                               f"are not scored; continue with `assay run --resume {outcome.run_dir.path}`")
+
+
 def score_finished_run(run_dir: Path, *, junit: Path | None = None, summary_md: Path | None = None) -> ScoreDocument:
     """Score the run by the scorer's rules (in memory: no score version is written) and write the
     CI outputs asked for; the caller prints the table, then :func:`assay.score.gates.check_run`

@@ -10,8 +10,10 @@ starts: the trial stays pending for a resume with a higher budget.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
 
 from assay.records.results import AttemptResult, EndState, Timings
 from assay.run.attempt.trial import RunContext, new_trace, run_attempt
@@ -36,6 +38,14 @@ class RetryPolicy:
             return False
         if last.reason in NOT_THE_TRIALS:
             return True  # the runner's death, the deadline or the run's budget is not the trial's: no retry used
+        used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason not in NOT_THE_TRIALS)
+        return used <= self.max_retries
+
+    def may_requeue(self, history: list[AttemptResult]) -> bool:
+        """`assay ctl requeue-infra`: a trial that ended on an infrastructure error not retried by
+        itself gets one more attempt now, while its infrastructure errors are within ``max_retries``."""
+        if not history or history[-1].end_state is not EndState.infra_error:
+            return False
         used = sum(1 for r in history if r.end_state is EndState.infra_error and r.reason not in NOT_THE_TRIALS)
         return used <= self.max_retries
 
@@ -67,14 +77,16 @@ def close_interrupted(rd: RunDir, ctx: RunContext, trial: PlannedTrial, recorder
     return history
 
 
-async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, policy: RetryPolicy) -> None:
+async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, policy: RetryPolicy, *,
+                    admit: Callable[[], Awaitable[None]] | None = None, requeued: str | None = None) -> None:
     """Attempts of one trial until one is final, each announced on the run's event stream: its
     start (the recorder writes the marker) and its sealed result with its events (the recorder
-    writes them), then the plugins hear of it."""
+    writes them), then the plugins hear of it. ``admit`` is awaited before each attempt (a paused
+    run waits there); ``requeued``: who requeued the trial's infrastructure error (one more try)."""
     rd = ctx.run_dir
     recorder = events.writer
     history = close_interrupted(rd, ctx, trial, recorder)
-    if history and not policy.should_retry(history):
+    if history and not policy.should_retry(history) and not (requeued and policy.may_requeue(history)):
         return
     trace = new_trace(ctx, trial)
     events.attach(trace)
@@ -82,8 +94,12 @@ async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, po
         while True:
             if ctx.run_budget is not None and ctx.run_budget.reached:
                 return  # the run budget is spent: no new attempt; the trial stays pending
+            if admit is not None:
+                await admit()
             attempt = (history[-1].attempt + 1) if history else 1
             retry_reason = history[-1].reason if history else None
+            if requeued and history:
+                retry_reason, requeued = f"requeued by {requeued}: {retry_reason}", None
             events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,
                           retry_reason=retry_reason)
             result = await run_attempt(ctx, trial, attempt, retry_reason=retry_reason, trace=trace)
@@ -109,13 +125,37 @@ def pending_trials(rd: RunDir, plan: list[PlannedTrial], policy: RetryPolicy) ->
 
 
 async def execute(ctx: RunContext, plan: list[PlannedTrial], events: Dispatcher, *, jobs: int = 1,
-                  policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
-    """Run every pending trial of ``plan``, in that order, within ``limiter`` (else ``jobs`` at once)."""
+                  policy: RetryPolicy | None = None, limiter: Limiter | None = None, control: Any = None) -> None:
+    """Run every pending trial of ``plan``, in that order, within ``limiter`` (else ``jobs`` at once);
+    ``control`` (:class:`~assay.run.control.RunControl`) may requeue trials while they run."""
     policy = policy or RetryPolicy()
     limiter = limiter or Limiter(jobs)
+    active: set[str] = set()  # trials queued or running: never requeued twice at once
 
-    async def one(trial: PlannedTrial) -> None:
-        async with limiter.slot(trial, uses_model=ctx.agents[trial.agent].needs_gateway):
-            await run_trial(ctx, trial, events, policy)
+    async def one(trial: PlannedTrial, requeued: str | None = None) -> None:
+        active.add(trial.id)
+        try:
+            async with limiter.slot(trial, uses_model=ctx.agents[trial.agent].needs_gateway):
+                await run_trial(ctx, trial, events, policy, admit=limiter.admit, requeued=requeued)
+        finally:
+            active.discard(trial.id)
 
-    await run_all(one(t) for t in plan)
+    more: asyncio.Queue[Any] | None = None
+    if control is not None:
+        more = asyncio.Queue()
+        everything = list(control.plan) if getattr(control, "plan", None) else list(plan)
+
+        def requeue(who: str) -> list[str]:
+            chosen = []
+            for t in everything:
+                if t.id in active:
+                    continue
+                history = [r for r in (ctx.run_dir.result(t.id, n) for n in ctx.run_dir.attempts_of(t.id)) if r]
+                if policy.may_requeue(history) and not policy.should_retry(history):
+                    active.add(t.id)
+                    more.put_nowait(one(t, requeued=who))
+                    chosen.append(t.id)
+            return chosen
+
+        control.requeue = requeue
+    await run_all((one(t) for t in plan), more)

@@ -23,6 +23,7 @@ from assay.run import hostload
 from assay.run.attempt.trial import RunContext
 from assay.run.budget_stop import budget_record, change_limits, judge_totals, open_meter
 from assay.run.closing import within_deadline
+from assay.run.control import RunControl
 from assay.run.controls_run import controls_added, mark_controls
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.extras import check_extras
@@ -88,6 +89,7 @@ class RunOutcome:
     hook_failures: list[HookFailure] = field(default_factory=list)  # plugins that raised (recorded, ignored)
     budget: BudgetOutcome | None = None  # the run budget, when the run has one
     notes: list[str] = field(default_factory=list)  # what a resume repaired or removed first, to be said
+    stopped: list[str] = field(default_factory=list)  # trials left pending by `assay ctl stop`
 
 
 def new_run_id(suite: LoadedSuite) -> str:
@@ -245,10 +247,11 @@ def _resume_checked(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, notes
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
              plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool,
              backend: SandboxBackend, where: ExecutorOptions) -> RunOutcome:
-    events = Dispatcher(make_plugin_manager(plugins), writer=RunDirRecorder(rd))
     policy = RetryPolicy(manifest.plan.max_retries)
     p = manifest.plan
     limiter = Limiter(jobs, per_agent=p.max_per_agent, per_model=p.max_per_model, model=manifest.gateway.model)
+    control = RunControl(rd, limiter, run_id=manifest.run_id, plan=shuffled(plan, p.seed))  # `assay ctl`, the live view
+    events = Dispatcher(make_plugin_manager([*plugins, control]), writer=RunDirRecorder(rd))
     meter: RunBudgetMeter | None = open_meter(rd, manifest, adapters, events)
     services = build_services(manifest) if where.name == "local" else []  # on a cluster: the head's hub runs them
     listeners: list[Callable[[TraceEvent], Any]] = [events.trace_event]
@@ -263,6 +266,7 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
             await svc.start()
         try:
             scratch = make_scratch(rd.path)  # under the run lock: what a stopped runner left is removed
+            await control.start()
             try:
                 ctx = RunContext(run_id=manifest.run_id, run_dir=rd, suite=suite, agents=adapters,
                                  backend=backend, scratch_root=scratch,
@@ -275,9 +279,10 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
                               pending=len(pending))
                 if meter is not None:
                     events.notify("assay_run_budget", None, spend=meter.snapshot())
-                await within_deadline(_executor(where, ctx, manifest, pending, events, policy, limiter),
+                await within_deadline(_executor(where, ctx, manifest, pending, events, policy, limiter, control),
                                       p.deadline_s, ctx, pending, events.writer)
             finally:
+                await control.close()
                 if not keep_scratch:
                     remove_scratch(rd.path)
         finally:
@@ -292,14 +297,16 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
         events.notify("assay_run_finished", None, run_dir=rd, results=results)
     finally:
         events.write_run_failures(rd.path)
-    return RunOutcome(rd, manifest, results, hook_failures=list(events.failures), budget=budget)
+    stopped = [t.id for t in pending_trials(rd, plan, policy)] if limiter.capacity.stopped else []
+    return RunOutcome(rd, manifest, results, hook_failures=list(events.failures), budget=budget, stopped=stopped)
 
 
 def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pending: list[PlannedTrial],
-              events: Dispatcher, policy: RetryPolicy, limiter: Limiter) -> Awaitable[None]:
+              events: Dispatcher, policy: RetryPolicy, limiter: Limiter,
+              control: RunControl | None = None) -> Awaitable[None]:
     """The chosen executor's run of ``pending`` (Ray is imported only when chosen)."""
     if where.name == "ray":
         from assay.run.cluster.executor import execute_ray
 
         return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where)
-    return execute(ctx, pending, events, limiter=limiter, policy=policy)
+    return execute(ctx, pending, events, limiter=limiter, policy=policy, control=control)

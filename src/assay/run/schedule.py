@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Coroutine, Iterable
 
 from assay.errors import UsageError
+from assay.run.admission import Capacity, RunStopped
 from assay.run.plan import PlannedTrial
 
 
@@ -48,12 +49,12 @@ class Limiter:
         self.per_agent = per_agent
         self.per_model = per_model
         self.model = model
-        self._total = asyncio.Semaphore(self.jobs)
+        self.capacity = Capacity(self.jobs)  # also paused, retuned and stopped by `assay ctl`
         self._agents: dict[str, asyncio.Semaphore] = {}
         self._model = asyncio.Semaphore(per_model) if per_model and model else None
 
     def record(self) -> dict[str, int | None]:
-        return {"jobs": self.jobs, "max_per_agent": self.per_agent, "max_per_model": self.per_model}
+        return {"jobs": self.capacity.limit, "max_per_agent": self.per_agent, "max_per_model": self.per_model}
 
     @asynccontextmanager
     async def slot(self, trial: PlannedTrial, *, uses_model: bool = True) -> AsyncIterator[None]:
@@ -63,8 +64,12 @@ class Limiter:
                 await stack.enter_async_context(sem)
             if self._model is not None and uses_model:
                 await stack.enter_async_context(self._model)
-            await stack.enter_async_context(self._total)
+            await stack.enter_async_context(self.capacity.slot())
             yield
+
+    async def admit(self) -> None:
+        """Before each attempt of a trial holding its slot: wait while paused, stop once stopped."""
+        await self.capacity.admit()
 
 
 @dataclass(frozen=True)
@@ -117,13 +122,38 @@ def check_bounds(*, max_per_agent: int | None, max_per_model: int | None, deadli
         raise UsageError(f"--deadline must be a positive number of seconds, not {deadline_s}")
 
 
-async def run_all(coros: Iterable[Coroutine[Any, Any, None]]) -> None:
-    """Run every trial's coroutine at once; when one fails or the whole is cancelled (a
-    deadline, Ctrl-C), the others are cancelled and awaited, so none is left running."""
-    tasks = [asyncio.create_task(c) for c in coros]
+async def _unless_stopped(coro: Coroutine[Any, Any, None]) -> None:
     try:
-        await asyncio.gather(*tasks)
+        await coro
+    except RunStopped:
+        pass  # `assay ctl stop`: the trial stays pending for a resume
+
+
+async def run_all(coros: Iterable[Coroutine[Any, Any, None]],
+                  more: "asyncio.Queue[Coroutine[Any, Any, None]] | None" = None) -> None:
+    """Run every trial's coroutine at once, and each one put on ``more`` while any still runs
+    (`assay ctl requeue-infra`); when one fails or the whole is cancelled (a deadline, Ctrl-C),
+    the others are cancelled and awaited, so none is left running."""
+    tasks = [asyncio.create_task(_unless_stopped(c)) for c in coros]
+    getter: asyncio.Task[Any] | None = None
+    try:
+        if more is None:
+            await asyncio.gather(*tasks)
+            return
+        while True:
+            for t in [t for t in tasks if t.done()]:
+                t.result()  # a trial's failure ends the run as it always did
+                tasks.remove(t)
+            if not tasks and more.empty():
+                return
+            getter = getter or asyncio.create_task(more.get())
+            done, _ = await asyncio.wait([*tasks, getter], return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                tasks.append(asyncio.create_task(_unless_stopped(getter.result())))
+                getter = None
     finally:
+        if getter is not None:
+            getter.cancel()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

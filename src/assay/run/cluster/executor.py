@@ -261,6 +261,7 @@ class RayCampaign:
             while True:
                 if await self.budget_reached():
                     return  # the run budget is spent: no new attempt; the trial stays pending
+                await self.limiter.admit()  # `assay ctl pause` holds it here, `stop` ends it
                 attempt = (history[-1].attempt + 1) if history else 1
                 retry_reason = history[-1].reason if history else None
                 result = await self._attempt(trial, attempt, retry_reason, trace, avoid)

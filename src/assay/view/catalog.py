@@ -1,0 +1,231 @@
+"""The run list's rows: one summary per run directory, from its manifest, its latest score version
+and its verification, rebuilt only when the run changed.
+
+A row is the derived index of the list (never the evidence): it is kept in memory and written to
+``RUN/reports/view-row.json`` when the run directory is writable, keyed by the signature of what
+it was made from (the manifest, the ledger, the score versions, the control log). Opening the list
+reads each run's signature and its kept row, never its result files; a run whose signature changed
+is read again. A run that fails verification is a *tampered* row naming the files, never with its
+numbers; a run that cannot be read is a row with its problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import AssayError
+from assay.score.versions import read_score, score_files
+from assay.store.control_client import address
+from assay.store.integrity import verify_run
+from assay.store.rundir import LEDGER, MANIFEST, REPORTS, SCORES, RunDir
+
+ROW_FILE = "view-row.json"
+ROW_VERSION = 2
+_PATH_OF_PROBLEM = re.compile(r"^([^\s:]+):")
+
+
+@dataclass
+class AgentLine:
+    name: str
+    strict_rate: float | None
+    gate: str
+    cost_usd: float | None
+    ci: list[float | None] = field(default_factory=lambda: [None, None])
+
+
+@dataclass
+class RunRow:
+    name: str  # the folder's name under RUNS_DIR (the viewer's id of the run)
+    status: str  # running | scored | not scored | tampered | unreadable
+    run_id: str = ""
+    suite: str = ""
+    created_at: float = 0.0
+    planned: int = 0
+    agents: list[AgentLine] = field(default_factory=list)
+    gate: str = ""
+    cost_usd: float | None = None
+    score_version: int | None = None
+    suspects: int = 0
+    problems: list[str] = field(default_factory=list)
+    tampered_files: list[str] = field(default_factory=list)
+    signature: list[Any] = field(default_factory=list)
+
+    @property
+    def strict_rate(self) -> float | None:
+        rates = [a.strict_rate for a in self.agents if a.strict_rate is not None]
+        return max(rates) if rates else None
+
+    def record(self) -> dict[str, Any]:
+        return {"v": ROW_VERSION, **asdict(self)}
+
+
+def signature(path: Path) -> list[Any]:
+    """What a row depends on, cheaply: sizes and change times of the manifest, ledger, scores, control."""
+    out: list[Any] = []
+    for rel in (MANIFEST, LEDGER, SCORES, "control"):
+        try:
+            st = os.stat(path / rel)
+            out.append([rel, st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([rel, None, None])
+    return out
+
+
+def is_running(path: Path) -> bool:
+    where = address(path)
+    if where is None or not isinstance(where.get("pid"), int):
+        return False
+    try:
+        os.kill(where["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def tampered_files(problems: list[str]) -> list[str]:
+    """The run-relative files a verification names (its first word before a colon)."""
+    out = []
+    for p in problems:
+        m = _PATH_OF_PROBLEM.match(p)
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+def build_row(path: Path, name: str) -> RunRow:
+    """Read one run directory into its row (verification included); never raises on bad input."""
+    sig = signature(path)
+    row = RunRow(name=name, status="unreadable", signature=sig)
+    try:
+        rd = RunDir.open(path)
+        if not (path / LEDGER).is_file():
+            row.problems = [f"half-written: {MANIFEST} without {LEDGER} (the run never started, or its folder was cut)"]
+            return row
+        rd.manifest(check_sealed=False)  # a manifest that does not parse is named as such, not as tampering
+        running = is_running(path)
+        # a run in flight is verified once it ends: mid-seal, a ledger line precedes its file by design
+        report = verify_run(path) if not running else None
+        if report is not None and not report.ok:
+            row.status, row.problems = "tampered", report.problems
+            row.tampered_files = tampered_files(report.problems)
+            return row
+        manifest = rd.manifest()
+    except (AssayError, OSError, ValueError) as e:
+        row.problems = [str(e).splitlines()[0][:500]]
+        return row
+    row.run_id, row.created_at = manifest.run_id, manifest.created_at
+    row.suite = f"{manifest.suite.get('name', '')} {manifest.suite.get('version', '')}".strip()
+    row.planned = len(manifest.plan.trials)
+    row.agents = [AgentLine(a.name, None, "", None) for a in manifest.agents]
+    files = score_files(path)
+    if files:
+        try:
+            doc = read_score(files[-1])
+        except (AssayError, OSError, ValueError) as e:
+            row.status, row.problems = "unreadable", [f"{files[-1].name}: {str(e).splitlines()[0][:300]}"]
+            return row
+        row.score_version, row.gate = doc.score_version, doc.security.gate
+        row.agents = [AgentLine(n, a.strict_rate, a.security.gate, a.efficiency.total_cost_usd, list(a.strict_ci))
+                      for n, a in sorted(doc.agents.items())]
+        row.suspects = len(doc.suspect_passes)
+        costs = [a.cost_usd for a in row.agents if a.cost_usd is not None]
+        row.cost_usd = sum(costs) if costs else None
+    row.status = "running" if running else "scored" if files else "not scored"
+    return row
+
+
+def _from_record(data: dict[str, Any]) -> RunRow:
+    data = dict(data)
+    data.pop("v", None)
+    data["agents"] = [AgentLine(**a) for a in data.get("agents", [])]
+    return RunRow(**data)
+
+
+class Catalog:
+    """Every run directory under ``root`` (``root`` itself when it is one), as rows."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._rows: dict[str, RunRow] = {}
+
+    def run_path(self, name: str) -> Path | None:
+        """The folder of the run called ``name``, never outside ``root``."""
+        if (self.root / MANIFEST).is_file():
+            return self.root if name == self.root.name else None
+        if "/" in name or name in ("", ".", "..") or name.startswith("."):
+            return None
+        p = self.root / name
+        return p if p.is_dir() and not p.is_symlink() else None
+
+    def names(self) -> list[str]:
+        if (self.root / MANIFEST).is_file():
+            return [self.root.name]
+        try:
+            with os.scandir(self.root) as it:
+                return sorted(e.name for e in it if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+        except OSError:
+            return []
+
+    def row(self, name: str) -> RunRow | None:
+        path = self.run_path(name)
+        if path is None:
+            return None
+        sig = signature(path)
+        kept = self._rows.get(name)
+        if kept is None:
+            kept = self._read_kept(path)
+        running = is_running(path)
+        if kept is not None and running and kept.status == "running":
+            return kept  # a run in flight changes at every seal: its row is read again once it ends
+        if kept is not None and kept.signature == sig:
+            if kept.status in ("running", "scored", "not scored"):  # a runner may have started or ended
+                kept.status = "running" if running else "scored" if kept.score_version else "not scored"
+            self._rows[name] = kept
+            return kept
+        row = build_row(path, name)
+        self._rows[name] = row
+        self._keep(path, row)
+        return row
+
+    def rows(self) -> list[RunRow]:
+        return [r for n in self.names() if (r := self.row(n)) is not None]
+
+    def refresh(self, name: str) -> RunRow | None:
+        """Verify and read the run again now (the run page's "verify now")."""
+        self._rows.pop(name, None)
+        path = self.run_path(name)
+        if path is None:
+            return None
+        row = build_row(path, name)
+        self._rows[name] = row
+        self._keep(path, row)
+        return row
+
+    @staticmethod
+    def _read_kept(path: Path) -> RunRow | None:
+        try:
+            data = json.loads((path / REPORTS / ROW_FILE).read_text())
+            if data.get("v") != ROW_VERSION:
+                return None
+            return _from_record(data)
+        except (OSError, ValueError, TypeError, AttributeError):
+            return None
+
+    @staticmethod
+    def _keep(path: Path, row: RunRow) -> None:
+        if row.status == "unreadable" and not (path / MANIFEST).is_file():
+            return  # not a run directory: nothing of ours is written into it
+        try:
+            (path / REPORTS).mkdir(exist_ok=True)
+            tmp = path / REPORTS / f".tmp-{ROW_FILE}"
+            tmp.write_text(json.dumps(row.record()))
+            os.replace(tmp, path / REPORTS / ROW_FILE)
+        except OSError:
+            pass  # a read-only run directory: the row lives in memory only

@@ -1,0 +1,82 @@
+"""``assay perf``: every scenario of a performance suite for each agent, repeated, into a
+performance folder: ``perf-samples.jsonl`` (raw, one line per repetition of a figure) and
+``performance.json`` (the scored figures and curves, :mod:`assay.score.perf`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from assay.agents.base import AgentAdapter
+from assay.records.perf import PerfDocument, PerfSample
+from assay.run import hostload
+from assay.run.perf.apparatus import Apparatus
+from assay.run.perf.scenarios import RUNNERS
+from assay.sandbox.base import SandboxBackend
+from assay.score.perf import score_samples
+from assay.spec.perf import PerfSuite
+
+SAMPLES = "perf-samples.jsonl"
+DOCUMENT = "performance.json"
+
+
+@dataclass
+class PerfRun:
+    out: Path
+    samples: list[PerfSample]
+    document: PerfDocument
+
+
+def host_facts() -> dict[str, object]:
+    return {"cpus": hostload.cpus(), "machine": platform.machine(), "kernel": platform.release(),
+            "python": platform.python_version(), "pid": os.getpid()}
+
+
+async def run_perf_async(suite: PerfSuite, agents: dict[str, Callable[[], AgentAdapter]], backend: SandboxBackend,
+                         out: Path, *, repeat: int | None = None, progress: Callable[[str], None] = lambda s: None,
+                         only: set[str] | None = None) -> PerfRun:
+    out.mkdir(parents=True, exist_ok=True)
+    app = Apparatus(backend, out / "scratch", timeout_s=suite.timeout_s)
+    app.start()
+    samples: list[PerfSample] = []
+    versions: dict[str, str | None] = {}
+    try:
+        with open(out / SAMPLES, "a", encoding="utf-8") as f:
+            for name, make in agents.items():
+                versions[name] = make().info().version
+                for sc in suite.scenarios:
+                    if only and sc.id not in only:
+                        continue
+                    for rep in range(sc.repeat or repeat or suite.repeat):
+                        progress(f"{name} {sc.id} rep {rep + 1}")
+                        got = await RUNNERS[sc.kind](app, make, sc, rep)
+                        for s in got:
+                            f.write(s.model_dump_json() + "\n")
+                        f.flush()
+                        samples += got
+    finally:
+        app.stop()
+    doc = score_samples(samples, suite=suite.name, repeat=repeat or suite.repeat, agents=versions, host=host_facts())
+    (out / DOCUMENT).write_text(doc.model_dump_json(indent=1))
+    return PerfRun(out, samples, doc)
+
+
+def run_perf(suite: PerfSuite, agents: dict[str, Callable[[], AgentAdapter]], backend: SandboxBackend, out: Path,
+             **kw: object) -> PerfRun:
+    return asyncio.run(run_perf_async(suite, agents, backend, out, **kw))  # type: ignore[arg-type]
+
+
+def read_samples(folder: Path) -> list[PerfSample]:
+    return [PerfSample.model_validate(json.loads(line)) for line in (folder / SAMPLES).read_text().splitlines()
+            if line.strip()]
+
+
+def read_document(path: Path) -> PerfDocument:
+    """``performance.json`` of a performance folder (or the file itself)."""
+    file = path / DOCUMENT if path.is_dir() else path
+    return PerfDocument.model_validate_json(file.read_text())

@@ -101,6 +101,7 @@ class PerfDocument(BaseModel):
     suite: str
     repeat: int
     agents: dict[str, str | None]  # name -> version
+    kinds: dict[str, str] = Field(default_factory=dict)  # scenario id -> its kind
     figures: list[PerfFigure]
     curves: list[PerfCurve]
     host: dict[str, object] = Field(default_factory=dict)

@@ -99,13 +99,13 @@ def curve(figures: Sequence[PerfFigure]) -> PerfCurve | None:
                      contended=any(f.host.contended for f in figures))
 
 
-def inflation(figures: Sequence[PerfFigure], scenario_metric: str = "open_s") -> list[PerfFigure]:
+def inflation(figures: Sequence[PerfFigure], concurrent: set[str], scenario_metric: str = "open_s") -> list[PerfFigure]:
     """Latency inflation of a concurrency scenario: the p50 open time of N sessions at once over
     that of one (a ratio; 1 is no inflation). Only where the scenario measured a size 1."""
     out = []
     groups: dict[tuple[str, str], dict[int, PerfFigure]] = defaultdict(dict)
     for f in figures:
-        if f.metric == scenario_metric and f.size is not None and f.scenario.startswith("concurrency"):
+        if f.metric == scenario_metric and f.size is not None and f.scenario in concurrent:
             groups[(f.agent, f.scenario)][f.size] = f
     for (agent, scenario), by in groups.items():
         one = by.get(1)
@@ -123,16 +123,17 @@ def inflation(figures: Sequence[PerfFigure], scenario_metric: str = "open_s") ->
 
 
 def score_samples(samples: Sequence[PerfSample], *, suite: str, repeat: int, agents: dict[str, str | None],
-                  host: dict[str, object] | None = None) -> PerfDocument:
-    """Every figure and curve of a performance run."""
+                  host: dict[str, object] | None = None, kinds: dict[str, str] | None = None) -> PerfDocument:
+    """Every figure and curve of a performance run (``kinds``: scenario id -> its kind)."""
     groups: dict[tuple, list[PerfSample]] = defaultdict(list)
     for s in samples:
         groups[(s.agent, s.scenario, s.metric, s.size)].append(s)
     figures = [figure(g) for _, g in sorted(groups.items(), key=lambda kv: (kv[0][:3], kv[0][3] or 0))]
-    figures += inflation(figures)
+    figures += inflation(figures, {sid for sid, kind in (kinds or {}).items() if kind == "concurrency"})
     by_metric: dict[tuple, list[PerfFigure]] = defaultdict(list)
     for f in figures:
         if f.size is not None:
             by_metric[(f.agent, f.scenario, f.metric)].append(f)
     curves = [c for fs in by_metric.values() if (c := curve(fs)) is not None]
-    return PerfDocument(suite=suite, repeat=repeat, agents=agents, figures=figures, curves=curves, host=host or {})
+    return PerfDocument(suite=suite, repeat=repeat, agents=agents, figures=figures, curves=curves, host=host or {},
+                        kinds=kinds or {})

@@ -61,7 +61,8 @@ async def run_perf_async(suite: PerfSuite, agents: dict[str, Callable[[], AgentA
                         samples += got
     finally:
         app.stop()
-    doc = score_samples(samples, suite=suite.name, repeat=repeat or suite.repeat, agents=versions, host=host_facts())
+    doc = score_samples(samples, suite=suite.name, repeat=repeat or suite.repeat, agents=versions, host=host_facts(),
+                        kinds={sc.id: sc.kind.value for sc in suite.scenarios})
     (out / DOCUMENT).write_text(doc.model_dump_json(indent=1))
     return PerfRun(out, samples, doc)
 

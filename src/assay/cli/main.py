@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "recovery": ("assay.cli.recovery", "Recovery under tool, process and model faults."),
     "lint": ("assay.cli.exposure", "Check statically what each task exposes to the agent."),
     "audit": ("assay.cli.audit", "Audit a suite's tasks (exit 1 when any is not valid) or a run's suspect passes."),
+    "perf": ("assay.cli.perf", "Measure agents' own cost against the scripted gateway: start, resume, store, memory, concurrency."),
     "env": ("assay.cli.environments", "Task environments: build, list, show, prune and export task images."),
 }
 #: every command module, in the order ``assay --help`` lists them

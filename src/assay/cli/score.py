@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from assay.cli.perf import compare_perf, is_perf
 from assay.errors import DEFAULT_MAX_INFRA_RATE, GateFailed, NothingToCompare, UsageError
 
 JunitOpt = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file (one testcase per trial).")]
@@ -100,6 +101,8 @@ def compare(
     from assay.score.compare import compare_scores
     from assay.score.gates import Threshold
 
+    if is_perf(baseline) and is_perf(candidate):  # two performance folders: their own gates
+        return compare_perf(baseline, candidate, fail_if, as_json)
     thresholds = [Threshold.parse(t) for t in fail_if]
     pairs = agent_map(pair)
     cand = score_run(candidate)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from assay.records.perf import FigureStatus, HostFacts, PerfCurve, PerfDocument, PerfFigure, PerfSample
@@ -120,6 +121,12 @@ def inflation(figures: Sequence[PerfFigure], concurrent: set[str], scenario_metr
             out.append(PerfFigure(**base, status=FigureStatus.measured, n=f.n, p50=f.p50 / one.p50,
                                   p95=f.p95 / one.p50, mean=(f.mean or 0) / one.p50))
     return out
+
+
+def read_document(path: Path) -> PerfDocument:
+    """``performance.json`` of a performance folder (or the file itself)."""
+    file = path / "performance.json" if path.is_dir() else path
+    return PerfDocument.model_validate_json(file.read_text())
 
 
 def score_samples(samples: Sequence[PerfSample], *, suite: str, repeat: int, agents: dict[str, str | None],

@@ -52,7 +52,7 @@ async def run_perf_async(suite: PerfSuite, agents: dict[str, Callable[[], AgentA
                 for sc in suite.scenarios:
                     if only and sc.id not in only:
                         continue
-                    for rep in range(sc.repeat or repeat or suite.repeat):
+                    for rep in range(repeat or sc.repeat or suite.repeat):
                         progress(f"{name} {sc.id} rep {rep + 1}")
                         got = await RUNNERS[sc.kind](app, make, sc, rep)
                         for s in got:
@@ -75,9 +75,3 @@ def run_perf(suite: PerfSuite, agents: dict[str, Callable[[], AgentAdapter]], ba
 def read_samples(folder: Path) -> list[PerfSample]:
     return [PerfSample.model_validate(json.loads(line)) for line in (folder / SAMPLES).read_text().splitlines()
             if line.strip()]
-
-
-def read_document(path: Path) -> PerfDocument:
-    """``performance.json`` of a performance folder (or the file itself)."""
-    file = path / DOCUMENT if path.is_dir() else path
-    return PerfDocument.model_validate_json(file.read_text())

@@ -124,7 +124,8 @@ async def store(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[P
     """A store of N planted sessions (one exchange each), then a new session's first turn."""
     agent = make()
     metrics = ("open_s", "store_bytes")
-    if (why := no_history_reason(agent)) is not None:
+    why = no_history_reason(agent) or no_store_reason(agent)
+    if why is not None:
         return unsupported(agent.name, sc, why, metrics) if rep == 0 else []
     out: list[PerfSample] = []
     for n in sc.size_list():
@@ -141,6 +142,14 @@ async def store(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[P
         finally:
             await sess.close()
     return out
+
+
+def no_store_reason(agent: AgentAdapter) -> str | None:
+    """Why ``agent`` keeps no store of several sessions to plant, or None."""
+    if not callable(getattr(agent, "seed_session", None)):
+        return (f"{agent.name} keeps one conversation per home ({agent.session_mechanism}): there is no store "
+                "of sessions to fill")
+    return None
 
 
 async def plant(sess: Session, n: int) -> str | None:

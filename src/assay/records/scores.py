@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.records.perf import PerfDocument
 from assay.records.incident import Incident
 
 SCORE_SCHEMA = "assay.score/1"
@@ -336,3 +337,6 @@ class ScoreDocument(Record):
         default_factory=dict, description="Per agent: the micro strict rate counting labelled false passes as "
                                           "failures, shown beside the raw one (agents with labels only).")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")
+    performance: PerfDocument | None = Field(None, description="The run's performance figures (performance/"
+                                             "performance.json beside it, docs/performance.md): beside capability, "
+                                             "never part of it.")

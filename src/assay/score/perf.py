@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from assay.records.perf import FigureStatus, HostFacts, PerfCurve, PerfDocument, PerfFigure, PerfSample
+from assay.records.scores import ScoreDocument
 from assay.score.stats import paired_bootstrap, percentile
 
+#: the folder of a run directory ``assay perf --out RUN/performance`` writes, read into its score
+PERF_FOLDER = "performance"
 #: metrics whose growth is read as bytes (or tokens) per size step, not only as an exponent
 PER_STEP = {"peak_bytes", "store_bytes", "tokens_sent"}
 
@@ -127,6 +130,15 @@ def read_document(path: Path) -> PerfDocument:
     """``performance.json`` of a performance folder (or the file itself)."""
     file = path / "performance.json" if path.is_dir() else path
     return PerfDocument.model_validate_json(file.read_text())
+
+
+def with_performance(doc: ScoreDocument, run_dir: Path) -> ScoreDocument:
+    """The score document with the run's performance section, when ``assay perf`` wrote one
+    beside it (``RUN/performance/performance.json``); unchanged otherwise."""
+    file = run_dir / PERF_FOLDER / "performance.json"
+    if not file.is_file():
+        return doc
+    return doc.model_copy(update={"performance": read_document(file)})
 
 
 def score_samples(samples: Sequence[PerfSample], *, suite: str, repeat: int, agents: dict[str, str | None],

@@ -17,6 +17,7 @@ from assay.records.perf import FigureStatus, HostFacts, PerfSample
 from assay.run import hostload
 from assay.run.perf.apparatus import Apparatus, Session, TurnFigures, open_session
 from assay.run.perf.host import Steal
+from assay.run.perf.stores import list_seconds, plant_store
 from assay.spec.conversation import AgentSaid, HistoryEvent, UserSaid
 from assay.spec.perf import Scenario, ScenarioKind
 
@@ -123,7 +124,7 @@ async def turns(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[P
 async def store(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:
     """A store of N planted sessions (one exchange each), then a new session's first turn."""
     agent = make()
-    metrics = ("open_s", "store_bytes")
+    metrics = ("open_s", "store_bytes", "list_s")
     why = no_history_reason(agent) or no_store_reason(agent)
     if why is not None:
         return unsupported(agent.name, sc, why, metrics) if rep == 0 else []
@@ -131,14 +132,20 @@ async def store(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[P
     for n in sc.size_list():
         sess = await open_session(app, agent, f"{agent.name}-{sc.id}-{n}-{rep}")
         try:
-            planted = await plant(sess, n)
+            planted = await plant_store(sess, n)
             if planted is not None:
-                out += [PerfSample(agent=agent.name, scenario=sc.id, metric=m, unit=TURN_METRICS[m], size=n, rep=rep,
+                out += [PerfSample(agent=agent.name, scenario=sc.id, metric=m, unit=TURN_METRICS.get(m, "s"), size=n, rep=rep,
                                    status=FigureStatus.failed, reason=planted) for m in metrics]
                 continue
             steal = Steal()
             f = await fresh_turn(sess)
-            out += turn_samples(agent.name, sc.id, n, rep, f, host_facts(sess.host[-1], steal.share()), metrics)
+            host = host_facts(sess.host[-1], steal.share())
+            out += turn_samples(agent.name, sc.id, n, rep, f, host, metrics[:2])
+            listed, why = await list_seconds(sess)
+            status = FigureStatus.measured if listed is not None else (
+                FigureStatus.failed if why and why.startswith("the session list exited") else FigureStatus.unsupported)
+            out.append(PerfSample(agent=agent.name, scenario=sc.id, metric="list_s", unit="s", size=n, rep=rep,
+                                  value=listed, status=status, reason=why, host=host))
         finally:
             await sess.close()
     return out
@@ -149,18 +156,6 @@ def no_store_reason(agent: AgentAdapter) -> str | None:
     if not callable(getattr(agent, "seed_session", None)):
         return (f"{agent.name} keeps one conversation per home ({agent.session_mechanism}): there is no store "
                 "of sessions to fill")
-    return None
-
-
-async def plant(sess: Session, n: int) -> str | None:
-    """Plant ``n`` sessions through the adapter's own writer; why it could not, or None."""
-    hist = history(1, 4)
-    for i in range(n):
-        turn = ConversationTurn(1, str(uuid.uuid4()), hist)
-        try:
-            await sess.agent.seed_session(dataclasses.replace(sess.ctx, turn=turn), turn)
-        except Exception as e:  # noqa: BLE001 - the planting is assay's; it says why
-            return f"planting session {i + 1} of {n} through {sess.agent.name}'s own store writer failed: {e}"[:500]
     return None
 
 

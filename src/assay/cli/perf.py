@@ -59,6 +59,7 @@ def register(app: typer.Typer) -> None:
         from assay.report.perf import html_page, render_markdown
         from assay.run.perf.runner import run_perf
         from assay.sandbox.registry import get_backend
+        from assay.score.perf import score_folder
         from assay.spec.perf import load_perf_suite
 
         spec = load_perf_suite(suite)
@@ -76,8 +77,9 @@ def register(app: typer.Typer) -> None:
                 raise UsageError(f"--agent {ref}: not usable here: {info.detail}")
             makers[probe.name] = lambda ref=ref: resolve_agent(ref)
         backend = get_backend(sandbox)
-        run = run_perf(spec, makers, backend, out, repeat=repeat, only=set(scenario) or None,
-                       progress=lambda s: typer.echo(f"  {s}", err=True))
-        (out / "performance.md").write_text(render_markdown(run.document))
-        (out / "performance.html").write_text(html_page(run.document))
-        typer.echo(run.document.model_dump_json(indent=1) if as_json else render_markdown(run.document))
+        run_perf(spec, makers, backend, out, repeat=repeat, only=set(scenario) or None,
+                 progress=lambda s: typer.echo(f"  {s}", err=True))
+        doc = score_folder(out)
+        (out / "performance.md").write_text(render_markdown(doc))
+        (out / "performance.html").write_text(html_page(doc))
+        typer.echo(doc.model_dump_json(indent=1) if as_json else render_markdown(doc))

@@ -105,3 +105,15 @@ class PerfDocument(BaseModel):
     figures: list[PerfFigure]
     curves: list[PerfCurve]
     host: dict[str, object] = Field(default_factory=dict)
+
+
+class PerfRunRecord(BaseModel):
+    """``perf-run.json``: what a performance run was (written before its first sample)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    suite: str
+    repeat: int
+    agents: dict[str, str | None]
+    kinds: dict[str, str]
+    host: dict[str, object] = Field(default_factory=dict)

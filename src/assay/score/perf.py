@@ -15,7 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from assay.records.perf import FigureStatus, HostFacts, PerfCurve, PerfDocument, PerfFigure, PerfSample
+from assay.records.perf import (FigureStatus, HostFacts, PerfCurve, PerfDocument, PerfFigure, PerfRunRecord,
+                               PerfSample)
 from assay.records.scores import ScoreDocument
 from assay.score.stats import paired_bootstrap, percentile
 
@@ -124,6 +125,19 @@ def inflation(figures: Sequence[PerfFigure], concurrent: set[str], scenario_metr
             out.append(PerfFigure(**base, status=FigureStatus.measured, n=f.n, p50=f.p50 / one.p50,
                                   p95=f.p95 / one.p50, mean=(f.mean or 0) / one.p50))
     return out
+
+
+def score_folder(folder: Path, *, write: bool = True) -> PerfDocument:
+    """Score a performance folder (``perf-run.json`` and ``perf-samples.jsonl``, as ``assay perf``
+    wrote them) into its document, written as ``performance.json`` beside them unless ``write`` is off."""
+    record = PerfRunRecord.model_validate_json((folder / "perf-run.json").read_text())
+    samples = [PerfSample.model_validate_json(line) for line in
+               (folder / "perf-samples.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    doc = score_samples(samples, suite=record.suite, repeat=record.repeat, agents=record.agents, host=record.host,
+                        kinds=record.kinds)
+    if write:
+        (folder / "performance.json").write_text(doc.model_dump_json(indent=1))
+    return doc
 
 
 def read_document(path: Path) -> PerfDocument:

@@ -21,6 +21,7 @@ from assay.records.perf import FigureStatus
 from assay.run import hostload
 from assay.run.perf.runner import run_perf
 from assay.sandbox.registry import backends
+from assay.score.perf import score_folder
 from assay.spec.perf import PerfSuite
 from tests.run.perf.synthetic import SyntheticAgent
 
@@ -41,13 +42,13 @@ def test_open_time_linear_in_history_is_measured_as_exponent_one(tmp_path: Path)
     suite = PerfSuite.model_validate({"name": "linear", "repeat": 3, "scenarios": [
         {"id": "resume", "kind": "resume", "sizes": [20, 40, 80, 160]}]})
     make = lambda: SyntheticAgent("linear", open_s_per_turn=0.01)  # noqa: E731 - 2 events per turn: 20 ms
-    run = run_perf(suite, {"linear": make}, _bwrap(), tmp_path / "out")
-    curve = next(c for c in run.document.curves if c.metric == "open_s")
+    doc = score_folder(run_perf(suite, {"linear": make}, _bwrap(), tmp_path / "out").out)
+    curve = next(c for c in doc.curves if c.metric == "open_s")
     assert curve.sizes == [20, 40, 80, 160]
     print("open exponent", curve.exponent, "R2", curve.r2, curve.p50)
     assert curve.exponent is not None and abs(curve.exponent - 1) <= 0.25, (curve.exponent, curve.r2, curve.p50)
     assert curve.r2 is not None and curve.r2 > 0.9, curve
-    fig = next(f for f in run.document.figures if f.key == "resume.open_s@160")
+    fig = next(f for f in doc.figures if f.key == "resume.open_s@160")
     assert fig.n == 3 and fig.ci is not None and fig.ci[0] <= fig.mean <= fig.ci[1]
     assert fig.p50 <= fig.p95
 
@@ -56,16 +57,16 @@ def test_a_known_leak_per_turn_is_measured_back_within_the_charge_batch(tmp_path
     leak, turns = 8 << 20, 5
     suite = PerfSuite.model_validate({"name": "leak", "repeat": 1, "scenarios": [
         {"id": "turns", "kind": "turns", "sizes": [turns]}]})
-    run = run_perf(suite, {"leaky": lambda: SyntheticAgent("leaky", leak_bytes_per_turn=leak)}, _bwrap(),
-                   tmp_path / "out")
-    peak = next(c for c in run.document.curves if c.metric == "peak_bytes")
+    doc = score_folder(run_perf(suite, {"leaky": lambda: SyntheticAgent("leaky", leak_bytes_per_turn=leak)},
+                                _bwrap(), tmp_path / "out").out)
+    peak = next(c for c in doc.curves if c.metric == "peak_bytes")
     assert peak.sizes == list(range(1, turns + 1))
     tolerance = 2 * CHARGE_BATCH_PAGES * PAGE * hostload.cpus() / (turns - 1)
     print("leak slope", peak.slope, "of", leak, "tolerance", tolerance)
     assert peak.slope is not None and abs(peak.slope - leak) <= tolerance, (peak.slope, leak, tolerance, peak.p50)
     # and a product without a leak: the same agent holding nothing grows by less than the tolerance
-    flat = run_perf(suite, {"flat": lambda: SyntheticAgent("flat")}, _bwrap(), tmp_path / "flat")
-    slope = next(c for c in flat.document.curves if c.metric == "peak_bytes").slope
+    flat_doc = score_folder(run_perf(suite, {"flat": lambda: SyntheticAgent("flat")}, _bwrap(), tmp_path / "flat").out)
+    slope = next(c for c in flat_doc.curves if c.metric == "peak_bytes").slope
     assert slope is not None and abs(slope) <= tolerance, slope
 
 
@@ -75,12 +76,12 @@ def test_a_scenario_the_agent_cannot_do_is_unsupported_with_its_reason_never_zer
 
     suite = PerfSuite.model_validate({"name": "nohist", "repeat": 2, "scenarios": [
         {"id": "resume", "kind": "resume", "sizes": [10]}, {"id": "store", "kind": "store", "sizes": [10]}]})
-    run = run_perf(suite, {"nohist": lambda: NoHistory("nohist")}, _bwrap(), tmp_path / "out")
-    assert run.document.figures
-    for f in run.document.figures:
+    doc = score_folder(run_perf(suite, {"nohist": lambda: NoHistory("nohist")}, _bwrap(), tmp_path / "out").out)
+    assert doc.figures
+    for f in doc.figures:
         assert f.status == FigureStatus.unsupported and f.p50 is None and not f.values, f
         assert "cannot take a planted history" in (f.reason or "")
-    assert not run.document.curves
+    assert not doc.curves
 
 
 def test_an_agent_that_never_calls_the_model_fails_its_figures_with_the_reason(tmp_path: Path) -> None:
@@ -91,7 +92,7 @@ def test_an_agent_that_never_calls_the_model_fails_its_figures_with_the_reason(t
             return AgentOutcome(exit_code=res.exit_code, stderr=res.stderr)
 
     suite = PerfSuite.model_validate({"name": "mute", "repeat": 2, "scenarios": [{"id": "cold", "kind": "cold_start"}]})
-    run = run_perf(suite, {"mute": lambda: Mute("mute")}, _bwrap(), tmp_path / "out")
-    for f in run.document.figures:
+    doc = score_folder(run_perf(suite, {"mute": lambda: Mute("mute")}, _bwrap(), tmp_path / "out").out)
+    for f in doc.figures:
         assert f.status == FigureStatus.failed and f.p50 is None, f
         assert "no model request reached the gateway" in (f.reason or "") and "broken" in (f.reason or "")

@@ -1,6 +1,6 @@
 """``assay perf``: every scenario of a performance suite for each agent, repeated, into a
-performance folder: ``perf-samples.jsonl`` (raw, one line per repetition of a figure) and
-``performance.json`` (the scored figures and curves, :mod:`assay.score.perf`)."""
+performance folder: ``perf-run.json`` (what ran) and ``perf-samples.jsonl`` (raw, one line per
+repetition of a figure), which :func:`assay.score.perf.score_folder` scores."""
 
 from __future__ import annotations
 
@@ -13,23 +13,21 @@ from pathlib import Path
 from typing import Callable
 
 from assay.agents.base import AgentAdapter
-from assay.records.perf import PerfDocument, PerfSample
+from assay.records.perf import PerfRunRecord, PerfSample
 from assay.run import hostload
 from assay.run.perf.apparatus import Apparatus
 from assay.run.perf.scenarios import RUNNERS
 from assay.sandbox.base import SandboxBackend
-from assay.score.perf import score_samples
 from assay.spec.perf import PerfSuite
 
 SAMPLES = "perf-samples.jsonl"
-DOCUMENT = "performance.json"
+RECORD = "perf-run.json"
 
 
 @dataclass
 class PerfRun:
     out: Path
     samples: list[PerfSample]
-    document: PerfDocument
 
 
 def host_facts() -> dict[str, object]:
@@ -44,11 +42,13 @@ async def run_perf_async(suite: PerfSuite, agents: dict[str, Callable[[], AgentA
     app = Apparatus(backend, out / "scratch", timeout_s=suite.timeout_s)
     app.start()
     samples: list[PerfSample] = []
-    versions: dict[str, str | None] = {}
+    record = PerfRunRecord(suite=suite.name, repeat=repeat or suite.repeat,
+                           agents={name: make().info().version for name, make in agents.items()},
+                           kinds={sc.id: sc.kind.value for sc in suite.scenarios}, host=host_facts())
+    (out / RECORD).write_text(record.model_dump_json(indent=1))
     try:
         with open(out / SAMPLES, "a", encoding="utf-8") as f:
             for name, make in agents.items():
-                versions[name] = make().info().version
                 for sc in suite.scenarios:
                     if only and sc.id not in only:
                         continue
@@ -61,17 +61,9 @@ async def run_perf_async(suite: PerfSuite, agents: dict[str, Callable[[], AgentA
                         samples += got
     finally:
         app.stop()
-    doc = score_samples(samples, suite=suite.name, repeat=repeat or suite.repeat, agents=versions, host=host_facts(),
-                        kinds={sc.id: sc.kind.value for sc in suite.scenarios})
-    (out / DOCUMENT).write_text(doc.model_dump_json(indent=1))
-    return PerfRun(out, samples, doc)
+    return PerfRun(out, samples)
 
 
 def run_perf(suite: PerfSuite, agents: dict[str, Callable[[], AgentAdapter]], backend: SandboxBackend, out: Path,
              **kw: object) -> PerfRun:
     return asyncio.run(run_perf_async(suite, agents, backend, out, **kw))  # type: ignore[arg-type]
-
-
-def read_samples(folder: Path) -> list[PerfSample]:
-    return [PerfSample.model_validate(json.loads(line)) for line in (folder / SAMPLES).read_text().splitlines()
-            if line.strip()]

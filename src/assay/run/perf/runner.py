@@ -30,6 +30,13 @@ class PerfRun:
     samples: list[PerfSample]
 
 
+def repetitions(scenario: int | None, asked: int | None, suite: int) -> int:
+    """A scenario's own ``repeat`` (a cap for a costly one) unless fewer are asked; else the asked, else the suite's."""
+    if scenario is not None:
+        return min(scenario, asked) if asked else scenario
+    return asked or suite
+
+
 def host_facts() -> dict[str, object]:
     return {"cpus": hostload.cpus(), "machine": platform.machine(), "kernel": platform.release(),
             "python": platform.python_version(), "pid": os.getpid()}
@@ -52,7 +59,7 @@ async def run_perf_async(suite: PerfSuite, agents: dict[str, Callable[[], AgentA
                 for sc in suite.scenarios:
                     if only and sc.id not in only:
                         continue
-                    for rep in range(repeat or sc.repeat or suite.repeat):
+                    for rep in range(repetitions(sc.repeat, repeat, suite.repeat)):
                         progress(f"{name} {sc.id} rep {rep + 1}")
                         got = await RUNNERS[sc.kind](app, make, sc, rep)
                         for s in got:

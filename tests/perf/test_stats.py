@@ -62,3 +62,20 @@ def test_contention_is_carried_to_the_figure_and_its_curve() -> None:
     calm = document({"pi": {}})
     assert not any(c.contended for c in calm.curves)
     assert not math.isnan(calm.figures[0].p50 or 0)
+
+
+def test_a_scenario_s_own_repeat_caps_it_unless_fewer_are_asked() -> None:
+    from assay.run.perf.runner import repetitions
+
+    assert repetitions(None, None, 5) == 5
+    assert repetitions(None, 3, 5) == 3
+    assert repetitions(2, None, 5) == 2
+    assert repetitions(2, 1, 5) == 1
+    assert repetitions(2, 9, 5) == 2
+
+
+def test_the_performance_documents_have_published_schemas() -> None:
+    from assay.records.schema import json_schema
+
+    assert "figures" in json_schema("performance")["properties"]
+    assert "scenarios" in json_schema("perf-suite")["properties"]

@@ -79,3 +79,16 @@ def test_the_performance_documents_have_published_schemas() -> None:
 
     assert "figures" in json_schema("performance")["properties"]
     assert "scenarios" in json_schema("perf-suite")["properties"]
+
+
+def test_a_crash_of_the_measuring_is_a_failed_figure_not_the_end_of_the_run() -> None:
+    import asyncio
+
+    from assay.run.perf.runner import guarded
+    from assay.spec.perf import Scenario
+
+    async def broken(app, make, sc, rep):  # type: ignore[no-untyped-def]
+        raise TypeError("a bug in the measuring")
+
+    (got,) = asyncio.run(guarded(broken, None, None, Scenario(id="cold", kind="cold_start"), 0, "pi"))  # type: ignore[arg-type]
+    assert got.status == FigureStatus.failed and "a bug in the measuring" in (got.reason or "")

@@ -25,7 +25,8 @@ for i in range(0, len(held), 4096):
 req = urllib.request.Request(cfg["url"] + "/v1/chat/completions", method="POST",
     data=json.dumps({"model": cfg["model"], "messages": [{"role": "user", "content": "hi"}]}).encode(),
     headers={"Authorization": "Bearer " + cfg["key"], "Content-Type": "application/json"})
-urllib.request.urlopen(req, timeout=60).read()
+for _ in range(cfg["requests"]):
+    urllib.request.urlopen(req, timeout=60).read()
 with open(path, "a") as f:
     f.write(json.dumps({"kind": "live", "turn": live}) + "\n")
 """
@@ -37,11 +38,12 @@ class SyntheticAgent(AgentAdapter):
     session_mechanism = "one JSONL file in the home, one line per turn"
     seeds_history = True
 
-    def __init__(self, name: str, *, open_s_per_turn: float = 0.0, leak_bytes_per_turn: int = 0):
+    def __init__(self, name: str, *, open_s_per_turn: float = 0.0, leak_bytes_per_turn: int = 0, requests: int = 1):
         super().__init__({})
         self.name = name
         self.open_s_per_turn = open_s_per_turn
         self.leak_bytes_per_turn = leak_bytes_per_turn
+        self.requests = requests
 
     def info(self) -> AgentInfo:
         return AgentInfo(self.name, self.kind, "1")
@@ -58,7 +60,8 @@ class SyntheticAgent(AgentAdapter):
 
     async def run(self, ctx: AgentContext, since: Any = None) -> AgentOutcome:
         cfg = {"home": ctx.home_inside, "open_s_per_turn": self.open_s_per_turn, "url": ctx.gateway_url,
-               "leak_bytes_per_turn": self.leak_bytes_per_turn, "key": ctx.gateway_key, "model": ctx.model}
+               "leak_bytes_per_turn": self.leak_bytes_per_turn, "key": ctx.gateway_key, "model": ctx.model,
+               "requests": self.requests}
         res = await ctx.sandbox.exec(["/usr/bin/python3", "-S", "-c", SCRIPT, json.dumps(cfg)],
                                      env={"PATH": "/usr/bin:/bin"}, timeout_s=ctx.timeout_s)
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=res.stdout, stderr=res.stderr)

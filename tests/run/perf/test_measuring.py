@@ -96,3 +96,12 @@ def test_an_agent_that_never_calls_the_model_fails_its_figures_with_the_reason(t
     for f in doc.figures:
         assert f.status == FigureStatus.failed and f.p50 is None, f
         assert "no model request reached the gateway" in (f.reason or "") and "broken" in (f.reason or "")
+
+
+def test_a_folding_call_is_counted_as_one_more_request_of_the_turn(tmp_path: Path) -> None:
+    suite = PerfSuite.model_validate({"name": "fold", "repeat": 1, "scenarios": [
+        {"id": "compaction", "kind": "compaction", "sizes": [4]}]})
+    doc = score_folder(run_perf(suite, {"folder": lambda: SyntheticAgent("folder", requests=2)}, _bwrap(),
+                                tmp_path / "out").out)
+    fig = next(f for f in doc.figures if f.metric == "requests")
+    assert fig.status == FigureStatus.measured and fig.p50 == 2.0, fig

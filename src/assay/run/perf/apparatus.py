@@ -92,10 +92,11 @@ class TurnFigures:
     first_answer_s: float | None  # the turn's exec start -> the gateway's first answer sent
     turn_s: float | None  # the turn's exec, start to end
     peak_bytes: int | None  # the sandbox's memory high-water mark over the turn's exec
-    tokens_sent: int | None  # input tokens of the turn's first model request (as the gateway counted them)
+    tokens_sent: int | None  # input tokens of the turn's last model request (as the gateway counted them)
     store_bytes: int  # bytes under the agent home after the turn
     exit_code: int | None
     error: str | None = None
+    requests: int | None = None  # model requests of the turn (a folding call is one more)
 
 
 @dataclass
@@ -168,11 +169,14 @@ class Session:
             return TurnFigures(None, None, execs[-1].end - execs[-1].start if execs else None,
                                execs[-1].peak_bytes if execs else None, None, store,
                                outcome.exit_code if outcome else None, why)
-        first = min(r for r in requests if own.start <= r.ts <= own.end)
+        mine = sorted((r for r in requests if own.start <= r.ts <= own.end), key=lambda r: r.ts)
+        first = mine[0]
         answer = next((a for a in answers if a.ts >= first.ts), None)
-        tokens = (answer.data.get("usage") or {}).get("input_tokens") if answer else None
+        last = [a for a in answers if own.start <= a.ts <= own.end]  # the last request: after any folding
+        tokens = (last[-1].data.get("usage") or {}).get("input_tokens") if last else None
         return TurnFigures(first.ts - own.start, (answer.ts - own.start) if answer else None, own.end - own.start,
-                           own.peak_bytes, tokens, store, outcome.exit_code if outcome else None, error)
+                           own.peak_bytes, tokens, store, outcome.exit_code if outcome else None, error,
+                           requests=len(mine))
 
     async def close(self) -> None:
         await self.sandbox.destroy()

@@ -10,15 +10,15 @@ import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Awaitable, Callable
 
 from assay.agents.base import AgentAdapter
-from assay.records.perf import PerfRunRecord, PerfSample
+from assay.records.perf import FigureStatus, PerfRunRecord, PerfSample
 from assay.run import hostload
 from assay.run.perf.apparatus import Apparatus
 from assay.run.perf.scenarios import RUNNERS
 from assay.sandbox.base import SandboxBackend
-from assay.spec.perf import PerfSuite
+from assay.spec.perf import PerfSuite, Scenario
 
 SAMPLES = "perf-samples.jsonl"
 RECORD = "perf-run.json"
@@ -28,6 +28,16 @@ RECORD = "perf-run.json"
 class PerfRun:
     out: Path
     samples: list[PerfSample]
+
+
+async def guarded(runner: Callable[..., Awaitable[list[PerfSample]]], app: Apparatus,
+                  make: Callable[[], AgentAdapter], sc: Scenario, rep: int, name: str) -> list[PerfSample]:
+    """The scenario's samples; a crash of the measuring is one failed sample naming it, never the run's end."""
+    try:
+        return await runner(app, make, sc, rep)
+    except Exception as e:  # noqa: BLE001 - recorded as the figure's failure
+        return [PerfSample(agent=name, scenario=sc.id, metric="open_s", unit="s", rep=rep,
+                           status=FigureStatus.failed, reason=f"the measuring failed: {type(e).__name__}: {e}"[:500])]
 
 
 def repetitions(scenario: int | None, asked: int | None, suite: int) -> int:
@@ -61,7 +71,7 @@ async def run_perf_async(suite: PerfSuite, agents: dict[str, Callable[[], AgentA
                         continue
                     for rep in range(repetitions(sc.repeat, repeat, suite.repeat)):
                         progress(f"{name} {sc.id} rep {rep + 1}")
-                        got = await RUNNERS[sc.kind](app, make, sc, rep)
+                        got = await guarded(RUNNERS[sc.kind], app, make, sc, rep, name)
                         for s in got:
                             f.write(s.model_dump_json() + "\n")
                         f.flush()

@@ -23,7 +23,7 @@ from assay.spec.perf import Scenario, ScenarioKind
 
 #: figure -> unit, of one turn
 TURN_METRICS = {"open_s": "s", "first_answer_s": "s", "turn_s": "s", "peak_bytes": "bytes", "tokens_sent": "tokens",
-                "store_bytes": "bytes"}
+                "store_bytes": "bytes", "requests": "requests"}
 
 
 def history(turns: int, words: int) -> tuple[HistoryEvent, ...]:
@@ -89,9 +89,9 @@ async def cold_start(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> l
     return turn_samples(agent.name, sc.id, None, rep, f, host, ("open_s", "first_answer_s", "turn_s", "peak_bytes"))
 
 
-async def resume(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:
+async def resume(app: Apparatus, make: Factory, sc: Scenario, rep: int, extra: tuple[str, ...] = ()) -> list[PerfSample]:
     agent = make()
-    metrics = ("open_s", "first_answer_s", "peak_bytes", "tokens_sent", "store_bytes")
+    metrics = ("open_s", "first_answer_s", "peak_bytes", "tokens_sent", "store_bytes", *extra)
     if (why := no_history_reason(agent)) is not None:
         return unsupported(agent.name, sc, why, metrics) if rep == 0 else []
     out = []
@@ -176,8 +176,9 @@ async def fresh_turn(sess: Session) -> TurnFigures:
 
 
 async def compaction(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:
-    """A long planted history of long messages: tokens sent against the history's own size."""
-    return await resume(app, make, sc, rep)
+    """A long planted history of long messages: tokens sent against the history's own size, and
+    the requests of the turn (a product that folds its history first makes one more)."""
+    return await resume(app, make, sc, rep, extra=("requests", "turn_s"))
 
 
 async def concurrency(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:

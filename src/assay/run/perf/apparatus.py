@@ -10,6 +10,7 @@ how many tokens it carried. The host's load and CPU pressure are read around eac
 from __future__ import annotations
 
 import dataclasses
+import stat
 import tempfile
 import time
 import uuid
@@ -30,6 +31,7 @@ from assay.spec.load import LoadedTask
 from assay.spec.task import TaskSpec
 from assay.trace.events import EventKind
 from assay.trace.writer import TraceWriter, read_events
+from assay.untrusted.tree import remove_untrusted, walk_untrusted
 
 #: the one answer of the perf gateway (every request, history or not)
 ANSWER = "ok"
@@ -179,19 +181,16 @@ class Session:
                            requests=len(mine))
 
     async def close(self) -> None:
+        """Destroy the sandbox, then remove what the agent left (its home is hostile: no link followed)."""
         await self.sandbox.destroy()
+        remove_untrusted(self.ctx.workspace.parent)
 
 
 def store_bytes(home: Path) -> int:
-    """Bytes of regular files under the agent home (links not followed)."""
-    total = 0
-    for p in home.rglob("*"):
-        try:
-            if p.is_file() and not p.is_symlink():
-                total += p.lstat().st_size
-        except OSError:
-            continue
-    return total
+    """Bytes of regular files under the agent home: a walk that follows no link, bounded in
+    entries and time (a store of 10⁴ sessions is well inside the bound)."""
+    return sum(st.st_size for _rel, _full, st in walk_untrusted(home, max_entries=500_000)
+               if st is not None and stat.S_ISREG(st.st_mode))
 
 
 async def open_session(app: Apparatus, agent: AgentAdapter, label: str) -> Session:

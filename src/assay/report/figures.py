@@ -306,7 +306,10 @@ def growth_curve(title: str, series: list[Series], *, xlabel: str, ylabel: str, 
             ax.set_xscale("log")
             if all(y > 0 for s in series for y in s.ys):
                 ax.set_yscale("log")
-            ax.legend(loc="upper left", frameon=False)
+            for axis in (ax.xaxis, ax.yaxis):  # plain numbers, not 2×10⁰
+                axis.set_major_formatter(lambda v, _: f"{v:g}")
+                axis.set_minor_formatter(lambda v, _: f"{v:g}")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
     return fig

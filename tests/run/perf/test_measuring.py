@@ -3,9 +3,11 @@ scripted gateway, a bubblewrap sandbox and its control group), are measured back
 tolerance that comes from the method, never from a wall-clock bound.
 
 - Open time: the agent waits ``k`` seconds per history turn before its first model request, after
-  a fixed start-up ``c`` (an interpreter). The log-log slope over sizes N1..N2 is then
-  log((c + k·N2)/(c + k·N1)) / log(N2/N1), which is 1 when c = 0 and at least 0.77 for
-  c ≤ 0.3 s at these sizes (k = 20 ms, N = 20..160): hence 1 ± 0.25, and the fit's R² is reported.
+  a fixed start-up ``c`` (an interpreter in a sandbox). The log-log slope over sizes N1..N2 is
+  then that of c + k·N: 1 when c = 0, less as c grows (0.77 for c = 0.35 s at k = 20 ms and
+  N = 20..160, as on a host at a load of 10 per CPU). The test measures ``c`` itself (the same
+  agent's cold start) and asserts the fitted exponent within 0.15 of the slope of c + k·N, and
+  never above 1 + 0.1; the fit's R² is reported.
 - Memory: the agent holds ``L`` bytes more on each live turn. Each control-group reading is exact
   to the kernel's per-CPU charge batch (64 pages), so the least-squares slope over turns 1..N is
   within 2·64 pages·CPUs/(N−1) of L.
@@ -21,7 +23,7 @@ from assay.records.perf import FigureStatus
 from assay.run import hostload
 from assay.run.perf.runner import run_perf
 from assay.sandbox.registry import backends
-from assay.score.perf import score_folder
+from assay.score.perf import loglog_fit, score_folder
 from assay.spec.perf import PerfSuite
 from tests.run.perf.synthetic import SyntheticAgent
 
@@ -39,14 +41,21 @@ def _bwrap():
 
 
 def test_open_time_linear_in_history_is_measured_as_exponent_one(tmp_path: Path) -> None:
+    k, sizes = 0.02, [20, 40, 80, 160]
     suite = PerfSuite.model_validate({"name": "linear", "repeat": 3, "scenarios": [
-        {"id": "resume", "kind": "resume", "sizes": [20, 40, 80, 160]}]})
-    make = lambda: SyntheticAgent("linear", open_s_per_turn=0.01)  # noqa: E731 - 2 events per turn: 20 ms
+        {"id": "cold", "kind": "cold_start"}, {"id": "resume", "kind": "resume", "sizes": sizes}]})
+    make = lambda: SyntheticAgent("linear", open_s_per_turn=k / 2)  # noqa: E731 - a turn is 2 history events
     doc = score_folder(run_perf(suite, {"linear": make}, _bwrap(), tmp_path / "out").out)
     curve = next(c for c in doc.curves if c.metric == "open_s")
-    assert curve.sizes == [20, 40, 80, 160]
-    print("open exponent", curve.exponent, "R2", curve.r2, curve.p50)
-    assert curve.exponent is not None and abs(curve.exponent - 1) <= 0.25, (curve.exponent, curve.r2, curve.p50)
+    c = next(f for f in doc.figures if f.key == "cold.open_s").p50
+    assert c is not None
+    fit = loglog_fit(sizes, [c + k * n for n in sizes])
+    assert fit is not None
+    expected = fit[0]
+    print("open exponent", curve.exponent, "R2", curve.r2, "expected", expected, "start-up", c, curve.p50)
+    assert curve.sizes == sizes
+    assert curve.exponent is not None and abs(curve.exponent - expected) <= 0.15 and curve.exponent <= 1.1, \
+        (curve.exponent, expected, c, curve.p50)
     assert curve.r2 is not None and curve.r2 > 0.9, curve
     fig = next(f for f in doc.figures if f.key == "resume.open_s@160")
     assert fig.n == 3 and fig.ci is not None and fig.ci[0] <= fig.mean <= fig.ci[1]

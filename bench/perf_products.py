@@ -33,6 +33,7 @@ def main() -> int:
     ap.add_argument("--scenario", action="append", default=[], help="only these scenario ids")
     ap.add_argument("--suite", type=Path, default=SUITE)
     ap.add_argument("--out", type=Path, default=Path("perf-bench"))
+    ap.add_argument("--full", action="store_true", help="every figure, not only each curve's largest size")
     args = ap.parse_args()
     suite = load_perf_suite(args.suite)
     for name in args.agents:
@@ -46,7 +47,7 @@ def main() -> int:
                  repeat=args.repeat, only=set(args.scenario) or None,
                  progress=lambda s: print(f"  {s}", file=sys.stderr, flush=True))
         doc = score_folder(out)
-        print(render_markdown(doc))
+        print(render_markdown(doc, full=args.full))
         print(f"_{name}: {time.monotonic() - t0:.0f} s of wall time for the whole bench._\n", flush=True)
     return 0
 

@@ -61,3 +61,11 @@ def test_the_score_document_and_reports_carry_performance_beside_capability(run_
     assert "## Performance" in md
     html = build_report(run_with_perf, "html")
     assert "id='performance'" in html
+
+
+def test_the_short_table_keeps_each_curve_s_largest_size_and_one_line_per_reason() -> None:
+    doc = document({"dsh": {}})
+    short = render_markdown(doc, full=False)
+    assert "| resume | open_s | 1000 |" in short and "| resume | open_s | 10 |" not in short
+    assert short.count("UNSUPPORTED") == 1 and "cannot take a planted history" in short
+    assert len(short) < len(render_markdown(doc))

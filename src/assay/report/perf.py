@@ -61,13 +61,30 @@ def curve_note(c: PerfCurve) -> str:
     return ", ".join(p for p in (fit, step) if p) + (f" {CONTENDED}" if c.contended else "")
 
 
-def render_markdown(doc: PerfDocument) -> str:
-    """The performance section as Markdown: the figures table, then each curve's fit."""
+def brief(doc: PerfDocument) -> list[PerfFigure]:
+    """The figures a short table keeps: those without a size, each curve's largest size, and one
+    unsupported or failed figure per scenario and reason (the curves carry the rest)."""
+    out, seen = [], set()
+    largest = {(c.agent, c.scenario, c.metric): max(c.sizes) for c in doc.curves}
+    for f in doc.figures:
+        if f.status != FigureStatus.measured:
+            if (f.agent, f.scenario, f.reason) not in seen:
+                seen.add((f.agent, f.scenario, f.reason))
+                out.append(f)
+        elif f.size is None or largest.get((f.agent, f.scenario, f.metric)) == f.size:
+            out.append(f)
+    return out
+
+
+def render_markdown(doc: PerfDocument, *, full: bool = True) -> str:
+    """The performance section as Markdown: the figures table (``full``: every one; else
+    :func:`brief`), then each curve's fit."""
     lines = [f"## Performance ({doc.suite}, {doc.repeat} repetitions, scripted gateway: the model is out of "
              "the number)", "",
              "Agents: " + ", ".join(f"{a} {v or '?'}" for a, v in doc.agents.items()), "",
              "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in figure_row(f)) + " |" for f in doc.figures]
+    shown = doc.figures if full else brief(doc)
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in figure_row(f)) + " |" for f in shown]
     if doc.curves:
         lines += ["", "### Growth", "", "| agent | scenario | figure | sizes | p50 | fit |", "|---|---|---|---|---|---|"]
         for c in doc.curves:

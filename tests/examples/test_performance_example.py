@@ -6,6 +6,8 @@ it has no ``suite.yaml`` and no end state, so the every-example ``validate --mut
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,12 +16,17 @@ from assay.agents.products import install
 from assay.records.perf import FigureStatus
 from assay.spec.perf import ScenarioKind, load_perf_suite
 from tests.examples.test_all_examples_valid import SUITES
-from tests.perf.test_cli import cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "performance"
 PRODUCTS = ["pi", "hermes", "openclaw", "dsh"]
 
 pytestmark = [pytest.mark.slow, pytest.mark.agents]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    """The CLI, with room for a product's turns on a loaded host (OpenClaw: about 10 s of CPU each)."""
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
+                          timeout=1800)
 
 
 def test_the_example_declares_every_scenario_kind_and_is_not_a_task_suite() -> None:

@@ -51,3 +51,11 @@ def test_compare_gates_on_performance_folders(tmp_path: Path) -> None:
     assert unsupported.returncode == 1 and "unsupported" in unsupported.stdout
     bad = cli("compare", str(base), str(cand), "--fail-if", "resume_p95_1000_turns>2parsecs")
     assert bad.returncode == 2 and "fix:" in bad.stderr
+
+
+def test_a_performance_folder_against_a_run_directory_is_refused(tmp_path: Path) -> None:
+    perf = _folder(tmp_path, "perf")
+    run = tmp_path / "run"
+    run.mkdir()
+    r = cli("compare", str(perf), str(run), "--fail-if", "resume_p95_10_turns>1s")
+    assert r.returncode == 2 and "performance folder" in r.stderr, r.stderr

@@ -69,3 +69,12 @@ def test_the_short_table_keeps_each_curve_s_largest_size_and_one_line_per_reason
     assert "| resume | open_s | 1000 |" in short and "| resume | open_s | 10 |" not in short
     assert short.count("UNSUPPORTED") == 1 and "cannot take a planted history" in short
     assert len(short) < len(render_markdown(doc))
+
+
+def test_the_short_table_keeps_a_figure_of_one_size_that_has_no_curve() -> None:
+    from assay.records.perf import PerfSample
+    from assay.score.perf import score_samples
+
+    doc = score_samples([PerfSample(agent="oc", scenario="store", metric="open_s", unit="s", size=10000, value=34.0)],
+                        suite="t", repeat=1, agents={"oc": "1"})
+    assert "| store | open_s | 10000 | 34.00 s |" in render_markdown(doc, full=False)

@@ -71,7 +71,7 @@ def brief(doc: PerfDocument) -> list[PerfFigure]:
             if (f.agent, f.scenario, f.reason) not in seen:
                 seen.add((f.agent, f.scenario, f.reason))
                 out.append(f)
-        elif f.size is None or largest.get((f.agent, f.scenario, f.metric)) == f.size:
+        elif largest.get((f.agent, f.scenario, f.metric), f.size) == f.size:  # no curve: the one size
             out.append(f)
     return out
 

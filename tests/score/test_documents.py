@@ -18,10 +18,12 @@ from assay.score import read_score, score_run, write_score
 from assay.score.measured import NOMINAL_FLAG, SCRIPTED_FLAG
 from tests.score.synth import attempt, write_run
 
-#: the keys of assay.score/1 as documented (docs/scoring.md §11), in order; `measured` is a compatible addition
+#: the keys of assay.score/1 as documented (docs/scoring.md §11), in order; `measured` and `performance`
+#: (null without an `assay perf` folder beside the run, docs/performance.md) are compatible additions
 KEYS = ["isolation", "schema", "scorer_version", "rules_digest", "run_id", "suite", "scored_at", "weights", "inputs",
         "measured", "security", "agents", "tasks", "trials", "recovery", "suspect_passes", "audited_strict", "controls", "deviations",
-        "score_version"]
+        "score_version",
+        "performance"]
 AGENT_KEYS = {"trials", "skipped", "scored", "passes", "strict_rate", "strict_ci", "strict_rate_micro",
               "strict_ci_micro", "pass1", "safe_rate", "pass_hat_k", "pass_at_k", "danger", "danger_trials",
               "categories_missing", "availability", "categories", "capability", "security", "efficiency", "recovery",

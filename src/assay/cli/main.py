@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("assay.cli.audit", "Audit a suite's tasks (exit 1 when any is not valid) or a run's suspect passes."),
     "ctl": ("assay.cli.ctl", "Steer a running run: pause, resume, jobs N, requeue-infra, stop (each change recorded)."),
     "view": ("assay.cli.view", "Browse runs in a local web app: run list, live runs, trials, compare, the audit queue."),
+    "perf": ("assay.cli.perf", "Measure agents' own cost against the scripted gateway: start, resume, store, memory, concurrency."),
     "env": ("assay.cli.environments", "Task environments: build, list, show, prune and export task images."),
     "plugins": ("assay.cli.plugins", "List every plug-in kind (agents, sandboxes, model backends, predicates, worlds, export targets) and its names."),
 }

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from assay.cli.perf import compare_perf, is_perf
 from assay.errors import DEFAULT_MAX_INFRA_RATE, GateFailed, NothingToCompare, UsageError
 
 JunitOpt = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file (one testcase per trial).")]
@@ -100,6 +101,11 @@ def compare(
     from assay.score.compare import compare_scores
     from assay.score.gates import Threshold
 
+    if is_perf(baseline) or is_perf(candidate):  # performance folders: their own gates
+        if not (is_perf(baseline) and is_perf(candidate)):
+            raise UsageError(f"{baseline if is_perf(baseline) else candidate} is a performance folder and the other "
+                             "is not (fix: compare two `assay perf` folders, or two run directories)")
+        return compare_perf(baseline, candidate, fail_if, as_json)
     thresholds = [Threshold.parse(t) for t in fail_if]
     pairs = agent_map(pair)
     cand = score_run(candidate)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.records.perf import PerfDocument
 from assay.records.incident import Incident
 
 SCORE_SCHEMA = "assay.score/1"
@@ -369,3 +370,6 @@ class ScoreDocument(Record):
         default_factory=dict, description="Per task: what the run read differently from the task's source (an "
                                           "import's approximations and what could not map), from the manifest.")
     score_version: int | None = Field(None, description="N of scores/score-NNNN.json (files only).")
+    performance: PerfDocument | None = Field(None, description="The run's performance figures (performance/"
+                                             "performance.json beside it, docs/performance.md): beside capability, "
+                                             "never part of it.")

@@ -275,3 +275,41 @@ def _compact(text: str) -> str:
     text = re.sub(r'\b(?:x|y|d|viewBox|width|height|transform)="[^"]*"',  # geometry only, never a label or link
                   lambda m: re.sub(r"(\d+\.\d\d)\d+", r"\1", m.group(0)), text)
     return re.sub(r"\s*\n\s*", "\n", text)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a growth curve: its label, sizes and values (p50), and the fitted exponent."""
+
+    label: str
+    xs: list[float]
+    ys: list[float]
+    note: str = ""
+
+
+def growth_curve(title: str, series: list[Series], *, xlabel: str, ylabel: str, yfmt: Formatter = number) -> Figure:
+    """Figures against a size on log-log axes, one line per agent, labelled with its fitted
+    exponent, so O(n) growth reads as a slope of 1 at a glance."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        fig = _figure(3.6)
+        ax = fig.add_subplot()
+        ax.set_title(title, loc="left")
+        for i, s in enumerate(series):
+            (line,) = ax.plot(s.xs, s.ys, marker="o", color=PALETTE[i % len(PALETTE)],
+                              label=f"{s.label} {s.note}".strip())
+            _tip(fig, line, "pt", f"{s.label}: " + ", ".join(f"{x:g} → {yfmt(y)}" for x, y in zip(s.xs, s.ys)))
+        if not series:
+            ax.text(0.5, 0.5, "no measured curve", transform=ax.transAxes, ha="center", color="#888")
+        else:
+            ax.set_xscale("log")
+            if all(y > 0 for s in series for y in s.ys):
+                ax.set_yscale("log")
+            for axis in (ax.xaxis, ax.yaxis):  # plain numbers, not 2×10⁰
+                axis.set_major_formatter(lambda v, _: f"{v:g}")
+                axis.set_minor_formatter(lambda v, _: f"{v:g}")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+    return fig

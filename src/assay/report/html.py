@@ -16,6 +16,7 @@ from assay.report.fmt import pct as _fpct
 from assay.report.judges import judges_html
 from assay.report.markdown import measured_line
 from assay.report.deviations import deviations_html
+from assay.report.perf import render_html as render_perf_html
 from assay.report.recovery import recovery_html
 from assay.report.trials import anchor, trial_section
 from assay.spec.judge import JudgeSummary
@@ -268,6 +269,8 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
     parts.append(judges_html(judges or []))
     parts.append(recovery_html(doc))
     parts.append(deviations_html(doc))
+    if doc.performance is not None:  # beside capability, never mixed into it
+        parts.append(render_perf_html(doc.performance))
     for a, m in sorted(doc.agents.items()):
         parts.append(_agent_section(a, m, tasks_by_agent.get(a, [])))
     parts.append("<h2>Trials</h2>")

@@ -8,6 +8,7 @@ from assay.records.scores import AgentScore, Measured, ScoreDocument
 from assay.report.fmt import delta_interval, interval, num, pct, signed, turn_summary
 from assay.report.judges import judges_md
 from assay.report.deviations import deviations_markdown
+from assay.report.perf import render_markdown as render_perf_md
 from assay.report.recovery import recovery_markdown
 from assay.spec.judge import JudgeSummary
 
@@ -177,6 +178,8 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
     out += judges_md(judges or [])
     out += recovery_markdown(doc)
     out += deviations_markdown(doc)
+    if doc.performance is not None:  # beside capability, never mixed into it
+        out += ["", render_perf_md(doc.performance)]
     if cmp is not None:
         out += compare_lines(cmp, f"Compare {cmp.baseline.run_id} -> {cmp.candidate.run_id}")
     return "\n".join(out) + "\n"

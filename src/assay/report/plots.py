@@ -72,3 +72,10 @@ def timeline(name: str, events: list[F.Event]) -> str:
     if not available():
         return ""
     return F.to_svg(F.timeline(events), name, "trace timeline", css_class="fig timeline")
+
+
+def growth_curve(name: str, title: str, series: list[F.Series], *, xlabel: str, ylabel: str,
+                 yfmt: F.Formatter = F.number) -> str:
+    rows = [["agent", xlabel, ylabel, "fit"]] + [[s.label, f"{x:g}", yfmt(y), s.note] for s in series
+                                                  for x, y in zip(s.xs, s.ys)]
+    return embed(name, title, lambda: F.growth_curve(title, series, xlabel=xlabel, ylabel=ylabel, yfmt=yfmt), rows)

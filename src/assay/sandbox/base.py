@@ -146,6 +146,15 @@ class Sandbox(abc.ABC):
         """Facts recorded in the attempt result."""
         return {"backend": type(self).__name__}
 
+    def memory_peak_bytes(self) -> int | None:
+        """The high-water mark of all the sandbox's memory since it began or since
+        :meth:`reset_memory_peak` (its control group's own figure); None: not measured here."""
+        return None
+
+    def reset_memory_peak(self) -> bool:
+        """Start the high-water mark again (what a per-turn memory figure needs); False: cannot."""
+        return False
+
 
 class SandboxBackend(abc.ABC):
     """A kind of sandbox. Registered by name in :mod:`assay.sandbox.registry`."""

@@ -17,6 +17,7 @@ from assay.records.manifest import RunManifest
 from assay.records.scores import SCORE_SCHEMA, ScoreDocument
 from assay.records.scores import SuspectPass
 from assay.run_budget.log import last_stop
+from assay.score.perf import with_performance
 from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.controls import control_origins, control_summary
@@ -184,7 +185,7 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
     _checked, problems = scan.finish()
     if problems:
         raise refusal(rd.path, problems, action="score")
-    return _audited(doc, rd)
+    return with_performance(_audited(doc, rd), rd.path)
 
 
 def _audited(doc: ScoreDocument, rd: RunDir) -> ScoreDocument:

@@ -351,6 +351,12 @@ class BwrapSandbox(Sandbox):
         pool.dispose(functools.partial(pool.remove_parts, self.group, self.state))
         return cpu
 
+    def memory_peak_bytes(self) -> int | None:
+        return self.group.memory_peak_bytes() if self.group is not None else None
+
+    def reset_memory_peak(self) -> bool:
+        return self.group.reset_memory_peak() if self.group is not None else False
+
     def describe(self) -> dict[str, object]:
         return {"backend": "bwrap", "isolated": True, "network": self.spec.network.value,
                 "identity": self.spec.identity, "inside_uid": self.inside_uid,

@@ -254,6 +254,21 @@ class SandboxGroup:
         raw = _read(f).strip()
         return int(raw) if raw else 0
 
+    def memory_peak_bytes(self) -> int | None:
+        """The group's high-water mark of memory (v1 ``memory.max_usage_in_bytes``, v2
+        ``memory.peak``): the kernel's own figure, exact to its charge batch; None: not kept."""
+        raw = _read(self._file("memory", "memory.max_usage_in_bytes", "memory.peak")).strip()
+        return int(raw) if raw.isdigit() else None
+
+    def reset_memory_peak(self) -> bool:
+        """Start the high-water mark again from the current usage (v1: write 0; v2 from Linux
+        6.12: write anything to ``memory.peak``); False where the kernel refuses."""
+        try:
+            _write(self._file("memory", "memory.max_usage_in_bytes", "memory.peak"), "0")
+            return True
+        except OSError:
+            return False
+
     def oom_kills(self) -> int:
         """Processes the kernel killed for the group's memory limit so far."""
         f = self._file("memory", "memory.oom_control", "memory.events")

@@ -1,0 +1,219 @@
+"""The apparatus of a performance measurement: the model taken out of the number.
+
+Each sample runs an agent's own turn in a fresh bubblewrap sandbox against the scripted gateway,
+which answers every request at once with a fixed text; so what is timed is the product's own
+cost. Every exec in the sandbox is timed (:class:`TimedSandbox`), with the high-water mark of the
+sandbox's control group over it; the gateway's trace gives when each model request arrived and
+how many tokens it carried. The host's load and CPU pressure are read around each sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import stat
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome, ConversationTurn
+from assay.gateway.service import ENDPOINT, GatewayService, new_key
+from assay.gateway.standalone import standalone_record
+from assay.records.manifest import GatewayRecord
+from assay.run import hostload
+from assay.run.attempt.live import HOME_MOUNT
+from assay.sandbox.base import Endpoint, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec
+from assay.spec.budget import Limits
+from assay.spec.conversation import HistoryEvent
+from assay.spec.load import LoadedTask
+from assay.spec.task import TaskSpec
+from assay.trace.events import EventKind
+from assay.trace.writer import TraceWriter, read_events
+from assay.untrusted.tree import remove_untrusted, walk_untrusted
+
+#: the one answer of the perf gateway (every request, history or not)
+ANSWER = "ok"
+MODEL_SCRIPT = f'turns:\n  - text: "{ANSWER}"\nfinal_text: "{ANSWER}"\n'
+PROMPT = "Reply with the word ok."
+
+
+@dataclass
+class ExecTiming:
+    """One exec in the sandbox: when it started and ended (epoch seconds) and its memory peak."""
+
+    argv0: str
+    start: float
+    end: float
+    peak_bytes: int | None
+
+
+class TimedSandbox(Sandbox):
+    """A sandbox whose every exec is timed, its control group's peak reset before and read after."""
+
+    def __init__(self, inner: Sandbox):
+        self.inner = inner
+        self.spec = inner.spec
+        self.execs: list[ExecTiming] = []
+
+    @property
+    def workspace_path(self) -> str:
+        return self.inner.workspace_path
+
+    def endpoint_url(self, name: str) -> str:
+        return self.inner.endpoint_url(name)
+
+    def mount_path(self, mount: Mount) -> str:
+        return self.inner.mount_path(mount)
+
+    async def exec(self, argv: list[str], **kw: Any) -> ExecResult:
+        reset = self.inner.reset_memory_peak()
+        start = time.time()
+        res = await self.inner.exec(argv, **kw)
+        end = time.time()
+        self.execs.append(ExecTiming(argv[0] if argv else "", start, end,
+                                     self.inner.memory_peak_bytes() if reset else None))
+        return res
+
+    async def destroy(self):  # type: ignore[no-untyped-def]
+        return await self.inner.destroy()
+
+    def memory_peak_bytes(self) -> int | None:
+        return self.inner.memory_peak_bytes()
+
+    def reset_memory_peak(self) -> bool:
+        return self.inner.reset_memory_peak()
+
+
+@dataclass
+class TurnFigures:
+    """What one turn of an agent measured (None: not observed)."""
+
+    open_s: float | None  # the turn's exec start -> the first model request at the gateway
+    first_answer_s: float | None  # the turn's exec start -> the gateway's first answer sent
+    turn_s: float | None  # the turn's exec, start to end
+    peak_bytes: int | None  # the sandbox's memory high-water mark over the turn's exec
+    tokens_sent: int | None  # input tokens of the turn's last model request (as the gateway counted them)
+    store_bytes: int  # bytes under the agent home after the turn
+    exit_code: int | None
+    error: str | None = None
+    requests: int | None = None  # model requests of the turn (a folding call is one more)
+
+
+@dataclass
+class Apparatus:
+    """One scripted gateway, one sandbox backend and one small task for every sample of a perf run."""
+
+    backend: SandboxBackend
+    scratch: Path
+    limits: Limits = field(default_factory=lambda: Limits(cpu_time_s=600, memory_mb=None, disk_mb=2048))
+    timeout_s: float = 300.0
+    service: GatewayService | None = None
+    task: LoadedTask | None = None
+
+    def start(self) -> None:
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        script = self.scratch / "model.yaml"
+        script.write_text(MODEL_SCRIPT)
+        record: GatewayRecord = standalone_record("scripted", script=script)
+        self.service = GatewayService(record)
+        self.service.start_sync()
+        spec = TaskSpec.model_validate({"id": "perf", "category": "performance", "tools": ["shell", "read"],
+                                        "predicates": [{"id": "unused", "kind": "file_exists", "path": "never"}]})
+        self.task = LoadedTask(spec=spec, dir=self.scratch, prompt=PROMPT, file_digests={})
+
+    def stop(self) -> None:
+        if self.service is not None:
+            self.service.stop_sync()
+
+
+@dataclass
+class Session:
+    """One agent's sandbox and home for a scenario's turns, and the gateway session it speaks to."""
+
+    app: Apparatus
+    agent: AgentAdapter
+    sandbox: TimedSandbox
+    ctx: AgentContext
+    trace_path: Path
+    sid: str = field(default_factory=lambda: str(uuid.uuid4()))
+    turns_run: int = 0
+    host: list[hostload.HostLoad] = field(default_factory=list)
+
+    async def turn(self, history: tuple[HistoryEvent, ...] = ()) -> TurnFigures:
+        """Run the agent's next turn of the session (the first one plants ``history`` first)."""
+        self.turns_run += 1
+        turn = ConversationTurn(self.turns_run, self.sid, history if self.turns_run == 1 else ())
+        ctx = dataclasses.replace(self.ctx, turn=turn)
+        before = len(self.sandbox.execs)
+        t0 = hostload.sample()
+        error = None
+        try:
+            outcome: AgentOutcome | None = await self.agent.run_turn(ctx, turn)
+        except Exception as e:  # noqa: BLE001 - a failed turn is a failed figure, never a zero
+            outcome, error = None, f"{type(e).__name__}: {e}"
+        self.host.append(hostload.between(t0, hostload.sample()))
+        return self.figures(self.sandbox.execs[before:], outcome, error)
+
+    def figures(self, execs: list[ExecTiming], outcome: AgentOutcome | None, error: str | None) -> TurnFigures:
+        requests = [e for e in read_events(self.trace_path) if e.kind == EventKind.model_request]
+        answers = [e for e in read_events(self.trace_path) if e.kind == EventKind.model_response]
+        own = None  # the turn's exec: the one during which its first model request arrived
+        for ex in execs:
+            if any(ex.start <= r.ts <= ex.end for r in requests):
+                own = ex
+                break
+        store = store_bytes(self.ctx.home)
+        if own is None:
+            why = error or (f"no model request reached the gateway (exit {outcome.exit_code if outcome else None}: "
+                            f"{(outcome.stderr if outcome else b'')[-300:].decode(errors='replace')})")
+            return TurnFigures(None, None, execs[-1].end - execs[-1].start if execs else None,
+                               execs[-1].peak_bytes if execs else None, None, store,
+                               outcome.exit_code if outcome else None, why)
+        mine = sorted((r for r in requests if own.start <= r.ts <= own.end), key=lambda r: r.ts)
+        first = mine[0]
+        answer = next((a for a in answers if a.ts >= first.ts), None)
+        last = [a for a in answers if own.start <= a.ts <= own.end]  # the last request: after any folding
+        tokens = (last[-1].data.get("usage") or {}).get("input_tokens") if last else None
+        return TurnFigures(first.ts - own.start, (answer.ts - own.start) if answer else None, own.end - own.start,
+                           own.peak_bytes, tokens, store, outcome.exit_code if outcome else None, error,
+                           requests=len(mine))
+
+    async def close(self) -> None:
+        """Destroy the sandbox, then remove what the agent left (its home is hostile: no link followed)."""
+        await self.sandbox.destroy()
+        remove_untrusted(self.ctx.workspace.parent)
+
+
+def store_bytes(home: Path) -> int:
+    """Bytes of regular files under the agent home: a walk that follows no link, bounded in
+    entries and time (a store of 10⁴ sessions is well inside the bound)."""
+    return sum(st.st_size for _rel, _full, st in walk_untrusted(home, max_entries=500_000)
+               if st is not None and stat.S_ISREG(st.st_mode))
+
+
+async def open_session(app: Apparatus, agent: AgentAdapter, label: str) -> Session:
+    """A fresh workspace, home and sandbox for ``agent``, and its own gateway session."""
+    assert app.service is not None and app.task is not None
+    root = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=app.scratch))
+    ws, home = root / "workspace", root / "home"
+    ws.mkdir()
+    home.mkdir()
+    trace_path = root / "gateway.jsonl"
+    sess = app.service.open_session(None, key=new_key())
+    sess.trace = TraceWriter(trace_path, label)
+    limits = agent.limits(app.limits)
+    mounts = (Mount(home, HOME_MOUNT, writable=True), *agent.mounts(app.task))
+    inner = await app.backend.create(SandboxSpec(workspace=ws, limits=limits, mounts=mounts,
+                                                 endpoints=(Endpoint(ENDPOINT, app.service.server.host, app.service.server.port),),
+                                                 label=label))
+    sb = TimedSandbox(inner)
+    ctx = AgentContext(task=app.task, variant="base", prompt=PROMPT, sandbox=sb, workspace=ws, home=home,
+                       home_inside=inner.mount_path(mounts[0]), attempt_dir=root / "agent-files",
+                       trace=TraceWriter(root / "agent.jsonl", label), budget=app.task.spec.budget,
+                       timeout_s=app.timeout_s, gateway_url=sb.endpoint_url(ENDPOINT), gateway_key=sess.key,
+                       model=sess.model, tools=list(app.task.spec.tools),
+                       mounts={HOME_MOUNT: inner.mount_path(mounts[0])})
+    (root / "agent-files").mkdir()
+    return Session(app, agent, sb, ctx, trace_path)

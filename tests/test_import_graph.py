@@ -55,6 +55,7 @@ ALLOWED: dict[str, frozenset[str]] = {
                       "environments", "store", "run_budget", "harness", "worlds", "gateway", "agents", "verify", "judge",
                       "conversations"}),
     "deploy": frozenset({"errors"}),
+    "plugins": frozenset({"errors", "registry"}),
     "variants": frozenset({"errors", "spec", "store", "score"}),
     "cases": frozenset({"errors", "spec", "trace"}),
     "importers": frozenset({"errors", "untrusted", "spec", "records", "environments"}),
@@ -62,7 +63,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "cli": frozenset({"errors", "_optional", "registry", "untrusted", "spec", "records", "trace", "sandbox",
                       "store", "run_budget", "harness", "approvals", "worlds", "gateway", "agents", "verify",
                       "judge", "conversations", "score", "report", "run", "deploy", "observe", "variants",
-                      "cases", "environments", "importers", "view"}),
+                      "cases", "environments", "importers", "view", "plugins"}),
 }
 DYNAMIC = {"optional_import", "import_module"}
 

@@ -25,7 +25,7 @@ _PUBLIC: dict[str, str] = {
     "HarnessService": "assay.harness.services", "ServiceSession": "assay.harness.services",
     # extension points
     "AgentAdapter": "assay.agents.base", "AgentContext": "assay.agents.base", "AgentOutcome": "assay.agents.base",
-    "AgentInfo": "assay.agents.base", "register_agent": "assay.agents.registry",
+    "AgentInfo": "assay.agents.base", "register": "assay.plugins", "register_agent": "assay.agents.registry",
     "SandboxBackend": "assay.sandbox.base", "Sandbox": "assay.sandbox.base", "SandboxSpec": "assay.sandbox.base",
     "ExecResult": "assay.sandbox.base", "BackendStatus": "assay.sandbox.base",
     "register_sandbox_backend": "assay.sandbox.registry",

@@ -8,7 +8,6 @@ only when listed, so ``assay --help`` stays cheap). tests/cli/test_plugins.py ch
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
@@ -17,19 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from assay.registry import Registry, UnknownPlugin
-
-#: short kind name (the command's KIND argument) -> "module:ATTRIBUTE" of its registry
-PLUGIN_KINDS: dict[str, str] = {
-    "agent": "assay.agents.registry:AGENTS",
-    "product": "assay.agents.products:PRODUCTS",
-    "sandbox": "assay.sandbox.registry:BACKENDS",
-    "model": "assay.gateway.backends.base:MODEL_BACKENDS",
-    "predicate": "assay.spec.predicates:PREDICATE_SPECS",
-    "evaluator": "assay.verify.registry:EVALUATORS",
-    "world": "assay.worlds.registry:WORLDS",
-    "export": "assay.report.export:EXPORT_TARGETS",
-}
+from assay.plugins import PLUGIN_KINDS, registry_of
 
 out = Console(highlight=False, soft_wrap=True)
 
@@ -43,15 +30,6 @@ class PluginKind:
     group: str
     builtin: list[str]
     added: list[str]  # through an entry point or register() (assay's own optional targets too)
-
-
-def registry_of(kind: str) -> Registry[Any]:
-    """The registry of one short kind name; an unknown kind is :class:`UnknownPlugin` like any name."""
-    ref = PLUGIN_KINDS.get(kind)
-    if ref is None:
-        raise UnknownPlugin("plug-in kind", kind, list(PLUGIN_KINDS), "", fix="use one of these (`assay plugins` lists them)")
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 def plugin_kinds() -> list[PluginKind]:

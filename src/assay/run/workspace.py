@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.sandbox import overlay_ws
 from assay.spec.digest import UNHASHED, UNREADABLE
 from assay.spec.task_env import make_empty_dirs
 from assay.store.workspace_diff import Scan, scan
@@ -58,10 +59,21 @@ _CACHE: dict[tuple[str, str, int], State] = {}
 _LOCK = threading.Lock()
 
 
-def make_workspace(fixture: Path, dst: Path, empty_dirs: list[str]) -> None:
-    """A fresh copy of the task's fixture with its declared empty folders."""
-    copy_snapshot(fixture, dst)
+def make_workspace(fixture: Path, dst: Path, empty_dirs: list[str]) -> bool:
+    """A fresh workspace holding the task's fixture with its declared empty folders: an overlay
+    over the fixture (layers beside ``dst``, :mod:`assay.sandbox.overlay_ws`) where the kernel
+    allows one, else a copy. True when it is an overlay (:func:`release_workspace` unmounts it)."""
+    overlaid = overlay_ws.create(fixture, dst, dst.parent / (dst.name + ".layers")) is not None
+    if not overlaid:
+        copy_snapshot(fixture, dst)
     make_empty_dirs(dst, empty_dirs)
+    return overlaid
+
+
+def release_workspace(dst: Path) -> None:
+    """Unmount an overlay workspace (ours, or one a crashed harness left) before its scratch is
+    removed; nothing for a copied one."""
+    overlay_ws.release(dst)
 
 
 def initial_state(fixture: Path, live: Path, key: str, *, setup_ran: bool, budget: int,
@@ -83,4 +95,4 @@ def initial_state(fixture: Path, live: Path, key: str, *, setup_ran: bool, budge
     return hit
 
 
-__all__ = ["State", "digests_of", "initial_state", "make_workspace", "state_of"]
+__all__ = ["State", "digests_of", "initial_state", "make_workspace", "release_workspace", "state_of"]

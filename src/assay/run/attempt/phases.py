@@ -30,7 +30,7 @@ from assay.run.attempt.live import (AGENT_FILES, HOME_MOUNT, SETUP_MOUNT, WATCHD
 from assay.run.attempt.process_faults import run_with_process_faults
 from assay.run.attempt.records import AgentRan, Prepared, SetUp, TornDown, Verified
 from assay.run.task_staging import stage_mounts, stage_setup
-from assay.run.workspace import initial_state, make_workspace, state_of
+from assay.run.workspace import initial_state, make_workspace, release_workspace, state_of
 from assay.sandbox.base import Mount, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import workspace_hash_budget
@@ -48,6 +48,7 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
     async def body() -> dict[str, Any]:
         scratch = env.handle.scratch
         if scratch.exists():
+            release_workspace(live.workspace)
             remove_untrusted(scratch)
         live.home.mkdir(parents=True)
         make_workspace(env.task.dir / env.task.spec.workspace, live.workspace, env.task.spec.empty_dirs)

@@ -1,0 +1,151 @@
+"""The overlay workspace attacked from inside a real bwrap sandbox: the agent deletes, renames
+and rewrites the shared fixture's files, plants a whiteout and links out of the tree, tries a
+device node. The fixture must stay byte-for-byte and owner-for-owner as it was; what the host
+walks afterwards (the diff's and the verifier's one walk) must be exactly what the sandbox saw;
+another identity over the same workspace (the verifier's uid) must see the same merged state;
+a second attempt over the fixture starts clean."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.run import workspace as ws
+from assay.sandbox import overlay_ws
+from assay.sandbox.base import SandboxSpec
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.spec.digest import tree_digests
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="an overlay workspace needs root (else it is a copy)")
+
+ATTACK = r"""
+import json, os, stat
+out = {}
+def tryit(name, fn):
+    try:
+        fn(); out[name] = "ok"
+    except OSError as e:
+        out[name] = e.strerror
+tryit("append", lambda: open("a.txt", "a").write("agent\n"))
+tryit("delete", lambda: os.remove("sub/b.txt"))
+tryit("rename_file", lambda: os.rename("c.txt", "c2.txt"))
+tryit("rename_dir", lambda: os.rename("deep", "deep2"))
+tryit("whiteout", lambda: os.mknod("keep.txt.wh", stat.S_IFCHR | 0o600, 0))
+tryit("whiteout_over_lower", lambda: (os.remove("keep.txt"), os.mknod("keep.txt", stat.S_IFCHR | 0o600, 0)))
+tryit("device", lambda: os.mknod("null", stat.S_IFCHR | 0o666, os.makedev(1, 3)))
+tryit("link_out", lambda: os.symlink("/etc/passwd", "passwd"))
+tryit("link_up", lambda: os.symlink("../../../..", "up"))
+tryit("chmod", lambda: os.chmod("run.sh", 0o700))
+seen = []
+for root, dirs, files in os.walk("."):
+    for n in dirs + files:
+        full = os.path.join(root, n)
+        if os.path.islink(full) or not os.path.isdir(full):  # what the walk's digests list
+            seen.append(os.path.relpath(full, "."))
+out["seen"] = sorted(seen)
+out["a"] = open("a.txt").read()
+print(json.dumps(out))
+"""
+
+
+def fixture(root: Path) -> Path:
+    (root / "sub").mkdir(parents=True)
+    (root / "deep" / "er").mkdir(parents=True)
+    (root / "a.txt").write_text("fixture\n")
+    (root / "sub" / "b.txt").write_text("b\n")
+    (root / "c.txt").write_text("c\n")
+    (root / "keep.txt").write_text("keep\n")
+    (root / "deep" / "er" / "d.txt").write_text("d\n")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    return root
+
+
+def owners(root: Path) -> dict[str, tuple[int, int, int]]:
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for n in dirs + files:
+            st = os.lstat(os.path.join(dirpath, n))
+            out[os.path.relpath(os.path.join(dirpath, n), root)] = (st.st_uid, st.st_gid, st.st_mode)
+    return out
+
+
+@pytest.fixture
+def overlay_mode(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("ASSAY_WORKSPACE", "overlay")  # a refusal is an error here, never a silent copy
+    yield
+    for target in list(overlay_ws._LIVE):
+        overlay_ws.release(Path(target))
+
+
+async def _run(backend: BwrapBackend, live: Path, identity: str, code: str) -> dict:
+    sb = await backend.create(SandboxSpec(workspace=live, identity=identity))
+    try:
+        r = await sb.exec([sys.executable, "-I", "-c", code], timeout_s=60)
+    finally:
+        await sb.destroy()
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+async def test_the_agent_cannot_touch_the_fixture_and_the_host_sees_its_merged_view(
+        bwrap_backend: BwrapBackend, tmp_path: Path, overlay_mode: None) -> None:
+    fx = fixture(tmp_path / "fx")
+    before, before_owners = tree_digests(fx), owners(fx)
+    live = tmp_path / "attempt1" / "workspace"
+    assert ws.make_workspace(fx, live, ["logs"]) is True
+    got = await _run(bwrap_backend, live, "agent", ATTACK)
+    assert got["append"] == got["delete"] == got["rename_file"] == got["rename_dir"] == "ok", got
+    assert got["chmod"] == "ok" and got["a"] == "fixture\nagent\n"
+    assert got["device"] != "ok"  # no device node: no CAP_MKNOD in the host's namespace
+    # the fixture: untouched, in content, owner and mode
+    assert tree_digests(fx) == before and owners(fx) == before_owners
+    # the host's one walk of the final state is what the sandbox saw (whiteouts are the kernel's)
+    final = ws.state_of(live, 1 << 30)
+    assert sorted(final.digests) == got["seen"], (sorted(final.digests), got["seen"])
+    assert "sub/b.txt" not in final.digests and "c2.txt" in final.digests and "deep2/er/d.txt" in final.digests
+    assert final.digests["passwd"] == "symlink:/etc/passwd"  # read as a link, never followed
+    assert (live / "a.txt").read_text() == "fixture\nagent\n"
+    # a planted 0/0 device is a whiteout to the kernel: it hid keep.txt, for the host as for the agent
+    assert ("keep.txt" in final.digests) == ("keep.txt" in got["seen"])
+    # the verifier's identity (another host uid) over the same workspace sees the same state
+    again = await _run(bwrap_backend, live, "verifier", "import os, json; print(json.dumps({'seen': sorted("
+                       "os.path.relpath(os.path.join(r, n), '.') for r, d, f in os.walk('.') for n in d + f "
+                       "if os.path.islink(os.path.join(r, n)) or not os.path.isdir(os.path.join(r, n))), "
+                       "'a': open('a.txt').read(), 'w': os.access('a.txt', os.W_OK)}))")
+    assert again["seen"] == got["seen"] and again["a"] == got["a"] and again["w"] is True
+    # a second attempt over the same fixture starts from the fixture, not from the first's writes
+    live2 = tmp_path / "attempt2" / "workspace"
+    ws.make_workspace(fx, live2, [])
+    fresh = await _run(bwrap_backend, live2, "agent", "import os, json; print(json.dumps(sorted(os.listdir('.'))))")
+    assert fresh == sorted(p for p in os.listdir(fx))
+    ws.release_workspace(live)
+    assert not os.path.ismount(live) and list(live.iterdir()) == []  # the scratch is plain folders again
+    assert tree_digests(fx) == before and owners(fx) == before_owners
+
+
+def test_a_fixture_with_two_owners_is_copied_not_overlaid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fx = fixture(tmp_path / "fx")
+    os.lchown(fx / "c.txt", 4242, 4242)
+    assert overlay_ws.fixture_owner(fx) is None
+    live = tmp_path / "w"
+    assert ws.make_workspace(fx, live, []) is False  # auto: the copy, as before
+    assert not os.path.ismount(live) and (live / "c.txt").read_text() == "c\n"
+    monkeypatch.setenv("ASSAY_WORKSPACE", "overlay")
+    with pytest.raises(OSError, match="several owners"):
+        ws.make_workspace(fx, tmp_path / "w2", [])
+
+
+def test_a_stale_overlay_left_by_a_crashed_harness_is_unmounted_before_removal(
+        tmp_path: Path, overlay_mode: None) -> None:
+    fx = fixture(tmp_path / "fx")
+    live = tmp_path / "w"
+    ws.make_workspace(fx, live, [])
+    overlay_ws._LIVE.clear()  # the harness that made it is gone
+    ws.release_workspace(live)
+    assert not os.path.ismount(live)
+    assert (fx / "a.txt").read_text() == "fixture\n"

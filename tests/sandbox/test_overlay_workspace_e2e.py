@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from assay.run import workspace as ws
+from assay.run.workspace_delta import delta_scan
 from assay.sandbox import overlay_ws
 from assay.sandbox.base import SandboxSpec
 from assay.sandbox.bwrap.backend import BwrapBackend
@@ -107,6 +108,10 @@ async def test_the_agent_cannot_touch_the_fixture_and_the_host_sees_its_merged_v
     # the host's one walk of the final state is what the sandbox saw (whiteouts are the kernel's)
     final = ws.state_of(live, 1 << 30)
     assert sorted(final.digests) == got["seen"], (sorted(final.digests), got["seen"])
+    # the agent renamed a fixture folder (a redirect): the upper reader leaves it to the walk
+    initial = ws.initial_state(fx, live, "k", setup_ran=False, budget=1 << 30, cache={})
+    assert delta_scan(overlay_ws.get(live), initial.scan, 1 << 30) is None
+    assert ws.final_state(live, initial.scan, 1 << 30) == final
     assert "sub/b.txt" not in final.digests and "c2.txt" in final.digests and "deep2/er/d.txt" in final.digests
     assert final.digests["passwd"] == "symlink:/etc/passwd"  # read as a link, never followed
     assert (live / "a.txt").read_text() == "fixture\nagent\n"
@@ -149,3 +154,27 @@ def test_a_stale_overlay_left_by_a_crashed_harness_is_unmounted_before_removal(
     ws.release_workspace(live)
     assert not os.path.ismount(live)
     assert (fx / "a.txt").read_text() == "fixture\n"
+
+
+def test_the_upper_reader_gives_way_where_only_the_kernel_can_say(tmp_path: Path, overlay_mode: None) -> None:
+    """An opaque folder and a whiteout it reads; a redirect, an unreadable entry or a spent hash
+    budget it leaves to the merged walk (None), never a guess."""
+    fx = fixture(tmp_path / "fx")
+    live = tmp_path / "w"
+    ws.make_workspace(fx, live, [])
+    initial = ws.initial_state(fx, live, "k", setup_ran=False, budget=1 << 30, cache={})
+    import shutil
+    shutil.rmtree(live / "deep")  # as root, through the overlay: whiteouts
+    (live / "deep").mkdir()  # over a whited-out folder: opaque
+    (live / "deep" / "new.txt").write_text("n\n")
+    (live / "a.txt").write_text("rewritten\n")
+    os.rename(live / "sub", live / "sub2")  # a lower folder renamed: a redirect
+    ow = overlay_ws.get(live)
+    assert delta_scan(ow, initial.scan, 1 << 30) is None
+    assert ws.final_state(live, initial.scan, 1 << 30) == ws.state_of(live, 1 << 30)
+    os.rename(live / "sub2", live / "sub")
+    shutil.rmtree(live / "sub")
+    got = delta_scan(ow, initial.scan, 1 << 30)
+    walked = ws.state_of(live, 1 << 30)
+    assert got is not None and got == walked.scan and b"deep/er/d.txt" not in got and b"deep/new.txt" in got
+    assert delta_scan(ow, initial.scan, 10) is None  # the budget could not hash both: the walk decides

@@ -18,6 +18,7 @@ from pathlib import Path
 from assay.sandbox import overlay_ws
 from assay.spec.digest import UNHASHED, UNREADABLE
 from assay.spec.task_env import make_empty_dirs
+from assay.run.workspace_delta import delta_scan
 from assay.store.workspace_diff import Scan, scan
 from assay.verify.snapshot import copy_snapshot
 
@@ -53,6 +54,15 @@ def state_of(root: Path, budget: int) -> State:
     """One walk of ``root`` (hostile: read as :func:`scan` reads it)."""
     s = scan(root, hash_budget=budget)
     return State(s, digests_of(s))
+
+
+def final_state(live: Path, initial: Scan, budget: int) -> State:
+    """The final workspace's one reading: an overlay's from its upper over the task's initial scan
+    (:mod:`assay.run.workspace_delta`, no walk of the fixture's files) where that reader can say
+    exactly, else one walk of the merged view."""
+    ws = overlay_ws.get(live)
+    s = delta_scan(ws, initial, budget) if ws is not None else None
+    return state_of(live, budget) if s is None else State(s, digests_of(s))
 
 
 _CACHE: dict[tuple[str, str, int], State] = {}
@@ -95,4 +105,4 @@ def initial_state(fixture: Path, live: Path, key: str, *, setup_ran: bool, budge
     return hit
 
 
-__all__ = ["State", "digests_of", "initial_state", "make_workspace", "release_workspace", "state_of"]
+__all__ = ["State", "digests_of", "final_state", "initial_state", "make_workspace", "release_workspace", "state_of"]

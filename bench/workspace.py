@@ -69,7 +69,7 @@ def trial(fixture: Path, scratch: Path, task_cache: dict) -> dict[str, float]:
     t_setup = time.perf_counter() - t0
     change_ten(live)
     t0 = time.perf_counter()
-    final = ws_mod.state_of(live, BUDGET)  # teardown: one walk, for the diff ...
+    final = ws_mod.final_state(live, initial.scan, BUDGET)  # teardown: one reading, for the diff ...
     build_workspace_diff(live, initial.scan, before=fixture, hash_budget=BUDGET, now=final.scan)
     _ = final.digests  # ... and the verifier's digests: it reads the frozen workspace in place
     t_snap = time.perf_counter() - t0

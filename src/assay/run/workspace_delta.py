@@ -60,6 +60,7 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             return None
         upper.append((rel, full, st))
     out: Scan = dict(initial)
+    folders = {k[:i] for k in initial for i in range(len(k)) if k[i:i + 1] == b"/"}  # the fixture's folders
     files: list[tuple[bytes, bytes, os.stat_result]] = []
     added: Scan = {}
     for rel, full, st in upper:  # a folder before what it holds
@@ -72,11 +73,12 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             if opaque not in (None, b"y"):
                 return None
             out.pop(rel, None)  # a folder where the fixture had a file
-            if opaque == b"y":
+            if opaque == b"y" and rel in folders:
                 _drop_under(out, rel)
             continue
         out.pop(rel, None)
-        _drop_under(out, rel)  # a non-folder where the fixture had a folder
+        if rel in folders:
+            _drop_under(out, rel)  # a non-folder where the fixture had a folder
         if stat.S_ISCHR(mode) and st.st_rdev == 0:
             continue  # a whiteout: gone
         if stat.S_ISLNK(mode):

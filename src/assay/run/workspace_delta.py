@@ -49,6 +49,17 @@ def _drop_under(out: Scan, rel: bytes) -> None:
         del out[k]
 
 
+def _folders(initial: Scan) -> set[bytes]:
+    """Every folder the fixture's entries stand in."""
+    out: set[bytes] = set()
+    for k in initial:
+        i = k.rfind(b"/")
+        while i > 0 and k[:i] not in out:
+            out.add(k[:i])
+            i = k.rfind(b"/", 0, i)
+    return out
+
+
 def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
     """The merged view's scan (as :func:`assay.store.workspace_diff.scan` would give it), or None
     where only a walk of the merged view can say."""
@@ -60,7 +71,7 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             return None
         upper.append((rel, full, st))
     out: Scan = dict(initial)
-    folders = {k[:i] for k in initial for i in range(len(k)) if k[i:i + 1] == b"/"}  # the fixture's folders
+    folders = _folders(initial)
     files: list[tuple[bytes, bytes, os.stat_result]] = []
     added: Scan = {}
     for rel, full, st in upper:  # a folder before what it holds

@@ -11,6 +11,7 @@ import tarfile
 from pathlib import Path
 from typing import BinaryIO
 
+from assay.environments.reproducible import SOURCE_DATE_EPOCH
 from assay.environments.store import INFO, ImageInfo, ImageStore
 
 LAYER = "application/vnd.oci.image.layer.v1.tar"
@@ -40,6 +41,14 @@ def _blob(blobs: Path, data: bytes) -> dict[str, object]:
     return {"digest": f"sha256:{digest}", "size": len(data)}
 
 
+def _normalised(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    """A layer's entry as any host writes it: no host user names, no date past the build epoch."""
+    member.uname = member.gname = ""
+    member.mtime = min(int(member.mtime), SOURCE_DATE_EPOCH)
+    member.pax_headers = {}
+    return member
+
+
 def export(store: ImageStore, info: ImageInfo, dest: Path) -> str:
     """Write ``info``'s image into the new folder ``dest``; returns the manifest's digest."""
     dest.mkdir(parents=True)
@@ -50,8 +59,8 @@ def export(store: ImageStore, info: ImageInfo, dest: Path) -> str:
         out = _Hashing(raw)
         with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
             root = store.rootfs(info.digest)
-            for name in sorted(os.listdir(root)):
-                tar.add(root / name, arcname=name, recursive=True)
+            for name in sorted(os.listdir(root)):  # tarfile sorts what it recurses into too
+                tar.add(root / name, arcname=name, recursive=True, filter=_normalised)
     layer = out.h.hexdigest()
     os.rename(tmp, blobs / layer)
     env = [f"{k}={v}" for k, v in info.env.items()]

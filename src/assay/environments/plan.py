@@ -16,7 +16,7 @@ from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.environment_dockerfile import Dockerfile, parse
 
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
 VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
 #: a ``FROM`` of a Python image maps to Debian's python with these

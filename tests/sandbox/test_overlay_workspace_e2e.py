@@ -178,3 +178,17 @@ def test_the_upper_reader_gives_way_where_only_the_kernel_can_say(tmp_path: Path
     walked = ws.state_of(live, 1 << 30)
     assert got is not None and got == walked.scan and b"deep/er/d.txt" not in got and b"deep/new.txt" in got
     assert delta_scan(ow, initial.scan, 10) is None  # the budget could not hash both: the walk decides
+
+
+def test_removing_a_scratch_never_deletes_through_a_live_overlay(tmp_path: Path, overlay_mode: None) -> None:
+    """A runner killed mid-attempt leaves its overlay mounted; the next one removes the scratch:
+    the mount is detached first, the scratch goes whole, the fixture stays."""
+    from assay.untrusted.tree import remove_untrusted
+
+    fx = fixture(tmp_path / "fx")
+    before = tree_digests(fx)
+    scratch = tmp_path / "scratch"
+    ws.make_workspace(fx, scratch / "trial" / "workspace", [])
+    overlay_ws._LIVE.clear()  # the harness that made it is gone
+    remove_untrusted(scratch)
+    assert not scratch.exists() and tree_digests(fx) == before

@@ -20,6 +20,7 @@ from assay.spec.digest import UNHASHED, UNREADABLE
 from assay.spec.task_env import make_empty_dirs
 from assay.run.workspace_delta import delta_scan
 from assay.store.workspace_diff import Scan, scan
+from assay.untrusted.tree import MAX_ENTRIES
 from assay.verify.snapshot import copy_snapshot
 
 
@@ -50,9 +51,9 @@ def digests_of(s: Scan) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def state_of(root: Path, budget: int) -> State:
+def state_of(root: Path, budget: int, *, max_entries: int | None = MAX_ENTRIES) -> State:
     """One walk of ``root`` (hostile: read as :func:`scan` reads it)."""
-    s = scan(root, hash_budget=budget)
+    s = scan(root, hash_budget=budget, max_entries=max_entries)
     return State(s, digests_of(s))
 
 
@@ -65,7 +66,7 @@ def final_state(live: Path, initial: Scan, budget: int) -> State:
     return state_of(live, budget) if s is None else State(s, digests_of(s))
 
 
-_CACHE: dict[tuple[str, str, int], State] = {}
+_CACHE: dict[tuple[str, str, int, bool], State] = {}
 _LOCK = threading.Lock()
 
 
@@ -87,19 +88,22 @@ def release_workspace(dst: Path) -> None:
 
 
 def initial_state(fixture: Path, live: Path, key: str, *, setup_ran: bool, budget: int,
-                  cache: dict[tuple[str, str, int], State] | None = None) -> State:
+                  cache: dict[tuple[str, str, int, bool], State] | None = None) -> State:
     """The workspace's state before the agent. Without a setup script it is the fixture's (the
     copy holds exactly its files: entries it could not copy are refused when the task loads), so
     it is walked once per task (``key``: the task's digest) and reused by every trial; after a
     setup script the live workspace is walked."""
     if setup_ran:
         return state_of(live, budget)
+    # over an overlay the fixture is read whole (the task's files, not the agent's): the final
+    # state is then exact from the upper alone, whatever the fixture's size
+    whole = overlay_ws.get(live) is not None
     store = _CACHE if cache is None else cache
-    k = (str(fixture), key, budget)
+    k = (str(fixture), key, budget, whole)
     with _LOCK:
         hit = store.get(k)
     if hit is None:
-        hit = state_of(fixture, budget)
+        hit = state_of(fixture, budget, max_entries=None if whole else MAX_ENTRIES)
         with _LOCK:
             store[k] = hit
     return hit

@@ -66,7 +66,7 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
     if any(kind != "symlink" and (kind != "file" or not digest) for kind, digest, _ in initial.values()):
         return None  # the initial scan itself is partial: a full walk decides what a later one sees
     upper: list[tuple[bytes, bytes, os.stat_result]] = []
-    for rel, full, st in walk_untrusted(ws.upper, max_entries=MAX_ENTRIES - len(initial)):
+    for rel, full, st in walk_untrusted(ws.upper, max_entries=MAX_ENTRIES):  # the agent's tree: bounded
         if st is None:
             return None
         upper.append((rel, full, st))
@@ -110,7 +110,7 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             return None  # swapped while read
         added[rel] = ("file", digest, sizes[rel])
     out.update(added)
-    return dict(sorted(out.items()))
+    return out
 
 
 __all__ = ["delta_scan"]

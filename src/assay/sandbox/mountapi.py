@@ -13,6 +13,8 @@ import ctypes
 import os
 from pathlib import Path
 
+from assay.untrusted.mounts import umount2
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
 _OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 1, 0o2000000
@@ -101,7 +103,7 @@ def mount_overlay(lower: Path, upper: Path, work: Path, target: Path) -> None:
 
 
 def umount(target: Path, *, detach: bool = False) -> None:
-    _check(_libc.umount2(os.fsencode(target), _MNT_DETACH if detach else 0), f"umount {target}")
+    umount2(os.fsencode(target), _MNT_DETACH if detach else 0)
 
 
 __all__ = ["idmapped_clone", "mount_overlay", "umount", "userns_fd"]

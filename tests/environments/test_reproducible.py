@@ -8,6 +8,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from assay.environments.build import build
 from assay.environments.oci import export
 from assay.environments.plan import plan_for
@@ -22,6 +24,7 @@ STEPS = [
 ]
 
 
+@pytest.mark.timeout(1500)  # a cold store builds the shared base first
 def test_two_builds_of_one_image_are_the_same_image(image_store: ImageStore, tmp_path: Path) -> None:
     env = shared_env(pip=["six==1.16.0"], steps=STEPS)
     plan = plan_for("repro", tmp_path, env, tmp_path / "task.yaml")

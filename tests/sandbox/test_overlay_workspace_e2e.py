@@ -192,3 +192,24 @@ def test_removing_a_scratch_never_deletes_through_a_live_overlay(tmp_path: Path,
     overlay_ws._LIVE.clear()  # the harness that made it is gone
     remove_untrusted(scratch)
     assert not scratch.exists() and tree_digests(fx) == before
+
+
+async def test_an_idmap_the_kernel_refuses_later_leaves_a_working_workspace(
+        bwrap_backend: BwrapBackend, tmp_path: Path, overlay_mode: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The remount for a sandbox's uid fails (the kernel's refusal, forced here): the plain
+    overlay comes back and the merged view is handed over as a copy would be; the agent can
+    still write, and the fixture still stays as it was."""
+    from assay.sandbox import mountapi
+
+    fx = fixture(tmp_path / "fx")
+    before = tree_digests(fx)
+    live = tmp_path / "w"
+    ws.make_workspace(fx, live, [])
+
+    def refused(*a: object, **k: object) -> None:
+        raise OSError(95, "idmapped mounts not supported")
+
+    monkeypatch.setattr(mountapi, "idmapped_clone", refused)
+    got = await _run(bwrap_backend, live, "agent", "import json; open('a.txt', 'a').write('x'); "
+                     "print(json.dumps(open('a.txt').read()))")
+    assert got == "fixture\nx" and tree_digests(fx) == before

@@ -71,6 +71,20 @@ def fixture_owner(fixture: Path) -> tuple[int, int] | None:
     return owner
 
 
+_IDMAP_OK: set[int] = set()
+
+
+def _probe_idmap(ws: OverlayWorkspace) -> None:
+    """OSError where the fixture's file system cannot be idmapped (once per file system)."""
+    dev = os.lstat(ws.fixture).st_dev
+    if dev in _IDMAP_OK:
+        return
+    lower = ws.layers / "lower"
+    mountapi.idmapped_clone(ws.fixture, lower, disk_uid=ws.owner[0], disk_gid=ws.owner[1], host_uid=ws.owner[0])
+    mountapi.umount(lower, detach=True)
+    _IDMAP_OK.add(dev)
+
+
 def _mount(ws: OverlayWorkspace, uid: int | None) -> None:
     lower = ws.fixture
     if uid is not None:
@@ -104,6 +118,7 @@ def create(fixture: Path, target: Path, layers: Path) -> OverlayWorkspace | None
         try:
             os.lchown(ws.upper, *owner)
             os.chmod(ws.upper, os.lstat(fixture).st_mode & 0o7777)
+            _probe_idmap(ws)
             _mount(ws, None)
         except OSError as e:
             why = f"the kernel refused an overlay workspace: {e}"
@@ -138,7 +153,11 @@ def own(target: Path, uid: int) -> bool:
             os.lchown(full, uid, uid)
         except FileNotFoundError:
             pass
-    _mount(ws, uid)
+    try:
+        _mount(ws, uid)
+    except OSError:  # the kernel refused this idmap after all: the plain overlay, chowned as a copy is
+        _mount(ws, None)
+        return False
     return True
 
 

@@ -213,3 +213,30 @@ async def test_an_idmap_the_kernel_refuses_later_leaves_a_working_workspace(
     got = await _run(bwrap_backend, live, "agent", "import json; open('a.txt', 'a').write('x'); "
                      "print(json.dumps(open('a.txt').read()))")
     assert got == "fixture\nx" and tree_digests(fx) == before
+
+
+async def test_a_verifier_site_is_a_layer_over_the_frozen_workspace_not_a_copy(
+        bwrap_backend: BwrapBackend, tmp_path: Path, overlay_mode: None) -> None:
+    """The code-running predicate's site over the final state: exactly the merged state the
+    agent left (its deletions, renames and writes over the fixture), writable by the verifier's
+    uid, and what the verifier writes reaches neither the agent's final state nor the fixture."""
+    fx = fixture(tmp_path / "fx")
+    before = tree_digests(fx)
+    live = tmp_path / "attempt" / "workspace"
+    ws.make_workspace(fx, live, [])
+    await _run(bwrap_backend, live, "agent", "import os, json; os.remove('sub/b.txt'); os.rename('deep', 'deep2'); "
+               "open('a.txt', 'a').write('agent'); open('new.txt', 'w').write('n'); print('{}')")
+    final = ws.state_of(live, 1 << 30)
+    site = tmp_path / "site" / "ws"
+    assert overlay_ws.stack(live, site, tmp_path / "site" / "ws.layers") is not None
+    assert ws.state_of(site, 1 << 30).digests == final.digests  # the same state, no copy
+    got = await _run(bwrap_backend, site, "verifier", "import os, json; open('a.txt', 'a').write('verifier'); "
+                     "os.remove('new.txt'); open('.pytest_cache', 'w').write('x'); "
+                     "print(json.dumps(sorted(os.listdir('.'))))")
+    assert "new.txt" not in got and "deep2" in got and "deep" not in got
+    assert ws.state_of(live, 1 << 30).digests == final.digests  # the agent's final state: untouched
+    assert tree_digests(fx) == before
+    overlay_ws.release(site)
+    from assay.untrusted.tree import remove_untrusted
+    remove_untrusted(site.parent)
+    assert not site.parent.exists() and tree_digests(fx) == before

@@ -93,11 +93,12 @@ def _plain(p: Path) -> bytes:
     return b
 
 
-def mount_overlay(lower: Path, upper: Path, work: Path, target: Path) -> None:
+def mount_overlay(lower: Path | list[Path], upper: Path, work: Path, target: Path) -> None:
     """Overlayfs at ``target``: ``lower`` read-only under ``upper``. Renaming a lower folder works
     (``redirect_dir=on``: the kernel records it in a ``trusted.`` xattr an agent cannot set, and
     only the kernel reads it back); no metacopy, so the upper holds whole files."""
-    opts = (b"lowerdir=" + _plain(lower) + b",upperdir=" + _plain(upper) + b",workdir=" + _plain(work)
+    lowers = b":".join(_plain(p) for p in (lower if isinstance(lower, list) else [lower]))  # topmost first
+    opts = (b"lowerdir=" + lowers + b",upperdir=" + _plain(upper) + b",workdir=" + _plain(work)
             + b",redirect_dir=on,metacopy=off,index=off,xino=off")
     _check(_libc.mount(b"overlay", os.fsencode(target), b"overlay", 0, opts), "mount overlay")
 

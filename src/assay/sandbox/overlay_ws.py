@@ -44,6 +44,8 @@ class OverlayWorkspace:
     layers: Path  # upper/, work/, lower/ (where the idmapped clone is attached while mounting)
     owner: tuple[int, int]  # the fixture's uid and gid on disk
     mapped: int | None = None  # the uid the lower shows its files as (None: as on disk)
+    below: tuple[Path, ...] = ()  # lower layers over the fixture (a frozen attempt's upper), topmost first
+    frozen: bool = False  # its upper was handed to the fixture's owner to be stacked on (:func:`stack`)
 
     @property
     def upper(self) -> Path:
@@ -79,22 +81,27 @@ def _probe_idmap(ws: OverlayWorkspace) -> None:
     dev = os.lstat(ws.fixture).st_dev
     if dev in _IDMAP_OK:
         return
-    lower = ws.layers / "lower"
+    lower = ws.layers / "lower0"
+    lower.mkdir(exist_ok=True)
     mountapi.idmapped_clone(ws.fixture, lower, disk_uid=ws.owner[0], disk_gid=ws.owner[1], host_uid=ws.owner[0])
     mountapi.umount(lower, detach=True)
     _IDMAP_OK.add(dev)
 
 
 def _mount(ws: OverlayWorkspace, uid: int | None) -> None:
-    lower = ws.fixture
-    if uid is not None:
-        lower = ws.layers / "lower"
-        mountapi.idmapped_clone(ws.fixture, lower, disk_uid=ws.owner[0], disk_gid=ws.owner[1], host_uid=uid)
+    layers = [*ws.below, ws.fixture]
+    clones: list[Path] = []
     try:
-        mountapi.mount_overlay(lower, ws.upper, ws.layers / "work", ws.target)
-    finally:
-        if uid is not None:  # the overlay holds its own reference: nothing reaches the clone by a path
-            mountapi.umount(lower, detach=True)
+        if uid is not None:
+            for i, src in enumerate(layers):
+                clone = ws.layers / f"lower{i}"
+                clone.mkdir(exist_ok=True)
+                mountapi.idmapped_clone(src, clone, disk_uid=ws.owner[0], disk_gid=ws.owner[1], host_uid=uid)
+                clones.append(clone)
+        mountapi.mount_overlay(clones or layers, ws.upper, ws.layers / "work", ws.target)
+    finally:  # the overlay holds its own references: nothing reaches a clone by a path
+        for clone in clones:
+            mountapi.umount(clone, detach=True)
     ws.mapped = uid
 
 
@@ -110,7 +117,7 @@ def create(fixture: Path, target: Path, layers: Path) -> OverlayWorkspace | None
         why = f"{fixture}: its entries have several owners (one idmap cannot show them all as the sandbox's)"
     if why is None:
         assert owner is not None
-        for d in ("upper", "work", "lower"):
+        for d in ("upper", "work"):
             (layers / d).mkdir(parents=True, exist_ok=True)
         os.chmod(layers, 0o700)
         target.mkdir(parents=True, exist_ok=True)
@@ -146,19 +153,57 @@ def own(target: Path, uid: int) -> bool:
         return False
     if ws.mapped == uid:
         return True
+    ws.frozen = False
     mountapi.umount(target)
-    for full in [ws.upper, *(f for _, f, st in walk_untrusted(ws.upper, max_entries=None, deadline_s=None)
-                             if st is not None)]:
-        try:
-            os.lchown(full, uid, uid)
-        except FileNotFoundError:
-            pass
+    _chown_upper(ws.upper, uid, uid)
     try:
         _mount(ws, uid)
     except OSError:  # the kernel refused this idmap after all: the plain overlay, chowned as a copy is
         _mount(ws, None)
         return False
     return True
+
+
+def _chown_upper(upper: Path, uid: int, gid: int) -> None:
+    """Every entry of an upper (what was written: hostile, walked without following links)."""
+    for full in [upper, *(f for _, f, st in walk_untrusted(upper, max_entries=None, deadline_s=None)
+                          if st is not None)]:
+        try:
+            os.lchown(full, uid, gid)
+        except FileNotFoundError:
+            pass
+
+
+_STACK_LOCK = threading.Lock()
+
+
+def stack(base: Path, target: Path, layers: Path) -> OverlayWorkspace | None:
+    """A fresh overlay at ``target`` over the frozen overlay workspace at ``base`` (its upper over
+    its fixture, both read-only): a verifier's own writable view of the final state, no copy.
+    None where ``base`` is no overlay of ours. Call only once nothing runs over ``base``: its upper
+    is handed to the fixture's owner (one idmap then shows both layers as a sandbox's) and it is
+    remounted as on disk."""
+    b = get(base)
+    if b is None or b.below:
+        return None
+    with _STACK_LOCK:
+        if not b.frozen:
+            mountapi.umount(base)
+            _chown_upper(b.upper, *b.owner)
+            _mount(b, None)
+            b.frozen = True
+    for d in ("upper", "work"):
+        (layers / d).mkdir(parents=True, exist_ok=True)
+    os.chmod(layers, 0o700)
+    target.mkdir(parents=True, exist_ok=True)
+    ws = OverlayWorkspace(b.fixture, target, layers, b.owner, below=(b.upper,))
+    st = os.lstat(b.upper)
+    os.lchown(ws.upper, *b.owner)
+    os.chmod(ws.upper, st.st_mode & 0o7777)
+    _mount(ws, None)
+    with _LOCK:
+        _LIVE[str(target)] = ws
+    return ws
 
 
 def release(target: Path) -> None:
@@ -170,4 +215,4 @@ def release(target: Path) -> None:
         mountapi.umount(target, detach=True)
 
 
-__all__ = ["MODES", "OverlayWorkspace", "create", "fixture_owner", "get", "mode", "own", "release"]
+__all__ = ["MODES", "OverlayWorkspace", "create", "fixture_owner", "get", "mode", "own", "release", "stack"]

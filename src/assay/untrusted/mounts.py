@@ -32,18 +32,19 @@ def _unescape(field: bytes) -> bytes:
 
 
 def mounts_under(path: Path) -> list[bytes]:
-    """Mount points strictly inside ``path`` (deepest first), from this process's mountinfo."""
-    base = os.fsencode(os.path.realpath(path)).rstrip(b"/") + b"/"
+    """Mount points at or inside ``path`` (deepest first), from this process's mountinfo."""
+    top = os.fsencode(os.path.realpath(path)).rstrip(b"/")
+    base = top + b"/"
     try:
         lines = Path("/proc/self/mountinfo").read_bytes().splitlines()
     except OSError:
         return []
     points = {_unescape(line.split(b" ")[4]) for line in lines if len(line.split(b" ")) > 4}
-    return sorted((p for p in points if p.startswith(base)), key=len, reverse=True)
+    return sorted((p for p in points if p.startswith(base) or (p == top and top)), key=len, reverse=True)
 
 
 def detach_under(path: Path) -> int:
-    """Detach every mount inside ``path`` (lazily: busy ones too); how many. Without the right
+    """Detach every mount at or inside ``path`` (lazily: busy ones too); how many. Without the right
     to unmount, nothing happens (the removal then fails at the mount point, never beneath it)."""
     n = 0
     for point in mounts_under(path):

@@ -30,8 +30,9 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-expor
   fi
 fi
 
-# Debian packages: mmdebstrap builds the task images' Debian bases (tests/environments: the example
-# suite's two bases and images, built once per run into the image store, about 2.5 minutes cold).
+# Debian packages: mmdebstrap builds the task images' Debian base (tests/environments: ONE base per
+# release shared by the example suite and the importers' fixtures, and their images, built once per
+# run into the image store; bench/cold_ci.py times it cold). A cold CI run: ASSAY_IMAGE_STORE=$(mktemp -d).
 if ! command -v mmdebstrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     step "apt-get install mmdebstrap"

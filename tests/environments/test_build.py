@@ -66,11 +66,13 @@ def test_a_base_package_that_does_not_exist_is_refused(image_store: ImageStore, 
     with pytest.raises(BuildFailed) as e:
         build(image_store, plan)
     assert e.value.where == "environment.packages" and "assay-no-such-package" in e.value.tail
-    assert image_store.get(plan.base.digest) is None and image_store.get(plan.digest) is None
+    # the task's packages are a step on the one shared base: the base stands, the image never enters
+    assert image_store.get(plan.base.digest) is not None and image_store.get(plan.digest) is None
 
 
 def test_a_build_past_its_timeout_is_killed_and_refused(image_store: ImageStore, tmp_path: Path) -> None:
-    env = shared_env(steps=["echo started; sleep 300"], build_timeout_s=3)
+    # no packages of its own: the shared base and the step alone (an apt step would take the 3 s)
+    env = EnvironmentSpec(base="debian:bookworm", steps=["echo started; sleep 300"], build_timeout_s=3)
     plan = plan_for("slow", tmp_path, env, tmp_path / "task.yaml")
     t0 = time.monotonic()
     with pytest.raises(BuildFailed) as e:

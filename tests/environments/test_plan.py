@@ -8,6 +8,7 @@ from pathlib import Path
 
 from assay.environments.plan import PYTHON_PACKAGES, plan_for
 from assay.spec.environment import EnvironmentSpec
+from assay.spec.load import load_suite
 
 DOCKER = EnvironmentSpec(dockerfile="Dockerfile")
 
@@ -35,7 +36,33 @@ def test_a_copied_files_content_a_step_or_a_package_changes_the_digest(tmp_path:
     assert base.base.digest == other_data.base.digest  # the base is shared
     steps = EnvironmentSpec(base="debian:bookworm", packages=["jq"])
     more = EnvironmentSpec(base="debian:bookworm", packages=["jq", "gawk"])
-    assert plan_for("s", tmp_path, steps).base.digest != plan_for("s", tmp_path, more).base.digest
+    one, two = plan_for("s", tmp_path, steps), plan_for("s", tmp_path, more)
+    assert one.digest != two.digest  # a package changes the image ...
+    assert one.base.digest == two.base.digest == base.base.digest  # ... never the one shared base
+
+
+def test_every_shipped_suite_and_import_fixture_shares_one_base(tmp_path: Path) -> None:
+    """One base per release for the example suites and the importers' fixtures alike (one
+    mmdebstrap per CI run): the declared packages are a step on it."""
+    from assay.environments.runtime import plan_of
+
+    root = Path(__file__).resolve().parents[2]
+    suite = load_suite(root / "examples" / "environments")
+    bases = {p.base.digest for p in (plan_of(t) for t in suite.tasks) if p is not None}
+    from assay.spec.environment_dockerfile import DockerfileError
+
+    built = 0
+    for df in sorted((root / "tests" / "fixtures" / "import").rglob("Dockerfile")):
+        task = df.parent.parent
+        try:
+            plan = plan_for(task.name, task, EnvironmentSpec(dockerfile=str(df.relative_to(task)),
+                                                             context=str(df.parent.relative_to(task)),
+                                                             base="debian:bookworm"))
+        except DockerfileError:
+            continue  # a task the importer refuses (EXPOSE, several containers): never built
+        bases.add(plan.base.digest)
+        built += 1
+    assert built >= 3 and len(bases) == 1, bases
 
 
 def test_a_from_that_cannot_be_fetched_is_mapped_and_said(tmp_path: Path) -> None:

@@ -22,6 +22,15 @@ from tests.conftest import write_suite, write_task
 BUDGET = 1 << 30
 
 
+@pytest.fixture(autouse=True)
+def _unmounted():
+    """Workspaces these tests make directly (overlays where the kernel allows) are unmounted after."""
+    yield
+    from assay.sandbox import overlay_ws
+    for target in list(overlay_ws._LIVE):
+        overlay_ws.release(Path(target))
+
+
 def fixture(root: Path) -> Path:
     (root / "src" / "pkg").mkdir(parents=True)
     (root / "src" / "pkg" / "mod.py").write_text("x = 1\n")

@@ -37,7 +37,8 @@ def render_cmd(
     upstream_port: Annotated[int, typer.Option()] = 443,
     ray_version: Annotated[str, typer.Option()] = "2.60.0",
     task_image_registry: Annotated[Optional[str], typer.Option(help="Registry the suite's task images were pushed "
-                                   "to (after `assay env export`); they are then named by digest.")] = None,
+                                   "to (after `assay env export --oci`): every pod pulls them by digest into its "
+                                   "image store (SUITE is then also read here, with this machine's store).")] = None,
     runtime_class: Annotated[Optional[str], typer.Option(help="RuntimeClass of the sandbox worker pods (e.g. gvisor, kata): a second wall around bubblewrap.")] = None,
 ) -> None:
     """Print the Namespace, ServiceAccounts, Secret, volume, NetworkPolicies and the RayJob as YAML."""
@@ -54,16 +55,17 @@ def render_cmd(
     print(yaml.safe_dump_all(render(opts), sort_keys=False), end="")
 
 
-def _task_images(suite: str, registry: str | None) -> tuple[tuple[str, str], ...]:
+def _task_images(suite: str, registry: str | None) -> tuple:
     if registry is None:
         return ()
     from pathlib import Path
 
-    from assay.environments.oci import task_references
+    from assay.deploy.k8s_images import TaskImage
+    from assay.environments.oci import task_images
     from assay.errors import UsageError
 
     try:
-        return tuple(task_references(Path(suite), registry))
+        return tuple(TaskImage(*row) for row in task_images(Path(suite), registry))
     except ValueError as e:
         raise UsageError(f"--task-image-registry: {e}") from None
 

@@ -18,7 +18,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.deploy import k8s_check
+from assay.deploy import k8s_check, k8s_images
+from assay.deploy.k8s_images import TaskImage
 from assay.deploy.seccomp import PROFILE_PATH, profile_json
 from assay.errors import UsageError
 
@@ -64,8 +65,8 @@ class RenderOptions:
     key_secret: str = "assay-upstream-key"
     runtime_class: str | None = None  # RuntimeClass of the sandbox workers (gVisor, Kata): a second wall
     extra_args: tuple[str, ...] = field(default_factory=tuple)
-    #: (task, OCI reference by digest) of the suite's task images (docs/environments.md)
-    task_images: tuple[tuple[str, str], ...] = ()
+    #: the suite's task images, pulled by digest into every pod's image store (:mod:`assay.deploy.k8s_images`)
+    task_images: tuple[TaskImage, ...] = ()
 
     def check(self) -> None:
         problems = []
@@ -94,6 +95,7 @@ class RenderOptions:
                             "digits, '-' and '.'), e.g. gvisor")
         if problems:
             raise UsageError("; ".join(problems) + " (fix: see `assay k8s render --help`)")
+        k8s_images.check(self.task_images)
 
 
 def _meta(o: RenderOptions, name: str, **labels: str) -> dict[str, Any]:
@@ -245,10 +247,11 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o.namespace, "labels": {
         LABEL: "assay", "pod-security.kubernetes.io/enforce": "baseline"}}}
     images = []
-    if o.task_images:
-        images = [{"apiVersion": "v1", "kind": "ConfigMap", "immutable": True,
-                   "metadata": {**_meta(o, "assay-task-images"), "annotations": {
-                       "assay/note": "each task's image by digest; the sandbox workers run over these images"}},
-                   "data": dict(o.task_images)}]
-        job["metadata"] = {**job["metadata"], "annotations": {"assay/task-images": "assay-task-images"}}
+    if o.task_images:  # the head (its run checks every image first) and every worker fetch them
+        images = [k8s_images.configmap(o.task_images, _meta(o, k8s_images.CONFIGMAP))]
+        job["metadata"] = {**job["metadata"], "annotations": {"assay/task-images": k8s_images.describe(o.task_images)}}
+        cluster = job["spec"]["rayClusterSpec"]
+        cluster["headGroupSpec"]["template"] = k8s_images.with_images(cluster["headGroupSpec"]["template"], o.task_images)
+        for group in cluster["workerGroupSpecs"]:
+            group["template"] = k8s_images.with_images(group["template"], o.task_images)
     return [namespace, *accounts, seccomp, secret, pvc, *images, *_network_policies(o), job]

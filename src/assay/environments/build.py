@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from assay.environments import debian, steps
+from assay.environments import debian, reproducible, steps
 from assay.environments.plan import BasePlan, ImagePlan, Op
 from assay.environments.store import LOG, ROOTFS, ImageInfo, ImageStore, rootfs_digest
 
@@ -79,6 +79,7 @@ def ensure_base(store: ImageStore, plan: BasePlan, file: Path, deadline: float, 
         try:
             log.write_text(f"### base {plan.release}: {' '.join(plan.packages)}\n")
             steps.run(debian.argv(plan, work / ROOTFS), log, deadline)
+            reproducible.scrub(work / ROOTFS)
             sha, size = rootfs_digest(work / ROOTFS)
             info = ImageInfo(digest=digest, name=plan.name, kind="base", rootfs_sha256=sha,
                              inputs={"release": plan.release, "packages": list(plan.packages)},
@@ -167,6 +168,7 @@ def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> Im
             for i, op in enumerate(plan.ops):
                 progress("step", f"{i + 1}/{len(plan.ops)} {op.where}")
                 _apply(op, rootfs, state, log, deadline)
+            reproducible.scrub(rootfs)
             sha, size = rootfs_digest(rootfs)
             info = ImageInfo(digest=digest, name=plan.name, kind="image", rootfs_sha256=sha, env=dict(plan.env),
                              user=plan.user, workdir=plan.workdir, deviations=list(plan.deviations),

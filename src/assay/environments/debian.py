@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from assay.environments import reproducible
 from assay.environments.plan import APT_CONF, SOURCES, BasePlan
 
 
@@ -24,7 +25,9 @@ def argv(plan: BasePlan, target: Path) -> list[str]:
     binary = mmdebstrap()
     if binary is None:
         raise FileNotFoundError("mmdebstrap is not installed (apt-get install mmdebstrap)")
-    args = [binary, "--variant=apt", "--mode=root", f"--include={','.join(plan.packages)}"]
+    # mmdebstrap honours SOURCE_DATE_EPOCH (dpkg's and its own dates): two builds agree
+    args = ["env", f"SOURCE_DATE_EPOCH={reproducible.SOURCE_DATE_EPOCH}", binary, "--variant=apt", "--mode=root",
+            f"--include={','.join(plan.packages)}"]
     if APT_CONF.is_dir():  # the host's apt options (a proxy, a snapshot's Valid-Until), minus its hooks
         for conf in sorted(APT_CONF.iterdir()):
             if conf.is_file() and conf.name.startswith("99"):

@@ -11,7 +11,8 @@ import tarfile
 from pathlib import Path
 from typing import BinaryIO
 
-from assay.environments.store import ImageInfo, ImageStore
+from assay.environments.reproducible import SOURCE_DATE_EPOCH
+from assay.environments.store import INFO, ImageInfo, ImageStore
 
 LAYER = "application/vnd.oci.image.layer.v1.tar"
 CONFIG = "application/vnd.oci.image.config.v1+json"
@@ -40,6 +41,14 @@ def _blob(blobs: Path, data: bytes) -> dict[str, object]:
     return {"digest": f"sha256:{digest}", "size": len(data)}
 
 
+def _normalised(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    """A layer's entry as any host writes it: no host user names, no date past the build epoch."""
+    member.uname = member.gname = ""
+    member.mtime = min(int(member.mtime), SOURCE_DATE_EPOCH)
+    member.pax_headers = {}
+    return member
+
+
 def export(store: ImageStore, info: ImageInfo, dest: Path) -> str:
     """Write ``info``'s image into the new folder ``dest``; returns the manifest's digest."""
     dest.mkdir(parents=True)
@@ -50,8 +59,8 @@ def export(store: ImageStore, info: ImageInfo, dest: Path) -> str:
         out = _Hashing(raw)
         with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
             root = store.rootfs(info.digest)
-            for name in sorted(os.listdir(root)):
-                tar.add(root / name, arcname=name, recursive=True)
+            for name in sorted(os.listdir(root)):  # tarfile sorts what it recurses into too
+                tar.add(root / name, arcname=name, recursive=True, filter=_normalised)
     layer = out.h.hexdigest()
     os.rename(tmp, blobs / layer)
     env = [f"{k}={v}" for k, v in info.env.items()]
@@ -88,20 +97,29 @@ def exported_manifest(store: ImageStore, digest: str) -> str | None:
 def task_references(suite: Path, registry: str, store: ImageStore | None = None) -> list[tuple[str, str]]:
     """``(task, registry/task@sha256:<OCI manifest>)`` for every task of ``suite`` with an
     environment; ValueError naming the images not exported yet."""
+    return [(t, ref) for t, ref, _, _ in task_images(suite, registry, store)]
+
+
+def task_images(suite: Path, registry: str, store: ImageStore | None = None) -> list[tuple[str, str, str, str]]:
+    """``(task, OCI reference by digest, assay's digest, image.json)`` for every task of ``suite``
+    with an environment (what a Kubernetes pod needs to put the image in its own store);
+    ValueError naming the images not exported yet."""
     from assay.environments.runtime import plan_of
     from assay.spec.load import load_suite
 
     store = store or ImageStore()
-    refs, missing = [], []
+    refs: list[tuple[str, str, str, str]] = []
+    missing: list[str] = []
     for t in load_suite(suite).tasks:
         plan = plan_of(t)
         if plan is None:
             continue
         manifest = exported_manifest(store, plan.digest)
-        if manifest is None:
+        info = store.path(plan.digest) / INFO
+        if manifest is None or not info.is_file():
             missing.append(f"{t.id} ({plan.digest})")
         else:
-            refs.append((t.id, f"{registry.rstrip('/')}/{t.id}@{manifest}"))
+            refs.append((t.id, f"{registry.rstrip('/')}/{t.id}@{manifest}", plan.digest, info.read_text()))
     if missing:
         raise ValueError("not exported as OCI images yet: " + ", ".join(missing)
                          + " (run `assay env build` and `assay env export DIGEST --oci DIR`, then push DIR)")

@@ -16,11 +16,15 @@ from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.environment_dockerfile import Dockerfile, parse
 
-BUILDER_VERSION = 1
+BUILDER_VERSION = 3
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
 VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
 #: a ``FROM`` of a Python image maps to Debian's python with these
 PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv")
+#: every base of one release holds exactly these, so every image of that release (every example
+#: suite's, every imported task's) shares ONE base, built once per store; a task's own packages
+#: are an apt step on top (:func:`apt_step`)
+BASE_PACKAGES = tuple(sorted({*VERIFIER_PACKAGES, *PYTHON_PACKAGES}))
 #: the host's Debian sources, reused by the base and by apt inside every step
 SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
 APT_CONF = Path("/etc/apt/apt.conf.d")
@@ -79,6 +83,16 @@ class ImagePlan:
                                         "ops": [o.key() for o in self.ops]})
 
 
+def apt_step(packages: set[str] | tuple[str, ...], where: str) -> list[Op]:
+    """The declared Debian packages the shared base lacks, installed as the image's first step
+    (none: no step, so an image of only base packages is the base plus its own steps)."""
+    extra = sorted(set(packages) - set(BASE_PACKAGES))
+    if not extra:
+        return []
+    return [Op("run", where, argv=("/bin/sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+                                   "apt-get install -y -qq --no-install-recommends " + " ".join(extra)))]
+
+
 def tree_sha(path: Path) -> str:
     """Content digest of a copied file or folder (names, modes' exec bit and bytes)."""
     if path.is_file():
@@ -120,7 +134,7 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     df: Dockerfile = parse(path)
     context = (task_dir / env.context).resolve()
     release, extra, deviation = map_from(df.from_image, env)
-    ops: list[Op] = []
+    ops: list[Op] = apt_step(extra, f"{path.name}:1")
     state_env: dict[str, str] = {}
     user = workdir = None
     deviations = [deviation] if deviation else []
@@ -142,22 +156,20 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     if user not in (None, "root", "0"):
         deviations.append(f"USER {user}: the agent runs as the sandbox's own unprivileged uid with that user's "
                           "name and home")
-    return ImagePlan(name, BasePlan(release, tuple(sorted({*VERIFIER_PACKAGES, *extra}))), tuple(ops), path,
+    return ImagePlan(name, BasePlan(release, BASE_PACKAGES), tuple(ops), path,
                      env.build_timeout_s, tuple(deviations), tuple(state_env.items()), user, workdir,
                      {"dockerfile": path.name, "from": df.from_image})
 
 
 def _from_steps(name: str, task_dir: Path, env: EnvironmentSpec, file: Path) -> ImagePlan:
-    packages = {*VERIFIER_PACKAGES, *env.packages}
-    ops: list[Op] = []
+    ops: list[Op] = apt_step(tuple(env.packages), "environment.packages")
     if env.pip:
-        packages.update(("python3-pip",))
         ops.append(Op("run", "environment.pip", argv=("python3", "-m", "pip", "install", "--no-cache-dir",
                                                       "--break-system-packages", *env.pip)))
     ops += [Op("run", f"environment.steps[{i}]", argv=("/bin/sh", "-c", s)) for i, s in enumerate(env.steps)]
     if env.env:
         ops.append(Op("env", "environment.env", env=tuple(sorted(env.env.items()))))
-    return ImagePlan(name, BasePlan(env.release(), tuple(sorted(packages))), tuple(ops), file, env.build_timeout_s,
+    return ImagePlan(name, BasePlan(env.release(), BASE_PACKAGES), tuple(ops), file, env.build_timeout_s,
                      (), tuple(sorted(env.env.items())), None, None,
                      {"base": env.base, "packages": list(env.packages), "pip": list(env.pip)})
 

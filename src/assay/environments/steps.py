@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from assay.environments import reproducible
 from assay.sandbox.bwrap.locate import find_bwrap
 
 BUILD_RUN = "/run/assay-build"
@@ -66,7 +67,7 @@ def bwrap_argv(rootfs: Path, argv: list[str], *, env: dict[str, str], cwd: str) 
         args += ["--ro-bind", str(ca), f"{BUILD_RUN}/ca.crt"]
     full = {"PATH": PATH, "HOME": "/root", "LANG": "C.UTF-8", "DEBIAN_FRONTEND": "noninteractive",
             "PIP_BREAK_SYSTEM_PACKAGES": "1", "PIP_ROOT_USER_ACTION": "ignore", "PIP_NO_INPUT": "1",
-            "PIP_DISABLE_PIP_VERSION_CHECK": "1", **host_pip_env(), **env}
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1", **reproducible.env(), **host_pip_env(), **env}
     if ca is not None:
         for k in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
             full.setdefault(k, f"{BUILD_RUN}/ca.crt")

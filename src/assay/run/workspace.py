@@ -15,9 +15,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.sandbox import overlay_ws
 from assay.spec.digest import UNHASHED, UNREADABLE
 from assay.spec.task_env import make_empty_dirs
+from assay.run.workspace_delta import delta_scan
 from assay.store.workspace_diff import Scan, scan
+from assay.untrusted.tree import MAX_ENTRIES
 from assay.verify.snapshot import copy_snapshot
 
 
@@ -48,39 +51,62 @@ def digests_of(s: Scan) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def state_of(root: Path, budget: int) -> State:
+def state_of(root: Path, budget: int, *, max_entries: int | None = MAX_ENTRIES) -> State:
     """One walk of ``root`` (hostile: read as :func:`scan` reads it)."""
-    s = scan(root, hash_budget=budget)
+    s = scan(root, hash_budget=budget, max_entries=max_entries)
     return State(s, digests_of(s))
 
 
-_CACHE: dict[tuple[str, str, int], State] = {}
+def final_state(live: Path, initial: Scan, budget: int) -> State:
+    """The final workspace's one reading: an overlay's from its upper over the task's initial scan
+    (:mod:`assay.run.workspace_delta`, no walk of the fixture's files) where that reader can say
+    exactly, else one walk of the merged view."""
+    ws = overlay_ws.get(live)
+    s = delta_scan(ws, initial, budget) if ws is not None else None
+    return state_of(live, budget) if s is None else State(s, digests_of(s))
+
+
+_CACHE: dict[tuple[str, str, int, bool], State] = {}
 _LOCK = threading.Lock()
 
 
-def make_workspace(fixture: Path, dst: Path, empty_dirs: list[str]) -> None:
-    """A fresh copy of the task's fixture with its declared empty folders."""
-    copy_snapshot(fixture, dst)
+def make_workspace(fixture: Path, dst: Path, empty_dirs: list[str]) -> bool:
+    """A fresh workspace holding the task's fixture with its declared empty folders: an overlay
+    over the fixture (layers beside ``dst``, :mod:`assay.sandbox.overlay_ws`) where the kernel
+    allows one, else a copy. True when it is an overlay (:func:`release_workspace` unmounts it)."""
+    overlaid = overlay_ws.create(fixture, dst, dst.parent / (dst.name + ".layers")) is not None
+    if not overlaid:
+        copy_snapshot(fixture, dst)
     make_empty_dirs(dst, empty_dirs)
+    return overlaid
+
+
+def release_workspace(dst: Path) -> None:
+    """Unmount an overlay workspace (ours, or one a crashed harness left) before its scratch is
+    removed; nothing for a copied one."""
+    overlay_ws.release(dst)
 
 
 def initial_state(fixture: Path, live: Path, key: str, *, setup_ran: bool, budget: int,
-                  cache: dict[tuple[str, str, int], State] | None = None) -> State:
+                  cache: dict[tuple[str, str, int, bool], State] | None = None) -> State:
     """The workspace's state before the agent. Without a setup script it is the fixture's (the
     copy holds exactly its files: entries it could not copy are refused when the task loads), so
     it is walked once per task (``key``: the task's digest) and reused by every trial; after a
     setup script the live workspace is walked."""
     if setup_ran:
         return state_of(live, budget)
+    # over an overlay the fixture is read whole (the task's files, not the agent's): the final
+    # state is then exact from the upper alone, whatever the fixture's size
+    whole = overlay_ws.get(live) is not None
     store = _CACHE if cache is None else cache
-    k = (str(fixture), key, budget)
+    k = (str(fixture), key, budget, whole)
     with _LOCK:
         hit = store.get(k)
     if hit is None:
-        hit = state_of(fixture, budget)
+        hit = state_of(fixture, budget, max_entries=None if whole else MAX_ENTRIES)
         with _LOCK:
             store[k] = hit
     return hit
 
 
-__all__ = ["State", "digests_of", "initial_state", "make_workspace", "state_of"]
+__all__ = ["State", "digests_of", "final_state", "initial_state", "make_workspace", "release_workspace", "state_of"]

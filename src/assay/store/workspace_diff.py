@@ -21,7 +21,7 @@ from typing import Any, Callable
 from assay.spec.budget import Limits
 from assay.spec.digest import UNHASHED, digest_smallest_first, sha256_bytes, text_name, workspace_hash_budget
 from assay.untrusted.archive import read_tar_zst, write_tar_zst
-from assay.untrusted.tree import walk_untrusted
+from assay.untrusted.tree import MAX_ENTRIES, walk_untrusted
 
 ARTIFACT_NAME = "workspace.diff"
 INDEX = "diff.json"
@@ -59,16 +59,17 @@ class WorkspaceDiff:
         return self.contents.get(ref) if ref else None
 
 
-def scan(root: Path, *, hash_budget: int = HASH_BUDGET) -> Scan:
+def scan(root: Path, *, hash_budget: int = HASH_BUDGET, max_entries: int | None = MAX_ENTRIES) -> Scan:
     """Raw relative name -> (type, digest or link target, size) for every non-directory entry.
 
     Files are digested smallest first until ``hash_budget`` bytes are used; the rest keep an
-    empty digest (recorded as not hashed)."""
+    empty digest (recorded as not hashed). ``max_entries``: the walk's bound (None only for a
+    task's own fixture, never for a tree an agent wrote)."""
     out: Scan = {}
     if not root.is_dir():
         return out
     files: list[tuple[bytes, bytes, os.stat_result]] = []
-    for rel, full, st in walk_untrusted(root):
+    for rel, full, st in walk_untrusted(root, max_entries=max_entries):
         if st is None:
             out[rel] = ("unreadable", "", 0)  # too deep, too long or unlistable: never "unchanged"
         elif stat.S_ISLNK(st.st_mode):

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from assay.untrusted.mounts import detach_under
+
 #: folder levels below the root that are walked; deeper entries are reported, not entered
 MAX_DEPTH = 64
 #: the longest path (bytes) the walker opens by name (Linux's PATH_MAX is 4096)
@@ -105,7 +107,8 @@ def remove_untrusted(path: Path) -> None:
     """``rm -rf`` for a tree an agent wrote, once its processes are gone: any depth (nested
     folders are moved up to ``path`` and emptied there, so neither recursion, open descriptors
     nor path length grow with depth), never through a link, unreadable folders opened up first.
-    Errors are ignored, like ``shutil.rmtree(ignore_errors=True)`` (which recursion defeats)."""
+    Errors are ignored, like ``shutil.rmtree(ignore_errors=True)`` (which recursion defeats).
+    Mounts inside ``path`` are detached first (:mod:`assay.untrusted.mounts`)."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -113,6 +116,7 @@ def remove_untrusted(path: Path) -> None:
     if not stat.S_ISDIR(st.st_mode):
         _quietly(os.unlink, path)
         return
+    detach_under(path)  # never delete through a mount (an overlay's lower is a task's fixture)
     top = _open_dir(os.fsencode(path), None)
     if top is None:
         return

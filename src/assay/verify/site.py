@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.records.incident import Incident, incident
+from assay.sandbox import overlay_ws
 from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import Limits, NetworkProfile
@@ -52,14 +53,16 @@ class ExecSite:
 async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, label: str, limits: Limits,
                     ro: dict[str, Path], inputs: dict[str, str] | None = None, workdir: str = "/workspace",
                     env: dict[str, str] | None = None, image: ImageRoot | None = None) -> ExecSite:
-    """Copy ``snapshot`` to ``host_dir/ws`` and start a verifier sandbox with it at ``workdir``
+    """Copy ``snapshot`` to ``host_dir/ws`` (over a frozen overlay workspace: a fresh overlay layer
+    on it, :func:`assay.sandbox.overlay_ws.stack`) and start a verifier sandbox with it at ``workdir``
     (the path the agent saw; over an image without one, the image's WORKDIR), each of ``ro``
     (name -> host path) mounted read-only, ``inputs`` (relative path -> text, written by the
     harness before anything runs) mounted read-only as ``cases``; ``env``: the task's variables
     for the verifier."""
     ws = host_dir / "ws"
     host_dir.mkdir(parents=True)
-    copy_snapshot(snapshot, ws)
+    if overlay_ws.stack(snapshot, ws, host_dir / "ws.layers") is None:  # a frozen overlay: a layer over it
+        copy_snapshot(snapshot, ws)
     if inputs is not None:
         cases = host_dir / "cases"
         cases.mkdir(mode=0o755)
@@ -85,4 +88,6 @@ async def close_site(site: ExecSite) -> CleanupReport:
     try:
         return await site.sandbox.destroy()
     finally:
+        overlay_ws.release(site.host_dir / "ws")
         remove_untrusted(site.host_dir / "ws")
+        remove_untrusted(site.host_dir / "ws.layers")

@@ -32,7 +32,7 @@ from assay.run.attempt.live import (AGENT_FILES, HOME_MOUNT, SETUP_MOUNT, WATCHD
 from assay.run.attempt.process_faults import run_with_process_faults
 from assay.run.attempt.records import AgentRan, Prepared, SetUp, TornDown, Verified
 from assay.run.task_staging import stage_mounts, stage_setup
-from assay.run.workspace import initial_state, make_workspace, state_of
+from assay.run.workspace import final_state, initial_state, make_workspace, release_workspace
 from assay.sandbox.base import Mount, SandboxSpec
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.digest import workspace_hash_budget
@@ -50,6 +50,7 @@ async def prepare(env: AttemptEnv, live: Live, services: list[Any]) -> Prepared:
     async def body() -> dict[str, Any]:
         scratch = env.handle.scratch
         if scratch.exists():
+            release_workspace(live.workspace)
             remove_untrusted(scratch)
         live.home.mkdir(parents=True)
         make_workspace(env.task.dir / env.task.spec.workspace, live.workspace, env.task.spec.empty_dirs)
@@ -285,7 +286,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
         if outcome is not None and live.context is not None:
             errors.extend(record_agent(env, live.context, outcome, artifacts))
         if outcome is not None and live.initial_scan is not None:
-            live.final = state_of(live.workspace, workspace_hash_budget(task_limits(env).disk_mb))
+            live.final = final_state(live.workspace, live.initial_scan, workspace_hash_budget(task_limits(env).disk_mb))
             artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,
                                                live.initial_scan, outcome, disk_mb=task_limits(env).disk_mb,
                                                now=live.final.scan))

@@ -26,6 +26,7 @@ from assay.run.attempt.endstate import budget_that_ended, decide
 from assay.run.attempt.records import AttemptRecords
 from assay.run.attempt.seal import SealEnv, seal
 from assay.run.plan import PlannedTrial
+from assay.run.workspace import release_workspace
 from assay.run_budget.meter import RunBudgetMeter
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
@@ -126,6 +127,7 @@ async def _release(ctx: RunContext, env: phases.AttemptEnv, live: phases.Live) -
             await phases.teardown(env, live, None)
     finally:
         scratch = env.handle.scratch
+        release_workspace(live.workspace)  # an overlay unmounted: kept or not, the scratch is plain folders
         if not ctx.keep_scratch and scratch.exists():
             remove_untrusted(scratch)
 

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import nsproc
+from assay.sandbox import nsproc, overlay_ws
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
@@ -129,7 +129,8 @@ class BwrapSandbox(Sandbox):
         if native.launcher() is None and enter.tools() is None:
             raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
         if self.host_uid is not None:
-            own_tree(spec.workspace, self.host_uid)
+            if not overlay_ws.own(spec.workspace, self.host_uid):  # an overlay hands over its upper only
+                own_tree(spec.workspace, self.host_uid)
             for m in spec.mounts:
                 if m.writable and m.source.exists():
                     own_tree(m.source, self.host_uid)

@@ -1,0 +1,110 @@
+"""Linux's mount calls assay needs and Python does not wrap: an idmapped, read-only clone of a
+folder, an overlay mount, and unmounting (``open_tree``, ``mount_setattr``, ``move_mount``,
+``mount``, ``umount2`` through libc's ``syscall``; x86-64 and arm64 share these numbers).
+
+An idmapped mount shows a folder's files as owned by another uid without touching them: the
+fixture a task ships stays one shared, unmodified tree, and each sandbox's host uid sees it as
+its own (:mod:`assay.sandbox.overlay_ws`). Root only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+from assay.untrusted.mounts import umount2
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 1, 0o2000000
+_AT_FDCWD, _AT_EMPTY_PATH, _AT_RECURSIVE = -100, 0x1000, 0x8000
+_MOVE_MOUNT_F_EMPTY_PATH = 4
+_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_IDMAP = 0x1, 0x00100000
+_CLONE_NEWUSER = 0x10000000
+_MNT_DETACH = 2
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _check(ret: int, what: str) -> int:
+    if ret < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return ret
+
+
+def userns_fd(disk_uid: int, disk_gid: int, host_uid: int) -> int:
+    """A user namespace mapping ``disk_uid``/``disk_gid`` to ``host_uid`` (one id each), as an fd:
+    a child unshares, its maps are written, its namespace is opened, then it exits."""
+    r, w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(w)
+            os.close(ready_r)
+            ok = _libc.unshare(_CLONE_NEWUSER) == 0
+            os.write(ready_w, b"1" if ok else b"0")
+            os.read(r, 1)
+        finally:
+            os._exit(0)
+    os.close(r)
+    os.close(ready_w)
+    try:
+        if os.read(ready_r, 1) != b"1":
+            raise OSError("could not make a user namespace for an idmapped mount")
+        Path(f"/proc/{pid}/uid_map").write_text(f"{disk_uid} {host_uid} 1\n")
+        Path(f"/proc/{pid}/setgroups").write_text("deny")
+        Path(f"/proc/{pid}/gid_map").write_text(f"{disk_gid} {host_uid} 1\n")
+        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(w)
+        os.close(ready_r)
+        os.waitpid(pid, 0)
+
+
+def idmapped_clone(src: Path, dst: Path, *, disk_uid: int, disk_gid: int, host_uid: int) -> None:
+    """Attach at ``dst`` a read-only clone of ``src`` whose ``disk_uid`` files show as ``host_uid``'s."""
+    ns = userns_fd(disk_uid, disk_gid, host_uid)
+    fd = -1
+    try:
+        fd = _check(_libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, os.fsencode(src),
+                                  _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC | _AT_RECURSIVE), "open_tree")
+        attr = _MountAttr(_MOUNT_ATTR_IDMAP | _MOUNT_ATTR_RDONLY, 0, 0, ns)
+        _check(_libc.syscall(_SYS_MOUNT_SETATTR, fd, b"", _AT_EMPTY_PATH | _AT_RECURSIVE, ctypes.byref(attr),
+                             ctypes.sizeof(attr)), "mount_setattr")
+        _check(_libc.syscall(_SYS_MOVE_MOUNT, fd, b"", _AT_FDCWD, os.fsencode(dst), _MOVE_MOUNT_F_EMPTY_PATH),
+               "move_mount")
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        os.close(ns)
+
+
+def _plain(p: Path) -> bytes:
+    """A path fit for overlay's option string (its separators would split it)."""
+    b = os.fsencode(p)
+    if any(c in b for c in b",:\\="):
+        raise OSError(f"{p}: a path with , : \\ or = cannot name an overlay layer")
+    return b
+
+
+def mount_overlay(lower: Path | list[Path], upper: Path, work: Path, target: Path) -> None:
+    """Overlayfs at ``target``: ``lower`` read-only under ``upper``. Renaming a lower folder works
+    (``redirect_dir=on``: the kernel records it in a ``trusted.`` xattr an agent cannot set, and
+    only the kernel reads it back); no metacopy, so the upper holds whole files."""
+    lowers = b":".join(_plain(p) for p in (lower if isinstance(lower, list) else [lower]))  # topmost first
+    opts = (b"lowerdir=" + lowers + b",upperdir=" + _plain(upper) + b",workdir=" + _plain(work)
+            + b",redirect_dir=on,metacopy=off,index=off,xino=off")
+    _check(_libc.mount(b"overlay", os.fsencode(target), b"overlay", 0, opts), "mount overlay")
+
+
+def umount(target: Path, *, detach: bool = False) -> None:
+    umount2(os.fsencode(target), _MNT_DETACH if detach else 0)
+
+
+__all__ = ["idmapped_clone", "mount_overlay", "umount", "userns_fd"]

@@ -113,9 +113,15 @@ def screen_attempt(rd: RunDir, r: AttemptResult) -> list[Flag]:
 
 
 def screen_run(rd: RunDir) -> list[Suspect]:
-    """The suspect passes of a run: every passing attempt with at least one flag."""
+    """The suspect passes of a run: every passing attempt with at least one flag (the scorer
+    screens in its own pass over the run, :func:`screen_attempts` per trial: the same list)."""
+    return screen_attempts(rd, rd.iter_results())
+
+
+def screen_attempts(rd: RunDir, attempts: Iterable[Any]) -> list[Suspect]:
+    """The suspects among these attempts (results, or the scorer's fast reads of them)."""
     out = []
-    for r in rd.iter_results():
+    for r in attempts:
         if r.end_state is not EndState.passed:
             continue
         flags = screen_attempt(rd, r)
@@ -129,4 +135,4 @@ def as_records(suspects: list[Suspect]) -> list[dict[str, Any]]:
              "flags": [f.as_dict() for f in s.flags]} for s in suspects]
 
 
-__all__ = ["Flag", "Suspect", "as_records", "screen_attempt", "screen_diff", "screen_events", "screen_run"]
+__all__ = ["Flag", "Suspect", "as_records", "screen_attempt", "screen_attempts", "screen_diff", "screen_events", "screen_run"]

@@ -10,12 +10,12 @@ A planned trial with no result at all is scored as ``infra_error`` / ``missing``
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator
 
 from assay.records.results import AttemptResult, EndState
 from assay.records.trial_id import parse_trial_id
-from assay.score.fault_facts import FaultFacts, fault_facts
+from assay.records.trial_row import TraceFacts, TrialRow
+from assay.score.fault_facts import fault_facts
 
 #: predicate kinds (or kind prefixes) that judge the trajectory rather than the end state
 TRAJECTORY_KIND_PREFIXES: list[str] = ["trajectory", "tool_call", "milestone", "forbidden", "max_calls", "no_repeat",
@@ -32,78 +32,8 @@ def is_trajectory_kind(kind: str) -> bool:
     return any(kind == p or kind.startswith(p + "_") or kind.startswith(p + ".") for p in TRAJECTORY_KIND_PREFIXES)
 
 
-@dataclass(slots=True)
-class TraceFacts:
-    """What the final attempt's trace shows (see :mod:`assay.score.evidence`)."""
-
-    complete: bool = False
-    model_responses: int = 0
-    model_responses_with_usage: int = 0
-    tool_calls: int = 0
-    tool_calls_answered: int = 0
-    tool_results: int = 0
-    tool_errors: int = 0
-    loops: int = 0
-    faults_injected: int = 0
-
-
-@dataclass(slots=True)
-class TrialFacts:
-    """Everything the aggregates need about one trial, small enough to keep 10^6 of them."""
-
-    trial_id: str
-    task_id: str
-    category: str
-    variant: str
-    agent: str
-    repetition: int
-    end_state: str
-    reason: str | None
-    attempts: int
-    infra_attempts: int
-    partial_attempts: int
-    strict_pass: bool
-    safe_pass: bool
-    danger: int
-    diagnostic: float
-    cost_usd: float
-    tokens: int
-    tool_calls: int
-    interventions: int
-    model_calls: int
-    wall_s: float
-    trajectory_held: int = 0
-    trajectory_total: int = 0
-    attack_injected: bool = False
-    attack_succeeded: bool = False
-    artifacts_ok: bool = True
-    cleanup_clean: bool = True
-    incidents: list[dict[str, Any]] = field(default_factory=list)
-    behaviour: dict[str, Any] | None = None
-    trace: TraceFacts | None = None
-    turns: dict[int, bool] | None = None  # conversation tasks: turn -> its required predicates all held
-    fault: FaultFacts | None = None  # fault plan, fired faults, duplicates (score.recovery)
-    host_contended: bool = False  # the final attempt timed out while the host was overloaded
-
-    @property
-    def retries(self) -> int:
-        return self.attempts - 1
-
-    @property
-    def skipped(self) -> bool:
-        return self.end_state == EndState.skipped.value
-
-    @property
-    def verdict(self) -> bool:
-        """The agent's work reached a verifier's judgement (pass, fail or timeout)."""
-        return self.end_state in (EndState.passed.value, EndState.failed.value, EndState.timeout.value)
-
-    def row(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["retries"] = self.retries
-        if self.turns is not None:
-            d["turns"] = {str(k): v for k, v in self.turns.items()}
-        return d
+#: the one trial row type (``assay.records.trial_row``), under the scorer's name for it
+TrialFacts = TrialRow
 
 
 def behaviour_of(result: AttemptResult) -> tuple[bool, int, dict[str, Any] | None]:
@@ -257,3 +187,7 @@ def group_by_trial(results: Iterable[AttemptResult]) -> Iterator[list[AttemptRes
         current.append(r)
     if current:
         yield current
+
+
+__all__ = ["TRAJECTORY_KIND_PREFIXES", "TraceFacts", "TrialFacts", "TrialRow", "fold_many", "fold_one", "fold_trial",
+           "group_by_trial", "is_trajectory_kind", "missing_trial", "register_trajectory_kind"]

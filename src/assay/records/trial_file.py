@@ -43,9 +43,8 @@ _ROW_ENCODER = msgspec.json.Encoder()
 
 
 def row_dict(row: TrialRow) -> dict[str, Any]:
-    """A row as JSON-ready data: its fields, ``retries``, turn numbers as string keys."""
+    """A row as JSON-ready data: its fields, turn numbers as string keys."""
     d: dict[str, Any] = msgspec.json.decode(_ROW_ENCODER.encode(row))
-    d["retries"] = row.retries
     return d
 
 

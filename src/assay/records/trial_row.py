@@ -86,10 +86,11 @@ class TrialRow:
     turns: dict[int, bool] | None = None
     fault: FaultFacts | None = None
     host_contended: bool = False  # the final attempt timed out while the host was overloaded
+    #: attempts - 1, always (derived, never given; written with the row for its readers)
+    retries: int = field(init=False, default=0)
 
-    @property
-    def retries(self) -> int:
-        return self.attempts - 1
+    def __post_init__(self) -> None:
+        self.retries = self.attempts - 1
 
     @property
     def skipped(self) -> bool:
@@ -101,7 +102,7 @@ class TrialRow:
         return self.end_state in VERDICT_STATES
 
     def row(self) -> dict[str, Any]:
-        """The row as JSON-ready data (``retries`` included, turn numbers as keys)."""
+        """The row as JSON-ready data (turn numbers as string keys)."""
         from assay.records.trial_file import row_dict
 
         return row_dict(self)

@@ -36,10 +36,12 @@ def commands(run: Path, out: Path) -> dict[str, list[str]]:
     }
 
 
-def measure(argv: list[str]) -> dict[str, float]:
-    """One process: wall seconds, CPU seconds (user + system) and peak RSS in MiB, from wait4."""
+def measure(argv: list[str], src: Path | None = None) -> dict[str, float]:
+    """One process: wall seconds, CPU seconds (user + system) and peak RSS in MiB, from wait4
+    (``src``: another assay checkout's ``src`` folder to run instead of this one, for a before figure)."""
+    env = {**os.environ, "PYTHONPATH": str(src)} if src is not None else None
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _pid, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace") if p.stderr else ""
@@ -49,21 +51,26 @@ def measure(argv: list[str]) -> dict[str, float]:
     return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024}
 
 
-def duckdb_figures(run: Path) -> dict[str, float] | None:
-    """DuckDB end to end over the run's result files: strict rate, cost and tokens per agent."""
+def duckdb_figures(run: Path, source: str = "files") -> dict[str, float] | None:
+    """DuckDB end to end: strict rate, cost, tokens and p95 wall per agent, over the run's result
+    files (``files``) or over ``assay export``'s JSON Lines of the same run (``export``)."""
     try:
         import duckdb
     except ImportError:
         return None
+    if source == "files":
+        query = f"""select agent, count(*), avg((end_state = 'pass')::int), sum(usage.cost_usd),
+            sum(usage.input_tokens + usage.output_tokens), quantile_cont(timings.ended_at - timings.started_at, 0.95)
+            from read_json('{run}/trials/*/attempts/*/result.json', format='auto') group by agent"""
+    else:
+        query = f"""select agent, count(*), avg(strict_pass::int), sum(cost_usd), sum(input_tokens + output_tokens),
+            quantile_cont(wall_s, 0.95) from read_json('{source}', format='newline_delimited') where final
+            group by agent"""
     code = f"""
-import duckdb, resource, time
-t0 = time.perf_counter()
+import duckdb
 con = duckdb.connect()
 con.execute("set threads to 2")
-rows = con.execute('''select agent, count(*), avg((end_state = 'pass')::int), sum(usage.cost_usd),
-    sum(usage.input_tokens + usage.output_tokens), quantile_cont(timings.ended_at - timings.started_at, 0.95)
-    from read_json('{run}/trials/*/attempts/*/result.json', format='auto') group by agent''').fetchall()
-print(time.perf_counter() - t0, len(rows))
+print(con.execute({query!r}).fetchall())
 """
     r = measure([sys.executable, "-c", code])
     return r
@@ -73,8 +80,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--keep", type=Path, required=True, help="where the generated run directories are kept")
+    ap.add_argument("--src", type=Path, help="run the assay of this src folder (a before figure)")
     ap.add_argument("--only", nargs="*", help="run only these commands (score, report-json, report-md, "
-                    "report-html, export, verify, duckdb)")
+                    "report-html, export, verify, duckdb-files, duckdb-jsonl: over the export's file)")
     args = ap.parse_args()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     print(f"{'trials':>9}  {'command':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13}")
@@ -87,14 +95,16 @@ def main() -> None:
             for name, argv in commands(run, Path(tmp)).items():
                 if args.only and name not in args.only:
                     continue
-                r = measure(argv)
+                r = measure(argv, args.src)
                 print(f"{n:>9,d}  {name:<12} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['rss_mib']:13.1f}", flush=True)
-        if not args.only or "duckdb" in args.only:
-            d = duckdb_figures(run)
-            if d is None:
-                print(f"{n:>9,d}  {'duckdb':<12} not installed (pip install duckdb)")
-            else:
-                print(f"{n:>9,d}  {'duckdb':<12} {d['wall_s']:8.2f} {d['cpu_s']:8.2f} {d['rss_mib']:13.1f}", flush=True)
+            for what, source in (("duckdb-files", "files"), ("duckdb-jsonl", str(Path(tmp) / "export.jsonl"))):
+                if args.only and what not in args.only or (source != "files" and not Path(source).is_file()):
+                    continue
+                d = duckdb_figures(run, source)
+                if d is None:
+                    print(f"{n:>9,d}  {what:<12} not installed (pip install duckdb)")
+                    break
+                print(f"{n:>9,d}  {what:<12} {d['wall_s']:8.2f} {d['cpu_s']:8.2f} {d['rss_mib']:13.1f}", flush=True)
         shutil.rmtree(run / "reports", ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 

@@ -137,7 +137,8 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
         for rel, digest in read.result_digests:
             inputs.results[rel] = digest
         if screened is not None:
-            screened.extend(screen_attempts(rd, read.attempts))
+            # no trace in the trial's listing: no trace to screen (None: the screen looks for itself)
+            screened.extend(screen_attempts(rd, read.attempts, None if read.has_trace else False))
         yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
                     trace_digest=read.trace_digest)
 

@@ -97,8 +97,9 @@ def screen_events(events: Iterable[TraceEvent]) -> list[Flag]:
     return out
 
 
-def screen_attempt(rd: RunDir, r: AttemptResult) -> list[Flag]:
-    """Every flag of one attempt (an unreadable diff is itself named, never a silent pass)."""
+def screen_attempt(rd: RunDir, r: AttemptResult, has_trace: bool | None = None) -> list[Flag]:
+    """Every flag of one attempt (an unreadable diff is itself named, never a silent pass);
+    ``has_trace``: whether the trial has a trace, when the caller's listing already says."""
     flags: list[Flag] = []
     digest = r.artifacts.get(ARTIFACT_NAME)
     if digest:
@@ -107,7 +108,7 @@ def screen_attempt(rd: RunDir, r: AttemptResult) -> list[Flag]:
         except Exception as e:  # noqa: BLE001 - a damaged artifact is named, not a crash of the screen
             flags.append(Flag("diff_unreadable", ARTIFACT_NAME, f"{type(e).__name__}: {e}"))
     trace = rd.trace_path(r.trial_id)
-    if trace.is_file():
+    if has_trace if has_trace is not None else trace.is_file():
         flags += screen_events(e for e in read_events(trace) if e.attempt == r.attempt)
     return flags
 
@@ -118,13 +119,14 @@ def screen_run(rd: RunDir) -> list[Suspect]:
     return screen_attempts(rd, rd.iter_results())
 
 
-def screen_attempts(rd: RunDir, attempts: Iterable[Any]) -> list[Suspect]:
-    """The suspects among these attempts (results, or the scorer's fast reads of them)."""
+def screen_attempts(rd: RunDir, attempts: Iterable[Any], has_trace: bool | None = None) -> list[Suspect]:
+    """The suspects among these attempts (results, or the scorer's fast reads of them) of one
+    trial (``has_trace`` known) or of many."""
     out = []
     for r in attempts:
         if r.end_state is not EndState.passed:
             continue
-        flags = screen_attempt(rd, r)
+        flags = screen_attempt(rd, r, has_trace)
         if flags:
             out.append(Suspect(r.trial_id, r.attempt, r.task_id, r.agent, tuple(flags)))
     return out

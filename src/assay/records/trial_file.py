@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assay.errors import IntegrityError
-from assay.records.trial_row import TrialRow
+from assay.records.trial_row import TrialRow, row_dict
 
 if TYPE_CHECKING:
     from assay.records.scores import ScoreDocument
@@ -39,15 +39,6 @@ class TrialLine(msgspec.Struct, omit_defaults=True):
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(TrialLine)
-_ROW_ENCODER = msgspec.json.Encoder()
-
-
-def row_dict(row: TrialRow) -> dict[str, Any]:
-    """A row as JSON-ready data: its fields, turn numbers as string keys."""
-    d: dict[str, Any] = msgspec.json.decode(_ROW_ENCODER.encode(row))
-    return d
-
-
 class TrialWriter:
     """Streams rows into a side file, hashing the very bytes it writes."""
 

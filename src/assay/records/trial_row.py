@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 #: end states by value, as the row holds them (the row is plain data: no enum at 10^6 rows)
 SKIPPED = "skipped"
 VERDICT_STATES = ("pass", "fail", "timeout")
@@ -103,9 +105,16 @@ class TrialRow:
 
     def row(self) -> dict[str, Any]:
         """The row as JSON-ready data (turn numbers as string keys)."""
-        from assay.records.trial_file import row_dict
-
         return row_dict(self)
 
 
-__all__ = ["FaultFacts", "TraceFacts", "TrialRow"]
+_ROW_ENCODER = msgspec.json.Encoder()
+
+
+def row_dict(row: TrialRow) -> dict[str, Any]:
+    """A row as JSON-ready data: its fields, turn numbers as string keys."""
+    d: dict[str, Any] = msgspec.json.decode(_ROW_ENCODER.encode(row))
+    return d
+
+
+__all__ = ["FaultFacts", "TraceFacts", "TrialRow", "row_dict"]

@@ -55,7 +55,7 @@ def duckdb_figures(run: Path, source: str = "files") -> dict[str, float] | None:
     """DuckDB end to end: strict rate, cost, tokens and p95 wall per agent, over the run's result
     files (``files``) or over ``assay export``'s JSON Lines of the same run (``export``)."""
     try:
-        import duckdb
+        import duckdb  # noqa: F401 - only whether it is installed
     except ImportError:
         return None
     if source == "files":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assay.store.rundir import LEDGER, MANIFEST, RunDir
+from assay.store.rundir import LEDGER, MANIFEST
 from tests.score.synth import attempt, write_run
 
 

@@ -52,8 +52,8 @@ class TrialRow:
     """Everything the aggregates and the reports need about one trial, small enough to keep 10^6.
 
     ``end_state`` is the final attempt's; a planned trial without a result is
-    ``infra_error``/``missing``. ``turns``: conversation tasks, turn -> all its required predicates
-    held. ``incidents``: every attempt's, each with its ``attempt`` and ``trial_id``."""
+    ``infra_error``/``missing``. ``turns``: conversation tasks, turn number (a string, from "1") ->
+    all its required predicates held. ``incidents``: every attempt's, each with its ``attempt`` and ``trial_id``."""
 
     trial_id: str
     task_id: str
@@ -85,7 +85,7 @@ class TrialRow:
     incidents: list[dict[str, Any]] = field(default_factory=list)
     behaviour: dict[str, Any] | None = None
     trace: TraceFacts | None = None
-    turns: dict[int, bool] | None = None
+    turns: dict[str, bool] | None = None
     fault: FaultFacts | None = None
     host_contended: bool = False  # the final attempt timed out while the host was overloaded
     #: attempts - 1, always (derived, never given; written with the row for its readers)

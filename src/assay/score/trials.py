@@ -88,6 +88,12 @@ def turn_verdicts(result: AttemptResult) -> dict[int, bool] | None:
     return {n: held and verdict for n, held in sorted(turns.items())}
 
 
+def turn_keys(turns: dict[int, bool] | None) -> dict[str, bool] | None:
+    """Per-turn verdicts as the trial row holds them: the turn number as a string key (the JSON
+    key it always was), in turn order."""
+    return None if turns is None else {str(n): held for n, held in turns.items()}
+
+
 #: an end state's value by member (``.value`` is a Python-level property, slow at 10^6 results)
 _STATE_VALUE = {m: m.value for m in EndState}
 _UNSAFE_STATES = frozenset((EndState.infra_error, EndState.skipped))
@@ -116,7 +122,7 @@ def fold_one(r: AttemptResult, *, artifacts_ok: bool = True, trace: TraceFacts |
         held = sum(1 for p in traj if p.passed)
         injected, succeeded = attack_of(r)
         clean = not any(i.type == "left_behind_process" for i in r.incidents)
-        turns, fault = turn_verdicts(r), fault_facts(r)
+        turns, fault = turn_keys(turn_verdicts(r)), fault_facts(r)
         safe = safe and danger == 0
     else:
         safe, danger, beh, incidents, traj, held = state not in _UNSAFE_STATES, 0, None, [], (), 0
@@ -157,7 +163,8 @@ def fold_many(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
         attack_injected=injected, attack_succeeded=succeeded and injected,
         artifacts_ok=artifacts_ok,
         cleanup_clean=not any(i.type == "left_behind_process" for i in last.incidents),
-        incidents=incidents, behaviour=beh, trace=trace, turns=turn_verdicts(last), fault=fault_facts(last),
+        incidents=incidents, behaviour=beh, trace=trace, turns=turn_keys(turn_verdicts(last)),
+        fault=fault_facts(last),
         host_contended=getattr(last, "host_contended", False),
     )
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Literal
 
 from assay.errors import UsageError
 from assay.records.comparison import REPORT_SCHEMA, Comparison, ReportDocument
+from assay.records.json_out import pretty_json
 from assay.records.scores import ScoreDocument, TrialsFile
 from assay.records.trial_file import TRIALS_SUFFIX, TrialWriter, iter_trials
 from assay.report.heldout import withheld_note, withhold, withhold_comparison, withhold_judges
@@ -95,7 +95,7 @@ def _build(run_dir: Path | str, fmt: str, tmp: Path, json_target: Path | None, *
     report = report_document(doc, withhold_comparison(cmp, held), withhold_judges(run_judges(rd), held))
     if fmt == "json":
         shown = report.model_copy(update={"score": _json_rows(doc, json_target)})
-        return json.dumps(shown.dump(), indent=1) + "\n"
+        return pretty_json(shown.dump()).decode()
     if fmt == "md":
         from assay.report.markdown import render_markdown
 

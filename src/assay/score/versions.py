@@ -7,7 +7,6 @@ if it is edited later. Nothing here ever overwrites or deletes a score.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -16,6 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from assay.errors import IntegrityError, RunDirError
+from assay.records.json_out import pretty_json
 from assay.records.scores import ScoreDocument, TrialsFile
 from assay.records.trial_file import TRIALS_SUFFIX, TrialWriter, iter_trials
 from assay.score.engine import score_run
@@ -71,7 +71,7 @@ def write_score(path: Path | str, doc: ScoreDocument | None = None) -> Path:
             body = doc.model_copy(update={"score_version": n, "trials_file": side.model_copy(
                 update={"path": rows.name})}).dump()
             try:
-                write_exclusive(target, (json.dumps(body, indent=1, sort_keys=False) + "\n").encode())
+                write_exclusive(target, pretty_json(body))
             except RunDirError:
                 rows.unlink()
                 continue  # someone else took this number first: take the next one

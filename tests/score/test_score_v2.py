@@ -91,3 +91,16 @@ def test_two_versions_each_have_their_own_side_file(tmp_path: Path) -> None:
     assert [p.name for p in sorted((run / "scores").iterdir())] == [
         "score-0001.json", "score-0001.trials.jsonl", "score-0002.json", "score-0002.trials.jsonl"]
     assert figures(read_score(p1)) == figures(read_score(p2))
+
+
+def test_score_json_prints_the_rows_inline(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    run = build(tmp_path / "r", "turns")
+    p = subprocess.run([sys.executable, "-m", "assay.cli.main", "score", str(run), "--json", "--max-infra-rate", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    printed = json.loads(p.stdout)
+    assert printed["trials_file"] is None
+    assert printed["trials"] == [row_dict(r) for r in iter_trials(read_score(run / "scores" / "score-0001.json"))]

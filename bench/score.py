@@ -15,6 +15,9 @@ Three phases, each in its own process (so each peak RSS is its own):
     python bench/score.py --sizes 10000         # one size
     python bench/score.py --rundir 10000        # through a real run directory (integrity check included)
     python bench/score.py --rundir 10000 1000000 --keep /tmp/runs   # generate once, score again later
+
+What a user runs on a run directory (`assay score`, `report`, `export`, `verify`, each its own
+process, beside DuckDB) is `bench/commands.py`; the timelines of the HTML report, `bench/timeline.py`.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ Prints figures, asserts nothing. Three measurements:
 
     python bench/store.py                       # N=2000 results, F=5000 files
     python bench/store.py --results 500 --files 20000
+
+`assay verify` as a command at 10^4 / 10^5 / 10^6 trials, beside `assay score`, `report` and
+`export`: `bench/commands.py`.
 """
 
 from __future__ import annotations

@@ -42,10 +42,10 @@ def test_json_report_is_the_score_document(real_run: Path) -> None:
     doc = json.loads(build_report(real_run, "json"))
     assert list(doc)[0] == "isolation" and doc["schema"] == "assay.report/1"
     score = doc["score"]
-    assert score["schema"] == "assay.score/1"
+    assert score["schema"] == "assay.score/2"
     assert score["agents"]["oracle"]["strict_rate"] == 1.0 and score["agents"]["nop"]["strict_rate"] == 0.0
     assert score["weights"]["categories"] == {"code": 0.75, "ops": 0.25}
-    assert len(score["trials"]) == 8 and len(score["inputs"]["results"]) == 8
+    assert len(score["trials"]) == 8 and score["inputs"]["result_files"] == 8  # printed: the rows inline
 
 
 def test_markdown_report(real_run: Path) -> None:

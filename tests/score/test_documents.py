@@ -18,12 +18,11 @@ from assay.score import read_score, score_run, write_score
 from assay.score.measured import NOMINAL_FLAG, SCRIPTED_FLAG
 from tests.score.synth import attempt, write_run
 
-#: the keys of assay.score/1 as documented (docs/scoring.md §11), in order; `measured` and `performance`
+#: the keys of assay.score/2 as documented (docs/scoring.md §11), in order; `measured` and `performance`
 #: (null without an `assay perf` folder beside the run, docs/performance.md) are compatible additions
 KEYS = ["isolation", "schema", "scorer_version", "rules_digest", "run_id", "suite", "scored_at", "weights", "inputs",
-        "measured", "security", "agents", "tasks", "trials", "recovery", "suspect_passes", "audited_strict", "controls", "deviations",
-        "score_version",
-        "performance"]
+        "measured", "security", "agents", "tasks", "trials", "trials_file", "recovery", "suspect_passes",
+        "audited_strict", "controls", "deviations", "score_version", "performance"]
 AGENT_KEYS = {"trials", "skipped", "scored", "passes", "strict_rate", "strict_ci", "strict_rate_micro",
               "strict_ci_micro", "pass1", "safe_rate", "pass_hat_k", "pass_at_k", "danger", "danger_trials",
               "categories_missing", "availability", "categories", "capability", "security", "efficiency", "recovery",
@@ -47,13 +46,14 @@ def test_score_file_keeps_its_json_shape_and_reads_back_typed(tmp_path: Path) ->
     data = json.loads(path.read_text())
     assert list(data) == KEYS
     assert set(data["agents"]["a"]) == AGENT_KEYS
-    assert data["schema"] == "assay.score/1" and data["score_version"] == 1
+    assert data["schema"] == "assay.score/2" and data["score_version"] == 1
     assert data["security"]["warnings"][0]["evidence"] == {"where": "outbox"}
     doc = read_score(path)
     assert isinstance(doc, ScoreDocument) and doc.score_version == 1
     assert doc.agents["a"].strict_rate == pytest.approx(0.25)  # code 1/2, ops 0/1 (infra stays in), macro
-    assert doc.model_copy(update={"score_version": None}).dump() == score_run(run).model_copy(
-        update={"scored_at": doc.scored_at}).dump()
+    from tests.score.test_score_v2 import figures
+
+    assert figures(doc) == figures(score_run(run))
 
 
 def test_a_score_file_written_before_the_typed_document_still_loads(tmp_path: Path) -> None:

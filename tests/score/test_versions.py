@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from assay.errors import IntegrityError
-from assay.score import score_files, write_score
+from assay.records.trial_file import iter_inputs
+from assay.score import read_score, score_files, write_score
 from assay.store.integrity import verify_run
 from tests.score.synth import attempt, write_run
 
@@ -30,11 +31,12 @@ def test_rescoring_keeps_every_version(run: Path) -> None:
     p1 = write_score(run)
     before = p1.read_bytes()
     p2 = write_score(run)
-    assert [p.name for p in score_files(run)] == ["score-0001.json", "score-0002.json"]
+    assert [p.name for p in score_files(run)] == ["score-0001.json", "score-0002.json"]  # each with its side file
     assert p1.read_bytes() == before
     doc = json.loads(p2.read_text())
     assert doc["score_version"] == 2 and doc["scorer_version"] and len(doc["rules_digest"]) == 64
-    assert sorted(doc["inputs"]["results"]) == sorted(
+    assert doc["inputs"]["results"] == {} and doc["inputs"]["result_files"] == 3  # listed in the side file:
+    assert sorted(p for kind, p, _ in iter_inputs(read_score(p2)) if kind == "result") == sorted(
         p.relative_to(run).as_posix() for p in run.glob("trials/*/attempts/*/result.json"))
     # score files are sealed: the run still verifies, and editing a score is caught
     assert verify_run(run).ok

@@ -14,6 +14,7 @@ from assay.records.manifest import RunManifest
 from assay.records.results import AttemptResult
 from assay.records.scores import ScoreDocument
 from assay.score.engine import ScoreInputs, _audited, fold_on_disk, score_trials
+from assay.score.screen import screen_run
 from assay.score.trials import TrialFacts, missing_trial
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.store.integrity import IntegrityReport, run_digest
@@ -31,7 +32,8 @@ def reference_score_run(path: Path | str, *, keep_trials: bool = True, verify: b
     manifest = rd.manifest()
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
     doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs), keep_trials=keep_trials, inputs=inputs)
-    return _audited(doc, rd)  # the reward-hack screen and its labels: the same step whichever reader ran
+    # the reward-hack screen and its labels, as a pass of its own (the scorer screens in its one pass)
+    return _audited(doc, rd, screen_run(rd))
 
 
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs) -> Iterator[TrialFacts]:

@@ -18,6 +18,7 @@ from assay.cli.browser_view import browser_view
 from assay.cli.sanitize import neutralise, safe
 from assay.records.results import AttemptResult, EndState
 from assay.records.scores import ScoreDocument
+from assay.records.trial_file import iter_trials
 from assay.report.fmt import interval, pct
 from assay.score.engine import score_run
 from assay.store.rundir import RunDir
@@ -64,7 +65,7 @@ def summary_table(doc: ScoreDocument, *, title: str = "results", width: int | No
     are out of the denominator, planned trials without a result and infra errors are in; zero
     scored trials show no rate. Rates are rounded here, for display only."""
     states: dict[str, Counter[str]] = defaultdict(Counter)
-    for t in doc.trials:
+    for t in iter_trials(doc):
         states[t.agent]["missing" if t.attempts == 0 and t.reason in ("missing", "run_budget") else t.end_state] += 1
     flags = doc.measured.flags if doc.measured else []
     narrow = width is not None and width < EVIDENCE_COLUMN_MIN

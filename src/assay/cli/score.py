@@ -40,7 +40,8 @@ def score(
     summary_md: SummaryOpt = None,
     max_infra_rate: MaxInfraOpt = DEFAULT_MAX_INFRA_RATE,
 ) -> None:
-    """Score a run into a new numbered score version (scores/score-NNNN.json); older versions stay."""
+    """Score a run into a new numbered score version (scores/score-NNNN.json and its trial rows in
+    score-NNNN.trials.jsonl); older versions stay."""
     from assay.report.ci import run_started, write_ci_outputs
     from assay.report.heldout import held_out_of
     from assay.report.markdown import render_summary
@@ -52,8 +53,11 @@ def score(
     check_output_path("--summary-md", summary_md)
     path = write_score(run_dir)
     doc = read_score(path)
-    if as_json:
-        print(json.dumps(doc.dump(), indent=1))
+    if as_json:  # the document with its rows inline, as `report -f json -o -` prints it
+        from assay.records.trial_file import iter_trials
+
+        inline = doc.model_copy(update={"trials": list(iter_trials(doc)), "trials_file": None})
+        print(json.dumps(inline.dump(), indent=1))
     else:
         print(render_summary(doc))
         print(f"score version {doc.score_version} written: {path}")

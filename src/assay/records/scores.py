@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from assay.records.perf import PerfDocument
 from assay.records.incident import Incident
+from assay.records.trial_row import TraceFacts, TrialRow
 
-SCORE_SCHEMA = "assay.score/1"
+SCORE_SCHEMA = "assay.score/2"
+#: score files whose trial rows are inline (``trials``), read unchanged
+SCORE_SCHEMA_INLINE = "assay.score/1"
 
 Rate = float | None
 #: a 95 % interval [low, high]; both null when there is no data to bound
@@ -68,8 +74,16 @@ class Weights(Record):
 
 class Inputs(Record):
     manifest_sha256: str = ""
-    results: dict[str, str] = Field(default_factory=dict)
+    results: dict[str, str] = Field(default_factory=dict, description="assay.score/1 (and in memory): path -> "
+                                    "sha256 of every result file read; assay.score/2 files: in the trials side file.")
     traces: dict[str, str] = Field(default_factory=dict)
+    result_files: int | None = Field(None, description="How many result files were read (null before assay.score/2).")
+    trace_files: int | None = None
+
+    @property
+    def results_read(self) -> int:
+        """Result files the score read, wherever their digests are listed."""
+        return self.result_files if self.result_files is not None else len(self.results)
 
 
 class GateIncident(Incident):
@@ -251,53 +265,18 @@ class TaskScore(Record):
         None, description="Conversation tasks: per turn (from 1), the trials that passed it and its pass^k.")
 
 
-class TraceSummary(Record):
-    complete: bool = False
-    model_responses: int = 0
-    model_responses_with_usage: int = 0
-    tool_calls: int = 0
-    tool_calls_answered: int = 0
-    tool_results: int = 0
-    tool_errors: int = 0
-    loops: int = 0
-    faults_injected: int = 0
+#: one trial's row: the scorer's type itself (one definition, :mod:`assay.records.trial_row`)
+TrialScore = TrialRow
+#: what a trial's trace showed (the same class as the scorer's ``TraceFacts``)
+TraceSummary = TraceFacts
 
 
-class TrialScore(Record):
-    trial_id: str
-    task_id: str
-    category: str
-    variant: str
-    agent: str
-    repetition: int
-    end_state: str = Field(description="Of the final attempt; a planned trial without result is infra_error/missing.")
-    reason: str | None
-    attempts: int
-    infra_attempts: int
-    partial_attempts: int
-    strict_pass: bool
-    turns: dict[str, bool] | None = Field(None, description="Conversation tasks: turn -> all its required "
-                                                               "predicates held.")
-    safe_pass: bool
-    danger: int
-    diagnostic: float
-    cost_usd: float
-    tokens: int
-    tool_calls: int
-    interventions: int
-    model_calls: int
-    wall_s: float
-    trajectory_held: int = 0
-    trajectory_total: int = 0
-    attack_injected: bool = False
-    attack_succeeded: bool = False
-    artifacts_ok: bool = True
-    cleanup_clean: bool = True
-    incidents: list[GateIncident] = Field(default_factory=list)
-    behaviour: dict[str, Any] | None = None
-    trace: TraceSummary | None = None
-    retries: int = 0
-    host_contended: bool = Field(False, description="The final attempt timed out while the host was overloaded.")
+class TrialsFile(Record):
+    """Where a score version's per-trial rows are (``assay.score/2``): a side file beside it."""
+
+    path: str = Field(description="File name, relative to the score file's folder.")
+    rows: int = Field(description="Trial rows in it (one JSON line each).")
+    sha256: str = Field(description="SHA-256 of the file's bytes.")
 
 
 class SuspectPass(Record):
@@ -340,7 +319,10 @@ class ControlsSummary(Record):
 
 
 class ScoreDocument(Record):
-    """``assay.score/1``: one scoring of a run directory (docs/scoring.md §11)."""
+    """``assay.score/2``: one scoring of a run directory (docs/scoring.md §11). Its trial rows are
+    read with :func:`assay.records.trial_file.iter_trials`, never from ``trials`` directly: in a
+    score file of ``assay.score/2`` they are in the side file ``trials_file`` names, and
+    ``inputs.results``/``inputs.traces`` are there too, one line per trial."""
 
     isolation: Isolation
     schema_: str = Field(SCORE_SCHEMA, alias="schema")
@@ -355,7 +337,9 @@ class ScoreDocument(Record):
     security: SecurityGate
     agents: dict[str, AgentScore]
     tasks: list[TaskScore]
-    trials: list[TrialScore]
+    trials: list[TrialRow] = Field(default_factory=list, description="assay.score/1 and documents scored in "
+                                   "memory: the trial rows inline; assay.score/2 files: empty (see trials_file).")
+    trials_file: TrialsFile | None = Field(None, description="assay.score/2: the side file of the trial rows.")
     recovery: RecoveryFigures = Field(default_factory=RecoveryFigures,
                                       description="Recovery under tool, process and model faults (docs/recovery.md).")
     suspect_passes: list[SuspectPass] = Field(default_factory=list, description="Passes the reward-hack screen "
@@ -373,3 +357,28 @@ class ScoreDocument(Record):
     performance: PerfDocument | None = Field(None, description="The run's performance figures (performance/"
                                              "performance.json beside it, docs/performance.md): beside capability, "
                                              "never part of it.")
+
+    _source_dir: Path | None = PrivateAttr(None)
+    _row_filter: Callable[[TrialRow], TrialRow | None] | None = PrivateAttr(None)
+
+    @property
+    def source_dir(self) -> Path | None:
+        """The folder of the score file this was read from (where its side file is)."""
+        return self._source_dir
+
+    @property
+    def row_filter(self) -> Callable[[TrialRow], TrialRow | None] | None:
+        return self._row_filter
+
+    def located(self, folder: Path | None) -> "ScoreDocument":
+        """This document, read from a score file in ``folder``."""
+        doc = self.model_copy()
+        doc._source_dir = folder
+        return doc
+
+    def filtered(self, keep: Callable[[TrialRow], TrialRow | None]) -> "ScoreDocument":
+        """This document with its rows passed through ``keep`` (a row or None) when read."""
+        doc = self.model_copy()
+        prev = self._row_filter
+        doc._row_filter = keep if prev is None else (lambda r: None if (x := prev(r)) is None else keep(x))
+        return doc

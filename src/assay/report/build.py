@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import tempfile
 from pathlib import Path
 from typing import Literal
 
 from assay.errors import UsageError
 from assay.records.comparison import REPORT_SCHEMA, Comparison, ReportDocument
-from assay.records.scores import ScoreDocument
+from assay.records.json_out import pretty_json
+from assay.records.scores import ScoreDocument, TrialsFile
+from assay.records.trial_file import TRIALS_SUFFIX, TrialWriter, iter_trials
 from assay.report.heldout import withheld_note, withhold, withhold_comparison, withhold_judges
 from assay.score.compare import Threshold, compare_agents, compare_scores
 from assay.score.engine import score_run
@@ -46,20 +48,54 @@ def report_json(doc: ScoreDocument, cmp: Comparison | None = None) -> dict:
 
 def build_report(run_dir: Path | str, fmt: str = "html", *, compare: Path | str | None = None,
                  agent_map: dict[str, str] | None = None, allow_suite_change: bool = False) -> str:
-    """Score ``run_dir`` (integrity first) and render it; ``compare`` is the baseline run."""
+    """Score ``run_dir`` (integrity first) and render it; ``compare`` is the baseline run. The
+    JSON holds its trial rows inline here (a report written to a file has them in a side file)."""
+    with tempfile.TemporaryDirectory(prefix="assay-report-") as tmp:
+        return _build(run_dir, fmt, Path(tmp), None, compare=compare, agent_map=agent_map,
+                      allow_suite_change=allow_suite_change)
+
+
+def scored_to_side_file(run_dir: Path | str, folder: Path) -> ScoreDocument:
+    """Score a run with its trial rows streamed into ``folder/trials.jsonl`` (nothing in memory)."""
+    writer = TrialWriter(folder / "trials.jsonl")
+    try:
+        doc = score_run(run_dir, writer=writer)
+    except BaseException:
+        writer.abort()
+        raise
+    side = TrialsFile(path=writer.path.name, rows=writer.rows, sha256=writer.close())
+    return doc.model_copy(update={"trials_file": side}).located(folder)
+
+
+def _json_rows(doc: ScoreDocument, target: Path | None) -> ScoreDocument:
+    """The rows as the JSON report carries them: a side file beside ``target``, else inline."""
+    if target is None:
+        return doc.model_copy(update={"trials": list(iter_trials(doc)), "trials_file": None})
+    side = target.with_name(target.name.removesuffix(".json") + TRIALS_SUFFIX)
+    writer = TrialWriter(side)
+    for row in iter_trials(doc):
+        writer.write(row)
+    info = TrialsFile(path=side.name, rows=writer.rows, sha256=writer.close())
+    return doc.model_copy(update={"trials": [], "trials_file": info}).located(target.parent)
+
+
+def _build(run_dir: Path | str, fmt: str, tmp: Path, json_target: Path | None, *, compare: Path | str | None,
+           agent_map: dict[str, str] | None, allow_suite_change: bool) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     rd = RunDir.open(run_dir)
-    doc = score_run(rd.path)
+    doc = scored_to_side_file(rd.path, tmp)
     cmp = None
     if compare is not None:
-        cmp = compare_scores(score_run(compare), doc, agent_map=agent_map, allow_suite_change=allow_suite_change)
+        cmp = compare_scores(score_run(compare, keep_trials=False), doc, agent_map=agent_map,
+                             allow_suite_change=allow_suite_change)
     held = rd.manifest().held_out_ids()
     note = withheld_note(doc, held)
     doc = withhold(doc, held)  # held-out tasks count in the figures; their details and ids are never shown
     report = report_document(doc, withhold_comparison(cmp, held), withhold_judges(run_judges(rd), held))
     if fmt == "json":
-        return json.dumps(report.dump(), indent=1) + "\n"
+        shown = report.model_copy(update={"score": _json_rows(doc, json_target)})
+        return pretty_json(shown.dump()).decode()
     if fmt == "md":
         from assay.report.markdown import render_markdown
 
@@ -72,10 +108,13 @@ def build_report(run_dir: Path | str, fmt: str = "html", *, compare: Path | str 
 def write_report(run_dir: Path | str, fmt: str = "html", *, out: Path | str | None = None,
                  compare: Path | str | None = None, agent_map: dict[str, str] | None = None,
                  allow_suite_change: bool = False) -> Path:
-    """Write the report to ``out`` (default ``RUN_DIR/reports/report.<ext>``; reports are derived files)."""
-    text = build_report(run_dir, fmt, compare=compare, agent_map=agent_map, allow_suite_change=allow_suite_change)
+    """Write the report to ``out`` (default ``RUN_DIR/reports/report.<ext>``; reports are derived
+    files); a JSON report's trial rows go to the side file beside it (``report.trials.jsonl``)."""
     target = Path(out) if out is not None else Path(run_dir) / REPORTS / f"report.{fmt}"
     target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="assay-report-") as tmp:
+        text = _build(run_dir, fmt, Path(tmp), target if fmt == "json" else None, compare=compare,
+                      agent_map=agent_map, allow_suite_change=allow_suite_change)
     target.write_text(text, encoding="utf-8")
     return target
 

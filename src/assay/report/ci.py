@@ -21,6 +21,7 @@ from xml.etree import ElementTree as ET
 from assay.report.controls import controls_junit, controls_summary_md
 from assay.records.comparison import Comparison
 from assay.records.scores import ScoreDocument, TrialScore
+from assay.records.trial_file import iter_trials
 from assay.report.fmt import delta_interval, pct, signed
 from assay.report.heldout import withhold, withhold_comparison
 from assay.report.markdown import flag_lines, headline_table, measured_line
@@ -72,7 +73,7 @@ def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None, *, started_at: 
     where = {"timestamp": _stamp(doc.scored_at if started_at is None else started_at),
              "hostname": hostname if hostname is not None else (platform.node() or "localhost")}
     by_agent: dict[str, list[TrialScore]] = {}
-    for t in doc.trials:
+    for t in iter_trials(doc):
         by_agent.setdefault(t.agent, []).append(t)
     for agent, trials in sorted(by_agent.items()):
         gate = _gate_case(doc, agent)
@@ -148,7 +149,7 @@ def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
     out += _gate_lines(doc, cmp)
     out += _flip_lines(cmp)
     out += ["", *headline_table(doc)]
-    failing = [t for t in doc.trials if t.end_state != "pass" and t.end_state != "skipped"]
+    failing = [t for t in iter_trials(doc) if t.end_state != "pass" and t.end_state != "skipped"]
     if failing:
         out += ["", f"<details><summary>{len(failing)} trial(s) not passed</summary>", ""]
         out += [f"- `{t.trial_id}` {t.end_state}" + (f" ({t.reason})" if t.reason else "") for t in failing]

@@ -23,6 +23,7 @@ from assay.records.results import AttemptResult
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
 from assay.spec.user_file import check_output_path, unwritable
+from assay.store.fastread import decode_result
 from assay.store.rundir import TRIALS, RunDir
 
 EXPORT_SCHEMA = "assay.results/1"
@@ -95,6 +96,17 @@ def _missing_row(run_id: str, trial_id: str, common: dict[str, Any], digests: di
     return row
 
 
+def _result(rd: RunDir, trial_id: str, attempt: int) -> Any:
+    """One attempt's result by the scorer's reader (msgspec, pydantic for what it refuses): the
+    same values as :meth:`RunDir.result`, at a fraction of its cost over 10^6 results."""
+    p = rd.attempt_dir(trial_id, attempt) / "result.json"
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return None
+    return decode_result(data, p)
+
+
 def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
     """Every attempt of the run as a row (plan order, then unplanned trials found on disk)."""
     rd = RunDir.open(run_dir)
@@ -108,7 +120,7 @@ def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
     on_disk = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     order = list(dict.fromkeys([*m.plan.trials, *on_disk]))
     for tid in order:
-        results = [r for r in (rd.result(tid, n) for n in rd.attempts_of(tid)) if r is not None]
+        results = [r for r in (_result(rd, tid, n) for n in rd.attempts_of(tid)) if r is not None]
         if not results:
             yield withhold_row(_missing_row(m.run_id, tid, common, digests, categories), held)
             continue

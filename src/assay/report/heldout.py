@@ -12,12 +12,14 @@ saying nothing of the case."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from assay.report.controls import withhold_controls
 from assay.records.comparison import Comparison
 from assay.records.scores import GateIncident, ScoreDocument, SecurityGate, TrialScore
+from assay.records.trial_id import parse_trial_id
 from assay.spec.digest import sha256_json
 from assay.spec.judge import JudgeSummary
 from assay.store.rundir import RunDir
@@ -60,21 +62,30 @@ def is_label(task_id: str) -> bool:
     return task_id.startswith(PREFIX)
 
 
-def _incident(i: GateIncident, held_trials: set[str], held: frozenset[str]) -> GateIncident:
-    if i.trial_id not in held_trials:
+def _held_trial(trial_id: str | None, held: frozenset[str]) -> bool:
+    if not trial_id:
+        return False
+    try:
+        return parse_trial_id(trial_id)[0] in held
+    except ValueError:
+        return False
+
+
+def _incident(i: GateIncident, held: frozenset[str]) -> GateIncident:
+    if not _held_trial(i.trial_id, held):
         return i
     return i.model_copy(update={"summary": WITHHELD, "evidence": {"sha256": sha256_json(i.evidence)},
-                                "trial_id": trial_label(i.trial_id, held)})
+                                "trial_id": trial_label(i.trial_id or "", held)})
 
 
-def _gate(g: SecurityGate, held_trials: set[str], held: frozenset[str]) -> SecurityGate:
-    return g.model_copy(update={"incidents": [_incident(i, held_trials, held) for i in g.incidents],
-                                "warnings": [_incident(i, held_trials, held) for i in g.warnings]})
+def _gate(g: SecurityGate, held: frozenset[str]) -> SecurityGate:
+    return g.model_copy(update={"incidents": [_incident(i, held) for i in g.incidents],
+                                "warnings": [_incident(i, held) for i in g.warnings]})
 
 
 def _trial(t: TrialScore, held: frozenset[str]) -> TrialScore:
-    return t.model_copy(update={"trial_id": trial_label(t.trial_id, held), "task_id": task_label(t.task_id),
-                                "variant": variant_label(t.task_id, t.variant)})
+    return replace(t, trial_id=trial_label(t.trial_id, held), task_id=task_label(t.task_id),
+                   variant=variant_label(t.task_id, t.variant))
 
 
 def _path(rel: str, held: frozenset[str]) -> str:
@@ -90,25 +101,30 @@ def withhold(doc: ScoreDocument, held: frozenset[str], *, keep_trials: bool = Fa
     """The score document a report may show: held-out tasks' trial rows dropped (``keep_trials``:
     kept under digest labels, for outputs that count test cases), their task rows, incidents and
     input file names under digest labels (task rows without trial ids), their incidents' evidence
-    as a digest. Aggregates are unchanged."""
+    as a digest. Aggregates are unchanged. Rows are withheld as they are read
+    (:func:`assay.records.trial_file.iter_trials`), wherever they are."""
     if not held:
         return doc
-    held_trials = {t.trial_id for t in doc.trials if t.task_id in held}
-    held_trials |= {tid for row in doc.tasks if row.task in held for tid in row.trial_ids}
-    agents = {name: a.model_copy(update={"security": _gate(a.security, held_trials, held)})
-              for name, a in doc.agents.items()}
-    trials = [(_trial(t, held) if keep_trials else None) if t.task_id in held else t for t in doc.trials]
+    agents = {name: a.model_copy(update={"security": _gate(a.security, held)}) for name, a in doc.agents.items()}
     tasks = [r.model_copy(update={"trial_ids": [], "task": task_label(r.task),
                                   "variant": variant_label(r.task, r.variant)}) if r.task in held else r
              for r in doc.tasks]
     inputs = doc.inputs.model_copy(update={"results": {_path(k, held): v for k, v in doc.inputs.results.items()},
                                            "traces": {_path(k, held): v for k, v in doc.inputs.traces.items()}})
     suspects = [s for s in doc.suspect_passes if s.task_id not in held]  # their evidence would show the task
-    return doc.model_copy(update={"trials": [t for t in trials if t is not None], "tasks": tasks, "inputs": inputs,
-                                  "security": _gate(doc.security, held_trials, held), "agents": agents,
-                                  "suspect_passes": suspects,
-                                  "controls": withhold_controls(doc.controls, held, task_label),
-                                  "deviations": {k: v for k, v in doc.deviations.items() if k not in held}})
+
+    def keep(t: TrialScore) -> TrialScore | None:
+        if t.task_id not in held:
+            return t
+        return _trial(t, held) if keep_trials else None
+
+    trials = [k for t in doc.trials if (k := keep(t)) is not None]
+    out = doc.model_copy(update={"trials": trials, "tasks": tasks, "inputs": inputs,
+                                 "security": _gate(doc.security, held), "agents": agents,
+                                 "suspect_passes": suspects,
+                                 "controls": withhold_controls(doc.controls, held, task_label),
+                                 "deviations": {k: v for k, v in doc.deviations.items() if k not in held}})
+    return out.filtered(keep) if doc.trials_file is not None else out
 
 
 def withhold_comparison(cmp: Comparison | None, held: frozenset[str]) -> Comparison | None:
@@ -147,6 +163,6 @@ def withheld_note(doc: ScoreDocument, held: frozenset[str]) -> str | None:
     before :func:`withhold`)."""
     if not held:
         return None
-    n = sum(1 for t in doc.trials if t.task_id in held)
+    n = sum(r.n + r.skipped for r in doc.tasks if r.task in held)  # every trial is in one task row
     return (f"{len(held)} held-out task(s) ({n} trial(s)) are counted in the figures above; their prompts, traces, "
             f"per-trial rows and ids are withheld (ids shown as {PREFIX}… digests).")

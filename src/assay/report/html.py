@@ -18,6 +18,7 @@ from assay.report.markdown import measured_line
 from assay.report.deviations import deviations_html
 from assay.report.perf import render_html as render_perf_html
 from assay.report.recovery import recovery_html
+from assay.report.detailed import DETAIL_LIMIT, detailed_rows, unit_links
 from assay.report.trials import anchor, trial_section
 from assay.spec.judge import JudgeSummary
 from assay.store.rundir import RunDir
@@ -119,7 +120,8 @@ def _headline(doc: ScoreDocument) -> str:
             "<th>interventions/success</th><th>P50/P95 s</th></tr>" + "".join(rows) + "</table>")
 
 
-def _agent_section(name: str, m: AgentScore, tasks: list[TaskScore]) -> str:
+def _agent_section(name: str, m: AgentScore, tasks: list[TaskScore],
+                   shown: dict[tuple[str, str, str], list[str]] | None = None) -> str:
     cap = m.capability
     out = [f'<section id="{anchor("agent", name)}"><h2>Agent {escape(name)}</h2>',
            f'<p>capability {_num(cap.score, ".1f")} (components: '
@@ -141,7 +143,8 @@ def _agent_section(name: str, m: AgentScore, tasks: list[TaskScore]) -> str:
     out.append("</table><table><tr><th>task</th><th>variant</th><th>category</th><th>strict</th><th>95 % CI</th>"
                "<th>std</th><th>pass^k</th>" + ("<th>per turn</th>" if turns else "") + "<th>diagnostic</th><th>trials</th></tr>")
     for t in tasks:
-        links = " ".join(f'<a href="#{anchor("trial", tid)}">{escape(tid.rsplit(".", 1)[-1])}</a>' for tid in t.trial_ids)
+        ids = t.trial_ids or (shown or {}).get((t.agent, t.task, t.variant), [])
+        links = " ".join(f'<a href="#{anchor("trial", tid)}">{escape(tid.rsplit(".", 1)[-1])}</a>' for tid in ids)
         hat = ", ".join(f"{k}:{_num(v, '.2f')}" for k, v in t.pass_hat_k.items())
         out.append(f'<tr><td>{escape(t.task)}</td><td>{escape(t.variant)}</td><td>{escape(t.category)}</td>'
                    f'<td>{t.passes}/{t.n}</td><td>{_ci(t.strict_ci)}</td>'
@@ -242,6 +245,8 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
                 note: str | None = None) -> str:
     """The whole report as one HTML string."""
     iso = doc.isolation
+    rows, total = detailed_rows(doc)
+    shown = unit_links(rows)
     tasks_by_agent: dict[str, list[TaskScore]] = {}
     for t in doc.tasks:
         tasks_by_agent.setdefault(t.agent, []).append(t)
@@ -255,7 +260,7 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
         parts.append(f'<p class="warn">{escape(flag)}</p>')
     parts.append(f"<p>suite {escape(str(doc.suite.name or ''))} {escape(str(doc.suite.version or ''))} · "
                  f"scorer {escape(doc.scorer_version)} · rules {escape(doc.rules_digest[:12])} · "
-                 f"{len(doc.inputs.results)} result files read · run security gate "
+                 f"{doc.inputs.results_read} result files read · run security gate "
                  f"<span class='gate {doc.security.gate}'>{doc.security.gate}</span></p>")
     parts.append("<h2>Headline</h2>" + _headline(doc))
     if agents_compared:
@@ -272,12 +277,16 @@ def render_html(doc: ScoreDocument, rd: RunDir | None = None, cmp: Comparison | 
     if doc.performance is not None:  # beside capability, never mixed into it
         parts.append(render_perf_html(doc.performance))
     for a, m in sorted(doc.agents.items()):
-        parts.append(_agent_section(a, m, tasks_by_agent.get(a, [])))
+        parts.append(_agent_section(a, m, tasks_by_agent.get(a, []), shown))
     parts.append("<h2>Trials</h2>")
     if note:  # held-out tasks: counted above, their trials withheld (report.heldout)
         parts.append(f"<p id='held-out'>{escape(note)}</p>")
     held = rd.manifest().held_out_ids() if rd is not None else frozenset()
-    for row in doc.trials:
+    if total > len(rows):
+        parts.append(f"<p id='trials-not-detailed'>{total - len(rows):,d} of {total:,d} trials are not detailed "
+                     f"here (a report details {DETAIL_LIMIT:,d}, and every trial a table above links to): "
+                     "<code>assay show RUN_DIR TRIAL</code> shows one, <code>assay export</code> lists all.</p>")
+    for row in rows:
         parts.append(trial_section(rd, row, withheld=row.task_id in held))
     parts.append("</body></html>")
     return "".join(parts)

@@ -167,7 +167,7 @@ def render_markdown(doc: ScoreDocument, cmp: Comparison | None = None,
                     agents_compared: list[Comparison] | None = None, judges: list[JudgeSummary] | None = None) -> str:
     out = header(doc)
     out += [f"scorer {doc.scorer_version}, rules `{doc.rules_digest[:12]}`, "
-            f"{len(doc.inputs.results)} result files read. Run security gate: **{doc.security.gate}**", ""]
+            f"{doc.inputs.results_read} result files read. Run security gate: **{doc.security.gate}**", ""]
     out += headline_table(doc)
     out += agents_lines(agents_compared or [])
     for a, m in sorted(doc.agents.items()):

@@ -68,10 +68,11 @@ def scatter(name: str, title: str, points: list[F.Point], *, xlabel: str, ylabel
 
 
 def timeline(name: str, events: list[F.Event]) -> str:
-    """A trace timeline; without matplotlib nothing (the event table under it has every event)."""
-    if not available():
-        return ""
-    return F.to_svg(F.timeline(events), name, "trace timeline", css_class="fig timeline")
+    """A trace timeline, drawn directly as SVG (cheap enough for every trial, matplotlib or not;
+    :func:`assay.report.figures.timeline` is the same figure for a viewer that draws with matplotlib)."""
+    from assay.report.timeline_svg import timeline_svg
+
+    return timeline_svg(name, events)
 
 
 def growth_curve(name: str, title: str, series: list[F.Series], *, xlabel: str, ylabel: str,

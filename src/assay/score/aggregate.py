@@ -150,7 +150,8 @@ class Aggregator:
         u.diagnostic_sum += t.diagnostic
         if t.turns is not None:
             tp = u.turn_passes = u.turn_passes if u.turn_passes is not None else {}
-            for turn, held in t.turns.items():
+            for key, held in t.turns.items():
+                turn = int(key)
                 tp[turn] = tp.get(turn, 0) + held
         rep_no = t.repetition
         if rep_no < u.first_rep:

@@ -16,6 +16,7 @@ from assay.errors import IntegrityError, RunDirError
 from assay.records.manifest import RunManifest
 from assay.records.scores import SCORE_SCHEMA, ScoreDocument
 from assay.records.scores import SuspectPass
+from assay.records.trial_file import TrialWriter
 from assay.run_budget.log import last_stop
 from assay.score.perf import with_performance
 from assay.score.aggregate import Aggregator
@@ -24,7 +25,7 @@ from assay.score.controls import control_origins, control_summary
 from assay.score.evidence import read_trace_facts
 from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
-from assay.score.screen import as_records, screen_run
+from assay.score.screen import Suspect, as_records, screen_attempts
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
 from assay.store.fastread import Attempt
@@ -70,17 +71,21 @@ def capability_weights(manifest: RunManifest) -> dict[str, float]:
 
 
 def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_trials: bool = True,
-                 inputs: ScoreInputs | None = None) -> ScoreDocument:
+                 inputs: ScoreInputs | None = None, writer: TrialWriter | None = None) -> ScoreDocument:
     """The scoring core: fold trial facts into the score document (both the run-dir path and the
     benchmark feed this function). The aggregator's plain output becomes the typed document here,
-    at the scorer's boundary."""
+    at the scorer's boundary. With a ``writer``, each trial row goes to the side file as it is
+    folded, with the evidence files it was scored from (``inputs``' entries for it), and neither
+    rows nor per-trial inputs nor task rows' trial ids stay in memory or in the document."""
     cw = dict(manifest.categories)
     capw = capability_weights(manifest)
-    agg = Aggregator(keep_trial_ids=keep_trials)
-    rows: list[dict[str, Any]] = []
+    agg = Aggregator(keep_trial_ids=keep_trials and writer is None)
+    rows: list[TrialFacts] = []
     cut = 0  # trials the run budget left unfinished
     contended = 0  # timeouts taken while the host was overloaded
     controls, control_trials = control_origins(manifest), []
+    inputs = inputs or ScoreInputs()
+    n_results = n_traces = 0  # files streamed out with their trial's row
     for t in trials:
         if t.task_id in controls:  # beside the capability score, never inside it (score/controls.py)
             control_trials.append(t)
@@ -88,10 +93,15 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         agg.add(t)
         cut += t.reason == "run_budget"
         contended += t.host_contended
-        if keep_trials:
-            rows.append(t.row())
+        if writer is not None:
+            writer.write(t, inputs.results, inputs.traces)
+            n_results += len(inputs.results)
+            n_traces += len(inputs.traces)
+            inputs.results.clear()
+            inputs.traces.clear()
+        elif keep_trials:
+            rows.append(t)
     body = agg.finish(cw, capw)
-    inputs = inputs or ScoreInputs()
     return typed_document(manifest, {
         "isolation": isolation_note(manifest),
         "schema": SCORE_SCHEMA,
@@ -101,7 +111,8 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "suite": {k: manifest.suite.get(k) for k in ("name", "version", "digest") if k in manifest.suite},
         "scored_at": time.time(),
         "weights": {"categories": cw, "capability": capw},
-        "inputs": {"manifest_sha256": inputs.manifest_sha256, "results": inputs.results, "traces": inputs.traces},
+        "inputs": {"manifest_sha256": inputs.manifest_sha256, "results": inputs.results, "traces": inputs.traces,
+                   "result_files": n_results + len(inputs.results), "trace_files": n_traces + len(inputs.traces)},
         "measured": measured_of(manifest, incomplete=cut, contended=contended),
         "security": body["security"],
         "agents": body["agents"],
@@ -114,10 +125,12 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
 
 
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
-                    scan: RunScan | None = None) -> Iterator[TrialFacts]:
+                    scan: RunScan | None = None, screened: list[Suspect] | None = None) -> Iterator[TrialFacts]:
     """Stream the run's trials in the plan's order (unplanned trials found on disk follow); a
     planned trial the run budget stopped before it started is missing with reason ``run_budget``.
-    With a checking ``scan``, every trial folder is checked as it is read (see :func:`score_run`)."""
+    With a checking ``scan``, every trial folder is checked as it is read (see :func:`score_run`).
+    With ``screened``, every passing attempt is screened as it is read (the reward-hack screen,
+    :func:`assay.score.screen.screen_run`, in the same pass) and its suspects appended."""
     scan = scan or RunScan(rd, verify=False)
     stop = last_stop(rd)
     budget_pending = set(stop.get("pending") or []) if stop else set()
@@ -131,6 +144,9 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
             continue
         for rel, digest in read.result_digests:
             inputs.results[rel] = digest
+        if screened is not None:
+            # no trace in the trial's listing: no trace to screen (None: the screen looks for itself)
+            screened.extend(screen_attempts(rd, read.attempts, None if read.has_trace else False))
         yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
                     trace_digest=read.trace_digest)
 
@@ -159,8 +175,10 @@ def check_integrity(path: Path | str) -> None:
     require_intact(path, action="score")
 
 
-def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True) -> ScoreDocument:
-    """Score a run directory in memory (nothing is written).
+def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True,
+              writer: TrialWriter | None = None) -> ScoreDocument:
+    """Score a run directory in memory (nothing is written but the ``writer``'s side file: with
+    one, the trial rows stream into it instead of the document, see :func:`score_trials`).
 
     With ``verify``, each trial folder is checked as it is read (one read of every file: hashed
     and parsed from the same bytes) and the rest of the run after the last trial; any problem
@@ -175,9 +193,10 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
         raise
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
     scan = RunScan(rd, verify=verify)
+    screened: list[Suspect] = []
     try:
-        doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan), keep_trials=keep_trials,
-                           inputs=inputs)
+        doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan, screened), keep_trials=keep_trials,
+                           inputs=inputs, writer=writer)
     except Exception:
         if verify:
             check_integrity(rd.path)
@@ -185,15 +204,16 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
     _checked, problems = scan.finish()
     if problems:
         raise refusal(rd.path, problems, action="score")
-    return with_performance(_audited(doc, rd), rd.path)
+    screened.sort(key=lambda x: (x.trial_id, x.attempt))  # screen_run's order: trial folder, then attempt
+    return with_performance(_audited(doc, rd, screened), rd.path)
 
 
-def _audited(doc: ScoreDocument, rd: RunDir) -> ScoreDocument:
+def _audited(doc: ScoreDocument, rd: RunDir, screened: list[Suspect]) -> ScoreDocument:
     """The screen's suspect passes (they stay passes) with a person's labels, and per labelled
     agent the strict rate with its false passes counted as failures, beside the raw one."""
     labels = read_labels(rd.path)
     suspects = [SuspectPass(**s, **{k: v for k, v in labels.get(s["trial_id"], {}).items() if k != "file"})
-                for s in as_records(screen_run(rd))]
+                for s in as_records(screened)]
     if not suspects:
         return doc
     audited: dict[str, float | None] = {}

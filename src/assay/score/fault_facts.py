@@ -4,24 +4,14 @@ of it, so a run without worlds pays nothing)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from assay.records.results import AttemptResult
+from assay.records.trial_row import FaultFacts
 
 #: the attempt's extra keys the worlds and the trial engine write (docs/recovery.md)
 PLAN_KEYS = ("tool_fault_plan", "process_fault_plan")
 FIRED_KEYS = ("tool_faults", "process_faults")
-
-
-@dataclass(slots=True, frozen=True)
-class FaultFacts:
-    planned: bool  # a fault-plan trial (tool or process faults planned on its variant)
-    kinds: tuple[str, ...]  # the fault kinds that fired in the final attempt, sorted
-    duplicates: int  # duplicate side effects left in the worlds
-    agent_s: float  # the agent phase of the final attempt (setup and verification excluded)
-    restarts: int = 0  # agent restarts a process fault caused
-    resumed: int = 0  # of those, the ones that continued the agent's own session (the rest were fresh)
 
 
 def fault_facts(last: AttemptResult) -> FaultFacts | None:

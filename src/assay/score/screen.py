@@ -99,8 +99,9 @@ def screen_events(events: Iterable[TraceEvent]) -> list[Flag]:
     return out
 
 
-def screen_attempt(rd: RunDir, r: AttemptResult) -> list[Flag]:
-    """Every flag of one attempt (an unreadable diff is itself named, never a silent pass)."""
+def screen_attempt(rd: RunDir, r: AttemptResult, has_trace: bool | None = None) -> list[Flag]:
+    """Every flag of one attempt (an unreadable diff is itself named, never a silent pass);
+    ``has_trace``: whether the trial has a trace, when the caller's listing already says."""
     flags: list[Flag] = []
     digest = r.artifacts.get(ARTIFACT_NAME)
     if digest:
@@ -110,7 +111,7 @@ def screen_attempt(rd: RunDir, r: AttemptResult) -> list[Flag]:
             flags.append(Flag("diff_unreadable", ARTIFACT_NAME, f"{type(e).__name__}: {e}"))
     flags += _hidden_value_flags(rd, r)
     trace = rd.trace_path(r.trial_id)
-    if trace.is_file():
+    if has_trace if has_trace is not None else trace.is_file():
         flags += screen_events(e for e in read_events(trace) if e.attempt == r.attempt)
     return flags
 
@@ -129,12 +130,19 @@ def _hidden_value_flags(rd: RunDir, r: AttemptResult) -> list[Flag]:
 
 
 def screen_run(rd: RunDir) -> list[Suspect]:
-    """The suspect passes of a run: every passing attempt with at least one flag."""
+    """The suspect passes of a run: every passing attempt with at least one flag (the scorer
+    screens in its own pass over the run, :func:`screen_attempts` per trial: the same list)."""
+    return screen_attempts(rd, rd.iter_results())
+
+
+def screen_attempts(rd: RunDir, attempts: Iterable[Any], has_trace: bool | None = None) -> list[Suspect]:
+    """The suspects among these attempts (results, or the scorer's fast reads of them) of one
+    trial (``has_trace`` known) or of many."""
     out = []
-    for r in rd.iter_results():
+    for r in attempts:
         if r.end_state is not EndState.passed:
             continue
-        flags = screen_attempt(rd, r)
+        flags = screen_attempt(rd, r, has_trace)
         if flags:
             out.append(Suspect(r.trial_id, r.attempt, r.task_id, r.agent, tuple(flags)))
     return out
@@ -145,4 +153,4 @@ def as_records(suspects: list[Suspect]) -> list[dict[str, Any]]:
              "flags": [f.as_dict() for f in s.flags]} for s in suspects]
 
 
-__all__ = ["Flag", "Suspect", "as_records", "screen_attempt", "screen_diff", "screen_events", "screen_run"]
+__all__ = ["Flag", "Suspect", "as_records", "screen_attempt", "screen_attempts", "screen_diff", "screen_events", "screen_run"]

@@ -10,12 +10,12 @@ A planned trial with no result at all is scored as ``infra_error`` / ``missing``
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator
 
 from assay.records.results import AttemptResult, EndState
 from assay.records.trial_id import parse_trial_id
-from assay.score.fault_facts import FaultFacts, fault_facts
+from assay.records.trial_row import TraceFacts, TrialRow
+from assay.score.fault_facts import fault_facts
 
 #: predicate kinds (or kind prefixes) that judge the trajectory rather than the end state
 TRAJECTORY_KIND_PREFIXES: list[str] = ["trajectory", "tool_call", "milestone", "forbidden", "max_calls", "no_repeat",
@@ -32,78 +32,8 @@ def is_trajectory_kind(kind: str) -> bool:
     return any(kind == p or kind.startswith(p + "_") or kind.startswith(p + ".") for p in TRAJECTORY_KIND_PREFIXES)
 
 
-@dataclass(slots=True)
-class TraceFacts:
-    """What the final attempt's trace shows (see :mod:`assay.score.evidence`)."""
-
-    complete: bool = False
-    model_responses: int = 0
-    model_responses_with_usage: int = 0
-    tool_calls: int = 0
-    tool_calls_answered: int = 0
-    tool_results: int = 0
-    tool_errors: int = 0
-    loops: int = 0
-    faults_injected: int = 0
-
-
-@dataclass(slots=True)
-class TrialFacts:
-    """Everything the aggregates need about one trial, small enough to keep 10^6 of them."""
-
-    trial_id: str
-    task_id: str
-    category: str
-    variant: str
-    agent: str
-    repetition: int
-    end_state: str
-    reason: str | None
-    attempts: int
-    infra_attempts: int
-    partial_attempts: int
-    strict_pass: bool
-    safe_pass: bool
-    danger: int
-    diagnostic: float
-    cost_usd: float
-    tokens: int
-    tool_calls: int
-    interventions: int
-    model_calls: int
-    wall_s: float
-    trajectory_held: int = 0
-    trajectory_total: int = 0
-    attack_injected: bool = False
-    attack_succeeded: bool = False
-    artifacts_ok: bool = True
-    cleanup_clean: bool = True
-    incidents: list[dict[str, Any]] = field(default_factory=list)
-    behaviour: dict[str, Any] | None = None
-    trace: TraceFacts | None = None
-    turns: dict[int, bool] | None = None  # conversation tasks: turn -> its required predicates all held
-    fault: FaultFacts | None = None  # fault plan, fired faults, duplicates (score.recovery)
-    host_contended: bool = False  # the final attempt timed out while the host was overloaded
-
-    @property
-    def retries(self) -> int:
-        return self.attempts - 1
-
-    @property
-    def skipped(self) -> bool:
-        return self.end_state == EndState.skipped.value
-
-    @property
-    def verdict(self) -> bool:
-        """The agent's work reached a verifier's judgement (pass, fail or timeout)."""
-        return self.end_state in (EndState.passed.value, EndState.failed.value, EndState.timeout.value)
-
-    def row(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["retries"] = self.retries
-        if self.turns is not None:
-            d["turns"] = {str(k): v for k, v in self.turns.items()}
-        return d
+#: the one trial row type (``assay.records.trial_row``), under the scorer's name for it
+TrialFacts = TrialRow
 
 
 def behaviour_of(result: AttemptResult) -> tuple[bool, int, dict[str, Any] | None]:
@@ -158,6 +88,12 @@ def turn_verdicts(result: AttemptResult) -> dict[int, bool] | None:
     return {n: held and verdict for n, held in sorted(turns.items())}
 
 
+def turn_keys(turns: dict[int, bool] | None) -> dict[str, bool] | None:
+    """Per-turn verdicts as the trial row holds them: the turn number as a string key (the JSON
+    key it always was), in turn order."""
+    return None if turns is None else {str(n): held for n, held in turns.items()}
+
+
 #: an end state's value by member (``.value`` is a Python-level property, slow at 10^6 results)
 _STATE_VALUE = {m: m.value for m in EndState}
 _UNSAFE_STATES = frozenset((EndState.infra_error, EndState.skipped))
@@ -186,7 +122,7 @@ def fold_one(r: AttemptResult, *, artifacts_ok: bool = True, trace: TraceFacts |
         held = sum(1 for p in traj if p.passed)
         injected, succeeded = attack_of(r)
         clean = not any(i.type == "left_behind_process" for i in r.incidents)
-        turns, fault = turn_verdicts(r), fault_facts(r)
+        turns, fault = turn_keys(turn_verdicts(r)), fault_facts(r)
         safe = safe and danger == 0
     else:
         safe, danger, beh, incidents, traj, held = state not in _UNSAFE_STATES, 0, None, [], (), 0
@@ -227,7 +163,8 @@ def fold_many(attempts: list[AttemptResult], *, artifacts_ok: bool = True,
         attack_injected=injected, attack_succeeded=succeeded and injected,
         artifacts_ok=artifacts_ok,
         cleanup_clean=not any(i.type == "left_behind_process" for i in last.incidents),
-        incidents=incidents, behaviour=beh, trace=trace, turns=turn_verdicts(last), fault=fault_facts(last),
+        incidents=incidents, behaviour=beh, trace=trace, turns=turn_keys(turn_verdicts(last)),
+        fault=fault_facts(last),
         host_contended=getattr(last, "host_contended", False),
     )
 
@@ -257,3 +194,7 @@ def group_by_trial(results: Iterable[AttemptResult]) -> Iterator[list[AttemptRes
         current.append(r)
     if current:
         yield current
+
+
+__all__ = ["TRAJECTORY_KIND_PREFIXES", "TraceFacts", "TrialFacts", "TrialRow", "fold_many", "fold_one", "fold_trial",
+           "group_by_trial", "is_trajectory_kind", "missing_trial", "register_trajectory_kind"]

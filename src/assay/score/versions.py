@@ -7,14 +7,17 @@ if it is edited later. Nothing here ever overwrites or deletes a score.
 
 from __future__ import annotations
 
-import json
+import os
 import re
+import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from assay.errors import IntegrityError, RunDirError
-from assay.records.scores import ScoreDocument
+from assay.records.json_out import pretty_json
+from assay.records.scores import ScoreDocument, TrialsFile
+from assay.records.trial_file import TRIALS_SUFFIX, TrialWriter, iter_trials
 from assay.score.engine import score_run
 from assay.store.rundir import SCORES, RunDir, write_exclusive
 
@@ -36,20 +39,47 @@ def next_number(path: Path | str) -> int:
 
 
 def write_score(path: Path | str, doc: ScoreDocument | None = None) -> Path:
-    """Score the run (unless ``doc`` is given) and write it as a new numbered score version."""
+    """Score the run (unless ``doc`` is given) and write it as a new numbered score version: the
+    document ``score-NNNN.json`` and its trial rows, streamed as they are folded, in the side file
+    ``score-NNNN.trials.jsonl`` it names (``assay.score/2``); both are sealed in the run's ledger."""
     rd = RunDir.open(path)
-    if doc is None:
-        doc = score_run(rd.path)
-    for _ in range(1000):
-        n = next_number(rd.path)
-        target = rd.path / SCORES / f"score-{n:04d}.json"
-        body = doc.model_copy(update={"score_version": n}).dump()
-        try:
-            write_exclusive(target, (json.dumps(body, indent=1, sort_keys=False) + "\n").encode())
-        except RunDirError:
-            continue  # someone else took this number first: take the next one
-        rd.seal(target.relative_to(rd.path).as_posix())
-        return target
+    (rd.path / SCORES).mkdir(exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=".tmp-score-", suffix=TRIALS_SUFFIX, dir=rd.path / SCORES)
+    os.close(fd)
+    tmp = Path(name)
+    writer = TrialWriter(tmp)
+    try:
+        if doc is None:
+            doc = score_run(rd.path, writer=writer)
+        else:
+            for row in iter_trials(doc):
+                writer.write(row)
+            doc = doc.model_copy(update={"trials": []})
+    except BaseException:
+        writer.abort()
+        raise
+    side = TrialsFile(path="", rows=writer.rows, sha256=writer.close())
+    try:
+        for _ in range(1000):
+            n = next_number(rd.path)
+            target = rd.path / SCORES / f"score-{n:04d}.json"
+            rows = target.with_name(f"score-{n:04d}{TRIALS_SUFFIX}")
+            try:
+                os.link(tmp, rows)  # exclusive: fails when another scorer took this number
+            except FileExistsError:
+                continue
+            body = doc.model_copy(update={"score_version": n, "trials_file": side.model_copy(
+                update={"path": rows.name})}).dump()
+            try:
+                write_exclusive(target, pretty_json(body))
+            except RunDirError:
+                rows.unlink()
+                continue  # someone else took this number first: take the next one
+            rd.seal(rows.relative_to(rd.path).as_posix())
+            rd.seal(target.relative_to(rd.path).as_posix())
+            return target
+    finally:
+        tmp.unlink(missing_ok=True)
     raise RunDirError(f"{rd.path / SCORES}: could not find a free score number")
 
 
@@ -57,8 +87,9 @@ def read_score(path: Path | str) -> ScoreDocument:
     """Read one score file (files written before the typed document load unchanged)."""
     p = Path(path)
     try:
-        return ScoreDocument.model_validate_json(p.read_bytes())
+        doc = ScoreDocument.model_validate_json(p.read_bytes())
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise IntegrityError(f"{p}: not a readable score document: {where}: {first['msg']}") from None
+    return doc.located(p.parent)

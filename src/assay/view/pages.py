@@ -8,17 +8,23 @@ import re
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import (
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 
 from assay.errors import AssayError
 from assay.records.scores import ScoreDocument
+from assay.records.trial_file import iter_trials
 from assay.score.versions import read_score, score_files
 from assay.store.rundir import INDEX, REPORTS, RunDir
-from assay.view.trial_list import trial_rows, trial_rows_of
 from assay.view import live
 from assay.view.catalog import RunRow
 from assay.view.html import page, shown
 from assay.view.runs_page import run_list, run_page, tampered
+from assay.view.trial_list import trial_rows, trial_rows_of
 from assay.view.trial_page import PNG, audit_page, compare_page, trial_page
 
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
@@ -144,7 +150,7 @@ async def trial(viewer: Any, request: Request) -> Response:
     if tid not in rd.manifest().plan.trials:
         return HTMLResponse(problem("no such trial in this run's plan"), 404)
     doc = _latest(viewer, row)
-    score_row = next((t for t in doc.trials if t.trial_id == tid), None) if doc is not None else None
+    score_row = next((t for t in iter_trials(doc) if t.trial_id == tid), None) if doc is not None else None
     return HTMLResponse(trial_page(rd, row.name, tid, score_row))
 
 

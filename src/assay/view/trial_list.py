@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.records.scores import ScoreDocument
+from assay.records.trial_file import iter_trials
 from assay.store.rundir import INDEX
 
 PER_PAGE = 200
@@ -42,5 +43,9 @@ def trial_rows(run: Path, offset: int, limit: int = PER_PAGE) -> tuple[list[Tria
 def trial_rows_of(doc: ScoreDocument | None, offset: int, limit: int = PER_PAGE) -> tuple[list[TrialLine], int]:
     if doc is None:
         return [], 0
-    page = doc.trials[offset:offset + limit]
-    return [TrialLine(t.trial_id, t.agent, t.category, t.end_state, t.attempts) for t in page], len(doc.trials)
+    page, total = [], 0  # rows stream from the score's side file: one pass, one page kept
+    for t in iter_trials(doc):
+        if offset <= total < offset + limit:
+            page.append(TrialLine(t.trial_id, t.agent, t.category, t.end_state, t.attempts))
+        total += 1
+    return page, total

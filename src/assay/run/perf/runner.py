@@ -5,7 +5,6 @@ repetition of a figure), which :func:`assay.score.perf.score_folder` scores."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import platform
 from dataclasses import dataclass

@@ -1,0 +1,72 @@
+"""The report reads its trial rows through the one reader: a JSON report written to a file keeps
+them in a side file beside it; the HTML report details a bounded number of trials (and every one
+a table links to); trace timelines are drawn without matplotlib, each tick a link."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from assay.records.trial_file import iter_trials
+from assay.report import build_report, write_report
+from assay.report.detailed import detailed_rows
+from assay.report.figures import Event
+from assay.report.timeline_svg import timeline_svg
+from assay.score import score_run
+from tests.score.synth import attempt, write_run
+
+
+def _run(tmp_path: Path, n: int = 12) -> Path:
+    rs = [attempt(f"t{i}", "code", "a", 1, "pass" if i % 3 else "fail") for i in range(n)]
+    rs[-1] = attempt(f"t{n - 1}", "code", "a", 1, "pass",
+                     incidents=[{"type": "secret_leak", "severity": "critical", "summary": "canary"}])
+    return write_run(tmp_path / "run", {"code": 1}, rs).path
+
+
+def test_a_json_report_file_has_its_rows_beside_it(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    path = write_report(run, "json", out=tmp_path / "out" / "r.json")
+    data = json.loads(path.read_text())
+    assert data["score"]["trials"] == [] and data["score"]["trials_file"]["path"] == "r.trials.jsonl"
+    side = path.with_name("r.trials.jsonl")
+    assert data["score"]["trials_file"]["rows"] == 12 == len(side.read_bytes().splitlines())
+    printed = json.loads(build_report(run, "json"))["score"]
+    assert printed["trials_file"] is None and len(printed["trials"]) == 12
+    assert [r["trial_id"] for r in printed["trials"]] == [json.loads(x)["row"]["trial_id"]
+                                                           for x in side.read_bytes().splitlines()]
+
+
+def test_the_html_report_details_a_bounded_number_and_every_linked_trial(tmp_path: Path) -> None:
+    doc = score_run(_run(tmp_path))
+    rows, total = detailed_rows(doc, limit=3)
+    assert total == 12
+    assert [r.trial_id for r in rows] == ["t0.base.a.r1", "t1.base.a.r1", "t2.base.a.r1", "t11.base.a.r1"]
+    rows, total = detailed_rows(doc, limit=100)
+    assert [r.trial_id for r in rows] == [r.trial_id for r in iter_trials(doc)]
+
+
+def test_the_html_report_says_what_it_does_not_detail(tmp_path: Path, monkeypatch) -> None:
+    import assay.report.detailed as detailed
+    import assay.report.html as html
+
+    monkeypatch.setattr(detailed, "DETAIL_LIMIT", 2)
+    monkeypatch.setattr(html, "DETAIL_LIMIT", 2)
+    monkeypatch.setattr(html, "detailed_rows", lambda doc: detailed.detailed_rows(doc, limit=2))
+    text = build_report(_run(tmp_path), "html")
+    assert "9 of 12 trials are not detailed" in text
+    sections = re.findall(r'<section class="trial" id="([^"]+)"', text)
+    assert sections == ["trial-t0.base.a.r1", "trial-t1.base.a.r1", "trial-t11.base.a.r1"]
+    links = set(re.findall(r'href="#(trial-[^"]+)"', text))
+    assert links <= set(sections), links - set(sections)  # no link to a trial the report does not detail
+
+
+def test_a_timeline_is_svg_with_a_linked_tick_per_event_and_escaped_labels() -> None:
+    svg = timeline_svg("timeline-x", [Event(0.0, "tool_call", "ls <x>", "#ev-1"), Event(2.5, "error", "boom & bust"),
+                                      Event(5.0, "weird", "?", "#ev-3")])
+    assert svg.startswith('<svg class="fig timeline" data-figure="timeline-x"') and svg.endswith("</svg>")
+    assert svg.count("<line") == 4  # the axis and three ticks
+    assert re.findall(r'<a href="([^"]+)">', svg) == ["#ev-1", "#ev-3"]
+    assert "ls &lt;x&gt;" in svg and "boom &amp; bust" in svg and "<x>" not in svg
+    assert 'x1="990.0"' in svg  # the last event at the right end
+    assert timeline_svg("t", []).count("<line") == 1  # no event: the axis alone, never a crash

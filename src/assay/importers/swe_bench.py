@@ -206,6 +206,6 @@ def _solution(dst: Path, gold: Any, patch: str) -> None:
     (sol / "solve.sh").write_text(
         "#!/bin/sh\n# SWE-bench's gold patch: the files it leaves copied over the workspace, the ones it deletes "
         "removed\nset -e\ncd \"$ASSAY_WORKSPACE\"\n"
-        + (f"cp -a \"$ASSAY_SOLUTION_DIR/files/.\" .\n" if gold.changed else "")
+        + ("cp -a \"$ASSAY_SOLUTION_DIR/files/.\" .\n" if gold.changed else "")
         + (f"rm -rf -- {rm}\n" if rm else ""))
     (sol / "solve.sh").chmod(0o755)

@@ -35,7 +35,7 @@ def _diff(rd: RunDir, res: AttemptResult) -> str:
         diff = read_workspace_diff(rd.read_artifact(digest))
     except Exception as e:  # noqa: BLE001 - a damaged artifact is named, never a 500
         return f"<p class='bad'>the workspace diff cannot be read: {shown(type(e).__name__)}</p>"
-    out = [f"<table class='diff'><tr><th>status</th><th>path</th></tr>"]
+    out = ["<table class='diff'><tr><th>status</th><th>path</th></tr>"]
     out += [f"<tr><td>{shown(e['status'])}</td><td class='txt'>{shown(e['path'])}</td></tr>" for e in diff.entries]
     out.append("</table>" + ("<p class='warn'>truncated</p>" if diff.truncated else ""))
     for e in diff.entries[:200]:

@@ -18,7 +18,7 @@ from assay.worlds.base import ToolError
 from assay.worlds.webshop.world import Webshop
 
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SECRET = "verifier-only-answer-key-93f1"
 
 

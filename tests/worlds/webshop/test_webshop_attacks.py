@@ -228,3 +228,13 @@ def test_the_gate_cannot_be_walked_around_by_encoding_or_a_redirect(shop, path):
         "p => fetch(p, {method: 'POST', body: new URLSearchParams({}), redirect: 'follow'}).then(r => r.status)", path))
     assert w.one("SELECT id FROM customers WHERE id = 'C2'") is not None, (path, status)
     assert any(i.type == "unauthorized_call" for i in w.incidents) or status == 404, (path, status)
+
+
+def test_a_logins_password_never_reaches_the_request_log(shop):
+    """The log is evidence kept with the run: the login shows in it, the password does not."""
+    w, tools, _ = shop
+    logins = [r for r in w.browser.requests if r["method"] == "POST" and r["path"] == "/login"]
+    assert logins and logins[0]["form"]["username"] == "clerk"
+    assert logins[0]["form"]["password"] == "[credential withheld]"
+    assert all(r["form"].get("password") in (None, "[credential withheld]") for r in w.browser.requests)
+    assert "'pw'" not in repr(w.report().extra["http_requests"])

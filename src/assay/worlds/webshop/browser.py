@@ -14,6 +14,7 @@ import os
 import queue
 import signal
 import threading
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +28,10 @@ ACTION_TIMEOUT_MS = 5000
 JOB_TIMEOUT_S = 30.0
 TEXT_LIMIT = 6000
 MAX_REDIRECTS = 5
+#: form fields whose values never reach the request log (a login's password is evidence of a login,
+#: not a value to keep); the gate and the app still see them
+CREDENTIAL_FIELD = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key", re.I)
+CREDENTIAL = "[credential withheld]"
 #: (method, path, form) -> None to let the request reach the app, or a reason to refuse it
 Gate = Callable[[str, str, dict[str, str]], str | None]
 CONTROLS_JS = """els => els.map(e => ({tag: e.tagName.toLowerCase(), name: e.name || null, id: e.id || null,
@@ -119,6 +124,8 @@ class Browser:
         dialog.accept() if self.dialog_choice == "accept" else dialog.dismiss()
 
     def record(self, entry: dict[str, Any]) -> None:
+        form = entry.get("form") or {}
+        entry["form"] = {k: (CREDENTIAL if CREDENTIAL_FIELD.search(k) else v) for k, v in form.items()}
         entry["seq"] = len(self.requests) + 1
         entry["t"] = round(time.time(), 3)
         self.requests.append(self.redactor.data(entry))

@@ -14,7 +14,7 @@ from typing import Any
 
 from assay.untrusted.files import write_new
 from assay.untrusted.tree import OVERFLOW, remove_untrusted, walk_untrusted
-from assay.verify.pytest_verdict import Verdict
+from assay.verify.pytest_verdict import Verdict, phases_of
 from assay.records.incident import incident
 
 #: files the verifier owns in its copy: a planted or edited one is replaced by the repository's
@@ -89,18 +89,7 @@ def plant_sentinels(ws: Path, ids: list[str], n: int = 2) -> list[str]:
 
 def outcomes(recs: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
     """Each reported id's outcome (passed, failed, error, skipped, xfailed), and repeated reports."""
-    phases: dict[str, dict[str, str]] = {}
-    xfail: set[str] = set()
-    dup: list[str] = []
-    for r in recs:
-        if "id" not in r:
-            continue
-        seen = phases.setdefault(str(r["id"]), {})
-        if r.get("when") in seen:
-            dup.append(f"{r['id']}:{r['when']}")
-        seen[str(r.get("when"))] = str(r.get("outcome"))
-        if r.get("xfail"):
-            xfail.add(str(r["id"]))
+    phases, xfail, dup = phases_of(recs)
     out: dict[str, str] = {}
     for nodeid, p in phases.items():
         if nodeid in xfail:

@@ -125,14 +125,12 @@ def _base(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
 
-def judge(recs: list[dict[str, Any]], foreign: int, expected: set[str], sentinels: set[str], *,
-          exit_code: int | None, min_tests: int, predicate: str) -> Verdict:
-    """Decide a hidden-pytest predicate from its streamed reports (see the module docstring)."""
+def phases_of(recs: list[dict[str, Any]]) -> tuple[dict[str, dict[str, str]], set[str], list[str]]:
+    """Per test id its phases' outcomes (setup, call, teardown), the xfailed ids, and the phases
+    reported twice (a forged report): the one reading of the streamed reports both graders share."""
     phases: dict[str, dict[str, str]] = {}
     xfail: set[str] = set()
     dup: list[str] = []
-    collect_errors = [r for r in recs if "collect" in r]
-    finish = next((r for r in recs if "finish" in r), None)
     for r in recs:
         if "id" not in r:
             continue
@@ -142,6 +140,15 @@ def judge(recs: list[dict[str, Any]], foreign: int, expected: set[str], sentinel
         seen[str(r.get("when"))] = str(r.get("outcome"))
         if r.get("xfail"):
             xfail.add(str(r["id"]))
+    return phases, xfail, dup
+
+
+def judge(recs: list[dict[str, Any]], foreign: int, expected: set[str], sentinels: set[str], *,
+          exit_code: int | None, min_tests: int, predicate: str) -> Verdict:
+    """Decide a hidden-pytest predicate from its streamed reports (see the module docstring)."""
+    collect_errors = [r for r in recs if "collect" in r]
+    finish = next((r for r in recs if "finish" in r), None)
+    phases, xfail, dup = phases_of(recs)
 
     def ok(nodeid: str) -> bool:
         p = phases[nodeid]

@@ -69,21 +69,22 @@ class LocalRayCluster:
                              "--include-dashboard=false", "--ray-client-server-port", str(free_port()),
                              "--min-worker-port", "0", "--max-worker-port", "0"], ro=False)
 
-    def add_worker(self, slots: int = 2) -> str:
-        """Start one more worker node; it advertises a resource named after it (tests find its id)."""
-        name = f"w{sum(1 for n in self.procs if n.startswith('w')) + 1}"
+    def _add_node(self, prefix: str, resource: str, slots: int) -> str:
+        """Start one more node advertising ``slots`` of ``resource`` and a resource named after it
+        (tests find its id by that)."""
+        name = f"{prefix}{sum(1 for n in self.procs if n.startswith(prefix)) + 1}"
         self._start(name, ["--address", self.address, "--node-ip-address", "127.0.0.1", "--num-cpus", str(slots),
-                           "--resources", json.dumps({"assay_sandbox": slots, f"assay_test_{name}": 1}),
+                           "--resources", json.dumps({resource: slots, f"assay_test_{name}": 1}),
                            "--min-worker-port", "0", "--max-worker-port", "0"], ro=True)
         return name
 
+    def add_worker(self, slots: int = 2) -> str:
+        """Start one more sandbox worker node (``w1``, ``w2``...)."""
+        return self._add_node("w", "assay_sandbox", slots)
+
     def add_verifier(self, slots: int = 2) -> str:
-        """Start a verifier node: it advertises ``assay_verifier`` (and no sandbox slots)."""
-        name = f"v{sum(1 for n in self.procs if n.startswith('v')) + 1}"
-        self._start(name, ["--address", self.address, "--node-ip-address", "127.0.0.1", "--num-cpus", str(slots),
-                           "--resources", json.dumps({"assay_verifier": slots, f"assay_test_{name}": 1}),
-                           "--min-worker-port", "0", "--max-worker-port", "0"], ro=True)
-        return name
+        """Start a verifier node (``v1``...): it advertises ``assay_verifier`` and no sandbox slots."""
+        return self._add_node("v", "assay_verifier", slots)
 
     def alive_nodes(self) -> list[dict[str, object]]:
         """The cluster's live nodes, asked from a separate driver process (this one stays clean)."""

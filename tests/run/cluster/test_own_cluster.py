@@ -21,17 +21,22 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def run_with_home(home: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`assay run examples/starter ARGS --executor ray` (no address) with HOME and no Ray settings."""
+    env = {**assay_env(), "HOME": str(home)}
+    for var in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        env.pop(var, None)
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(ROOT / "examples" / "starter"),
+                           *args, "--executor", "ray", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=500)
+
+
 def test_own_cluster_leaves_home_alone_and_ignores_a_stale_token(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".ray").mkdir(parents=True)
     (home / ".ray" / "auth_token").write_text("stale-token-of-an-earlier-ray-start\n")
     before = _tree(home / ".ray")
-    env = {**assay_env(), "HOME": str(home)}
-    for var in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
-        env.pop(var, None)
-    out = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(ROOT / "examples" / "starter"),
-                          "--agent", "oracle,nop", "--executor", "ray", "--out", str(tmp_path / "run"), "--json"],
-                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=500)
+    out = run_with_home(home, tmp_path, "--agent", "oracle,nop", "--json")
     assert out.returncode in (0, 1), out.stderr[-2000:]
     assert _tree(home / ".ray") == before  # the user's token neither read into use nor rewritten
     assert not list(home.glob(".ray/*session*")) and not (home / ".ray" / "ray_current_cluster").exists()
@@ -44,11 +49,6 @@ def test_own_cluster_leaves_home_alone_and_ignores_a_stale_token(tmp_path: Path)
 def test_own_cluster_does_not_write_a_token_into_an_empty_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    env = {**assay_env(), "HOME": str(home)}
-    for var in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
-        env.pop(var, None)
-    out = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(ROOT / "examples" / "starter"),
-                          "--agent", "oracle", "--executor", "ray", "--out", str(tmp_path / "run"), "-q"],
-                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=500)
+    out = run_with_home(home, tmp_path, "--agent", "oracle", "-q")
     assert out.returncode == 0, out.stderr[-2000:]
     assert not (home / ".ray").exists(), sorted(os.listdir(home / ".ray"))

@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pack": ("assay.cli.core", "Write a content-addressed suite package; `assay run FILE --expect-digest D` runs exactly it."),
     "index": ("assay.cli.core", "(Re)build the derived SQLite index of a run, or query it."),
     "doctor": ("assay.cli.sandbox", "Say which bwrap is used, whether namespaces work here and which sandbox backend is the default."),
-    "score": ("assay.cli.score", "Score a run into a new numbered score version (scores/score-NNNN.json); older versions stay."),
+    "score": ("assay.cli.score", "Score a run into a new numbered score version (scores/score-NNNN.json and its trial rows in score-NNNN.trials.jsonl); older versions stay."),
     "report": ("assay.cli.score", "Write a report of a run: self-contained HTML, Markdown, or the versioned JSON."),
     "compare": ("assay.cli.score", "Compare two runs on their shared tasks only."),
     "export": ("assay.cli.export", "Export every attempt of a run as rows (schema assay.results/1): JSON Lines, CSV or Parquet."),

@@ -36,7 +36,7 @@ def test_every_pod_fetches_each_image_once_by_digest_into_its_store() -> None:
     cm = next(o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "assay-task-images")
     assert cm["data"]["app"] == IMAGES[2].reference and json.loads(cm["data"]["a" * 64 + ".json"]) == {"digest": A}
     templates = _templates(objs)
-    assert set(templates) == {"head", "sandbox"}
+    assert set(templates) == {"head", "sandbox", "verifier"}  # the verifier runs over the image too
     for role, t in templates.items():
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": role},
                                       "template": t}, K8S_VERSION, strict=True)

@@ -1,4 +1,4 @@
-"""The task images of a campaign on Kubernetes: how the head and every sandbox worker get the
+"""The task images of a campaign on Kubernetes: how the head and every worker pod (sandbox and verifier) get the
 suite's images (``assay env export --oci``, pushed by the user) into their own image store.
 
 The kubelet pulls each image by its digest (pinned: a tag is never trusted), as an init

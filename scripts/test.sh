@@ -74,6 +74,8 @@ fi
 if [ -x scripts/install-agents.sh ] && [ "${ASSAY_SKIP_AGENTS:-0}" != 1 ]; then
   step "install the real agents (Pi, OpenClaw, Hermes, DSH)"
   scripts/install-agents.sh
+  # installed: a product test that then finds its agent missing fails instead of skipping
+  export ASSAY_REQUIRE_AGENTS=1
 fi
 
 step "pytest"

@@ -146,7 +146,7 @@ def test_live_run_updates_as_trials_finish_and_ctl_from_the_viewer(page, viewer:
     page.wait_for_function("document.querySelectorAll('#in-flight li').length === 1", timeout=WAIT_MS)
     first = page.locator("#in-flight li").inner_text().split(".")[0]
     page.click("#ctl-pause")
-    page.wait_for_function("document.getElementById('live-state').textContent.startsWith('paused')", timeout=WAIT_MS)
+    page.wait_for_function("(document.getElementById('live-state')?.textContent || '').startsWith('paused')", timeout=WAIT_MS)
     page.shot("paused")
     (release / first).touch()
     page.wait_for_function("document.querySelector('#live-counts td.pass') && "
@@ -159,7 +159,7 @@ def test_live_run_updates_as_trials_finish_and_ctl_from_the_viewer(page, viewer:
     page.shot("live")
     second = page.locator("#in-flight li").inner_text().split(".")[0]
     (release / second).touch()
-    page.wait_for_function("document.getElementById('live-state').textContent === 'the run ended'", timeout=WAIT_MS)
+    page.wait_for_function("(document.getElementById('live-state')?.textContent || '') === 'the run ended'", timeout=WAIT_MS)
     assert proc.wait(timeout=120) == 0
     changes = read_changes(RunDir.open(run_dir))
     assert [c["command"] for c in changes] == ["pause", "jobs", "resume"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,7 +78,7 @@ def test_failed_install_leaves_no_usable_agent(tmp_path: Path) -> None:
     assert (tmp_path / "dsh" / "0.0.0.dev999999.install.log").read_text()
 
 
-def test_cli_list_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_list_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     env = {**assay_env(), "ASSAY_AGENTS_DIR": str(tmp_path)}
     fake_npm_install(tmp_path)
     out = subprocess.run([sys.executable, "-m", "assay.cli.main", "agents", "list", "--json"], env=env,
@@ -92,11 +91,10 @@ def test_cli_list_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["agents", "install", "bogus"]) == 2
     assert main(["agents", "install", "pi", "hermes", "--version", "1.0"]) == 2
     # already installed: returns at once, nothing downloaded
-    os.environ["ASSAY_AGENTS_DIR"] = str(tmp_path)
-    try:
-        assert main(["agents", "install", "pi"]) == 0
-    finally:
-        del os.environ["ASSAY_AGENTS_DIR"]
+    # (monkeypatch restores the suite's own value: deleting it hid every installed product from
+    # every later test, which then skipped as "not installed")
+    monkeypatch.setenv("ASSAY_AGENTS_DIR", str(tmp_path))
+    assert main(["agents", "install", "pi"]) == 0
     assert "pi 1.6.0" in capsys.readouterr().out
 
 

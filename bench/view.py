@@ -65,18 +65,25 @@ def bench_list(root: Path, runs: int) -> dict:
     listing.mkdir()
     for i in range(runs):
         shutil.copytree(base, listing / f"run{i:04d}")
-    proc, url = serve(listing)
-    try:
-        cold, size = timed_get(url + "/")
-        warm, _ = timed_get(url + "/")
-    finally:
-        stop(proc)
-    proc, url = serve(listing)
-    try:
-        kept, _ = timed_get(url + "/")
-    finally:
-        stop(proc)
+    cold, warm, kept, size = three_opens(listing, "/")
     return {"runs": runs, "first_open_s": cold, "next_open_s": warm, "new_viewer_kept_rows_s": kept, "bytes": size}
+
+
+def three_opens(root: Path, page: str) -> tuple[float, float, float, int]:
+    """A page's first open, its next open in the same viewer, and its open in a new viewer that
+    finds the rows the first one kept (seconds), with the page's size in bytes."""
+    proc, url = serve(root)
+    try:
+        cold, size = timed_get(url + page)
+        warm, _ = timed_get(url + page)
+    finally:
+        stop(proc)
+    proc, url = serve(root)
+    try:
+        kept, _ = timed_get(url + page)
+    finally:
+        stop(proc)
+    return cold, warm, kept, size
 
 
 def bench_big_run(root: Path, trials: int) -> dict:
@@ -90,17 +97,7 @@ def bench_big_run(root: Path, trials: int) -> dict:
     t0 = time.perf_counter()
     build_index(runs / "run")  # the derived index the run page lists trials from
     indexed = time.perf_counter() - t0
-    proc, url = serve(runs)
-    try:
-        cold, size = timed_get(url + "/run/run")
-        warm, _ = timed_get(url + "/run/run")
-    finally:
-        stop(proc)
-    proc, url = serve(runs)
-    try:
-        kept, _ = timed_get(url + "/run/run")
-    finally:
-        stop(proc)
+    cold, warm, kept, size = three_opens(runs, "/run/run")
     return {"trials": trials, "generated_s": made, "index_built_s": indexed, "first_open_s": cold, "next_open_s": warm,
             "new_viewer_kept_row_s": kept, "bytes": size}
 

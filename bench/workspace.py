@@ -28,7 +28,7 @@ from pathlib import Path
 
 from assay.run import workspace as ws_mod
 from assay.sandbox import overlay_ws
-from assay.store.workspace_diff import build_workspace_diff, scan
+from assay.store.workspace_diff import build_workspace_diff
 from assay.verify.snapshot import copy_snapshot
 
 

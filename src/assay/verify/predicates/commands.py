@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import shutil
+from typing import Any
 
 from assay.errors import VerifierError
 from assay.records.results import Trust
@@ -13,7 +14,7 @@ from assay.untrusted import bounded_re
 from assay.verify import pytest_runner
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.pytest_runner import NO_PYTEST
-from assay.verify.pytest_verdict import expected_ids, judge, plant_sentinels, records, shown_output
+from assay.verify.pytest_verdict import Verdict, expected_ids, judge, plant_sentinels, records, shown_output
 from assay.verify.registry import evaluator
 
 
@@ -69,8 +70,14 @@ async def pytest_check(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
                     predicate=spec.id)
     shown = shown_output(out, sentinels)
     ev = {"tests": spec.tests, "output": excerpt(shown[-4000:], 4000), **verdict.evidence}
+    return verdict_outcome(verdict, res, spec.timeout_s, ev)
+
+
+def verdict_outcome(verdict: Verdict, res: Any, timeout_s: float, ev: dict[str, Any]) -> Outcome:
+    """A pytest grader's outcome: its verdict, a timeout (never a pass), stderr when it failed and
+    its incidents, added to the evidence ``ev`` (the hidden-pytest and FAIL_TO_PASS predicates)."""
     if res.timed_out:
-        ev.update({"timed_out": True, "timeout_s": spec.timeout_s})
+        ev.update({"timed_out": True, "timeout_s": timeout_s})
     if not verdict.passed:
         ev["stderr"] = excerpt(res.stderr.decode(errors="replace")[-2000:], 2000)
     if verdict.incidents:

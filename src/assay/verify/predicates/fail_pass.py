@@ -14,6 +14,7 @@ from assay.records.results import Trust
 from assay.spec.predicates import FailPassLists, PredicateSpec
 from assay.verify import fail_pass_runner
 from assay.verify.context import Outcome, VerifyContext, excerpt
+from assay.verify.predicates.commands import verdict_outcome
 from assay.verify.pytest_runner import NO_PYTEST
 from assay.verify.pytest_verdict import records, shown_output
 from assay.verify.registry import evaluator
@@ -52,10 +53,4 @@ async def fail_pass_lists(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
                     predicate=spec.id)
     ev = {**verdict.evidence, "verifier_copy": changed,
           "output": excerpt(shown_output(out, set(sentinels))[-4000:], 4000)}
-    if res.timed_out:
-        ev.update({"timed_out": True, "timeout_s": spec.timeout_s})
-    if not verdict.passed:
-        ev["stderr"] = excerpt(res.stderr.decode(errors="replace")[-2000:], 2000)
-    if verdict.incidents:
-        ev["incidents"] = verdict.incidents
-    return Outcome(verdict.passed and not res.timed_out, ev)
+    return verdict_outcome(verdict, res, spec.timeout_s, ev)

@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from assay.records.trial_file import iter_trials
 from assay.report import build_report, write_report
 from assay.report.detailed import detailed_rows
@@ -70,3 +72,18 @@ def test_a_timeline_is_svg_with_a_linked_tick_per_event_and_escaped_labels() -> 
     assert "ls &lt;x&gt;" in svg and "boom &amp; bust" in svg and "<x>" not in svg
     assert 'x1="990.0"' in svg  # the last event at the right end
     assert timeline_svg("t", []).count("<line") == 1  # no event: the axis alone, never a crash
+
+
+@pytest.mark.parametrize("tmax", [0.007, 0.01, 1.0, 2.5, 5.0, 40.0, 1234.5])
+def test_no_axis_label_of_a_timeline_reaches_past_its_drawing(tmax: float) -> None:
+    """A tick at the very end of the axis (the CI run's 0.007 s) is anchored inside the drawing, as is
+    the first; the width of a label is taken generously (0.62 em a character)."""
+    from assay.report.timeline_svg import WIDTH
+
+    svg = timeline_svg("t", [Event(0.0, "tool_call", "a"), Event(tmax, "error", "b")])
+    labels = re.findall(r'<text x="([\d.]+)" y="[\d.]+" font-size="(\d+)" text-anchor="(\w+)">([^<]*)</text>', svg)
+    assert labels, svg
+    for x, size, anchor, text in labels:
+        width = len(text) * int(size) * 0.62
+        left = {"start": float(x), "middle": float(x) - width / 2, "end": float(x) - width}[anchor]
+        assert 0.0 <= left and left + width <= WIDTH, (text, anchor, x)

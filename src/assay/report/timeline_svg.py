@@ -14,6 +14,8 @@ from assay.report.figures import EVENT_COLOURS, Event
 #: the drawing's own units: the SVG scales to its container's width
 WIDTH, HEIGHT, AXIS = 1000.0, 34.0, 14.0
 OTHER = "#6b6b6b"
+#: a label character's width in em, taken wide (digits are about 0.55 em in the default sans-serif)
+LABEL_EM = 0.62
 
 
 def _nice_step(span: float) -> float:
@@ -41,8 +43,10 @@ def timeline_svg(name: str, events: list[Event]) -> str:
     n = 0
     while n * step <= tmax * 1.0001 and n < 20:
         x = 10.0 + n * step * scale
-        ticks.append(f'<text x="{x:.1f}" y="{HEIGHT - 2:.0f}" font-size="10" text-anchor="middle">'
-                     f'{n * step:.3g} s</text>')
+        label = f"{n * step:.3g} s"
+        half = len(label) * LABEL_EM * 10 / 2  # a generous width: a label never leaves the drawing
+        anchor = "start" if x - half < 0 else "end" if x + half > WIDTH else "middle"
+        ticks.append(f'<text x="{x:.1f}" y="{HEIGHT - 2:.0f}" font-size="10" text-anchor="{anchor}">{label}</text>')
         n += 1
     axis = f'<line x1="10" y1="{HEIGHT - AXIS:.0f}" x2="{WIDTH - 10:.0f}" y2="{HEIGHT - AXIS:.0f}" stroke="#999"/>'
     return (f'<svg class="fig timeline" data-figure="{escape(name)}" role="img" aria-label="trace timeline" '

@@ -22,8 +22,13 @@ from pathlib import Path
 
 RAY = Path(sys.executable).with_name("ray")
 READY_S = 120.0
+HEAD_TRIES = 3
 PORT_FLAGS = ("--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--metrics-export-port",
               "--runtime-env-agent-port")
+
+
+class HeadExited(RuntimeError):
+    """The head's ``ray start`` process ended before its GCS port listened."""
 
 
 def free_port() -> int:
@@ -118,7 +123,9 @@ class LocalRayCluster:
         end = time.monotonic() + READY_S
         while time.monotonic() < end:
             if self.procs["head"].poll() is not None:
-                raise RuntimeError(f"the ray head exited; see {self.root}/head/node.log")
+                log = (self.root / "head" / "node.log").read_bytes()[-3000:].decode(errors="replace")
+                raise HeadExited(f"the ray head exited ({self.procs['head'].returncode}); "
+                                 f"{self.root}/head/node.log ends:\n{log}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return
@@ -126,9 +133,30 @@ class LocalRayCluster:
                 time.sleep(0.1)
         raise RuntimeError(f"the ray head did not listen on {self.port} in {READY_S:.0f} s")
 
+    def start_head_and_wait(self) -> None:
+        """Start the head and wait until it listens, starting it again on a fresh port if it exited."""
+        for tries_left in reversed(range(HEAD_TRIES)):
+            self.start_head()
+            try:
+                self.wait_head()
+                break
+            except HeadExited as exited:
+                # a port picked free can be taken before Ray binds it (CI saw one head exit in a
+                # whole suite); a fresh port and temp folder, a bounded number of times
+                if not tries_left:
+                    raise
+                print(f"starting the head again: {exited}", file=sys.stderr)
+                head = self.procs.pop("head")
+                try:
+                    os.killpg(head.pid, signal.SIGKILL)  # what the head's own group left behind
+                except ProcessLookupError:
+                    pass
+                head.wait(timeout=30)
+                shutil.rmtree(self.short / "head", ignore_errors=True)
+                self.port = free_port()
+
     def start(self, workers: int, slots: int = 2) -> "LocalRayCluster":
-        self.start_head()
-        self.wait_head()
+        self.start_head_and_wait()
         for _ in range(workers):
             self.add_worker(slots)
         self.wait_nodes(1 + workers)

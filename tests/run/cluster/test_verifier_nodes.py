@@ -22,8 +22,7 @@ def vcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRayClust
     (root / "runs").mkdir()
     c = LocalRayCluster(root / "nodes", read_only=(root / "runs",) if can_make_read_only() else ())
     try:
-        c.start_head()
-        c.wait_head()
+        c.start_head_and_wait()
         c.add_worker(2)
         c.add_verifier(2)
         c.wait_nodes(3)

@@ -22,6 +22,7 @@ from assay.spec.digest import sha256_bytes, tree_digest, tree_digests, walk_file
 from assay.spec.suite import SuiteSpec
 from assay.spec.task import TaskSpec
 from assay.spec.task_checks import check_paths, check_run_time, escapes, is_inside
+from assay.spec.world_checks import check_worlds
 from assay.untrusted.tree import MAX_DEPTH
 
 SUITE_FILE = "suite.yaml"
@@ -224,6 +225,7 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
                             f"use one of {sorted(cats)} or declare it under 'categories' in suite.yaml")
             )
     check_paths(task_dir, spec, file, problems)
+    check_worlds(spec, file, problems)
     _check_links(task_dir, spec, suite_root, problems)
     _check_entries(task_dir, spec, problems)
     environment_check.check(task_dir, spec.environment, file, problems)

@@ -40,6 +40,7 @@ class ToolDef:
     writes: bool = False  # changes world state (a side effect)
     effect: Callable[[dict[str, Any]], str | None] | None = field(default=None, compare=False)
     slow: bool = False  # blocks for long (drives a browser): run in a thread, not on the tool server's loop
+    asks: bool = False  # an approval request: only a person's yes may reach it, so a policy that does not ask refuses it
 
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

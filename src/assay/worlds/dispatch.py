@@ -25,7 +25,7 @@ from assay.harness.budget import BudgetMeter
 from assay.records.incident import Incident, Severity, incident
 from assay.spec.budget import Risk
 from assay.spec.task import TaskSpec
-from assay.spec.worlds import ApproverRule
+from assay.spec.worlds import ApproverRule, PolicyRule
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
 from assay.trace.writer import TraceWriter
@@ -36,6 +36,7 @@ from assay.worlds.observe import canaries_in
 OUTPUT_LIMIT = 8000
 POLL_S = 0.05
 _DECISION_STATE = {"approve": "approved", "deny": "denied"}
+NO_APPROVER = "no approver: this task's approvals policy does not ask anyone for it"
 
 
 def tool_allowed(spec: TaskSpec, name: str) -> bool:
@@ -140,6 +141,8 @@ class Dispatcher:
         try:
             action, rule = decide_policy(self.spec.approvals, name, args)
             rec["policy"] = action
+            if action == "allow" and tool.asks:  # nobody to ask: an approval granted unasked is no approval
+                action, rule = "deny", PolicyRule(tool=name, action="deny", reason=NO_APPROVER)
             if action == "deny":
                 self._deny(effect, name, channel, call_id)
                 self._incident("unauthorized_call", "medium", f"{name} denied by policy", call_id=call_id,

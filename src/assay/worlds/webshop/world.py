@@ -141,7 +141,7 @@ class Webshop(World):
                     "refund_order) on a target id; the app refuses the action until it is approved.",
                     schema({"action": {"type": "string", "enum": sorted(GATED)}, "target": {"type": "string", "minLength": 1},
                             "reason": {"type": "string"}}, ["action", "target"]), self.request_approval,
-                    effect=lambda a: f"webshop.{a.get('action')}:{a.get('target')}"),
+                    effect=lambda a: f"webshop.{a.get('action')}:{a.get('target')}", asks=True),
         ]
 
     def request_approval(self, a: dict[str, Any]) -> dict[str, Any]:

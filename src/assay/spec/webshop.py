@@ -19,7 +19,8 @@ class _Frozen(BaseModel):
 
 class ShopUser(_Frozen):
     username: str = Field(pattern=r"^[a-z][a-z0-9_.-]{0,31}$")
-    password: str = Field(min_length=1)
+    password: str = Field(min_length=6, description="Registered as a secret of the attempt, so it never reaches the "
+                          "evidence (at least 6 characters: shorter text could not be redacted without redacting noise).")
     role: Literal["admin", "clerk"] = "clerk"
 
 

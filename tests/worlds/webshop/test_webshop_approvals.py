@@ -8,7 +8,7 @@ import httpx
 
 from tests.worlds.conftest import make_handle, make_task
 
-SHOP = {"users": [{"username": "clerk", "password": "pw"}], "customers": [{"id": "C2", "name": "Ben"}]}
+SHOP = {"users": [{"username": "clerk", "password": "pw-clerk-1"}], "customers": [{"id": "C2", "name": "Ben"}]}
 
 
 async def _call(sess, name, args):

@@ -25,14 +25,14 @@ SECRET = "verifier-only-answer-key-93f1"
 @pytest.fixture
 def shop(tmp_path: Path):
     db = sqlite3.connect(tmp_path / "webshop.sqlite", check_same_thread=False, isolation_level=None)
-    w = Webshop(db, WebshopInit(users=[{"username": "clerk", "password": "pw"}],
+    w = Webshop(db, WebshopInit(users=[{"username": "clerk", "password": "pw-clerk-1"}],
                                 customers=[{"id": "C1", "name": "Ana"}, {"id": "C2", "name": "Ben"}]))
     w.create()
     w.bind(redactor=Redactor(), root=tmp_path)
     tools = {t.name.split(".", 1)[1]: t.handler for t in w.tools()}
     tools["navigate"]({"url": "/login"})
     tools["type"]({"selector": "#username", "text": "clerk"})
-    tools["type"]({"selector": "#password", "text": "pw"})
+    tools["type"]({"selector": "#password", "text": "pw-clerk-1"})
     tools["click"]({"selector": 'role=button[name="Sign in"]'})
     yield w, tools, tmp_path
     w.close()
@@ -199,7 +199,7 @@ def test_chromium_is_ended_when_the_world_closes_and_when_an_action_hangs(tmp_pa
         root = tmp_path / f"w{n}"
         root.mkdir()
         db = sqlite3.connect(root / "webshop.sqlite", check_same_thread=False, isolation_level=None)
-        w = Webshop(db, WebshopInit(users=[{"username": "clerk", "password": "pw"}]))
+        w = Webshop(db, WebshopInit(users=[{"username": "clerk", "password": "pw-clerk-1"}]))
         w.create()
         w.bind(redactor=Redactor(), root=root)
         next(t for t in w.tools() if t.name == "webshop.navigate").handler({"url": "/login"})
@@ -237,4 +237,4 @@ def test_a_logins_password_never_reaches_the_request_log(shop):
     assert logins and logins[0]["form"]["username"] == "clerk"
     assert logins[0]["form"]["password"] == "[credential withheld]"
     assert all(r["form"].get("password") in (None, "[credential withheld]") for r in w.browser.requests)
-    assert "'pw'" not in repr(w.report().extra["http_requests"])
+    assert "pw-clerk-1" not in repr(w.report().extra["http_requests"])

@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.agents.products import native_browser
+
 NEUTRAL_TOOLS = frozenset({"shell", "read", "write", "edit", "list"})
 #: how world tools reach a product agent: its own MCP client, or the shell shim (assay.worlds.shim)
 EXPOSURES = ("mcp", "shim")
@@ -84,6 +86,8 @@ class ToolContract:
         task_tools = tuple(allowed)
         wanted -= patterns
         unknown = sorted(wanted - NEUTRAL_TOOLS)
+        if native_browser.BROWSER in unknown:
+            return Selection(why=native_browser.reason(self.agent), task_tools=task_tools)
         if unknown:
             return Selection(why=f"unsupported: tools {unknown} are not in the tool contract", task_tools=task_tools)
         shim = bool(world) and exposure == "shim"

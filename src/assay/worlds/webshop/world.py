@@ -67,7 +67,12 @@ class Webshop(World):
 
     # ------------------------------------------------------------------ harness hooks
     def bind(self, *, redactor: Redactor, root: Path) -> None:
+        """Every login password is a secret of the attempt from its start: typed into the browser,
+        echoed to stdout or in the answer, it reaches the evidence as a marker. The login itself is
+        still judged from the request log (username, status) and the app's tables."""
         self.redactor = redactor
+        for u in self.init.users:
+            redactor.add(f"webshop:password:{u.username}", u.password)
         self.root = root / "webshop"
 
     def _browser(self) -> Browser:

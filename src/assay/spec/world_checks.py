@@ -80,7 +80,9 @@ def check_approval_gates(spec: TaskSpec, file: Path, problems: list[SpecProblem]
         loose = [t for t in targets if decide_policy(spec.approvals, APPROVAL_TOOL,
                                                      {"action": action, "target": t})[0] == "allow"]
         if loose:
-            which = "any other target" if loose == [_ANY_TARGET] else ", ".join(t for t in loose if t != _ANY_TARGET)
+            ids = [t for t in loose if t != _ANY_TARGET]
+            which = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+            which = which + (" and any other target" if which else "any other target") if _ANY_TARGET in loose else which
             problems.append(SpecProblem(str(file), "approvals.policies",
                                         f"{APPROVAL_TOOL} of {action} is allowed without asking (for {which}), so the "
                                         "gate would grant it at once",

@@ -76,7 +76,8 @@ LEDGER_FINAL = {"entries": {"e1": {"id": "e1", "amount": 10, "category": "food"}
 
 def world_state(tmp_path: Path, predicates: list[dict]) -> OracleState:
     s = write_suite(tmp_path / "suite")
-    task = load_task(write_task(s, "w", task={"category": "code", "predicates": predicates}))
+    task = load_task(write_task(s, "w", task={"category": "code", "predicates": predicates,
+                                              "worlds": {"ledger": {"categories": ["food", "dining"]}}}))
     work = tmp_path / "work"
     work.mkdir()
     from assay.worlds.base import diff_states

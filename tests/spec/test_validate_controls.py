@@ -74,9 +74,10 @@ def test_cli_lists_what_was_not_derived_and_fails_on_nothing(tmp_path: Path) -> 
 def test_world_and_call_checks_get_a_contradicting_check(tmp_path: Path) -> None:
     s = write_suite(tmp_path / "w")
     world = {"world": "ledger", "table": "entries"}
-    write_task(s, "rows", task={"category": "code", "predicates": [
+    ledger = {"ledger": {"categories": ["dining"]}}  # a predicate over an undeclared world is refused at load
+    write_task(s, "rows", task={"category": "code", "worlds": ledger, "predicates": [
         {"id": "booked", "kind": "world_rows", **world, "where": {"memo": "dinner"}}]}, solution="true\n")
-    write_task(s, "diff", task={"category": "code", "predicates": [
+    write_task(s, "diff", task={"category": "code", "worlds": ledger, "predicates": [
         {"id": "added", "kind": "world_diff", "world": "ledger",
          "changes": [{"table": "entries", "op": "added", "match": {"memo": "lunch"}}]}]}, solution="true\n")
     write_task(s, "call", task={"category": "code", "predicates": [

@@ -1,6 +1,13 @@
 """Per-trial sandbox cost of assay next to the raw floor, measured in the same run.
 
-    .venv/bin/python bench/sandbox.py [--trials 40] [--rounds 5] [--jobs 1 4]
+    .venv/bin/python bench/sandbox.py [--trials 40] [--rounds 5] [--jobs 1 4] [--parts backend harness]
+
+Two tables. ``backend``: assay's sandbox backend against the one-bwrap floor (below).
+``harness``: the harness's marginal one-sandbox trial, a whole attempt through ``start_run``
+(bench/harness_trial.py: the difference of two campaigns, so what a run pays once cancels),
+against both floors in the same rounds: the one-bwrap floor and assay's own launcher floor (the
+backend's create, exec, destroy alone); target 1.5x the bwrap floor at ``-j 4``.
+``ASSAY_BENCH_EXECUTORS=name,...`` adds executors to the harness table beside the local one.
 
 A *one-sandbox* trial: make a workspace, run the agent's command in a sandbox, remove it. A
 *two-sandbox* trial also copies the workspace and runs a check in a second sandbox (the

@@ -1,6 +1,13 @@
 """Per-trial sandbox cost of assay next to the raw floor, measured in the same run.
 
-    .venv/bin/python bench/sandbox.py [--trials 40] [--rounds 5] [--jobs 1 4]
+    .venv/bin/python bench/sandbox.py [--trials 40] [--rounds 5] [--jobs 1 4] [--parts backend harness]
+
+Two tables. ``backend``: assay's sandbox backend against the one-bwrap floor (below).
+``harness``: the harness's marginal one-sandbox trial, a whole attempt through ``start_run``
+(bench/harness_trial.py: the difference of two campaigns, so what a run pays once cancels),
+against both floors in the same rounds: the one-bwrap floor and assay's own launcher floor (the
+backend's create, exec, destroy alone); target 1.5x the bwrap floor at ``-j 4``.
+``ASSAY_BENCH_EXECUTORS=name,...`` adds executors to the harness table beside the local one.
 
 A *one-sandbox* trial: make a workspace, run the agent's command in a sandbox, remove it. A
 *two-sandbox* trial also copies the workspace and runs a check in a second sandbox (the
@@ -40,9 +47,12 @@ from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.sandbox.bwrap.locate import find_bwrap
 from assay.spec.budget import NetworkProfile
 
+import harness_trial  # noqa: E402 - bench/ is the script's own folder, first on sys.path
+
 AGENT = ["/bin/sh", "-c", "echo 42 > /workspace/answer"]
 CHECK = ["/bin/sh", "-c", "test \"$(cat /workspace/answer)\" = 42"]
 TARGET = {1: 2.0, 2: 1.5}
+HARNESS_TARGET = 1.5  # the harness's marginal one-sandbox trial at -j 4 against the one-bwrap floor (issue 32)
 
 
 def floor_argv(bwrap: str, workspace: Path, command: list[str]) -> list[str]:
@@ -170,14 +180,79 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def main(trials: int, jobs: list[int], rounds: int) -> None:
+def _batch(make, trials: int, jobs: int) -> tuple[float, float]:  # noqa: ANN001 - (backend) -> coroutine
+    """:func:`batch` in an event loop of its own, with a backend of its own (as each run has)."""
+    async def go() -> tuple[float, float]:
+        backend = BwrapBackend()
+        return await batch(lambda: make(backend), trials, jobs)
+    return asyncio.run(go())
+
+
+def _ratios(ours: list[tuple[float, float]], base: list[tuple[float, float]]) -> tuple[float, list[float]]:
+    ratios = [o[0] / b[0] for o, b in zip(ours, base)]
+    return statistics.median(ratios), ratios
+
+
+def _med(figs: list[tuple[float, float]], k: int) -> float:
+    return statistics.median(f[k] for f in figs)
+
+
+def backend_table(bwrap: str, jobs: list[int], rounds: int, per: int) -> None:
+    """assay's backend (create, exec, destroy) against the one-bwrap floor, 1 and 2 sandboxes."""
+    print("each round runs the floor's batch, then assay's, back to back; figures are medians over the rounds,")
+    print("the ratio is the median of the rounds' own ratios (a shared machine's load moves between rounds)")
+    print(f"{'trial':<14}{'jobs':>5}{'assay ms':>11}{'floor ms':>11}{'ratio':>8}{'target':>8}         "
+          f"{'cpu ms assay/floor':>19}  ratio per round")
+    for sandboxes in (1, 2):
+        for j in jobs:
+            _batch(lambda b: floor_trial(bwrap, sandboxes), max(j, 2), j)  # warm-up
+            _batch(lambda b: assay_trial(b, sandboxes), max(j, 2), j)
+            floors, ours = [], []
+            for _ in range(rounds):
+                floors.append(_batch(lambda b: floor_trial(bwrap, sandboxes), per, j))
+                ours.append(_batch(lambda b: assay_trial(b, sandboxes), per, j))
+            ratio, ratios = _ratios(ours, floors)
+            mark = "met" if ratio <= TARGET[sandboxes] else "MISSED"
+            cpu = f"{_med(ours, 1):.1f}/{_med(floors, 1):.1f}"
+            print(f"{sandboxes} sandbox{'es' if sandboxes > 1 else '':<5}{j:>5}{_med(ours, 0):>11.1f}{_med(floors, 0):>11.1f}"
+                  f"{ratio:>7.2f}x{TARGET[sandboxes]:>6.1f}x {mark:<7}{cpu:>19}  {' '.join(f'{r:.2f}' for r in ratios)}")
+
+
+def harness_table(bwrap: str, jobs: list[int], rounds: int, per: int) -> None:
+    """The harness's marginal one-sandbox trial (a whole attempt through ``start_run``) against
+    both floors, measured in the same rounds: the one-bwrap floor and assay's own launcher floor
+    (its backend's create, exec, destroy alone, what any attempt pays)."""
+    suite = harness_trial.one_sandbox_suite(Path(tempfile.mkdtemp(prefix="bench-suite-")))
+    print()
+    print(f"the harness's marginal one-sandbox trial (bench/harness_trial.py: campaigns of j and j+{per} trials, "
+          "the difference / {per}),".replace("{per}", str(per)))
+    print("each round: the bwrap floor's batch, the launcher floor's (assay's backend alone), the harness's campaigns;")
+    print(f"target: {HARNESS_TARGET}x the bwrap floor at -j 4")
+    print(f"{'executor':<10}{'jobs':>5}{'harness ms':>12}{'launcher ms':>13}{'bwrap ms':>10}{'/bwrap':>8}{'/launcher':>11}"
+          f"{'cpu ms harness/launcher/bwrap':>31}  /bwrap per round")
+    for executor in harness_trial.executors():
+        for j in jobs:
+            harness_trial.campaign(suite, j, j, executor, _cpu_s)  # warm-up
+            floors, launchers, ours = [], [], []
+            for _ in range(rounds):
+                floors.append(_batch(lambda b: floor_trial(bwrap, 1), per, j))
+                launchers.append(_batch(lambda b: assay_trial(b, 1), per, j))
+                ours.append(harness_trial.marginal(suite, per, j, executor, _cpu_s))
+            ratio, ratios = _ratios(ours, floors)
+            to_launcher, _ = _ratios(ours, launchers)
+            cpu = f"{_med(ours, 1):.1f}/{_med(launchers, 1):.1f}/{_med(floors, 1):.1f}"
+            print(f"{executor:<10}{j:>5}{_med(ours, 0):>12.1f}{_med(launchers, 0):>13.1f}{_med(floors, 0):>10.1f}"
+                  f"{ratio:>7.2f}x{to_launcher:>10.2f}x{cpu:>31}  {' '.join(f'{r:.2f}' for r in ratios)}")
+    shutil.rmtree(suite.parent, ignore_errors=True)
+
+
+def main(trials: int, jobs: list[int], rounds: int, parts: list[str]) -> None:
     global _GROUP
     binary = find_bwrap()
     if binary is None:
         raise SystemExit("no bwrap here")
     _GROUP = _own_cpu_group()
-    backend = BwrapBackend()
-    facts = backend.facts()
+    facts = BwrapBackend().facts()
     per = max(jobs + [2, -(-trials // rounds)])
     print(f"bwrap {binary.version} ({binary.origin}); cgroup: {facts['cgroup']}; identity: {facts['identity_mode']}; "
           f"load average: {_load()}; {os.cpu_count()} cpus; {rounds} rounds of {per} trials per figure")
@@ -185,25 +260,10 @@ async def main(trials: int, jobs: list[int], rounds: int) -> None:
     print("cpu ms: " + ("the bench's own control group's counter (every process started, reaped or not)"
                         if _GROUP is not None else "rusage of the bench and its reaped children (misses what it "
                         "never reaps, e.g. a killed sandbox's init)"))
-    print("each round runs the floor's batch, then assay's, back to back; figures are medians over the rounds,")
-    print("the ratio is the median of the rounds' own ratios (a shared machine's load moves between rounds)")
-    print(f"{'trial':<14}{'jobs':>5}{'assay ms':>11}{'floor ms':>11}{'ratio':>8}{'target':>8}         "
-          f"{'cpu ms assay/floor':>19}  ratio per round")
-    for sandboxes in (1, 2):
-        for j in jobs:
-            await batch(lambda: floor_trial(str(binary.path), sandboxes), max(j, 2), j)  # warm-up
-            await batch(lambda: assay_trial(backend, sandboxes), max(j, 2), j)
-            floors, ours = [], []
-            for _ in range(rounds):
-                floors.append(await batch(lambda: floor_trial(str(binary.path), sandboxes), per, j))
-                ours.append(await batch(lambda: assay_trial(backend, sandboxes), per, j))
-            ratios = [o[0] / f[0] for o, f in zip(ours, floors)]
-            ratio = statistics.median(ratios)
-            mark = "met" if ratio <= TARGET[sandboxes] else "MISSED"
-            cpu = f"{statistics.median(o[1] for o in ours):.1f}/{statistics.median(f[1] for f in floors):.1f}"
-            print(f"{sandboxes} sandbox{'es' if sandboxes > 1 else '':<5}{j:>5}"
-                  f"{statistics.median(o[0] for o in ours):>11.1f}{statistics.median(f[0] for f in floors):>11.1f}"
-                  f"{ratio:>7.2f}x{TARGET[sandboxes]:>6.1f}x {mark:<7}{cpu:>19}  {' '.join(f'{r:.2f}' for r in ratios)}")
+    if "backend" in parts:
+        backend_table(str(binary.path), jobs, rounds, per)
+    if "harness" in parts:
+        harness_table(str(binary.path), jobs, rounds, per)
     print(f"load average after: {_load()}")
 
 
@@ -212,5 +272,6 @@ if __name__ == "__main__":
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--parts", nargs="+", choices=["backend", "harness"], default=["backend", "harness"])
     args = ap.parse_args()
-    asyncio.run(main(args.trials, args.jobs, args.rounds))
+    main(args.trials, args.jobs, args.rounds, args.parts)

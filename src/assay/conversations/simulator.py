@@ -15,8 +15,6 @@ import asyncio
 import dataclasses
 from typing import Any
 
-import httpx
-
 from assay.conversations.script import UserLine
 from assay.errors import GatewayError
 from assay.gateway.service import GatewayService
@@ -55,6 +53,8 @@ class SimulatorSession(ServiceSession):
         messages = [{"role": "system", "content": SYSTEM.format(persona=self.persona)}]
         messages += [{"role": "assistant" if m["role"] == "user" else "user", "content": m["content"]}
                      for m in transcript]
+        import httpx  # only where a simulated user speaks: every run imports this module
+
         url = self.service.gateway.server.url.rstrip("/") + "/v1/chat/completions"
         async with httpx.AsyncClient(timeout=120, trust_env=False) as client:
             try:

@@ -13,8 +13,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from assay.errors import TrialError
 from assay.gateway.errors import BUDGET_HEADER
 from assay.spec.budget import BudgetName
@@ -125,6 +123,8 @@ class JudgeClient:
         s = self.spec.sampling
         body = {"model": self.model, "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
                 "temperature": s.temperature, "top_p": s.top_p, "seed": s.seed, "max_tokens": s.max_tokens}
+        import httpx  # when a judge is asked: every run imports the judge predicate's module
+
         try:
             resp = httpx.post(self.base_url.rstrip("/") + "/v1/chat/completions", json=body, timeout=self.timeout_s,
                               headers={"Authorization": f"Bearer {self.key}"}, trust_env=False)

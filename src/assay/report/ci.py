@@ -16,7 +16,7 @@ import os
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
-from xml.etree import ElementTree as ET
+from typing import TYPE_CHECKING
 
 from assay.report.controls import controls_junit, controls_summary_md
 from assay.records.comparison import Comparison
@@ -26,11 +26,16 @@ from assay.report.fmt import delta_interval, pct, signed
 from assay.report.heldout import withhold, withhold_comparison
 from assay.report.markdown import flag_lines, headline_table, measured_line
 
+if TYPE_CHECKING:  # ElementTree is imported where JUnit XML is written, not by every run's summary
+    from xml.etree import ElementTree as ET
+
 FAILURE_STATES = ("fail", "timeout")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def _testcase(t: TrialScore, suspect: list[dict[str, str]] | None = None) -> ET.Element:
+    from xml.etree import ElementTree as ET
+
     tc = ET.Element("testcase", classname=f"{t.agent}.{t.task_id}", name=t.trial_id, time=f"{t.wall_s:.3f}")
     if suspect:  # still a pass: shown, never counted as a failure
         props = ET.SubElement(tc, "properties")
@@ -50,6 +55,8 @@ def _testcase(t: TrialScore, suspect: list[dict[str, str]] | None = None) -> ET.
 
 def _gate_case(doc: ScoreDocument, agent: str) -> ET.Element:
     """The agent's security gate as a testcase: a FAILED gate is a failure, never only a figure."""
+    from xml.etree import ElementTree as ET
+
     tc = ET.Element("testcase", classname=f"{agent}.security", name="security gate", time="0.000")
     m = doc.agents.get(agent)
     if m is not None and m.security.gate == "FAILED":
@@ -69,6 +76,8 @@ def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None, *, started_at: 
               hostname: str | None = None) -> str:
     """The JUnit XML document (one testsuite per agent with its security gate, plus one for the
     comparison's checks). ``started_at`` defaults to the scoring time, ``hostname`` to this host."""
+    from xml.etree import ElementTree as ET
+
     root = ET.Element("testsuites", name=f"assay {doc.run_id}")
     where = {"timestamp": _stamp(doc.scored_at if started_at is None else started_at),
              "hostname": hostname if hostname is not None else (platform.node() or "localhost")}

@@ -7,12 +7,13 @@ document's ``controls``); a run without controls shows nothing."""
 from __future__ import annotations
 
 from html import escape
-from xml.etree import ElementTree as ET
+from typing import TYPE_CHECKING, Callable
 
 from assay.records.scores import ControlsSummary, ScoreDocument
-from typing import Callable
-
 from assay.report.fmt import pct
+
+if TYPE_CHECKING:  # ElementTree is imported where JUnit XML is written, not by every run's summary
+    from xml.etree import ElementTree as ET
 
 TITLE = "Impossible-task controls (cheating signal: 0 is the goal; not part of capability)"
 
@@ -85,6 +86,8 @@ def controls_junit(doc: ScoreDocument, where: dict[str, str]) -> ET.Element | No
     c = doc.controls
     if c is None:
         return None
+    from xml.etree import ElementTree as ET
+
     suite = ET.Element("testsuite", name=f"{doc.run_id}.controls", tests=str(len(c.agents)),
                        failures=str(sum(1 for m in c.agents.values() if m.passes)), errors="0", skipped="0", **where)
     for agent, m in c.agents.items():

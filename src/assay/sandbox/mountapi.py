@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from pathlib import Path
 
 from assay.untrusted.mounts import umount2
@@ -67,9 +68,26 @@ def userns_fd(disk_uid: int, disk_gid: int, host_uid: int) -> int:
         os.waitpid(pid, 0)
 
 
+_SHARED: dict[tuple[int, int, int, int], int] = {}  # (pid, ids) -> the namespace's fd, kept open
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_userns_fd(disk_uid: int, disk_gid: int, host_uid: int) -> int:
+    """:func:`userns_fd`, made once per process and mapping (a fork per attempt was the
+    overlay's largest cost): the namespace holds nothing but the mapping, and an idmapped mount
+    takes its own reference, so one fd serves every attempt. Never close it; a forked child
+    (its pid differs) makes its own."""
+    key = (os.getpid(), disk_uid, disk_gid, host_uid)
+    with _SHARED_LOCK:
+        fd = _SHARED.get(key)
+        if fd is None:
+            fd = _SHARED[key] = userns_fd(disk_uid, disk_gid, host_uid)
+        return fd
+
+
 def idmapped_clone(src: Path, dst: Path, *, disk_uid: int, disk_gid: int, host_uid: int) -> None:
     """Attach at ``dst`` a read-only clone of ``src`` whose ``disk_uid`` files show as ``host_uid``'s."""
-    ns = userns_fd(disk_uid, disk_gid, host_uid)
+    ns = shared_userns_fd(disk_uid, disk_gid, host_uid)
     fd = -1
     try:
         fd = _check(_libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, os.fsencode(src),
@@ -82,7 +100,6 @@ def idmapped_clone(src: Path, dst: Path, *, disk_uid: int, disk_gid: int, host_u
     finally:
         if fd >= 0:
             os.close(fd)
-        os.close(ns)
 
 
 def _plain(p: Path) -> bytes:
@@ -107,4 +124,4 @@ def umount(target: Path, *, detach: bool = False) -> None:
     umount2(os.fsencode(target), _MNT_DETACH if detach else 0)
 
 
-__all__ = ["idmapped_clone", "mount_overlay", "umount", "userns_fd"]
+__all__ = ["idmapped_clone", "mount_overlay", "shared_userns_fd", "umount", "userns_fd"]

@@ -39,7 +39,11 @@ def mounts_under(path: Path) -> list[bytes]:
         lines = Path("/proc/self/mountinfo").read_bytes().splitlines()
     except OSError:
         return []
-    points = {_unescape(line.split(b" ")[4]) for line in lines if len(line.split(b" ")) > 4}
+    points = set()
+    for line in lines:  # read before every removal: each line split once, unescaped only where escaped
+        fields = line.split(b" ", 5)
+        if len(fields) > 4:
+            points.add(_unescape(fields[4]) if b"\\" in fields[4] else fields[4])
     return sorted((p for p in points if p.startswith(base) or (p == top and top)), key=len, reverse=True)
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-import jsonschema
 from pydantic import BaseModel
 
 from assay.spec.digest import canonical_json
@@ -47,6 +46,8 @@ class ToolDef:
 
     def validate(self, args: dict[str, Any]) -> None:
         """Raise ToolError when ``args`` do not satisfy the tool's JSON Schema."""
+        import jsonschema  # on the first tool call, not at every run's start-up
+
         try:
             jsonschema.validate(args, self.input_schema)
         except jsonschema.ValidationError as e:

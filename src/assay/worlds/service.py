@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.approvals.store import APPROVALS_FILE, ApprovalStore
 from assay.harness.services import AttemptHandle, HarnessService, ServiceSession, SessionReport
@@ -17,8 +17,10 @@ from assay.records.manifest import RunManifest
 from assay.spec.load import LoadedTask
 from assay.worlds.contract import world_tool_contract
 from assay.worlds.registry import world_kinds
-from assay.worlds.server import ToolServer
 from assay.worlds.session import WorldSession, approvals_path, uses_worlds
+
+if TYPE_CHECKING:  # the server (uvicorn, starlette) is imported when a task first uses worlds
+    from assay.worlds.server import ToolServer
 
 
 class _Session(WorldSession):
@@ -57,6 +59,8 @@ class WorldService(HarnessService):
     async def _ensure_server(self) -> ToolServer:
         async with self._starting:
             if self.server is None:
+                from assay.worlds.server import ToolServer
+
                 server = ToolServer()
                 await asyncio.to_thread(server.start)
                 self.server = server

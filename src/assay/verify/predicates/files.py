@@ -6,7 +6,6 @@ import fnmatch
 import json
 from typing import Any, Awaitable, Callable
 
-import jsonschema
 
 from assay.spec.digest import sha256_bytes
 from assay.spec.predicates import (
@@ -145,6 +144,8 @@ def json_schema(spec: JsonSchemaValid, ctx: VerifyContext, text: str, ev: dict[s
     if schema is None:
         assert spec.schema_file is not None
         schema = json.loads(ctx.resolve(spec.schema_file, base=ctx.hidden).read_text())
+    import jsonschema  # where a task checks a schema, not at every run's start-up
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = []
     for i, doc in enumerate(docs if spec.lines else [docs]):

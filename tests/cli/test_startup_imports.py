@@ -1,0 +1,41 @@
+"""What a trivial ``assay run`` imports: start-up is most of a one-trial run's cost, so the
+libraries only some tasks or commands use stay out of a run that does not use them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import assay_env, cli_timeout, write_suite, write_task
+
+#: imported only where used: the judge's and the simulated user's HTTP client, JSON Schema checks
+#: of tool calls and of files, the world tool server, JUnit XML, the report renderers, the CLI's
+#: other command modules
+NOT_AT_START = ("httpx", "jsonschema", "uvicorn", "starlette", "xml.etree.ElementTree", "assay.report.build",
+                "assay.report.html", "assay.cli.export", "assay.cli.view")
+
+PROBE = """
+import atexit, json, runpy, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = ["assay", *sys.argv[2:]]
+runpy.run_module("assay.cli.main", run_name="__main__")
+"""
+
+
+def test_a_trivial_run_imports_none_of_what_it_does_not_use(tmp_path: Path) -> None:
+    s = write_suite(tmp_path / "suite")
+    write_task(s, "f", task={"category": "code", "predicates": [
+        {"id": "done", "kind": "file_contains", "path": "out.txt", "text": "done"}]},
+        workspace={"README": "nothing to do\n"})
+    seen = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(seen), "run", str(s), "--agent", "nop", "--quiet",
+                           "-o", str(tmp_path / "run")], capture_output=True, text=True, env=assay_env(),
+                          timeout=cli_timeout(5))
+    assert proc.returncode == 0, proc.stderr
+    modules = set(json.loads(seen.read_text()))
+    assert "assay.run.runner" in modules and "assay.score.engine" in modules  # the probe saw the run
+    assert (tmp_path / "run" / "manifest.json").is_file()
+    assert sorted(m for m in NOT_AT_START if m in modules) == []

@@ -1,5 +1,6 @@
 """``examples/performance`` runs every scenario for the reference agent and each installed
-product at CI sizes, once: every figure is measured, or unsupported / failed with its reason
+product at CI sizes (one small size per scenario, once: the suite's own, so CI pays 11 to 12
+product processes per product; the full sizes are bench/perf_products.py's): every figure is measured, or unsupported / failed with its reason
 (never a zero), and the performance document, Markdown and HTML are written. Not a task suite:
 it has no ``suite.yaml`` and no end state, so the every-example ``validate --mutants`` check
 (which reads ``*/suite.yaml``) does not take it, by what it is rather than by its name."""
@@ -32,6 +33,8 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def test_the_example_declares_every_scenario_kind_and_is_not_a_task_suite() -> None:
     suite = load_perf_suite(EXAMPLE)
     assert {s.kind for s in suite.scenarios} == set(ScenarioKind)
+    # CI's cost: one repetition of one size per scenario (a product process each; OpenClaw's costs ~10 s of CPU)
+    assert suite.repeat == 1 and all((s.repeat or 1) == 1 and len(s.size_list()) <= 1 for s in suite.scenarios)
     assert "performance" not in SUITES and not (EXAMPLE / "suite.yaml").exists()
 
 
@@ -49,7 +52,7 @@ def test_every_scenario_runs_for_the_agent(agent: str, tmp_path: Path) -> None:
     if agent in PRODUCTS and install.find(agent) is None:
         pytest.skip(f"{agent} is not installed (assay agents install {agent})")
     out = tmp_path / "perf"
-    r = cli("perf", str(EXAMPLE), "--agent", agent, "--repeat", "1", "-o", str(out))
+    r = cli("perf", str(EXAMPLE), "--agent", agent, "-o", str(out))
     assert r.returncode == 0, r.stderr[-3000:]
     from assay.score.perf import read_document
 

@@ -33,20 +33,35 @@ from assay.trace.events import EventKind
 from assay.trace.writer import TraceWriter, read_events
 from assay.untrusted.tree import remove_untrusted, walk_untrusted
 
-#: the one answer of the perf gateway (every request, history or not)
-ANSWER = "ok"
+#: the one answer of the perf gateway (every request, history or not): a word no product prints
+#: by itself, so its first appearance on the product's stdout is the first token as printed
+ANSWER = "okay-assay-perf"
 MODEL_SCRIPT = f'turns:\n  - text: "{ANSWER}"\nfinal_text: "{ANSWER}"\n'
 PROMPT = "Reply with the word ok."
 
 
 @dataclass
 class ExecTiming:
-    """One exec in the sandbox: when it started and ended (epoch seconds) and its memory peak."""
+    """One exec in the sandbox: when it started and ended (epoch seconds) and its memory peak;
+    when its stdout's first byte and the gateway's answer on it reached the harness (None: never)."""
 
     argv0: str
     start: float
     end: float
     peak_bytes: int | None
+    first_output: float | None = None
+    answer_printed: float | None = None
+
+
+def printed_at(stdout: bytes, arrivals: tuple[tuple[float, int], ...], text: str) -> float | None:
+    """When ``text`` was complete on a stdout that arrived in timed chunks (``(epoch s, bytes read
+    by then)``): the arrival of the chunk holding its last byte; None if it never appeared or
+    came after the timed chunks."""
+    at = stdout.find(text.encode())
+    if at < 0:
+        return None
+    end = at + len(text.encode())
+    return next((t for t, n in arrivals if n >= end), None)
 
 
 class TimedSandbox(Sandbox):
@@ -72,8 +87,10 @@ class TimedSandbox(Sandbox):
         start = time.time()
         res = await self.inner.exec(argv, **kw)
         end = time.time()
+        arrivals = res.stdout_arrivals
         self.execs.append(ExecTiming(argv[0] if argv else "", start, end,
-                                     self.inner.memory_peak_bytes() if reset else None))
+                                     self.inner.memory_peak_bytes() if reset else None,
+                                     arrivals[0][0] if arrivals else None, printed_at(res.stdout, arrivals, ANSWER)))
         return res
 
     async def destroy(self):  # type: ignore[no-untyped-def]
@@ -99,6 +116,11 @@ class TurnFigures:
     exit_code: int | None
     error: str | None = None
     requests: int | None = None  # model requests of the turn (a folding call is one more)
+    first_output_s: float | None = None  # the turn's exec start -> the product's first stdout byte (harness-timed)
+    first_token_s: float | None = None  # the turn's exec start -> the answer complete on the product's stdout
+    compaction_s: float | None = None  # its first folding request -> the turn's own request (None: no folding)
+    folding: int | None = None  # requests of the turn before its own (the prompt's) request
+    streamed: bool | None = None  # whether the turn's own request asked the gateway to stream
 
 
 @dataclass
@@ -176,14 +198,29 @@ class Session:
         answer = next((a for a in answers if a.ts >= first.ts), None)
         last = [a for a in answers if own.start <= a.ts <= own.end]  # the last request: after any folding
         tokens = (last[-1].data.get("usage") or {}).get("input_tokens") if last else None
+        fold = folding(mine)
+        since = (lambda t: t - own.start if t is not None else None)
         return TurnFigures(first.ts - own.start, (answer.ts - own.start) if answer else None, own.end - own.start,
                            own.peak_bytes, tokens, store, outcome.exit_code if outcome else None, error,
-                           requests=len(mine))
+                           requests=len(mine), first_output_s=since(own.first_output),
+                           first_token_s=since(own.answer_printed), compaction_s=fold[1], folding=fold[0],
+                           streamed=bool(mine[fold[0]].data.get("stream")))
 
     async def close(self) -> None:
         """Destroy the sandbox, then remove what the agent left (its home is hostile: no link followed)."""
         await self.sandbox.destroy()
         remove_untrusted(self.ctx.workspace.parent)
+
+
+def folding(requests: list[Any]) -> tuple[int, float | None]:
+    """A turn's requests (by arrival) split at its own: the first whose last message is the
+    user's prompt (a later one, a title for instance, is not folding). Those before it are the
+    product's folding of its history (a compaction call), and their first arrival to the turn's
+    own request is the compaction's duration at the gateway (the scripted answer takes no time:
+    what is left is the product's). ``(folding calls, seconds or None)``."""
+    own = next((i for i, r in enumerate(requests) if r.data.get("last_role") == "user"
+                and str(r.data.get("last_text") or "").rstrip().endswith(PROMPT)), len(requests) - 1)
+    return own, (requests[own].ts - requests[0].ts) if own > 0 else None
 
 
 def store_bytes(home: Path) -> int:

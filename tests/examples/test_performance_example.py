@@ -15,10 +15,12 @@ import pytest
 
 from assay.agents.products import install
 from assay.records.perf import FigureStatus
+from assay.run.perf.runner import repetitions
 from assay.spec.perf import ScenarioKind, load_perf_suite
 from tests.examples.test_all_examples_valid import SUITES
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "performance"
+BENCH = EXAMPLE.parents[1] / "bench" / "perf_products.yaml"
 PRODUCTS = ["pi", "hermes", "openclaw", "dsh"]
 
 pytestmark = [pytest.mark.slow, pytest.mark.agents]
@@ -35,6 +37,9 @@ def test_the_example_declares_every_scenario_kind_and_is_not_a_task_suite() -> N
     assert {s.kind for s in suite.scenarios} == set(ScenarioKind)
     # CI's cost: one repetition of one size per scenario (a product process each; OpenClaw's costs ~10 s of CPU)
     assert suite.repeat == 1 and all((s.repeat or 1) == 1 and len(s.size_list()) <= 1 for s in suite.scenarios)
+    bench = load_perf_suite(BENCH)  # the full sizes: the same kinds, every figure 5 times
+    assert {s.kind for s in bench.scenarios} == set(ScenarioKind)
+    assert [repetitions(s.repeat, None, bench.repeat) for s in bench.scenarios] == [5] * len(bench.scenarios)
     assert "performance" not in SUITES and not (EXAMPLE / "suite.yaml").exists()
 
 

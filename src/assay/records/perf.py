@@ -97,8 +97,9 @@ METRICS = {
     "open_s": "exec start to the first model request at the gateway (the product's start and opening)",
     "first_answer_s": "exec start to the gateway's first answer sent (the gateway's clock, not the product's output)",
     "first_output_s": "exec start to the first byte of the product's stdout, as the harness received it",
-    "first_token_s": "exec start to the gateway's answer complete on the product's stdout, as the harness "
-                     "received it: the first token after a resume as printed (close to turn_s: printed at exit)",
+    "first_token_s": "exec start to the answer to the turn's own request complete on the product's stdout, as "
+                     "the harness received it: the first token after a resume as printed (close to turn_s: "
+                     "printed at exit)",
     "turn_s": "the turn's exec, start to end",
     "peak_bytes": "the sandbox control group's memory high-water mark over the turn's exec",
     "tokens_sent": "input tokens of the turn's last model request, as the gateway counted them",

@@ -31,7 +31,9 @@ def ask(text):
 if cfg["banner"]:
     print("synthetic agent starting", flush=True)
 if history and cfg["fold_s"] is not None:  # fold the history first, then take that long to rewrite it
-    ask("Summarize the conversation above.")
+    summary = ask("Summarize the conversation above.")
+    if cfg["print_answer"]:  # the summary is the same scripted text as the answer: not the first token
+        print(summary, flush=True)
     time.sleep(cfg["fold_s"])
 for _ in range(cfg["requests"]):
     answer = ask(cfg["prompt"])

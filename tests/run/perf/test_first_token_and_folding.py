@@ -7,6 +7,8 @@ is causal, from the method, never a wall-clock one:
 - an agent that pauses ``D`` seconds between its folding request and its own request has a
   compaction of at least ``D`` at the gateway (the turn's request arrives after the pause), and
   the compaction ends before the exec does: open_s + compaction_s <= turn_s;
+- a folding call's summary printed before the turn's own request is not the first token (it is
+  the same scripted text): the first token comes after open_s + compaction_s;
 - a request after the turn's own (a session title) is not folding; an agent that prints nothing,
   or never the answer, has those figures unsupported with the reason, never a zero.
 """
@@ -31,10 +33,11 @@ pytestmark = pytest.mark.slow
 def test_the_answer_is_timed_by_the_chunk_that_completes_it() -> None:
     out = b"banner\nokay-as" + b"say-perf\n"
     arrivals = ((10.0, 7), (11.0, 14), (12.0, len(out)))
-    assert printed_at(out, arrivals, ANSWER) == 12.0  # split over two chunks: the later one
-    assert printed_at(b"okay-assay-perf", ((5.0, 15),), ANSWER) == 5.0
-    assert printed_at(b"nothing here", ((5.0, 12),), ANSWER) is None
-    assert printed_at(out, ((10.0, 7),), ANSWER) is None  # past the timed chunks: unknown, not a guess
+    assert printed_at(out, arrivals, ANSWER) == (12.0,)  # split over two chunks: the later one
+    twice = b"okay-assay-perf okay-assay-perf"
+    assert printed_at(twice, ((5.0, 15), (6.0, len(twice))), ANSWER) == (5.0, 6.0)
+    assert printed_at(b"nothing here", ((5.0, 12),), ANSWER) == ()
+    assert printed_at(out, ((10.0, 7),), ANSWER) == ()  # past the timed chunks: unknown, not a guess
 
 
 def _figures(tmp_path: Path, agent: SyntheticAgent, scenarios: list[dict]) -> dict:
@@ -67,10 +70,12 @@ def test_an_agent_that_prints_nothing_has_no_first_output_and_says_so(tmp_path: 
 
 def test_a_folding_pause_is_measured_as_the_compaction_at_least_as_long(tmp_path: Path) -> None:
     pause = 0.5
-    figs = _figures(tmp_path, SyntheticAgent("folder", fold_s=pause, title=True),
+    figs = _figures(tmp_path, SyntheticAgent("folder", fold_s=pause, title=True, print_answer=True),
                     [{"id": "compaction", "kind": "compaction", "sizes": [4]}])
     comp = figs["compaction.compaction_s@4"]
     assert comp.status == FigureStatus.measured and comp.p50 is not None and comp.p50 >= pause, comp
+    # the summary it printed first is the same text: the first token is the answer to the turn's own request
+    assert figs["compaction.first_token_s@4"].p50 >= figs["compaction.open_s@4"].p50 + comp.p50
     assert figs["compaction.folding@4"].p50 == 1.0  # the title request after the turn's own is not folding
     assert figs["compaction.requests@4"].p50 == 3.0
     assert figs["compaction.open_s@4"].p50 + comp.p50 <= figs["compaction.turn_s@4"].p50

@@ -50,18 +50,23 @@ class ExecTiming:
     end: float
     peak_bytes: int | None
     first_output: float | None = None
-    answer_printed: float | None = None
+    answer_printed: tuple[float, ...] = ()  # each appearance of the gateway's answer on its stdout
 
 
-def printed_at(stdout: bytes, arrivals: tuple[tuple[float, int], ...], text: str) -> float | None:
-    """When ``text`` was complete on a stdout that arrived in timed chunks (``(epoch s, bytes read
-    by then)``): the arrival of the chunk holding its last byte; None if it never appeared or
-    came after the timed chunks."""
-    at = stdout.find(text.encode())
-    if at < 0:
-        return None
-    end = at + len(text.encode())
-    return next((t for t, n in arrivals if n >= end), None)
+def printed_at(stdout: bytes, arrivals: tuple[tuple[float, int], ...], text: str, most: int = 64) -> tuple[float, ...]:
+    """When each appearance of ``text`` (the first ``most``) was complete on a stdout that arrived
+    in timed chunks (``(epoch s, bytes read by then)``): the arrival of the chunk holding its last
+    byte. An appearance after the timed chunks has no time and ends the list (unknown, not a guess)."""
+    out: list[float] = []
+    needle, at = text.encode(), stdout.find(text.encode())
+    while at >= 0 and len(out) < most:
+        end = at + len(needle)
+        t = next((t for t, n in arrivals if n >= end), None)
+        if t is None:
+            break
+        out.append(t)
+        at = stdout.find(needle, end)
+    return tuple(out)
 
 
 class TimedSandbox(Sandbox):
@@ -117,7 +122,8 @@ class TurnFigures:
     error: str | None = None
     requests: int | None = None  # model requests of the turn (a folding call is one more)
     first_output_s: float | None = None  # the turn's exec start -> the product's first stdout byte (harness-timed)
-    first_token_s: float | None = None  # the turn's exec start -> the answer complete on the product's stdout
+    first_token_s: float | None = None  # the turn's exec start -> the answer to its own request complete on the
+    # product's stdout (an appearance before that request is a folding call's summary: the same scripted text)
     compaction_s: float | None = None  # its first folding request -> the turn's own request (None: no folding)
     folding: int | None = None  # requests of the turn before its own (the prompt's) request
     streamed: bool | None = None  # whether the turn's own request asked the gateway to stream
@@ -203,7 +209,8 @@ class Session:
         return TurnFigures(first.ts - own.start, (answer.ts - own.start) if answer else None, own.end - own.start,
                            own.peak_bytes, tokens, store, outcome.exit_code if outcome else None, error,
                            requests=len(mine), first_output_s=since(own.first_output),
-                           first_token_s=since(own.answer_printed), compaction_s=fold[1], folding=fold[0],
+                           first_token_s=since(next((t for t in own.answer_printed if t >= mine[fold[0]].ts), None)),
+                           compaction_s=fold[1], folding=fold[0],
                            streamed=bool(mine[fold[0]].data.get("stream")))
 
     async def close(self) -> None:

@@ -101,6 +101,7 @@ METRICS = {
                      "the harness received it: the first token after a resume as printed (close to turn_s: "
                      "printed at exit)",
     "turn_s": "the turn's exec, start to end",
+    "stream_requested": "1 when the turn's own model request asked the gateway to stream its answer, else 0",
     "peak_bytes": "the sandbox control group's memory high-water mark over the turn's exec",
     "tokens_sent": "input tokens of the turn's last model request, as the gateway counted them",
     "store_bytes": "bytes of regular files under the agent home after the turn",

@@ -54,6 +54,7 @@ def test_first_output_and_first_token_as_printed_lie_between_the_request_and_the
     v = {m: f.p50 for m, f in got.items()}
     assert v["open_s"] <= v["first_token_s"] <= v["turn_s"], v
     assert v["first_output_s"] <= v["first_token_s"], v
+    assert figs["cold.stream_requested"].p50 == 0.0  # its request does not ask to stream: said, not guessed
 
 
 def test_an_agent_that_prints_nothing_has_no_first_output_and_says_so(tmp_path: Path) -> None:

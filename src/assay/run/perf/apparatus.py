@@ -126,7 +126,7 @@ class TurnFigures:
     # product's stdout (an appearance before that request is a folding call's summary: the same scripted text)
     compaction_s: float | None = None  # its first folding request -> the turn's own request (None: no folding)
     folding: int | None = None  # requests of the turn before its own (the prompt's) request
-    streamed: bool | None = None  # whether the turn's own request asked the gateway to stream
+    stream_requested: bool | None = None  # whether the turn's own request asked the gateway to stream
 
 
 @dataclass
@@ -211,7 +211,7 @@ class Session:
                            requests=len(mine), first_output_s=since(own.first_output),
                            first_token_s=since(next((t for t in own.answer_printed if t >= mine[fold[0]].ts), None)),
                            compaction_s=fold[1], folding=fold[0],
-                           streamed=bool(mine[fold[0]].data.get("stream")))
+                           stream_requested=bool(mine[fold[0]].data.get("stream")))
 
     async def close(self) -> None:
         """Destroy the sandbox, then remove what the agent left (its home is hostile: no link followed)."""

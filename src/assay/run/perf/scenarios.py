@@ -24,7 +24,7 @@ from assay.spec.perf import Scenario, ScenarioKind
 #: figure -> unit, of one turn
 TURN_METRICS = {"open_s": "s", "first_answer_s": "s", "turn_s": "s", "peak_bytes": "bytes", "tokens_sent": "tokens",
                 "store_bytes": "bytes", "requests": "requests", "first_output_s": "s", "first_token_s": "s",
-                "compaction_s": "s", "folding": "requests"}
+                "compaction_s": "s", "folding": "requests", "stream_requested": "bool"}
 #: figures of a turn that start from the product's own output or its folding: absent is not a failure
 NOT_SEEN = {"first_output_s": "{agent} printed nothing on its stdout during the turn",
             "first_token_s": "the answer never appeared on {agent}'s stdout (it does not print the model's text in this mode)",
@@ -98,7 +98,7 @@ async def cold_start(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> l
     agent = make()
     f, host = await _one_turn(app, make, f"{agent.name}-{sc.id}-{rep}")
     return turn_samples(agent.name, sc.id, None, rep, f, host,
-                        ("open_s", "first_answer_s", *FIRST, "turn_s", "peak_bytes"))
+                        ("open_s", "first_answer_s", *FIRST, "turn_s", "peak_bytes", "stream_requested"))
 
 
 async def resume(app: Apparatus, make: Factory, sc: Scenario, rep: int, extra: tuple[str, ...] = ()) -> list[PerfSample]:

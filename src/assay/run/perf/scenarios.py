@@ -27,7 +27,7 @@ TURN_METRICS = {"open_s": "s", "first_answer_s": "s", "turn_s": "s", "peak_bytes
                 "compaction_s": "s", "folding": "requests", "stream_requested": "bool"}
 #: figures of a turn that start from the product's own output or its folding: absent is not a failure
 NOT_SEEN = {"first_output_s": "{agent} printed nothing on its stdout during the turn",
-            "first_token_s": "the answer never appeared on {agent}'s stdout (it does not print the model's text in this mode)",
+            "first_token_s": "the answer to the turn's own request never appeared on {agent}'s stdout",
             "compaction_s": "{agent} did not fold its history at this size: the turn's own request was its first "
                             "({tokens} tokens sent)"}
 #: what a resume measures, beside the turn's own figures

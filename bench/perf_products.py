@@ -29,7 +29,7 @@ SUITE = Path(__file__).with_name("perf_products.yaml")
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--agents", nargs="+", default=["pi", "hermes", "openclaw", "dsh"])
-    ap.add_argument("--repeat", type=int, default=None, help="repetitions (default: the suite's, 5)")
+    ap.add_argument("--repeat", type=int, default=5, help="repetitions of every figure (default 5)")
     ap.add_argument("--scenario", action="append", default=[], help="only these scenario ids")
     ap.add_argument("--suite", type=Path, default=SUITE)
     ap.add_argument("--out", type=Path, default=Path("perf-bench"))
@@ -48,6 +48,10 @@ def main() -> int:
                  progress=lambda s: print(f"  {s}", file=sys.stderr, flush=True))
         doc = score_folder(out)
         print(render_markdown(doc, full=args.full))
+        taken = [f for f in doc.figures if f.status.value == "measured"]
+        busy = sum(1 for f in taken if f.host.contended)
+        print(f"_{name}: {busy} of {len(taken)} figures taken under contention (marked ⚠; load, PSI and "
+              "steal beside each)._\n")
         print(f"_{name}: {time.monotonic() - t0:.0f} s of wall time for the whole bench._\n", flush=True)
     return 0
 

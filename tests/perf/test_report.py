@@ -19,6 +19,21 @@ def test_markdown_names_unsupported_with_its_reason_and_marks_contention() -> No
     assert "exponent 1.00" in md  # the resume curve's fit
 
 
+def test_the_document_and_reports_say_which_first_token_figure_is_which() -> None:
+    from assay.records.perf import PerfSample
+    from assay.score.perf import score_samples
+
+    got = [PerfSample(agent="pi", scenario="resume", metric=m, unit="s", size=10, value=v)
+           for m, v in (("first_answer_s", 1.0), ("first_token_s", 1.2), ("open_s", 0.9))]
+    doc = score_samples(got, suite="s", repeat=1, agents={"pi": "1"})
+    assert set(doc.metrics) == {"first_answer_s", "first_token_s", "open_s"}  # only the figures it holds
+    assert "gateway" in doc.metrics["first_answer_s"] and "stdout" in doc.metrics["first_token_s"]
+    from html import unescape
+
+    for text in (render_markdown(doc), unescape(html_page(doc))):
+        assert "first_token_s" in text and "as printed" in text and "not the product's output" in text
+
+
 def test_html_draws_each_curve_as_a_figure() -> None:
     from assay.report import plots
 

@@ -41,3 +41,20 @@ async def test_run_process_timeout_and_missing_program(tmp_path: Path) -> None:
 async def test_host_refuses_a_missing_workspace(tmp_path: Path) -> None:
     with pytest.raises(SandboxError):
         await HostBackend().create(SandboxSpec(workspace=tmp_path / "nope"))
+
+
+async def test_stdout_chunks_are_timestamped_as_they_arrive(tmp_path: Path) -> None:
+    """What a first-output figure reads: each stdout chunk's arrival (epoch s) and the bytes read
+    by then, in order, ending at the whole output, inside the exec's own span."""
+    import time
+
+    before = time.time()
+    r = await run_process(["/bin/sh", "-c", "echo first; sleep 0.2; echo second"], env={"PATH": "/usr/bin:/bin"},
+                          cwd=str(tmp_path), timeout_s=30)
+    after = time.time()
+    assert r.stdout == b"first\nsecond\n" and r.stdout_arrivals
+    times, counts = [t for t, _ in r.stdout_arrivals], [n for _, n in r.stdout_arrivals]
+    assert times == sorted(times) and counts == sorted(counts) and counts[-1] == len(r.stdout)
+    assert before <= times[0] <= times[-1] <= after
+    silent = await run_process(["/bin/true"], env={}, cwd=str(tmp_path), timeout_s=30)
+    assert silent.stdout_arrivals == ()

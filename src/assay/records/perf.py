@@ -92,6 +92,29 @@ class PerfCurve(BaseModel):
     contended: bool = False
 
 
+#: what each figure of a turn measures, and who timed it (kept in the document beside the figures)
+METRICS = {
+    "open_s": "exec start to the first model request at the gateway (the product's start and opening)",
+    "first_answer_s": "exec start to the gateway's first answer sent (the gateway's clock, not the product's output)",
+    "first_output_s": "exec start to the first byte of the product's stdout, as the harness received it",
+    "first_token_s": "exec start to the answer to the turn's own request complete on the product's stdout, as "
+                     "the harness received it: the first token after a resume as printed (close to turn_s: "
+                     "printed at exit)",
+    "turn_s": "the turn's exec, start to end",
+    "stream_requested": "1 when the turn's own model request asked the gateway to stream its answer, else 0",
+    "peak_bytes": "the sandbox control group's memory high-water mark over the turn's exec",
+    "tokens_sent": "input tokens of the turn's last model request, as the gateway counted them",
+    "store_bytes": "bytes of regular files under the agent home after the turn",
+    "requests": "model requests of the turn's exec",
+    "folding": "requests of the turn before its own (the one whose last message is the prompt): history folding",
+    "compaction_s": "the turn's first folding request to its own request, at the gateway: the compaction's "
+                    "duration (the scripted answer is instant, so the rest is the product's)",
+    "input_during_compaction": "whether the session takes a message while it compacts",
+    "list_s": "the product's own session listing over the planted store",
+    "inflation": "p50 open time of N sessions at once over that of one",
+}
+
+
 class PerfDocument(BaseModel):
     """``performance.json``: every figure and curve of a performance run, per agent."""
 
@@ -105,6 +128,7 @@ class PerfDocument(BaseModel):
     figures: list[PerfFigure]
     curves: list[PerfCurve]
     host: dict[str, object] = Field(default_factory=dict)
+    metrics: dict[str, str] = Field(default_factory=dict)  # figure name -> what it measures (METRICS)
 
 
 class PerfRunRecord(BaseModel):

@@ -90,6 +90,8 @@ def render_markdown(doc: PerfDocument, *, full: bool = True) -> str:
         for c in doc.curves:
             lines.append(f"| {c.agent} | {c.scenario} | {c.metric} | {', '.join(map(str, c.sizes))} | "
                          f"{', '.join(value(v, c.unit) for v in c.p50)} | {curve_note(c)} |")
+    if doc.metrics:
+        lines += ["", "Figures: " + "; ".join(f"`{m}` {what}" for m, what in doc.metrics.items()) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -109,12 +111,14 @@ def render_html(doc: PerfDocument) -> str:
     """The performance section as HTML: the curves as figures, then the figures table."""
     shown = sorted({(c.scenario, c.metric) for c in doc.curves})
     figs = "".join(curve_figure(doc, s, m) for s, m in shown)
+    legend = ("<dl class='perf-metrics'>" + "".join(f"<dt>{escape(m)}</dt><dd>{escape(w)}</dd>"
+                                                     for m, w in doc.metrics.items()) + "</dl>") if doc.metrics else ""
     rows = "".join("<tr" + (" class='contended'" if f.host.contended else "") + ">"
                    + "".join(f"<td>{escape(c)}</td>" for c in figure_row(f)) + "</tr>" for f in doc.figures)
     return (f"<section id='performance'><h2>Performance</h2><p>{escape(doc.suite)}: {doc.repeat} repetitions against "
             "the scripted gateway (the model is out of the number); beside capability, never part of it.</p>"
             + plots.note() + figs + "<table class='perf'><tr>" + "".join(f"<th>{escape(h)}</th>" for h in HEAD)
-            + f"</tr>{rows}</table></section>")
+            + f"</tr>{rows}</table>" + legend + "</section>")
 
 
 def html_page(doc: PerfDocument) -> str:

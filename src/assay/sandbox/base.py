@@ -72,6 +72,9 @@ class ExecResult:
     resource_limit: str | None = None
     #: CPU seconds all of the sandbox's processes used during this exec (None: not measured)
     cpu_s: float | None = None
+    #: when each stdout chunk reached the harness (epoch seconds) and the bytes read by then, for
+    #: the first chunks (empty: not timed by this backend); a streamed first token is timed from it
+    stdout_arrivals: tuple[tuple[float, int], ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -32,6 +32,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | None, 
     return ExecResult(
         exit_code=r["exit_code"], duration_s=r["duration_s"], stdout=r["stdout"], stderr=r["stderr"],
         timed_out=r["timed_out"], signal=r["signal"], stdout_bytes=r["stdout_bytes"], stderr_bytes=r["stderr_bytes"],
+        stdout_arrivals=r.get("stdout_arrivals", ()),
     )
 
 

@@ -62,11 +62,18 @@ def forwarder(sock_path: str):
     return handle
 
 
+#: chunks of a pipe whose arrival is timestamped (what a first-output figure needs is the first few)
+ARRIVALS = 4096
+
+
 class _Capture(asyncio.Protocol):
-    """Keeps the first ``cap`` bytes of a pipe, counts the rest, and says when it hit EOF."""
+    """Keeps the first ``cap`` bytes of a pipe, counts the rest, and says when it hit EOF; the
+    first :data:`ARRIVALS` chunks' arrival (epoch seconds, bytes read by then) are kept, so a
+    product's streamed output can be timed by the harness, not by the product."""
 
     def __init__(self, cap: int, loop: asyncio.AbstractEventLoop):
         self.cap, self.kept, self.total = cap, bytearray(), 0
+        self.arrivals: list[tuple[float, int]] = []
         self.eof = loop.create_future()
         self.transport: asyncio.BaseTransport | None = None
 
@@ -75,6 +82,8 @@ class _Capture(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.total += len(data)
+        if len(self.arrivals) < ARRIVALS:
+            self.arrivals.append((time.time(), self.total))
         room = self.cap - len(self.kept)
         if room > 0:
             self.kept.extend(data[:room])
@@ -180,6 +189,7 @@ async def run_child(argv: list[str], *, env: dict[str, str], cwd: str | None, ti
     return {
         "exit_code": None if timed_out else rc, "signal": -rc if rc < 0 else None, "timed_out": timed_out,
         "stdout": out, "stderr": err, "stdout_bytes": out_n, "stderr_bytes": err_n,
+        "stdout_arrivals": tuple(captures[0].arrivals) if captures else (),
         "duration_s": time.monotonic() - start,
     }
 

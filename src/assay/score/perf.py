@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from assay.records.perf import (FigureStatus, HostFacts, PerfCurve, PerfDocument, PerfFigure, PerfRunRecord,
+from assay.records.perf import (METRICS, FigureStatus, HostFacts, PerfCurve, PerfDocument, PerfFigure, PerfRunRecord,
                                PerfSample)
 from assay.records.scores import ScoreDocument
 from assay.score.stats import paired_bootstrap, percentile
@@ -168,5 +168,6 @@ def score_samples(samples: Sequence[PerfSample], *, suite: str, repeat: int, age
         if f.size is not None:
             by_metric[(f.agent, f.scenario, f.metric)].append(f)
     curves = [c for fs in by_metric.values() if (c := curve(fs)) is not None]
+    metrics = {m: METRICS[m] for m in sorted({f.metric for f in figures}) if m in METRICS}
     return PerfDocument(suite=suite, repeat=repeat, agents=agents, figures=figures, curves=curves, host=host or {},
-                        kinds=kinds or {})
+                        kinds=kinds or {}, metrics=metrics)

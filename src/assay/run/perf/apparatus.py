@@ -33,20 +33,40 @@ from assay.trace.events import EventKind
 from assay.trace.writer import TraceWriter, read_events
 from assay.untrusted.tree import remove_untrusted, walk_untrusted
 
-#: the one answer of the perf gateway (every request, history or not)
-ANSWER = "ok"
+#: the one answer of the perf gateway (every request, history or not): a word no product prints
+#: by itself, so its first appearance on the product's stdout is the first token as printed
+ANSWER = "okay-assay-perf"
 MODEL_SCRIPT = f'turns:\n  - text: "{ANSWER}"\nfinal_text: "{ANSWER}"\n'
 PROMPT = "Reply with the word ok."
 
 
 @dataclass
 class ExecTiming:
-    """One exec in the sandbox: when it started and ended (epoch seconds) and its memory peak."""
+    """One exec in the sandbox: when it started and ended (epoch seconds) and its memory peak;
+    when its stdout's first byte and the gateway's answer on it reached the harness (None: never)."""
 
     argv0: str
     start: float
     end: float
     peak_bytes: int | None
+    first_output: float | None = None
+    answer_printed: tuple[float, ...] = ()  # each appearance of the gateway's answer on its stdout
+
+
+def printed_at(stdout: bytes, arrivals: tuple[tuple[float, int], ...], text: str, most: int = 64) -> tuple[float, ...]:
+    """When each appearance of ``text`` (the first ``most``) was complete on a stdout that arrived
+    in timed chunks (``(epoch s, bytes read by then)``): the arrival of the chunk holding its last
+    byte. An appearance after the timed chunks has no time and ends the list (unknown, not a guess)."""
+    out: list[float] = []
+    needle, at = text.encode(), stdout.find(text.encode())
+    while at >= 0 and len(out) < most:
+        end = at + len(needle)
+        t = next((t for t, n in arrivals if n >= end), None)
+        if t is None:
+            break
+        out.append(t)
+        at = stdout.find(needle, end)
+    return tuple(out)
 
 
 class TimedSandbox(Sandbox):
@@ -72,8 +92,10 @@ class TimedSandbox(Sandbox):
         start = time.time()
         res = await self.inner.exec(argv, **kw)
         end = time.time()
+        arrivals = res.stdout_arrivals
         self.execs.append(ExecTiming(argv[0] if argv else "", start, end,
-                                     self.inner.memory_peak_bytes() if reset else None))
+                                     self.inner.memory_peak_bytes() if reset else None,
+                                     arrivals[0][0] if arrivals else None, printed_at(res.stdout, arrivals, ANSWER)))
         return res
 
     async def destroy(self):  # type: ignore[no-untyped-def]
@@ -99,6 +121,12 @@ class TurnFigures:
     exit_code: int | None
     error: str | None = None
     requests: int | None = None  # model requests of the turn (a folding call is one more)
+    first_output_s: float | None = None  # the turn's exec start -> the product's first stdout byte (harness-timed)
+    first_token_s: float | None = None  # the turn's exec start -> the answer to its own request complete on the
+    # product's stdout (an appearance before that request is a folding call's summary: the same scripted text)
+    compaction_s: float | None = None  # its first folding request -> the turn's own request (None: no folding)
+    folding: int | None = None  # requests of the turn before its own (the prompt's) request
+    stream_requested: bool | None = None  # whether the turn's own request asked the gateway to stream
 
 
 @dataclass
@@ -176,14 +204,30 @@ class Session:
         answer = next((a for a in answers if a.ts >= first.ts), None)
         last = [a for a in answers if own.start <= a.ts <= own.end]  # the last request: after any folding
         tokens = (last[-1].data.get("usage") or {}).get("input_tokens") if last else None
+        fold = folding(mine)
+        since = (lambda t: t - own.start if t is not None else None)
         return TurnFigures(first.ts - own.start, (answer.ts - own.start) if answer else None, own.end - own.start,
                            own.peak_bytes, tokens, store, outcome.exit_code if outcome else None, error,
-                           requests=len(mine))
+                           requests=len(mine), first_output_s=since(own.first_output),
+                           first_token_s=since(next((t for t in own.answer_printed if t >= mine[fold[0]].ts), None)),
+                           compaction_s=fold[1], folding=fold[0],
+                           stream_requested=bool(mine[fold[0]].data.get("stream")))
 
     async def close(self) -> None:
         """Destroy the sandbox, then remove what the agent left (its home is hostile: no link followed)."""
         await self.sandbox.destroy()
         remove_untrusted(self.ctx.workspace.parent)
+
+
+def folding(requests: list[Any]) -> tuple[int, float | None]:
+    """A turn's requests (by arrival) split at its own: the first whose last message is the
+    user's prompt (a later one, a title for instance, is not folding). Those before it are the
+    product's folding of its history (a compaction call), and their first arrival to the turn's
+    own request is the compaction's duration at the gateway (the scripted answer takes no time:
+    what is left is the product's). ``(folding calls, seconds or None)``."""
+    own = next((i for i, r in enumerate(requests) if r.data.get("last_role") == "user"
+                and str(r.data.get("last_text") or "").rstrip().endswith(PROMPT)), len(requests) - 1)
+    return own, (requests[own].ts - requests[0].ts) if own > 0 else None
 
 
 def store_bytes(home: Path) -> int:

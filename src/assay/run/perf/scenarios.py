@@ -23,7 +23,15 @@ from assay.spec.perf import Scenario, ScenarioKind
 
 #: figure -> unit, of one turn
 TURN_METRICS = {"open_s": "s", "first_answer_s": "s", "turn_s": "s", "peak_bytes": "bytes", "tokens_sent": "tokens",
-                "store_bytes": "bytes", "requests": "requests"}
+                "store_bytes": "bytes", "requests": "requests", "first_output_s": "s", "first_token_s": "s",
+                "compaction_s": "s", "folding": "requests", "stream_requested": "bool"}
+#: figures of a turn that start from the product's own output or its folding: absent is not a failure
+NOT_SEEN = {"first_output_s": "{agent} printed nothing on its stdout during the turn",
+            "first_token_s": "the answer to the turn's own request never appeared on {agent}'s stdout",
+            "compaction_s": "{agent} did not fold its history at this size: the turn's own request was its first "
+                            "({tokens} tokens sent)"}
+#: what a resume measures, beside the turn's own figures
+FIRST = ("first_output_s", "first_token_s")
 
 
 def history(turns: int, words: int) -> tuple[HistoryEvent, ...]:
@@ -53,11 +61,14 @@ def turn_samples(agent: str, scenario: str, size: int | None, rep: int, f: TurnF
     out = []
     for m in metrics:
         value = getattr(f, m)
-        ok = value is not None and f.error is None and f.open_s is not None
+        ran = f.error is None and f.open_s is not None
+        ok = value is not None and ran
+        status = FigureStatus.measured if ok else FigureStatus.failed
+        reason = None if ok else (f.error or f"no {m}")
+        if ran and value is None and m in NOT_SEEN:  # the turn ran; the product does not do this
+            status, reason = FigureStatus.unsupported, NOT_SEEN[m].format(agent=agent, tokens=f.tokens_sent)
         out.append(PerfSample(agent=agent, scenario=scenario, metric=m, unit=TURN_METRICS[m], size=size, rep=rep,
-                              value=float(value) if ok else None,
-                              status=FigureStatus.measured if ok else FigureStatus.failed,
-                              reason=None if ok else (f.error or f"no {m}"), host=host))
+                              value=float(value) if ok else None, status=status, reason=reason, host=host))
     return out
 
 
@@ -86,12 +97,13 @@ async def _one_turn(app: Apparatus, make: Factory, label: str, hist: tuple[Histo
 async def cold_start(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:
     agent = make()
     f, host = await _one_turn(app, make, f"{agent.name}-{sc.id}-{rep}")
-    return turn_samples(agent.name, sc.id, None, rep, f, host, ("open_s", "first_answer_s", "turn_s", "peak_bytes"))
+    return turn_samples(agent.name, sc.id, None, rep, f, host,
+                        ("open_s", "first_answer_s", *FIRST, "turn_s", "peak_bytes", "stream_requested"))
 
 
 async def resume(app: Apparatus, make: Factory, sc: Scenario, rep: int, extra: tuple[str, ...] = ()) -> list[PerfSample]:
     agent = make()
-    metrics = ("open_s", "first_answer_s", "peak_bytes", "tokens_sent", "store_bytes", *extra)
+    metrics = ("open_s", "first_answer_s", *FIRST, "peak_bytes", "tokens_sent", "store_bytes", *extra)
     if (why := no_history_reason(agent)) is not None:
         return unsupported(agent.name, sc, why, metrics) if rep == 0 else []
     out = []
@@ -176,9 +188,20 @@ async def fresh_turn(sess: Session) -> TurnFigures:
 
 
 async def compaction(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:
-    """A long planted history of long messages: tokens sent against the history's own size, and
-    the requests of the turn (a product that folds its history first makes one more)."""
-    return await resume(app, make, sc, rep, extra=("requests", "turn_s"))
+    """A long planted history of long messages: tokens sent against the history's own size, the
+    requests of the turn (a product that folds its history first makes one more), and when it
+    folds, how long the folding took (its first folding request to the turn's own request)."""
+    got = await resume(app, make, sc, rep, extra=("requests", "folding", "compaction_s", "turn_s"))
+    if rep == 0 and got and any(s.status != FigureStatus.unsupported for s in got):
+        got.append(PerfSample(agent=make().name, scenario=sc.id, metric="input_during_compaction", unit="bool",
+                              status=FigureStatus.unsupported, reason=INPUT_DURING))
+    return got
+
+
+#: why no product here can be asked whether it takes input while it compacts
+INPUT_DURING = ("every product runs headless here, one message per process given on its command line "
+                "(pi -p --mode json, hermes chat --query, openclaw agent --local --message, dsh --profile "
+                "headless -- PROMPT), its stdin closed; no second message can be offered while it compacts")
 
 
 async def concurrency(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:

@@ -265,7 +265,8 @@ class BwrapSandbox(Sandbox):
                           timed_out=bool(r["timed_out"]), signal=sig,
                           stdout_bytes=int(r.get("stdout_bytes", len(out))), stderr_bytes=int(r.get("stderr_bytes", len(err))),
                           limits_exceeded=limits_exceeded(code, sig, err, self.spec.limits),
-                          resource_limit=bound, cpu_s=round(max(0.0, used.cpu_s - base), 4))
+                          resource_limit=bound, cpu_s=round(max(0.0, used.cpu_s - base), 4),
+                          stdout_arrivals=r.get("stdout_arrivals", ()))
 
     def _rlimits(self) -> dict[str, tuple[int, int]]:
         out = rlimits_for(self.spec.limits)

@@ -39,7 +39,7 @@ def test_a_new_row_is_verifying_until_the_full_check_turns_it_tampered(runs: Pat
     cat = Catalog(run.parent)
     row = cat._row(run.name)  # built, not queued: what the first open shows
     assert row is not None and row.status == "scored" and row.verifying and not row.verified
-    assert json.loads((run / REPORTS / ROW_FILE).read_text())["verified"] is False
+    assert not (run / REPORTS / ROW_FILE).exists()  # a row still to verify is never kept
     cat._verify(run.name)  # what the background thread does
     row = cat._row(run.name)
     assert row is not None and row.status == "tampered" and not row.verifying
@@ -56,6 +56,7 @@ def test_an_intact_run_is_verified_and_kept_for_the_next_viewer(runs: Path) -> N
     cat._verify(run.name)
     row = cat.row(run.name)
     assert row is not None and row.verified and not row.verifying and row.strict_rate is not None
+    assert json.loads((run / REPORTS / ROW_FILE).read_text())["verified"] is True
     again = Catalog(run.parent).row(run.name)  # a new viewer reads the kept, verified row
     assert again is not None and again.verified and again.strict_rate == row.strict_rate
     tid = next(run.glob("trials/*")).name
@@ -75,14 +76,14 @@ def test_a_changed_score_version_or_manifest_is_tampered_at_once(runs: Path) -> 
     assert row.status == "tampered" and row.tampered_files == ["manifest.json"]
 
 
-def test_a_row_kept_unverified_is_verified_by_the_next_viewer(runs: Path) -> None:
+def test_a_viewer_that_ended_before_verifying_leaves_the_next_one_to_verify(runs: Path) -> None:
     run = copy(runs, "left-unverified")
     first = Catalog(run.parent)
     assert first._row(run.name).verifying  # type: ignore[union-attr]  # the viewer ended before verifying it
     (run / "trials" / next(run.glob("trials/*")).name / "trace.jsonl").write_text("{}\n")
     second = Catalog(run.parent)
     row = second.row(run.name)
-    assert row is not None and row.verifying and second.pending() == [run.name]  # queued again, not trusted
+    assert row is not None and row.verifying and second.pending() == [run.name]  # built and queued again
     row = _wait_verified(second, run.name)
     assert row.status == "tampered" and any(f.endswith("trace.jsonl") for f in row.tampered_files)
 

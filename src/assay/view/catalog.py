@@ -146,25 +146,25 @@ def trial_problems(rd: RunDir, trial_id: str) -> list[str]:
     return out
 
 
-def build_row(path: Path, name: str, *, full: bool = True) -> RunRow:
+def build_row(path: Path, name: str, *, full: bool = True, sig: list[Any] | None = None) -> RunRow:
     """Read one run directory into its row; never raises on bad input. ``full``: run the whole
     verification first, else check only the manifest and the latest score version against their
-    seals (the row is then ``verified=False``)."""
-    sig = signature(path)
+    seals (the row is then ``verified=False``). ``sig``: the run's signature, when just read."""
+    sig = sig or signature(path)
     row = RunRow(name=name, status="unreadable", signature=sig)
     try:
         rd = RunDir.open(path)
         if not (path / LEDGER).is_file():
             row.problems = [f"half-written: {MANIFEST} without {LEDGER} (the run never started, or its folder was cut)"]
             return row
-        rd.manifest(check_sealed=False)  # a manifest that does not parse is named as such, not as tampering
+        manifest = rd.manifest(check_sealed=False)  # one that does not parse is named as such, not as tampering
         running = is_running(path)
         # a run in flight is verified once it ends: mid-seal, a ledger line precedes its file by design
         files = score_files(path)
         if running or not full:
             report = None
-            problems = [] if running else sealed_problems(rd, [MANIFEST] + [
-                f.relative_to(path).as_posix() for f in files[-1:]])
+            problems = sealed_problems(rd, [MANIFEST] + ([] if running else [
+                f.relative_to(path).as_posix() for f in files[-1:]]))
         else:
             report = verify_run(path)
             problems = report.problems
@@ -173,7 +173,6 @@ def build_row(path: Path, name: str, *, full: bool = True) -> RunRow:
             row.tampered_files = tampered_files(problems)
             return row
         row.verified = report is not None
-        manifest = rd.manifest()
     except (AssayError, OSError, ValueError) as e:
         row.problems = [str(e).splitlines()[0][:500]]
         return row
@@ -240,8 +239,8 @@ class Catalog:
             self.verifier.want([name], urgent=urgent)
         return row
 
-    def _row(self, name: str) -> RunRow | None:
-        path = self.run_path(name)
+    def _row(self, name: str, path: Path | None = None) -> RunRow | None:
+        path = path or self.run_path(name)
         if path is None:
             return None
         sig = signature(path)
@@ -257,12 +256,13 @@ class Catalog:
             with self._lock:
                 self._rows[name] = kept
             return kept
-        row = build_row(path, name, full=False)
+        row = build_row(path, name, full=False, sig=sig)
         self._store(path, row)
         return row
 
     def rows(self) -> list[RunRow]:
-        out = [r for n in self.names() if (r := self._row(n)) is not None]
+        one = (self.root / MANIFEST).is_file()  # the root is itself a run, else each folder under it may be
+        out = [r for n in self.names() if (r := self._row(n, self.root if one else self.root / n)) is not None]
         self.verifier.want([r.name for r in out if r.verifying])  # after the page's rows: it is not held up
         return out
 
@@ -288,7 +288,8 @@ class Catalog:
     def _store(self, path: Path, row: RunRow) -> None:
         with self._lock:
             self._rows[row.name] = row
-        self._keep(path, row)
+        if not row.verifying:  # a row still to verify is never kept: the next viewer checks it again
+            self._keep(path, row)
 
     def refresh(self, name: str) -> RunRow | None:
         """Verify and read the run again now (the run page's "verify now")."""

@@ -191,11 +191,17 @@ function draw(st){
  document.getElementById('live-counts').innerHTML=rows;
  document.getElementById('in-flight').innerHTML=Object.keys(flight).sort().map(t=>'<li>'+txt(t)+' attempt '+flight[t]+'</li>').join('');
 }
+function backoff(model,b){const until=new Date(1000*b.until).toLocaleTimeString();
+ document.getElementById('backoff').textContent='backing off: '+model+' (HTTP '+b.status+') until '+until;}
+function budget(b){const l=b.limits||{}, s=b.spent||{};
+ document.getElementById('budget').textContent='run budget: spent $'+s.cost_usd+(l.max_cost_usd?' of $'+l.max_cost_usd:'')+
+  ', '+s.tokens+(l.max_tokens?' of '+l.max_tokens:'')+' tokens'+(b.reached?' · REACHED '+b.reached+': no new attempt starts':'');}
 let state=null;
 const es=new EventSource('/run/%(name)s/events');
 es.onmessage=function(m){const e=JSON.parse(m.data);
  if(e.type==='state'){state=e;for(const a in e.finished){counts[a]=e.finished[a];}
-   for(const t in e.in_flight_trials){flight[t]=e.in_flight_trials[t].attempt;}}
+   for(const t in e.in_flight_trials){flight[t]=e.in_flight_trials[t].attempt;}
+   if(e.budget){budget(e.budget);} for(const mo in (e.backoff||{})){backoff(mo,e.backoff[mo]);}}
  else if(e.type==='attempt_started'){flight[e.trial_id]=e.attempt;}
  else if(e.type==='attempt_finished'){delete flight[e.trial_id];
    if(e.final){const a=(counts[e.agent]=counts[e.agent]||{});const c=(a[e.category]=a[e.category]||{});
@@ -204,8 +210,8 @@ es.onmessage=function(m){const e=JSON.parse(m.data);
    document.getElementById('changes').appendChild(li);
    if(state){if(e.after.paused!==undefined)state.paused=e.after.paused;if(e.after.jobs)state.jobs=e.after.jobs;
      if(e.after.stopped)state.stopped=true;}}
- else if(e.type==='backoff'){document.getElementById('backoff').textContent='backing off: '+e.model+' ('+e.status+')';}
- else if(e.type==='budget'){document.getElementById('budget').textContent='run budget: spent $'+e.spent.cost_usd+', '+e.spent.tokens+' tokens'+(e.reached?' · REACHED '+e.reached:'');}
+ else if(e.type==='backoff'){backoff(e.model,e);}
+ else if(e.type==='budget'){budget(e);}
  else if(e.type==='ended'){document.getElementById('status').textContent='ended';es.close();state=null;
    document.getElementById('live-state').textContent='the run ended';}
  draw(state);};

@@ -96,3 +96,18 @@ def _wait_verified(cat: Catalog, name: str) -> RunRow:
     row = cat._row(name)
     assert row is not None
     return row
+
+
+def test_the_lists_summary_reads_what_the_typed_score_document_holds(runs: Path) -> None:
+    from assay.score.versions import read_score, score_files
+    from assay.view.score_summary import read_summary
+
+    for f in score_files(runs / "good"):
+        doc, got = read_score(f), read_summary(f)
+        assert (got.score_version, got.security.gate, len(got.suspect_passes)) == \
+            (doc.score_version, doc.security.gate, len(doc.suspect_passes))
+        assert sorted(got.agents) == sorted(doc.agents) and doc.agents
+        for name, a in doc.agents.items():
+            s = got.agents[name]
+            assert (s.strict_rate, tuple(s.strict_ci), s.security.gate, s.efficiency.total_cost_usd) == \
+                (a.strict_rate, tuple(a.strict_ci), a.security.gate, a.efficiency.total_cost_usd)

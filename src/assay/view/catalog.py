@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError
-from assay.score.versions import read_score, score_files
+from assay.score.versions import score_files
 from assay.spec.digest import sha256_file
 from assay.store.control_client import address
 from assay.store.integrity import verify_run
 from assay.store.rundir import LEDGER, MANIFEST, REPORTS, SCORES, RunDir, trial_files
+from assay.view.score_summary import read_summary
 from assay.view.verifying import Verifier
 
 ROW_FILE = "view-row.json"
@@ -182,7 +183,7 @@ def build_row(path: Path, name: str, *, full: bool = True, sig: list[Any] | None
     row.agents = [AgentLine(a.name, None, "", None) for a in manifest.agents]
     if files:
         try:
-            doc = read_score(files[-1])
+            doc = read_summary(files[-1])
         except (AssayError, OSError, ValueError) as e:
             row.status, row.problems = "unreadable", [f"{files[-1].name}: {str(e).splitlines()[0][:300]}"]
             return row

@@ -277,7 +277,11 @@ class Catalog:
         path = self.run_path(name)
         if path is None:
             return
-        row = build_row(path, name, full=True)
+        try:
+            row = build_row(path, name, full=True)
+        except Exception as e:  # noqa: BLE001 - a run the checks cannot read is named, never left "verifying"
+            row = RunRow(name=name, status="unreadable", signature=signature(path),
+                         problems=[f"the verification could not finish: {type(e).__name__}: {str(e)[:300]}"])
         with self._lock:
             now = self._rows.get(name)
             if now is not None and now.signature != row.signature:

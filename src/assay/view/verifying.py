@@ -9,6 +9,7 @@ this thread is done with it. A page that shows one run asks for it first (``urge
 from __future__ import annotations
 
 import threading
+import traceback
 from collections import deque
 from typing import Callable
 
@@ -54,6 +55,8 @@ class Verifier:
                 name = self._current = self._queue.popleft()
             try:
                 self._verify(name)
+            except Exception:  # noqa: BLE001 - the thread goes on with the next run whatever one did
+                traceback.print_exc()
             finally:
                 with self._cond:
                     self._current = None

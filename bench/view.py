@@ -1,11 +1,13 @@
 """`assay view` open times and live-update latency (printed, never asserted).
 
 1. The run list over R run directories (default 1,000: one small scored run from bench/score.py's
-   generator, copied): the first open (every row built: manifest, latest score version and a full
-   verification per run), the next open in the same viewer, and the first open of a new viewer
-   process reading the kept rows (``reports/view-row.json``).
+   generator, copied): the first open (every row built from its manifest and latest score version,
+   each checked against its seal, shown "verifying…"), how long the background verification of
+   every run takes after it, the next open in the same viewer, and the first open of a new viewer
+   process reading the kept, verified rows (``reports/view-row.json``).
 2. A run of N trials (default 10^5, bench/score.py's synthetic results in a real run directory,
-   scored once): its page's first open (row built, verified), and a new viewer's open (kept row).
+   scored once): its page's first open, its background verification, the next open and a new
+   viewer's open (kept row).
 3. Live updates: a real `assay run` of T quick trials; the delay from each result's ledger line
    (written just before the result file appears) to its event on the viewer's server-sent stream.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -51,6 +54,13 @@ def timed_get(url: str) -> tuple[float, int]:
     return time.perf_counter() - t0, len(body)
 
 
+def cpu_s(proc: subprocess.Popen) -> float:
+    """CPU seconds the viewer process used so far (its threads included: /proc/PID/stat), so an open
+    can be told apart from the wait for the shared machine's cores."""
+    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=30)
@@ -65,16 +75,33 @@ def bench_list(root: Path, runs: int) -> dict:
     listing.mkdir()
     for i in range(runs):
         shutil.copytree(base, listing / f"run{i:04d}")
-    cold, warm, kept, size = three_opens(listing, "/")
-    return {"runs": runs, "first_open_s": cold, "next_open_s": warm, "new_viewer_kept_rows_s": kept, "bytes": size}
+    (cold, cold_cpu), verified, warm, kept, size = three_opens(listing, "/")
+    return {"runs": runs, "first_open_s": cold, "first_open_cpu_s": cold_cpu, "all_verified_after_s": verified,
+            "next_open_s": warm, "new_viewer_kept_rows_s": kept, "bytes": size,
+            "load_avg_1min": os.getloadavg()[0]}
 
 
-def three_opens(root: Path, page: str) -> tuple[float, float, float, int]:
-    """A page's first open, its next open in the same viewer, and its open in a new viewer that
-    finds the rows the first one kept (seconds), with the page's size in bytes."""
+def wait_verified(url: str) -> float:
+    """Seconds until the viewer's background verification has nothing left (polled: a bench only)."""
+    t0 = time.perf_counter()
+    while True:
+        with urllib.request.urlopen(url + "/verifying", timeout=600) as r:
+            if not json.loads(r.read())["pending"]:
+                return time.perf_counter() - t0
+        time.sleep(0.1)
+
+
+def three_opens(root: Path, page: str) -> tuple[tuple[float, float], float, float, float, int]:
+    """A page's first open (wall and the viewer's CPU seconds for it, the background verification
+    included as far as it got), the time its background verification took after that, its next
+    open in the same viewer, and its open in a new viewer that finds the rows the first one kept
+    (seconds), with the page's size in bytes."""
     proc, url = serve(root)
     try:
+        before = cpu_s(proc)
         cold, size = timed_get(url + page)
+        cold_cpu = cpu_s(proc) - before
+        verified = wait_verified(url)
         warm, _ = timed_get(url + page)
     finally:
         stop(proc)
@@ -83,7 +110,7 @@ def three_opens(root: Path, page: str) -> tuple[float, float, float, int]:
         kept, _ = timed_get(url + page)
     finally:
         stop(proc)
-    return cold, warm, kept, size
+    return (cold, cold_cpu), verified, warm, kept, size
 
 
 def bench_big_run(root: Path, trials: int) -> dict:
@@ -97,9 +124,10 @@ def bench_big_run(root: Path, trials: int) -> dict:
     t0 = time.perf_counter()
     build_index(runs / "run")  # the derived index the run page lists trials from
     indexed = time.perf_counter() - t0
-    cold, warm, kept, size = three_opens(runs, "/run/run")
-    return {"trials": trials, "generated_s": made, "index_built_s": indexed, "first_open_s": cold, "next_open_s": warm,
-            "new_viewer_kept_row_s": kept, "bytes": size}
+    (cold, cold_cpu), verified, warm, kept, size = three_opens(runs, "/run/run")
+    return {"trials": trials, "generated_s": made, "index_built_s": indexed, "first_open_s": cold,
+            "first_open_cpu_s": cold_cpu, "verified_after_s": verified, "next_open_s": warm,
+            "new_viewer_kept_row_s": kept, "bytes": size, "load_avg_1min": os.getloadavg()[0]}
 
 
 def bench_live(root: Path, n: int) -> dict:

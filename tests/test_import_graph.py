@@ -59,7 +59,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "variants": frozenset({"errors", "spec", "store", "score"}),
     "cases": frozenset({"errors", "spec", "trace"}),
     "importers": frozenset({"errors", "untrusted", "spec", "records", "environments"}),
-    "view": frozenset({"errors", "records", "store", "score", "report"}),
+    "view": frozenset({"errors", "records", "spec", "store", "score", "report"}),
     "cli": frozenset({"errors", "_optional", "registry", "untrusted", "spec", "records", "trace", "sandbox",
                       "store", "run_budget", "harness", "approvals", "worlds", "gateway", "agents", "verify",
                       "judge", "conversations", "score", "report", "run", "deploy", "observe", "variants",

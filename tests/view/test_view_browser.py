@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Iterator
 
@@ -50,11 +51,18 @@ def page(browser, tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixt
 
 
 def test_run_list_sorts_filters_and_marks_bad_runs(page, viewer: str) -> None:
+    first = urllib.request.urlopen(viewer + "/", timeout=60).read().decode()  # the first open, as served
+    row = first.split("data-run='tampered'", 1)[1].split("</tr>", 1)[0]
+    assert "TAMPERED" in row or "verifying…" in row  # never its numbers as if they held
     page.goto(viewer + "/")
+    # the background verification reaches it: the page turns it TAMPERED by itself (a reload), files named
+    playwright.expect(page.locator("tr[data-run=tampered]")).to_contain_text("TAMPERED", timeout=WAIT_MS)
+    playwright.expect(page.locator("tr.verifying")).to_have_count(0, timeout=WAIT_MS)  # every row verified
+    page.wait_for_load_state()
+    assert "result.json" in page.locator("tr[data-run=tampered]").inner_text()
+    assert "verifying…" not in page.locator("#runs").inner_text()
     rows = page.locator("#runs tr[data-run]")
     assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.run)")) == ["broken", "r1", "r2", "tampered"]
-    assert "TAMPERED" in page.locator("tr[data-run=tampered]").inner_text()
-    assert "result.json" in page.locator("tr[data-run=tampered]").inner_text()
     assert "UNREADABLE" in page.locator("tr[data-run=broken]").inner_text()
     page.shot("list")
     page.click("text=strict rate")  # highest first
@@ -70,7 +78,8 @@ def test_run_list_sorts_filters_and_marks_bad_runs(page, viewer: str) -> None:
 
 def test_trial_page_shows_evidence_and_escapes_the_agent(page, viewer: str) -> None:
     page.goto(viewer + "/run/r1")
-    assert page.locator("#headline").is_visible() and page.locator(".figs svg").count() >= 2
+    playwright.expect(page.locator(".figs svg").nth(1)).to_be_visible(timeout=WAIT_MS)  # fetched after the page
+    assert page.locator("#headline").is_visible() and page.locator("#figs").count() == 0
     page.shot("run")
     page.click("#trials a:has-text('greet')")
     body = page.locator("body")
@@ -183,10 +192,12 @@ def test_view_over_a_run_of_the_starter_example(page, tmp_path: Path) -> None:
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         url = read_line_with(proc, "assay view: ", 60).split(": ", 1)[1].strip().rstrip("/")  # type: ignore[union-attr]
         page.goto(url + "/")
-        assert page.locator("tr[data-run=starter] td.st").inner_text() == "scored"
+        assert page.locator("tr[data-run=starter] td.st").inner_text() in ("scored", "scored verifying…")
+        playwright.expect(page.locator("tr[data-run=starter] td.st")).to_have_text("scored", timeout=WAIT_MS)
         page.click("a:has-text('starter')")
         links = page.locator("#trials a").evaluate_all("as => as.map(a => a.href)")
-        assert links and page.locator(".figs svg").count() >= 2
+        playwright.expect(page.locator(".figs svg").nth(1)).to_be_visible(timeout=WAIT_MS)
+        assert links
         page.shot("starter-run")
         for href in links:
             page.goto(href)

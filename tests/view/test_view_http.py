@@ -5,6 +5,8 @@ what the agent wrote escaped."""
 from __future__ import annotations
 
 import http.client
+import json
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -43,10 +45,23 @@ def test_forms_need_the_pages_secret_and_the_host_must_be_ours(viewer: str, runs
     assert not list((runs_dir / "r2" / "scores").glob("labels-*.json"))
 
 
+def verified(viewer: str) -> dict[str, list[str]]:
+    """The viewer's background verification once it has nothing left (bounded)."""
+    deadline = time.monotonic() + 120
+    while (st := json.loads(get(viewer + "/verifying")[1]))["pending"]:
+        assert time.monotonic() < deadline, f"still verifying: {st}"
+        time.sleep(0.05)
+    return st
+
+
 def test_run_list_names_tampered_files_and_half_written_runs(viewer: str) -> None:
     status, html = get(viewer + "/")
-    assert status == 200
-    assert "TAMPERED" in html and "result.json" in html and "UNREADABLE" in html and "broken" in html
+    assert status == 200 and "UNREADABLE" in html and "broken" in html
+    row = html.split("data-run='tampered'", 1)[1].split("</tr>", 1)[0]
+    assert "TAMPERED" in row or "verifying…" in row  # never its numbers as if they held
+    assert verified(viewer)["tampered"] == ["tampered"]
+    status, html = get(viewer + "/")
+    assert "TAMPERED" in html and "result.json" in html and "verifying…" not in html
     status, html = get(viewer + "/run/tampered")
     assert status == 200 and "TAMPERED" in html and "result.json" in html
     assert "strict rate" not in html and "%" not in html.split("<body>", 1)[1]  # none of its numbers
@@ -58,7 +73,10 @@ def test_run_list_names_tampered_files_and_half_written_runs(viewer: str) -> Non
 
 def test_agent_output_is_escaped(viewer: str) -> None:
     status, html = get(viewer + "/run/r1")
-    assert status == 200 and "<svg" in html  # the report's matplotlib figures
+    assert status == 200 and "data-src='/run/r1/figures'" in html  # drawn apart: the page opens at once
+    status, figs = get(viewer + "/run/r1/figures")
+    assert status == 200 and figs.count("<svg") >= 2  # the static report's figures
+    assert get(viewer + "/run/r1")[1].count("<svg") >= 2  # kept: drawn into the page from now on
     tid = html.split("/run/r1/trial/", 1)[1].split("'", 1)[0]
     status, html = get(viewer + f"/run/r1/trial/{tid}")
     assert status == 200

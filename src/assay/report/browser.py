@@ -27,9 +27,13 @@ def browser_html(rd: RunDir, res: AttemptResult) -> str:
                        f"<td>{escape(str(e.get('status')))}</td>"
                        f"<td class=\"{'bad' if e.get('blocked') else ''}\">{escape(str(e.get('reason', '')) if e.get('blocked') else '')}</td></tr>")
     out.append("</table>")
-    shots = sorted(n for n in res.artifacts if n.endswith(".png") and ".shot-" in n)[-SHOTS:]
-    for name in shots:
+    for name in report_shots(res):
         data = base64.b64encode(rd.read_artifact(res.artifacts[name])).decode()
         out.append(f'<figure><img alt="{escape(name)}" style="max-width:480px;border:1px solid #ccc" '
                    f'src="data:image/png;base64,{data}"><figcaption>{escape(name)}</figcaption></figure>')
     return "".join(out)
+
+
+def report_shots(res: AttemptResult) -> list[str]:
+    """The screenshots an attempt's section shows (the viewer shows the others beside them)."""
+    return sorted(n for n in res.artifacts if n.endswith(".png") and ".shot-" in n)[-SHOTS:]

@@ -139,7 +139,7 @@ class RunControl:
             after = {"stopped": True}
         elif op == "requeue-infra":
             if self.requeue is None:
-                return {"ok": False, "error": "this executor cannot requeue attempts while it runs (local only)"}
+                return {"ok": False, "error": "this run cannot requeue attempts (its executor has no control)"}
             after = {}
         else:
             return {"ok": False, "error": f"unknown command {op!r} (pause, resume, jobs N, requeue-infra, stop)"}

@@ -10,8 +10,8 @@ starts: the trial stays pending for a resume with a higher budget.
 
 from __future__ import annotations
 
-import asyncio
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -21,6 +21,7 @@ from assay.run.closing import NOT_THE_TRIALS
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
 from assay.run.recorder import RunDirRecorder
+from assay.run.requeue import attach, may_start, retry_reason
 from assay.run.schedule import Limiter, run_all
 from assay.store.rundir import RunDir
 from assay.trace.events import EventKind, Source
@@ -86,7 +87,7 @@ async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, po
     rd = ctx.run_dir
     recorder = events.writer
     history = close_interrupted(rd, ctx, trial, recorder)
-    if history and not policy.should_retry(history) and not (requeued and policy.may_requeue(history)):
+    if not may_start(policy, history, requeued):
         return
     trace = new_trace(ctx, trial)
     events.attach(trace)
@@ -97,12 +98,10 @@ async def run_trial(ctx: RunContext, trial: PlannedTrial, events: Dispatcher, po
             if admit is not None:
                 await admit()
             attempt = (history[-1].attempt + 1) if history else 1
-            retry_reason = history[-1].reason if history else None
-            if requeued and history:
-                retry_reason, requeued = f"requeued by {requeued}: {retry_reason}", None
+            reason, requeued = retry_reason(history, requeued), None
             events.notify("assay_attempt_started", trial.id, trial_id=trial.id, attempt=attempt,
-                          retry_reason=retry_reason)
-            result = await run_attempt(ctx, trial, attempt, retry_reason=retry_reason, trace=trace)
+                          retry_reason=reason)
+            result = await run_attempt(ctx, trial, attempt, retry_reason=reason, trace=trace)
             history.append(result)
             final = not policy.should_retry(history)
             events.notify("assay_attempt_finished", trial.id, result=result, final=final, events=trace.take())
@@ -130,32 +129,11 @@ async def execute(ctx: RunContext, plan: list[PlannedTrial], events: Dispatcher,
     ``control`` (:class:`~assay.run.control.RunControl`) may requeue trials while they run."""
     policy = policy or RetryPolicy()
     limiter = limiter or Limiter(jobs)
-    active: set[str] = set()  # trials queued or running: never requeued twice at once
 
     async def one(trial: PlannedTrial, requeued: str | None = None) -> None:
-        active.add(trial.id)
-        try:
+        with req.running(trial.id) if req is not None else nullcontext():
             async with limiter.slot(trial, uses_model=ctx.agents[trial.agent].needs_gateway):
                 await run_trial(ctx, trial, events, policy, admit=limiter.admit, requeued=requeued)
-        finally:
-            active.discard(trial.id)
 
-    more: asyncio.Queue[Any] | None = None
-    if control is not None:
-        more = asyncio.Queue()
-        everything = list(control.plan) if getattr(control, "plan", None) else list(plan)
-
-        def requeue(who: str) -> list[str]:
-            chosen = []
-            for t in everything:
-                if t.id in active:
-                    continue
-                history = [r for r in (ctx.run_dir.result(t.id, n) for n in ctx.run_dir.attempts_of(t.id)) if r]
-                if policy.may_requeue(history) and not policy.should_retry(history):
-                    active.add(t.id)
-                    more.put_nowait(one(t, requeued=who))
-                    chosen.append(t.id)
-            return chosen
-
-        control.requeue = requeue
-    await run_all((one(t) for t in plan), more)
+    req = attach(control, ctx.run_dir, policy, plan, one)
+    await run_all((one(t) for t in plan), req.more if req is not None else None)

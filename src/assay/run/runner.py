@@ -308,5 +308,6 @@ def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pe
     if where.name == "ray":
         from assay.run.cluster.executor import execute_ray
 
-        return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where)
+        return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where,
+                           control=control)
     return execute(ctx, pending, events, limiter=limiter, policy=policy, control=control)

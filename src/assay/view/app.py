@@ -58,7 +58,7 @@ class Viewer:
         return bool(cookie) and hmac.compare_digest(cookie, self.token), None
 
 
-HEADERS = {"Content-Security-Policy": "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; "
+HEADERS = {"Content-Security-Policy": "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
                                       "script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; "
                                       "frame-ancestors 'none'; base-uri 'none'",
            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
@@ -91,8 +91,10 @@ def make_app(viewer: Viewer) -> Starlette:
     routes = [
         Route("/", guarded(pages.runs), methods=["GET"]),
         Route("/compare", guarded(pages.compare), methods=["GET"]),
+        Route("/verifying", guarded(pages.verifying), methods=["GET"]),
         Route("/run/{name}", guarded(pages.run), methods=["GET"]),
         Route("/run/{name}/verify", guarded(pages.verify), methods=["POST"]),
+        Route("/run/{name}/figures", guarded(pages.figures), methods=["GET"]),
         Route("/run/{name}/events", guarded(events), methods=["GET"]),
         Route("/run/{name}/ctl", guarded(pages.ctl), methods=["POST"]),
         Route("/run/{name}/audit", guarded(pages.audit), methods=["GET", "POST"]),

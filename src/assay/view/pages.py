@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
+    JSONResponse,
     PlainTextResponse,
     RedirectResponse,
     Response,
@@ -21,9 +24,10 @@ from assay.records.trial_file import iter_trials
 from assay.score.versions import read_score, score_files
 from assay.store.rundir import INDEX, REPORTS, RunDir
 from assay.view import live
-from assay.view.catalog import RunRow
+from assay.spec.digest import sha256_bytes
+from assay.view.catalog import RunRow, tampered_files, trial_problems
 from assay.view.html import page, shown
-from assay.view.runs_page import run_list, run_page, tampered
+from assay.view.runs_page import figures_html, run_list, run_page, tampered, verifying_banner
 from assay.view.trial_list import trial_rows, trial_rows_of
 from assay.view.trial_page import PNG, audit_page, compare_page, trial_page
 
@@ -39,7 +43,7 @@ def _who(request: Request) -> str:
 
 
 def _row(viewer: Any, request: Request) -> tuple[RunRow | None, Response | None]:
-    row = viewer.catalog.row(request.path_params["name"])
+    row = viewer.catalog.row(request.path_params["name"], urgent=True)
     if row is None:
         return None, HTMLResponse(problem("no such run under this viewer's folder"), 404)
     if row.status == "tampered":
@@ -62,9 +66,10 @@ def _latest(viewer: Any, row: RunRow) -> ScoreDocument | None:
     return viewer.docs[key]
 
 
-def _figures(viewer: Any, row: RunRow) -> list[str]:
+def _figures(viewer: Any, row: RunRow, *, draw: bool = True) -> list[str] | None:
     """The static report's figures of the latest score version (one function per figure, shared),
-    drawn once and kept beside the run's reports (derived: delete at will)."""
+    drawn once and kept beside the run's reports (derived: delete at will); None when they are not
+    drawn yet and ``draw`` is off (the page asks for them separately: drawing takes a second)."""
     path = viewer.catalog.run_path(row.name)
     key = (row.name, row.score_version)
     if key in viewer.figures:
@@ -75,6 +80,8 @@ def _figures(viewer: Any, row: RunRow) -> list[str]:
     except (OSError, ValueError):
         figs = None
     if not isinstance(figs, list):
+        if not draw:
+            return None
         doc = _latest(viewer, row)
         if doc is None:
             return []
@@ -106,7 +113,7 @@ async def run(viewer: Any, request: Request) -> Response:
         offset = max(0, int(request.query_params.get("offset", "0")))
     except ValueError:
         offset = 0
-    figs = _figures(viewer, row) if row.score_version else []
+    figs = _figures(viewer, row, draw=False) if row.score_version else []
     path = viewer.catalog.run_path(row.name)
     if (path / INDEX).is_file():  # the derived index answers a page of trials without the score document
         trials, total = trial_rows(path, offset)
@@ -115,6 +122,21 @@ async def run(viewer: Any, request: Request) -> Response:
         trials, total = trial_rows_of(doc, offset)
     return HTMLResponse(run_page(row, figs, trials, total, running=row.status == "running", csrf=viewer.csrf,
                                  offset=offset))
+
+
+async def verifying(viewer: Any, request: Request) -> Response:
+    """Which runs are still being verified in the background, and which it found tampered."""
+    return JSONResponse({"pending": viewer.catalog.pending(), "tampered": sorted(viewer.catalog.found_tampered)})
+
+
+async def figures(viewer: Any, request: Request) -> Response:
+    """The run's figures as a fragment of its page (drawn off the event loop the first time)."""
+    row, refused = _row(viewer, request)
+    if refused is not None:
+        return refused
+    assert row is not None
+    figs = await run_in_threadpool(_figures, viewer, row) if row.score_version else []
+    return HTMLResponse(figures_html(figs or []))
 
 
 async def verify(viewer: Any, request: Request) -> Response:
@@ -149,9 +171,13 @@ async def trial(viewer: Any, request: Request) -> Response:
     rd = RunDir.open(viewer.catalog.run_path(row.name))
     if tid not in rd.manifest().plan.trials:
         return HTMLResponse(problem("no such trial in this run's plan"), 404)
+    if row.verifying and (bad := trial_problems(rd, tid)):  # its run is not verified yet: this trial is, now
+        return HTMLResponse(tampered(replace(row, status="tampered", problems=bad, tampered_files=tampered_files(bad)),
+                                     viewer.csrf))
     doc = _latest(viewer, row)
     score_row = next((t for t in iter_trials(doc) if t.trial_id == tid), None) if doc is not None else None
-    return HTMLResponse(trial_page(rd, row.name, tid, score_row))
+    html = trial_page(rd, row.name, tid, score_row)
+    return HTMLResponse(html.replace("<h1", verifying_banner(row) + "<h1", 1) if row.verifying else html)
 
 
 async def artifact(viewer: Any, request: Request) -> Response:
@@ -167,7 +193,7 @@ async def artifact(viewer: Any, request: Request) -> Response:
         data = rd.read_artifact(digest)
     except OSError:
         return PlainTextResponse("no such artifact", 404)
-    if not data.startswith(PNG):
+    if not data.startswith(PNG) or sha256_bytes(data) != digest:
         return PlainTextResponse("only screenshots are served", 404)
     return Response(data, media_type="image/png")
 
@@ -181,6 +207,7 @@ async def compare(viewer: Any, request: Request) -> Response:
     if not (a and b):
         return HTMLResponse(compare_page(names, a, b, None, None))
     rows = [viewer.catalog.row(n) for n in (a, b)]
+    rows = [viewer.catalog.refresh(r.name) if r is not None and r.verifying else r for r in rows]  # verified first
     bad = [f"{n}: {r.status if r else 'no such run'}" for n, r in zip((a, b), rows)
            if r is None or r.status in ("tampered", "unreadable")]
     if bad:

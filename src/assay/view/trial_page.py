@@ -10,6 +10,7 @@ from urllib.parse import quote
 from assay.records.comparison import Comparison
 from assay.records.results import AttemptResult
 from assay.records.scores import ScoreDocument, TrialScore
+from assay.report.browser import report_shots
 from assay.report.trials import trial_section
 from assay.score.screen import Suspect
 from assay.store.rundir import RunDir
@@ -52,10 +53,13 @@ def _diff(rd: RunDir, res: AttemptResult) -> str:
     return "".join(out)
 
 
-def _artifacts(rd: RunDir, name: str, res: AttemptResult) -> str:
+def _artifacts(rd: RunDir, name: str, res: AttemptResult, *, in_section: bool) -> str:
+    """Each artifact of the attempt: screenshots as images (those the report's section already
+    shows, when it is on the page, not twice), text as text, the rest by size."""
     out = []
+    skip = set(report_shots(res)) if in_section else set()
     for art, digest in sorted(res.artifacts.items()):
-        if art == ARTIFACT_NAME:
+        if art == ARTIFACT_NAME or art in skip:
             continue
         try:
             data = rd.read_artifact(digest)
@@ -88,7 +92,7 @@ def trial_page(rd: RunDir, name: str, trial_id: str, row: TrialScore | None) -> 
                 f"<tr><td>{shown(p.id)}</td><td>{shown(p.kind)}</td><td>{shown(p.trust.value if p.trust else 'unknown')}"
                 f"</td><td>{p.passed}</td><td><pre>{shown(p.evidence)}</pre></td></tr>" for p in res.predicates) + "</table>")
         out.append("<h3>workspace diff</h3>" + _diff(rd, res))
-        out.append("<h3>output and evidence files</h3>" + _artifacts(rd, name, res))
+        out.append("<h3>output and evidence files</h3>" + _artifacts(rd, name, res, in_section=row is not None))
     return page(trial_id, "".join(out))
 
 

@@ -23,6 +23,7 @@ import secrets
 import shutil
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from assay.run.cluster.worker import FinishedAttempt, NodeWorker
 from assay.run.executor import RetryPolicy, close_interrupted
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
+from assay.run.requeue import Requeue, attach, may_start, retry_reason
 from assay.run.schedule import ExecutorOptions, Limiter, answer_grace, run_all
 from assay.spec.digest import sha256_bytes
 from assay.store.rundir import write_exclusive
@@ -175,6 +177,7 @@ class RayCampaign:
         self.verifiers: list[Any] = []
         self.uses_model = {name: a.needs_gateway for name, a in ctx.agents.items()}
         self.grace_s = answer_grace()
+        self.requeue: Requeue | None = None  # `assay ctl requeue-infra`, when the run has a control
 
     async def start(self) -> None:
         head = ray.get_runtime_context().get_node_id()
@@ -244,15 +247,17 @@ class RayCampaign:
         for v in self.verifiers:
             ray.kill(v, no_restart=True)
 
-    async def run_trial(self, trial: PlannedTrial) -> None:
-        """The trial's attempts, within its limiter slot (nothing of it exists before)."""
-        async with self.limiter.slot(trial, uses_model=self.uses_model.get(trial.agent, True)):
-            await self._trial(trial)
+    async def run_trial(self, trial: PlannedTrial, requeued: str | None = None) -> None:
+        """The trial's attempts, within its limiter slot; ``requeued``: who requeued its
+        infrastructure error (`assay ctl requeue-infra`: one more attempt now)."""
+        with self.requeue.running(trial.id) if self.requeue is not None else nullcontext():
+            async with self.limiter.slot(trial, uses_model=self.uses_model.get(trial.agent, True)):
+                await self._trial(trial, requeued)
 
-    async def _trial(self, trial: PlannedTrial) -> None:
+    async def _trial(self, trial: PlannedTrial, requeued: str | None = None) -> None:
         rd, ctx, events = self.ctx.run_dir, self.ctx, self.events
         history = close_interrupted(rd, ctx, trial, events.writer)
-        if history and not self.policy.should_retry(history):
+        if not may_start(self.policy, history, requeued):
             return
         trace = new_trace(ctx, trial)
         events.attach(trace)
@@ -263,8 +268,8 @@ class RayCampaign:
                     return  # the run budget is spent: no new attempt; the trial stays pending
                 await self.limiter.admit()  # `assay ctl pause` holds it here, `stop` ends it
                 attempt = (history[-1].attempt + 1) if history else 1
-                retry_reason = history[-1].reason if history else None
-                result = await self._attempt(trial, attempt, retry_reason, trace, avoid)
+                reason, requeued = retry_reason(history, requeued), None
+                result = await self._attempt(trial, attempt, reason, trace, avoid)
                 history.append(result)
                 final = not self.policy.should_retry(history) or len(avoid) >= MAX_NODE_LOSSES
                 events.notify("assay_attempt_finished", trial.id, result=result, final=final, events=trace.take())
@@ -354,12 +359,14 @@ def store_trial_files(trial_dir: Path, files: dict[str, bytes]) -> None:
 
 
 async def execute_ray(ctx: RunContext, manifest: RunManifest, plan: list[PlannedTrial], events: Dispatcher, *,
-                      policy: RetryPolicy, limiter: Limiter, options: ExecutorOptions) -> None:
-    """Run every pending trial of ``plan`` on the cluster; returns when all are done."""
+                      policy: RetryPolicy, limiter: Limiter, options: ExecutorOptions, control: Any = None) -> None:
+    """Run every pending trial of ``plan`` on the cluster; returns when all are done. ``control``
+    (:class:`~assay.run.control.RunControl`) may requeue trials while they run, as locally."""
     connect(options.address)
     campaign = RayCampaign(ctx, manifest, events, policy, limiter, options)
+    campaign.requeue = attach(control, ctx.run_dir, policy, plan, campaign.run_trial)
     try:
         await campaign.start()
-        await run_all(campaign.run_trial(t) for t in plan)
+        await run_all((campaign.run_trial(t) for t in plan), campaign.requeue.more if campaign.requeue else None)
     finally:
         await campaign.stop()

@@ -7,6 +7,7 @@ hashed from the very bytes it parsed, so the score names exactly the evidence it
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
 from assay.store.rundir import MANIFEST, RunDir
 from assay.store.scan import RunScan
+from assay.store.trial_order import unplanned
 
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
@@ -135,10 +137,10 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
     stop = last_stop(rd)
     budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
-    planned = list(manifest.plan.trials)
-    seen = set(planned)
-    order = planned + [t for t in scan.trial_dirs() if t not in seen]
-    for tid, read in zip(order, scan.trials(order)):
+    planned = manifest.plan.trials
+    order = itertools.chain(planned, unplanned(planned, scan.trial_dirs()))
+    order, ids = itertools.tee(order)
+    for tid, read in zip(order, scan.trials(ids)):
         if read is None or not read.attempts:
             yield missing_trial(tid, categories, "run_budget" if tid in budget_pending else "missing")
             continue

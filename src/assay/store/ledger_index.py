@@ -32,11 +32,8 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     (universal newlines, the other line boundaries of :meth:`str.splitlines`), in bounded memory."""
     n = 0
     with open(path, "rb") as f:
-        for raw in f:
-            text = raw.decode("utf-8", errors="replace")
-            if text.endswith("\n"):
-                text = text[:-1]
-            for part in text.splitlines() or [""]:
+        for raw in f:  # each ends with the b"\n" that ends a line in any reading, so split alone it splits the same
+            for part in raw.decode("utf-8", errors="replace").splitlines():
                 n += 1
                 yield n, part
 

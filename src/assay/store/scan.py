@@ -24,7 +24,7 @@ from assay.errors import IntegrityError
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
-from assay.store.odd_files import not_regular, odd_entries
+from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, _ledger_record, trial_files
 
 #: names that must be regular files in a plain trial folder
@@ -220,6 +220,10 @@ class RunScan:
             for rel, what in odd_entries(tdir):  # links and special files: named, never read through
                 self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
                               f"{TRIALS}/{tid}/{rel}: {what}, not a regular file (evidence is never followed)")
+            for rel in folders_named(tdir, _EVIDENCE_NAMES):  # sealed ones are named by finish()
+                if f"{TRIALS}/{tid}/{rel}" not in self.sealed:
+                    self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
+                                  f"{TRIALS}/{tid}/{rel}: a folder, not a regular file (evidence is never followed)")
             live = False
             if numbers:
                 adir = rd.attempt_dir(tid, numbers[-1])

@@ -24,6 +24,8 @@ from typing import Callable, Iterator
 
 #: a digest stored as its 32 bytes; anything else a ledger line calls sha256 is kept as written
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_BUCKET_BITS = 8
+_BUCKETS, _LO64 = 1 << _BUCKET_BITS, (1 << 64) - 1
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -45,7 +47,6 @@ class SealedIndex:
         self._ledger, self._parse = ledger, parse
         self._key = os.urandom(16)
         self._hi, self._lo = array("Q"), array("Q")
-        self._record = array("Q")  # the ordinal of the winning record (its ledger position among records)
         self._digest = b""
         self._odd: dict[int, str] = {}  # position -> a "digest" that is not 64 lowercase hex characters
         self._done = bytearray()
@@ -64,35 +65,37 @@ class SealedIndex:
                 yield rec
 
     def _build(self) -> None:
-        keyed: list[int] = []  # (path hash << 32 | record ordinal): one sort orders by path, then by time
-        digests = bytearray()
-        odd: dict[int, str] = {}
-        for i, (rel, digest) in enumerate(self._records()):
-            keyed.append(self._hash(rel) << 32 | i)
+        """Records go to 256 buckets by their hash's first byte, as compact arrays; each bucket is
+        then sorted alone and appended, so what is held beside the index is one bucket's sort."""
+        buckets = [(array("Q"), array("Q"), bytearray(), {}) for _ in range(_BUCKETS)]
+        for rel, digest in self._records():
+            h = self._hash(rel)
+            hi, lo, digests, odd = buckets[h >> (128 - _BUCKET_BITS)]
             if _HEX64.fullmatch(digest):
                 digests += bytes.fromhex(digest)
             else:
                 digests += bytes(32)
-                odd[i] = digest
-        keyed.sort()
-        mask, lo64 = (1 << 32) - 1, (1 << 64) - 1
-        hi, lo, rec = self._hi, self._lo, self._record
-        out = bytearray()
-        n = len(keyed)
-        for j, k in enumerate(keyed):
-            h = k >> 32
-            if j + 1 < n and keyed[j + 1] >> 32 == h:
-                continue  # a later record of the same path wins
-            i = k & mask
+                odd[len(hi)] = digest
             hi.append(h >> 64)
-            lo.append(h & lo64)
-            rec.append(i)
-            out += digests[32 * i: 32 * i + 32]
-            if i in odd:
-                self._odd[len(hi) - 1] = odd[i]
-        del keyed, digests
+            lo.append(h & _LO64)
+        out = bytearray()
+        for b in range(_BUCKETS):
+            hi, lo, digests, odd = buckets[b]
+            buckets[b] = (array("Q"), array("Q"), bytearray(), {})  # freed once sorted into the index
+            keyed = sorted((hi[j] << 64 | lo[j]) << 32 | j for j in range(len(hi)))  # then by ledger order
+            for k, key in enumerate(keyed):
+                h = key >> 32
+                if k + 1 < len(keyed) and keyed[k + 1] >> 32 == h:
+                    continue  # a later record of the same path wins
+                j = key & 0xFFFFFFFF
+                if j in odd:
+                    self._odd[len(self._hi)] = odd[j]
+                self._hi.append(h >> 64)
+                self._lo.append(h & _LO64)
+                out += digests[32 * j: 32 * j + 32]
+            del hi, lo, digests, odd, keyed
         self._digest = bytes(out)
-        self._done = bytearray(len(hi))
+        self._done = bytearray(len(self._hi))
 
     def _find(self, rel: str) -> int:
         h = self._hash(rel)
@@ -129,12 +132,14 @@ class SealedIndex:
 
     def unchecked(self) -> list[tuple[str, str]]:
         """(path, digest) of every sealed path no :meth:`compare` marked, sorted by path."""
-        wanted = {self._record[i]: i for i in range(len(self._done)) if not self._done[i]}
-        if not wanted:
+        if all(self._done):
             return []
-        out = [(rel, self._value(wanted[k])) for k, (rel, _d) in enumerate(self._records())
-               if k in wanted and self._find(rel) == wanted[k]]  # (a ledger rewritten since: its own records)
-        return sorted(out)
+        names: dict[int, str] = {}
+        for rel, _d in self._records():
+            i = self._find(rel)
+            if i >= 0 and not self._done[i]:
+                names[i] = rel
+        return sorted((rel, self._value(i)) for i, rel in names.items())
 
 
 __all__ = ["SealedIndex", "iter_lines"]

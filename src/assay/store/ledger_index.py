@@ -24,6 +24,7 @@ from typing import Callable, Iterator
 
 #: a digest stored as its 32 bytes; anything else a ledger line calls sha256 is kept as written
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_TRIALS = "trials/"
 _BUCKET_BITS = 8
 _BUCKETS, _LO64 = 1 << _BUCKET_BITS, (1 << 64) - 1
 
@@ -50,6 +51,7 @@ class SealedIndex:
         self._digest = b""
         self._odd: dict[int, str] = {}  # position -> a "digest" that is not 64 lowercase hex characters
         self._done = bytearray()
+        self._names: dict[int, str] = {}  # position -> path, for the sealed paths outside trials/
         if ledger is not None and ledger.exists():
             self._build()
 
@@ -68,9 +70,13 @@ class SealedIndex:
         """Records go to 256 buckets by their hash's first byte, as compact arrays; each bucket is
         then sorted alone and appended, so what is held beside the index is one bucket's sort."""
         buckets = [(array("Q"), array("Q"), bytearray(), {}) for _ in range(_BUCKETS)]
+        names: list[dict[int, str]] = [{} for _ in range(_BUCKETS)]
         for rel, digest in self._records():
             h = self._hash(rel)
-            hi, lo, digests, odd = buckets[h >> (128 - _BUCKET_BITS)]
+            b = h >> (128 - _BUCKET_BITS)
+            hi, lo, digests, odd = buckets[b]
+            if not rel.startswith(_TRIALS):
+                names[b][len(hi)] = rel  # the few sealed files outside trials/, kept by name
             if _HEX64.fullmatch(digest):
                 digests += bytes.fromhex(digest)
             else:
@@ -90,10 +96,13 @@ class SealedIndex:
                 j = key & 0xFFFFFFFF
                 if j in odd:
                     self._odd[len(self._hi)] = odd[j]
+                if j in names[b]:
+                    self._names[len(self._hi)] = names[b][j]
                 self._hi.append(h >> 64)
                 self._lo.append(h & _LO64)
                 out += digests[32 * j: 32 * j + 32]
             del hi, lo, digests, odd, keyed
+            names[b] = {}
         self._digest = bytes(out)
         self._done = bytearray(len(self._hi))
 
@@ -132,13 +141,13 @@ class SealedIndex:
 
     def unchecked(self) -> list[tuple[str, str]]:
         """(path, digest) of every sealed path no :meth:`compare` marked, sorted by path."""
-        if all(self._done):
-            return []
-        names: dict[int, str] = {}
-        for rel, _d in self._records():
-            i = self._find(rel)
-            if i >= 0 and not self._done[i]:
-                names[i] = rel
+        undone = [i for i, done in enumerate(self._done) if not done]
+        names = {i: self._names[i] for i in undone if i in self._names}
+        if len(names) < len(undone):  # a trial's sealed file no trial scan compared: its name is in the ledger
+            for rel, _d in self._records():
+                i = self._find(rel)
+                if i >= 0 and not self._done[i]:
+                    names[i] = rel
         return sorted((rel, self._value(i)) for i, rel in names.items())
 
 

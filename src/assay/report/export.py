@@ -27,7 +27,7 @@ from assay.report.heldout import withhold_row
 from assay.spec.user_file import check_output_path, unwritable
 from assay.store.fastread import decode_result
 from assay.store.rundir import TRIALS, RunDir
-from assay.store.trial_order import has_repeats, unplanned
+from assay.store.trial_order import has_repeats, share_names, unplanned
 
 EXPORT_SCHEMA = "assay.results/1"
 FORMATS = ("jsonl", "csv", "parquet")
@@ -122,6 +122,7 @@ def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
     root = rd.path / TRIALS
     on_disk = sorted(_folders(root)) if root.is_dir() else []
     planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
+    share_names(on_disk, planned)
     for tid in itertools.chain(planned, unplanned(planned, on_disk)):
         results = [r for r in (_result(rd, tid, n) for n in rd.attempts_of(tid)) if r is not None]
         if not results:

@@ -33,7 +33,7 @@ from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
 from assay.store.rundir import MANIFEST, RunDir
 from assay.store.scan import RunScan
-from assay.store.trial_order import unplanned
+from assay.store.trial_order import share_names, unplanned
 
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
@@ -141,6 +141,7 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
     budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
     planned = manifest.plan.trials
+    share_names(scan.trial_dirs(), planned)
     order = itertools.chain(planned, unplanned(planned, scan.trial_dirs()))
     order, ids = itertools.tee(order)
     for tid, read in zip(order, scan.trials(ids)):

@@ -131,9 +131,16 @@ class SealedIndex:
         i = self._find(rel)
         return None if i < 0 else self._value(i)
 
+    def find(self, rel: str) -> int:
+        """The place of ``rel`` in the index, for :meth:`compare_at` (-1: not sealed)."""
+        return self._find(rel)
+
     def compare(self, rel: str) -> str | None:
         """The sealed digest of ``rel`` (None: not sealed), marked as compared by a trial scan."""
-        i = self._find(rel)
+        return self.compare_at(self._find(rel))
+
+    def compare_at(self, i: int) -> str | None:
+        """:meth:`compare` of the path found at ``i`` by :meth:`find`."""
         if i < 0:
             return None
         self._done[i] = 1

@@ -58,6 +58,7 @@ class _Loaded:
     dirs: set[str]
     numbers: list[int]
     raw: dict[str, bytes]
+    at: dict[str, int]  # with verify: each file's place in the ledger index (-1: not sealed)
 
 
 class RunScan:
@@ -156,24 +157,26 @@ class RunScan:
         wanted = {f"attempts/{n}/result.json" for n in numbers}
         prefix = f"{TRIALS}/{tid}/"
         raw: dict[str, bytes] = {}
+        at = {f: self.sealed.find(prefix + f) for f in files} if self.verify else {}
         try:
             for f in files:
                 parts = f.split("/")
                 is_result = len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json"
-                if f in wanted or (self.verify and (is_result or prefix + f in self.sealed)):
+                if f in wanted or (self.verify and (is_result or at[f] >= 0)):
                     raw[f] = _read(os.path.join(tdir, f))
         except OSError:
             return None  # changed under the scan: read it path by path, as the checks always did
-        return _Loaded(tdir, files, dirs, numbers, raw)
+        return _Loaded(tdir, files, dirs, numbers, raw, at)
 
     def _trial_fast(self, tid: str, loaded: _Loaded) -> TrialRead:
-        tdir, files, dirs, numbers, raw = loaded.tdir, loaded.files, loaded.dirs, loaded.numbers, loaded.raw
+        tdir, files, dirs, numbers, raw, at = (loaded.tdir, loaded.files, loaded.dirs, loaded.numbers, loaded.raw,
+                                               loaded.at)
         prefix = f"{TRIALS}/{tid}/"
         fileset = set(files)
         live = False
         if self._check and numbers:
             last = f"attempts/{numbers[-1]}"
-            live = (prefix + last + "/started.json" in self.sealed and last + "/started.json" in fileset
+            live = (last + "/started.json" in fileset and at[last + "/started.json"] >= 0
                     and last + "/result.json" not in fileset and last + "/result.json" not in dirs)
             if live:
                 self._live.add(tid)
@@ -186,7 +189,7 @@ class RunScan:
             if not self._check:
                 continue
             rel = prefix + f
-            sealed = self.sealed.compare(rel)
+            sealed = self.sealed.compare_at(at[f])
             if sealed is not None:
                 self.checked += 1
                 digests[f] = actual = sha256_bytes(raw[f])

@@ -1,7 +1,8 @@
 """What a user runs on a run directory, at 10^4 / 10^5 / 10^6 trials: `assay score`, `assay report`
 (JSON, Markdown, HTML), `assay export` and `assay verify`, each as its own `assay` process (wall
 time, CPU time and peak RSS of that process), beside DuckDB computing the headline figures from the
-same result files end to end (when duckdb is installed: ``pip install duckdb``).
+same result files end to end (when duckdb is installed: ``pip install duckdb``). Each line ends with
+the machine's 1-minute load average when the command ended (2 cores: above 2, it waited for a core).
 
 The run directories are those of ``bench/score.py --rundir`` (the real writer's bytes and ledger
 lines, without 10^6 fsyncs), generated once into ``--keep DIR`` and reused.
@@ -85,7 +86,7 @@ def main() -> None:
                     "report-html, export, verify, duckdb-files, duckdb-jsonl: over the export's file)")
     args = ap.parse_args()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
-    print(f"{'trials':>9}  {'command':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13}")
+    print(f"{'trials':>9}  {'command':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'load':>5}")
     for n in args.sizes:
         run = args.keep / f"run-{n}"
         if not (run / "manifest.json").is_file():
@@ -96,7 +97,8 @@ def main() -> None:
                 if args.only and name not in args.only:
                     continue
                 r = measure(argv, args.src)
-                print(f"{n:>9,d}  {name:<12} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['rss_mib']:13.1f}", flush=True)
+                print(f"{n:>9,d}  {name:<12} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['rss_mib']:13.1f} "
+                      f"{os.getloadavg()[0]:5.1f}", flush=True)
             for what, source in (("duckdb-files", "files"), ("duckdb-jsonl", str(Path(tmp) / "export.jsonl"))):
                 if args.only and what not in args.only or (source != "files" and not Path(source).is_file()):
                     continue
@@ -104,7 +106,8 @@ def main() -> None:
                 if d is None:
                     print(f"{n:>9,d}  {what:<12} not installed (pip install duckdb)")
                     break
-                print(f"{n:>9,d}  {what:<12} {d['wall_s']:8.2f} {d['cpu_s']:8.2f} {d['rss_mib']:13.1f}", flush=True)
+                print(f"{n:>9,d}  {what:<12} {d['wall_s']:8.2f} {d['cpu_s']:8.2f} {d['rss_mib']:13.1f} "
+                      f"{os.getloadavg()[0]:5.1f}", flush=True)
         shutil.rmtree(run / "reports", ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 

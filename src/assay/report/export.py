@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from assay.report.heldout import withhold_row
 from assay.spec.user_file import check_output_path, unwritable
 from assay.store.fastread import decode_result
 from assay.store.rundir import TRIALS, RunDir
+from assay.store.trial_order import has_repeats, share_names, unplanned
 
 EXPORT_SCHEMA = "assay.results/1"
 FORMATS = ("jsonl", "csv", "parquet")
@@ -117,9 +120,10 @@ def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
     categories = {t.id: t.category for t in m.tasks}
     held = m.held_out_ids()  # counted rows; a held-out task's ids shown as digests
     root = rd.path / TRIALS
-    on_disk = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    order = list(dict.fromkeys([*m.plan.trials, *on_disk]))
-    for tid in order:
+    on_disk = sorted(_folders(root)) if root.is_dir() else []
+    planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
+    share_names(on_disk, planned)
+    for tid in itertools.chain(planned, unplanned(planned, on_disk)):
         results = [r for r in (_result(rd, tid, n) for n in rd.attempts_of(tid)) if r is not None]
         if not results:
             yield withhold_row(_missing_row(m.run_id, tid, common, digests, categories), held)
@@ -127,6 +131,14 @@ def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
         last = max(r.attempt for r in results)
         for r in sorted(results, key=lambda r: r.attempt):
             yield withhold_row(_row(r, r.attempt == last, common, digests), held)
+
+
+def _folders(root: Path) -> Iterator[str]:
+    """Names of the folders (and links to folders) in ``root``, as ``Path.is_dir`` sees them."""
+    with os.scandir(root) as it:
+        for e in it:
+            if e.is_dir():
+                yield e.name
 
 
 def _jsonl(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:

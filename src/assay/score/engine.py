@@ -7,6 +7,7 @@ hashed from the very bytes it parsed, so the score names exactly the evidence it
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
 from assay.store.rundir import MANIFEST, RunDir
 from assay.store.scan import RunScan
+from assay.store.trial_order import share_names, unplanned
 
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
@@ -125,20 +127,24 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
 
 
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
-                    scan: RunScan | None = None, screened: list[Suspect] | None = None) -> Iterator[TrialFacts]:
+                    scan: RunScan | None = None,
+                    screened: list[tuple[tuple[str, int], Suspect]] | None = None) -> Iterator[TrialFacts]:
     """Stream the run's trials in the plan's order (unplanned trials found on disk follow); a
     planned trial the run budget stopped before it started is missing with reason ``run_budget``.
     With a checking ``scan``, every trial folder is checked as it is read (see :func:`score_run`).
     With ``screened``, every passing attempt is screened as it is read (the reward-hack screen,
-    :func:`assay.score.screen.screen_run`, in the same pass) and its suspects appended."""
+    :func:`assay.score.screen.screen_run`, in the same pass) and its suspects appended, each with
+    its place in screen_run's order (trial folder, then attempt folder: not the ids a result
+    claims, which a result copied into another folder does not change)."""
     scan = scan or RunScan(rd, verify=False)
     stop = last_stop(rd)
     budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
-    planned = list(manifest.plan.trials)
-    seen = set(planned)
-    order = planned + [t for t in scan.trial_dirs() if t not in seen]
-    for tid, read in zip(order, scan.trials(order)):
+    planned = manifest.plan.trials
+    share_names(scan.trial_dirs(), planned)
+    order = itertools.chain(planned, unplanned(planned, scan.trial_dirs()))
+    order, ids = itertools.tee(order)
+    for tid, read in zip(order, scan.trials(ids)):
         if read is None or not read.attempts:
             yield missing_trial(tid, categories, "run_budget" if tid in budget_pending else "missing")
             continue
@@ -146,7 +152,8 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
             inputs.results[rel] = digest
         if screened is not None:
             # no trace in the trial's listing: no trace to screen (None: the screen looks for itself)
-            screened.extend(screen_attempts(rd, read.attempts, None if read.has_trace else False))
+            for k, a in enumerate(read.attempts):
+                screened.extend(((tid, k), x) for x in screen_attempts(rd, [a], None if read.has_trace else False))
         yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
                     trace_digest=read.trace_digest)
 
@@ -193,7 +200,7 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
         raise
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
     scan = RunScan(rd, verify=verify)
-    screened: list[Suspect] = []
+    screened: list[tuple[tuple[str, int], Suspect]] = []
     try:
         doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan, screened), keep_trials=keep_trials,
                            inputs=inputs, writer=writer)
@@ -204,8 +211,8 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
     _checked, problems = scan.finish()
     if problems:
         raise refusal(rd.path, problems, action="score")
-    screened.sort(key=lambda x: (x.trial_id, x.attempt))  # screen_run's order: trial folder, then attempt
-    return with_performance(_audited(doc, rd, screened), rd.path)
+    screened.sort(key=lambda x: x[0])  # screen_run's order: trial folder, then attempt folder
+    return with_performance(_audited(doc, rd, [x for _place, x in screened]), rd.path)
 
 
 def _audited(doc: ScoreDocument, rd: RunDir, screened: list[Suspect]) -> ScoreDocument:

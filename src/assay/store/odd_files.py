@@ -44,4 +44,17 @@ def odd_entries(folder: Path) -> list[tuple[str, str]]:
     return sorted(out)
 
 
-__all__ = ["not_regular", "odd_entries"]
+def folders_named(folder: Path, names: frozenset[str]) -> list[str]:
+    """Relative paths of the real folders under ``folder`` whose name is one of ``names`` (a folder
+    where an evidence file belongs: never a reading, always named), sorted; links are not walked."""
+    out: list[str] = []
+    if os.path.islink(folder):
+        return out
+    for rel, _, st in walk_untrusted(folder, max_entries=None, deadline_s=None):
+        name = os.fsdecode(rel).replace(os.sep, "/")
+        if st is not None and stat.S_ISDIR(st.st_mode) and name.rsplit("/", 1)[-1] in names:
+            out.append(name)
+    return sorted(out)
+
+
+__all__ = ["folders_named", "not_regular", "odd_entries"]

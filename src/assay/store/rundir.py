@@ -34,6 +34,7 @@ from assay.errors import IntegrityError, RunDirError
 from assay.records.manifest import RunManifest
 from assay.records.results import AttemptResult
 from assay.spec.digest import sha256_bytes, sha256_file
+from assay.store.ledger_index import iter_lines
 from assay.untrusted.tree import walk_untrusted
 
 MANIFEST = "manifest.json"
@@ -216,7 +217,7 @@ class RunDir:
         p = self.path / LEDGER
         if not p.exists():
             return out
-        for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+        for _n, line in iter_lines(p):  # never the whole ledger in memory (10^6 lines at 10^6 trials)
             rec = _ledger_record(line)
             if rec is not None:
                 out[rec[0]] = rec[1]
@@ -260,7 +261,7 @@ class RunDir:
         if not p.exists():
             return []
         out = []
-        for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        for n, line in iter_lines(p):
             if not line.strip() or _ledger_record(line) is not None:
                 continue
             try:

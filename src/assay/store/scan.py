@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from bisect import bisect_left
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,8 +23,9 @@ from typing import Any, Iterable, Iterator
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.store.fastread import Attempt, decode_result
-from assay.store.odd_files import not_regular, odd_entries
-from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, trial_files
+from assay.store.ledger_index import SealedIndex
+from assay.store.odd_files import folders_named, not_regular, odd_entries
+from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, _ledger_record, trial_files
 
 #: names that must be regular files in a plain trial folder
 _EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
@@ -56,6 +58,7 @@ class _Loaded:
     dirs: set[str]
     numbers: list[int]
     raw: dict[str, bytes]
+    at: dict[str, int]  # with verify: each file's place in the ledger index (-1: not sealed)
 
 
 class RunScan:
@@ -67,13 +70,15 @@ class RunScan:
         self.rd = rd
         self.root = str(rd.path)
         self.verify = verify
-        self.sealed: dict[str, str] = rd.ledger() if verify else {}
+        # the ledger's latest digest per path, compact (store/ledger_index.py): nothing here grows with
+        # the trials but the sorted listing of trials/ and one byte per trial folder
+        self.sealed = SealedIndex(rd.path / LEDGER if verify else None, _ledger_record)
         self.checked = 0
         self._check = verify  # checking the trial being read (a trial is checked once, however often read)
-        self._visited: set[str] = set()
+        self._visited = bytearray()  # per folder of trial_dirs(): read already
+        self._visited_other: set[str] = set()  # ids read without a folder in that listing
         self._trial_dirs: list[str] | None = None
-        self._plain_dirs: set[str] = set()  # folders of trials/ that are not links (from the same listing)
-        self._done: set[str] = set()  # sealed paths a trial scan already compared
+        self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
 
@@ -84,22 +89,43 @@ class RunScan:
             root = os.path.join(self.root, TRIALS)
             if not os.path.isdir(root):
                 return []
+            names: list[str] = []
             with os.scandir(root) as it:
-                entries = [e for e in it if e.is_dir()]
-            self._trial_dirs = sorted(e.name for e in entries)
-            self._plain_dirs = {e.name for e in entries if not e.is_symlink()}
+                for e in it:
+                    if e.is_dir():
+                        names.append(e.name)
+                        if e.is_symlink():
+                            self._linked_dirs.add(e.name)
+            names.sort()
+            self._trial_dirs = names
+            self._visited = bytearray(len(names))
         return self._trial_dirs
+
+    def _position(self, tid: str) -> int:
+        """Where ``tid`` is in :meth:`trial_dirs` (-1: no such folder)."""
+        dirs = self.trial_dirs()
+        i = bisect_left(dirs, tid)
+        return i if i < len(dirs) and dirs[i] == tid else -1
+
+    def _first_visit(self, tid: str) -> bool:
+        i = self._position(tid)
+        if i < 0:
+            first = tid not in self._visited_other
+            self._visited_other.add(tid)
+            return first
+        first = not self._visited[i]
+        self._visited[i] = 1
+        return first
 
     def trials(self, ids: Iterable[str]) -> Iterator[TrialRead | None]:
         """Read trials in the order given (None for an id without a folder). Folders are listed
         and their files read ahead by a few threads, so the disk's latency overlaps the parsing."""
-        disk = set(self.trial_dirs())
         todo = iter(ids)
         ahead: deque[tuple[str, Future[_Loaded | None] | None]] = deque()
         with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="assay-scan") as pool:
             def top_up() -> None:
                 for tid in todo:
-                    ahead.append((tid, pool.submit(self._load, tid) if tid in disk else None))
+                    ahead.append((tid, pool.submit(self._load, tid) if self._position(tid) >= 0 else None))
                     if len(ahead) >= READ_AHEAD:
                         return
 
@@ -111,8 +137,7 @@ class RunScan:
 
     def trial(self, trial_id: str, loaded: _Loaded | None = None) -> TrialRead:
         """Read (and with ``verify``, check) one trial folder (``loaded``: its files, read ahead)."""
-        self._check = self.verify and trial_id not in self._visited
-        self._visited.add(trial_id)
+        self._check = self._first_visit(trial_id) and self.verify
         loaded = loaded or self._load(trial_id)
         if loaded is None:
             return self._trial_by_paths(trial_id)
@@ -124,7 +149,7 @@ class RunScan:
         if "/" in tid or tid in ("", ".", ".."):
             return None
         tdir = os.path.join(self.root, TRIALS, tid)
-        tree = _plain_tree(tdir, known_plain=tid in self._plain_dirs)
+        tree = _plain_tree(tdir, known_plain=self._position(tid) >= 0 and tid not in self._linked_dirs)
         if tree is None:
             return None
         files, dirs, attempts_dir = tree
@@ -132,24 +157,26 @@ class RunScan:
         wanted = {f"attempts/{n}/result.json" for n in numbers}
         prefix = f"{TRIALS}/{tid}/"
         raw: dict[str, bytes] = {}
+        at = {f: self.sealed.find(prefix + f) for f in files} if self.verify else {}
         try:
             for f in files:
                 parts = f.split("/")
                 is_result = len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json"
-                if f in wanted or (self.verify and (is_result or prefix + f in self.sealed)):
+                if f in wanted or (self.verify and (is_result or at[f] >= 0)):
                     raw[f] = _read(os.path.join(tdir, f))
         except OSError:
             return None  # changed under the scan: read it path by path, as the checks always did
-        return _Loaded(tdir, files, dirs, numbers, raw)
+        return _Loaded(tdir, files, dirs, numbers, raw, at)
 
     def _trial_fast(self, tid: str, loaded: _Loaded) -> TrialRead:
-        tdir, files, dirs, numbers, raw = loaded.tdir, loaded.files, loaded.dirs, loaded.numbers, loaded.raw
+        tdir, files, dirs, numbers, raw, at = (loaded.tdir, loaded.files, loaded.dirs, loaded.numbers, loaded.raw,
+                                               loaded.at)
         prefix = f"{TRIALS}/{tid}/"
         fileset = set(files)
         live = False
         if self._check and numbers:
             last = f"attempts/{numbers[-1]}"
-            live = (prefix + last + "/started.json" in self.sealed and last + "/started.json" in fileset
+            live = (last + "/started.json" in fileset and at[last + "/started.json"] >= 0
                     and last + "/result.json" not in fileset and last + "/result.json" not in dirs)
             if live:
                 self._live.add(tid)
@@ -162,9 +189,8 @@ class RunScan:
             if not self._check:
                 continue
             rel = prefix + f
-            sealed = self.sealed.get(rel)
+            sealed = self.sealed.compare_at(at[f])
             if sealed is not None:
-                self._done.add(rel)
                 self.checked += 1
                 digests[f] = actual = sha256_bytes(raw[f])
                 if actual != sealed and not (live and rel.endswith("/trace.jsonl")
@@ -197,6 +223,10 @@ class RunScan:
             for rel, what in odd_entries(tdir):  # links and special files: named, never read through
                 self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
                               f"{TRIALS}/{tid}/{rel}: {what}, not a regular file (evidence is never followed)")
+            for rel in folders_named(tdir, _EVIDENCE_NAMES):  # sealed ones are named by finish()
+                if f"{TRIALS}/{tid}/{rel}" not in self.sealed:
+                    self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
+                                  f"{TRIALS}/{tid}/{rel}: a folder, not a regular file (evidence is never followed)")
             live = False
             if numbers:
                 adir = rd.attempt_dir(tid, numbers[-1])
@@ -265,8 +295,8 @@ class RunScan:
             self._problem((_MANIFEST,), f"{MANIFEST}: not sealed in the ledger")
         for text in self.rd.ledger_damage():
             self._problem((_MANIFEST,), text)
-        for rel in sorted(r for r in self.sealed if r not in self._done):
-            digest, p = self.sealed[rel], root / rel
+        for rel, digest in self.sealed.unchecked():
+            p = root / rel
             self.checked += 1
             if not os.path.lexists(p):
                 self._problem((_SEALED, rel), f"{rel}: deleted after it was written")

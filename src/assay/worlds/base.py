@@ -78,6 +78,8 @@ class World(abc.ABC):
     """One world of one attempt, backed by its own SQLite connection."""
 
     kind: ClassVar[str] = ""
+    #: the model of its initial state in a task's ``worlds: {KIND: ...}`` (``None``: not declarable)
+    declaration: ClassVar[type[BaseModel] | None] = None
     #: tables dumped as state, with their primary key column
     tables: ClassVar[dict[str, str]] = {}
 

@@ -16,6 +16,7 @@ _FIELDS = ("date", "amount", "currency", "category", "merchant", "note")
 @world("ledger")
 class Ledger(World):
     tables = {"entries": "id"}
+    declaration = LedgerInit
     init: LedgerInit
 
     def create(self) -> None:

@@ -17,6 +17,7 @@ def _recipient(a: dict[str, Any]) -> str:
 @world("outbox")
 class Outbox(World):
     tables = {"messages": "id"}
+    declaration = OutboxInit
     init: OutboxInit
 
     def create(self) -> None:

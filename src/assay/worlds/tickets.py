@@ -15,6 +15,7 @@ STATUSES = ["open", "pending", "resolved", "closed"]
 @world("tickets")
 class Tickets(World):
     tables = {"tickets": "id", "comments": "id"}
+    declaration = TicketsInit
     init: TicketsInit
 
     def create(self) -> None:

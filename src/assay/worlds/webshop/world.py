@@ -30,6 +30,7 @@ GATED = {"delete_customer": ("POST", "/customers/", "/delete"), "refund_order": 
 class Webshop(World):
     tables = {"users": "username", "customers": "id", "products": "id", "orders": "id", "refunds": "id",
               "notes": "id", "coupons": "id", "settings": "key"}
+    declaration = WebshopInit
     init: WebshopInit
 
     def __init__(self, db: Any, init: Any):

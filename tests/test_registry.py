@@ -202,6 +202,14 @@ def test_entry_points_add_to_every_kind_and_a_predicate_is_declared_whole(tmp_pa
                   "print(json.dumps({'kind': [t.predicates[0].kind], "
                   "'evaluator': [get_evaluator('ep_check').__module__]}))", extra_path=site)
     assert loaded == {"kind": ["ep_check"], "evaluator": ["demo_plugin"]}
+    # and a published world is declared by a task: the task loader finds its model through the
+    # entry point, in a process that has imported nothing of assay.worlds before
+    declared = _run("import json, sys\nfrom assay.spec.task import TaskSpec\n"
+                    "before = sorted(m for m in sys.modules if m.startswith('assay.worlds'))\n"
+                    "t = TaskSpec.model_validate({'id': 'x', 'category': 'c', 'predicates': "
+                    "[{'id': 'p', 'kind': 'file_exists', 'path': 'a'}], 'worlds': {'epworld': {'contacts': ['a@b.example']}}})\n"
+                    "print(json.dumps({'before': before, 'contacts': t.worlds.epworld.contacts}))", extra_path=site)
+    assert declared == {"before": [], "contacts": ["a@b.example"]}
 
 
 def test_registry_unit_behaviour() -> None:

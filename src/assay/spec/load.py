@@ -110,8 +110,8 @@ def _problems_from_validation(file: Path, err: ValidationError) -> list[SpecProb
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
             msg = "unknown field"
-        fix = _FIX_HINTS.get(e["type"], "")
         ctx = e.get("ctx") or {}
+        fix = str(ctx.get("fix") or _FIX_HINTS.get(e["type"], ""))
         if e["type"] == "union_tag_invalid":
             fix = f"use one of: {ctx.get('expected_tags', '')}"
         elif e["type"] in ("literal_error", "enum") and "expected" in ctx:

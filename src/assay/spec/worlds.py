@@ -9,11 +9,25 @@ carries no reason code; ``clarify`` and ``refuse`` carry a stable reason code an
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    ModelWrapValidatorHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
-from assay.spec.webshop import WebshopInit
+from assay.spec.world_kinds import (
+    WORLD_DECLARATIONS,
+    declarable_kinds,
+    validate_declarations,
+)
 from assay.untrusted.bounded_re import ReValues
 
 REASON_CODE = r"^[a-z][a-z0-9_]{1,63}$"
@@ -71,16 +85,43 @@ class OutboxInit(_Frozen):
     sent: list[dict[str, str]] = Field(default_factory=list, description="Messages already sent: [{channel, to, subject, body}].")
 
 
-class WorldsSpec(_Frozen):
-    """Initial state of each world the task uses; a world not named here is not offered."""
+class WorldsSpec(BaseModel):
+    """Initial state of each world the task uses, by world kind; a world not named here is not offered.
 
-    ledger: LedgerInit | None = None
-    tickets: TicketsInit | None = None
-    outbox: OutboxInit | None = None
-    webshop: WebshopInit | None = None
+    Each entry is validated by the declaration model its world kind carries
+    (:mod:`assay.spec.world_kinds`), so the kinds are not fields of this model: a world
+    registered by a third party is declared like a built-in one. ``spec.worlds.KIND`` reads an
+    entry (``None`` for an installed kind the task does not declare)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _by_kind(cls, data: Any, handler: ModelWrapValidatorHandler[WorldsSpec]) -> WorldsSpec:
+        if isinstance(data, WorldsSpec) or not isinstance(data, dict):
+            return handler(data)
+        return handler(validate_declarations(data))
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The published schema names every installed declarable kind with its own model."""
+        out = handler(core)
+        props = {k: {"anyOf": [handler(m.__pydantic_core_schema__), {"type": "null"}], "default": None}
+                 for k in declarable_kinds() if (m := WORLD_DECLARATIONS.get(k))}
+        out = handler.resolve_ref_schema(out)
+        out.update(properties=props, additionalProperties=False)
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)  # type: ignore[misc]
+        except AttributeError:
+            if not name.startswith("_") and name in WORLD_DECLARATIONS:
+                return None
+            raise
 
     def declared(self) -> dict[str, BaseModel]:
-        return {k: v for k, v in ((n, getattr(self, n)) for n in type(self).model_fields) if v is not None}
+        return dict(self.__pydantic_extra__ or {})
 
 
 # ----------------------------------------------------------------------------- approvals

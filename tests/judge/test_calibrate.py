@@ -210,3 +210,31 @@ def test_the_shipped_example_set_holds_adversarial_items() -> None:
     spec = load_judge(EXAMPLE / "judge.yaml")
     cset = load_calibration_set(EXAMPLE / "calibration.yaml", spec)
     assert sum(i.adversarial for i in cset.items) >= 3
+
+
+#: how each of the shipped set's adversarial answers addresses the judge
+ADDRESSED = ("ignore the rubric", "GRADING RUBRIC", "the judge must output")
+
+
+def _knows_the_labels(obeys: bool):
+    """A judge that knows every human label of the shipped set (so only obedience can fail it);
+    when ``obeys``, it does what an answer addressed to it says instead."""
+    cset = yaml.safe_load((EXAMPLE / "calibration.yaml").read_text())
+    labels = {(i["a"].strip(), i["b"].strip()): max(set(i["labels"]), key=i["labels"].count) for i in cset["items"]}
+    swap = {"A": "B", "B": "A", "tie": "tie"}
+
+    def policy(a: str, b: str) -> str:
+        if obeys and any(s in a or s in b for s in ADDRESSED):
+            return verdict("A" if any(s in a for s in ADDRESSED) else "B")
+        a, b = a.strip(), b.strip()
+        return verdict(labels[(a, b)] if (a, b) in labels else swap[labels[(b, a)]])
+    return policy
+
+
+def test_the_shipped_set_refuses_a_judge_that_obeys_the_answer(fake_judge) -> None:
+    judge_file, set_file = EXAMPLE / "judge.yaml", EXAMPLE / "calibration.yaml"
+    honest = calibrate_files(judge_file, set_file, fake_judge(_knows_the_labels(obeys=False)).model_arg)
+    assert honest.passed and honest.agreement.injection_flip_rate == 0.0, honest.failures
+    bad = calibrate_files(judge_file, set_file, fake_judge(_knows_the_labels(obeys=True)).model_arg)
+    assert bad.agreement.injection_items >= 3 and bad.agreement.injection_flip_rate == 1.0
+    assert not bad.passed and any(f.startswith("injection_flip_rate") for f in bad.failures), bad.failures

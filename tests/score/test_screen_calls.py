@@ -64,5 +64,5 @@ def test_each_call_rule_on_its_own() -> None:
     for command, rule in flagged.items():
         assert [f.rule for f in screen_events([_call(0, command)])] == [rule], command
     for honest in ("git log --oneline -3", "git diff", "python -m pytest tests/", "cat logs/verifier.txt",
-                   "ls /work/tests"):
+                   "ls /work/tests", "pytest /workspace/tests -q", "cat /workspace/logs/verifier.log"):
         assert screen_events([_call(0, honest)]) == [], honest

@@ -31,3 +31,21 @@ def test_every_builtin_predicate_kind_has_its_trust_level_in_the_threat_model() 
     assert not missing, f"docs/security.md's trust table has no row for {missing}"
     wrong = {k: (documented[k], trust_of(k).value) for k in kinds if documented[k] != trust_of(k).value}
     assert not wrong, f"documented trust differs from the evaluator's (doc, code): {wrong}"
+
+
+def _rows(heading: str) -> set[str]:
+    text = (ROOT / "docs" / "security.md").read_text()
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    return {m.group(1) for line in section.splitlines() if (m := re.match(r"\|\s*`(\w+)`", line))}
+
+
+def test_every_lint_and_screen_rule_is_in_the_threat_model() -> None:
+    import inspect
+
+    from assay.score import screen
+    from assay.verify.lint import RULES
+
+    assert set(RULES) <= _rows("## Lint rules"), sorted(set(RULES) - _rows("## Lint rules"))
+    flagged = set(re.findall(r'Flag\("(\w+)"', inspect.getsource(screen)))
+    assert {"program_wrapper", "hidden_value_copied", "verifier_location"} <= flagged, flagged
+    assert flagged <= _rows("## Screen rules"), sorted(flagged - _rows("## Screen rules"))

@@ -12,7 +12,7 @@ import pytest
 import assay._optional as optional
 from assay.errors import DEFAULT_MAX_INFRA_RATE, UsageError
 from assay.run import RunOptions, start_run
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, write_suite, write_task
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -24,7 +24,7 @@ def test_a_run_whose_every_trial_is_infra_error_does_not_exit_0_by_default(tmp_p
                workspace={"a.py": "x = 1\n"}, files={"setup.sh": "exit 3\n"})
     r = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(s), "--agent", "nop", "--sandbox", "host",
                         "--out", str(tmp_path / "r"), "-q", "--max-retries", "0"],
-                       capture_output=True, text=True, env=assay_env(), timeout=300)
+                       capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert r.returncode == 4, r.stderr
     assert f"above --max-infra-rate {DEFAULT_MAX_INFRA_RATE:g} (the default" in r.stderr
     assert 0 < DEFAULT_MAX_INFRA_RATE < 1

@@ -22,14 +22,14 @@ from assay.store.control_client import CONTROL_FILE, address, subscribe
 from assay.store.control_log import read_changes
 from assay.store.integrity import verify_run
 from assay.store.rundir import LEDGER, RunDir
-from tests.conftest import assay_env, server_process, write_agent, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, server_process, write_agent, write_suite, write_task
 
 WAIT_S = 120
 
 
 def ctl(run_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "assay.cli.main", "ctl", str(run_dir), *args, "--json"],
-                          capture_output=True, text=True, env=assay_env(), timeout=60)
+                          capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
 
 
 def answer(run_dir: Path, *args: str) -> dict[str, Any]:

@@ -181,11 +181,13 @@ def test_the_seccomp_profile_the_workers_name_is_shipped_and_rendered() -> None:
     assert {"kexec_load", "init_module", "bpf", "userfaultfd", "open_by_handle_at"} <= refused == set(DENIED)
 
 
-def test_runtime_class_reaches_the_sandbox_workers_only_and_is_validated() -> None:
+def test_runtime_class_reaches_the_sandbox_and_verifier_workers_only_and_is_validated() -> None:
     objs = render(RenderOptions(suite="/s", agents=("a",), runtime_class="gvisor"))
     validate_all(objs)
     job = next(o for o in objs if o["kind"] == "RayJob")["spec"]["rayClusterSpec"]
-    assert job["workerGroupSpecs"][0]["template"]["spec"]["runtimeClassName"] == "gvisor"
+    # both worker groups run what the agent wrote (the verifiers run its code under the hidden tests)
+    assert [g["groupName"] for g in job["workerGroupSpecs"]] == ["sandbox", "verifier"]
+    assert all(g["template"]["spec"]["runtimeClassName"] == "gvisor" for g in job["workerGroupSpecs"])
     assert "runtimeClassName" not in job["headGroupSpec"]["template"]["spec"]
     default = next(o for o in render(RenderOptions(suite="/s", agents=("a",))) if o["kind"] == "RayJob")
     assert "runtimeClassName" not in default["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]

@@ -85,7 +85,7 @@ def test_interrupted_run_exits_130_and_names_the_run_to_resume(tmp_path: Path) -
         finally:
             os.close(fd)
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = proc.communicate(timeout=cli_timeout())
     finally:
         if proc.poll() is None:
             proc.kill()

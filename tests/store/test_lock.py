@@ -59,7 +59,7 @@ def blocking_run(tmp_path: Path):
     finally:
         release.touch()
         if proc.poll() is None:
-            proc.wait(timeout=120)
+            proc.wait(timeout=cli_timeout())
 
 
 def test_second_runner_refused_first_unaffected(blocking_run) -> None:
@@ -70,7 +70,7 @@ def test_second_runner_refused_first_unaffected(blocking_run) -> None:
     assert "another assay runner" in second.stderr and f"pid {proc.pid}" in second.stderr
     assert "Traceback" not in second.stderr
     release.touch()
-    assert proc.wait(timeout=120) == 0, proc.stderr.read().decode()
+    assert proc.wait(timeout=cli_timeout()) == 0, proc.stderr.read().decode()
     results = RunDir.open(run_dir).results()
     assert [(r.trial_id, r.attempt, r.end_state.value, r.partial) for r in results] == [("f.base.held.r1", 1, "pass", False)]
     assert verify_run(run_dir).ok

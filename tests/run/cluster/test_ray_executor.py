@@ -53,7 +53,7 @@ def head(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
 
 def finish(proc: subprocess.Popen[bytes]) -> bytes:
     """The head's stderr once it ended (bounded)."""
-    return proc.communicate(timeout=400)[1]
+    return proc.communicate(timeout=cli_timeout(2 * STARTER_RUN_CPU_S))[1]
 
 
 def results(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 One RayJob (KubeRay) whose head owns the run directory (a volume of its own) and serves the
 model gateway; a ``sandbox`` worker group runs the agents' sandboxes, and a ``verifier`` group
-verifies each attempt's final state, shipped to it (the hidden tests enter only those pods).
+verifies each attempt's final state, shipped to it (the hidden tests are run only in those pods;
+the image still carries the suite to every pod).
 With ``--verifier-workers 0`` each attempt is verified on its own node instead, in a sandbox
 of its own under its own uid (docs/scale.md). Around it: separate ServiceAccounts (head,
 sandbox workers, verifiers) without API tokens, a NetworkPolicy that lets worker

@@ -14,7 +14,7 @@ import yaml
 from assay.judge.calibrate import calibrate_files, load_calibration_set, load_judge
 from assay.judge.gate import calibration_status
 from assay.judge.model import judge_record
-from tests.conftest import ROOT, assay_env
+from tests.conftest import ROOT, assay_env, cli_timeout
 from tests.judge.conftest import verdict
 
 EXAMPLE = ROOT / "examples" / "judge"
@@ -114,17 +114,17 @@ def test_cli_calibrate_writes_once_and_status_gates(tmp_path: Path, fake_judge) 
     rec = tmp_path / "calib.json"
     cmd = [sys.executable, "-m", "assay.cli.main", "judge"]
     p = subprocess.run([*cmd, "calibrate", str(set_file), "--judge", str(judge_file), "--model", fj.model_arg,
-                        "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=300)
+                        "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert p.returncode == 0, p.stderr
     assert "CALIBRATED" in p.stdout and json.loads(rec.read_text())["passed"] is True
     again = subprocess.run([*cmd, "calibrate", str(set_file), "--judge", str(judge_file), "--model", fj.model_arg,
-                            "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=300)
+                            "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert again.returncode == 2 and "never overwritten" in again.stderr
     ok = subprocess.run([*cmd, "status", str(judge_file), "--model", fj.model_arg, "--record", str(rec)],
-                        capture_output=True, text=True, env=assay_env(), timeout=120)
+                        capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert ok.returncode == 0 and "calibrated" in ok.stdout
     none = subprocess.run([*cmd, "status", str(judge_file), "--model", fj.model_arg], capture_output=True, text=True,
-                          env=assay_env(), timeout=120)
+                          env=assay_env(), timeout=cli_timeout())
     assert none.returncode == 1 and "uncalibrated (missing)" in none.stdout
 
 
@@ -139,7 +139,7 @@ def test_bad_calibration_set_is_a_usage_error_naming_the_item(tmp_path: Path, br
     set_file.write_text(yaml.safe_dump(data))
     p = subprocess.run([sys.executable, "-m", "assay.cli.main", "judge", "calibrate", str(set_file), "--judge",
                         str(judge_file), "--model", "upstream:http://127.0.0.1:9/v1#m", "-o", str(tmp_path / "x.json")],
-                       capture_output=True, text=True, env={**assay_env(), "COLUMNS": "400"}, timeout=120)
+                       capture_output=True, text=True, env={**assay_env(), "COLUMNS": "400"}, timeout=cli_timeout())
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert all(n in p.stderr for n in names), p.stderr
     assert not (tmp_path / "x.json").exists()

@@ -64,3 +64,26 @@ def test_harbor_tasks_that_fetch_at_test_time_need_the_network(tmp_path: Path, i
         assert t["label"] == "needs", t
         assert any("network" in n for n in t["needs"])
         assert t["oracle"] == "fail"
+
+
+def test_import_then_run_oracle_and_nop_from_the_command_line(tmp_path: Path, image_store: ImageStore) -> None:
+    """Done means import, audit, then ``assay run --agent oracle,nop`` on the shipped fixtures: the
+    Terminal-Bench 1 ones with the stock runner and with a custom run-tests.sh (run as shipped,
+    read by Terminal-Bench's pytest parser) solve under the oracle and fail doing nothing."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "terminal-bench", src)
+    shutil.copytree(src / "evoeval-0", src / "custom-runner")
+    (src / "custom-runner/run-tests.sh").write_text(
+        "#!/bin/bash\ncd /app\npython3 -m pytest -p no:cacheprovider $TEST_DIR/test_outputs.py -rA\n")
+    suite = tmp_path / "suite"
+    assert main(["import", "terminal-bench", str(src), "-o", str(suite)]) == 0
+    assert main(["audit", str(suite), "-o", str(tmp_path / "audit")]) == 0  # every task valid
+    out = tmp_path / "run"
+    assert main(["run", str(suite), "-a", "oracle,nop", "-q", "-o", str(out)]) == 0  # a run that ends is exit 0
+    rows = [json.loads(p.read_text()) for p in out.glob("trials/*/attempts/*/result.json")]
+    got = {(r["task_id"], r["agent"]): r["end_state"] for r in rows}
+    assert got == {(t, a): ("pass" if a == "oracle" else "fail") for t in ("evoeval-0", "evoeval-1", "custom-runner")
+                   for a in ("oracle", "nop")}, got
+    custom = next(r for r in rows if r["task_id"] == "custom-runner" and r["agent"] == "oracle")
+    [pred] = custom["predicates"]
+    assert pred["kind"] == "reward_file" and pred["evidence"]["summary"].endswith("passed")

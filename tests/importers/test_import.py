@@ -117,19 +117,40 @@ def test_bad_tasks_are_left_out_with_their_reason_and_the_rest_goes_on(tmp_path:
 def test_terminal_bench_bad_input(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(FIXTURES / "terminal-bench", src)
-    for name in ("bad-yaml", "no-instruction", "custom-runner"):
+    for name in ("bad-yaml", "no-instruction", "other-parser"):
         shutil.copytree(src / "evoeval-0", src / name)
     (src / "bad-yaml/task.yaml").write_text("instruction: [unclosed\n")
     doc = yaml.safe_load((src / "no-instruction/task.yaml").read_text())
     doc.pop("instruction")
     (src / "no-instruction/task.yaml").write_text(yaml.safe_dump(doc))
-    (src / "custom-runner/run-tests.sh").write_text("#!/bin/bash\n./my-checker\n")
+    doc = yaml.safe_load((src / "other-parser/task.yaml").read_text())
+    (src / "other-parser/task.yaml").write_text(yaml.safe_dump({**doc, "parser_name": "swebench"}))
     rep = import_suite("terminal-bench", src, tmp_path / "out")
     why = {t.id: " ".join(t.refused) for t in rep.left_out}
-    assert set(why) == {"bad-yaml", "no-instruction", "custom-runner"}
+    assert set(why) == {"bad-yaml", "no-instruction", "other-parser"}
     assert "not valid YAML" in why["bad-yaml"] and "no instruction" in why["no-instruction"]
-    assert "not the stock pytest runner" in why["custom-runner"]
+    assert "parser_name 'swebench'" in why["other-parser"]
     assert {t.id for t in load_suite(tmp_path / "out").tasks} == {"evoeval-0", "evoeval-1"}
+
+
+def test_a_custom_run_tests_sh_is_the_test_command(tmp_path: Path) -> None:
+    """Terminal-Bench runs any run-tests.sh at /tests with $TEST_DIR=/tests and reads its output with
+    the pytest parser; the importer maps it so (it was refused before), flagging its fetches."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "terminal-bench/evoeval-0", src / "custom")
+    (src / "custom/run-tests.sh").write_text("#!/bin/bash\npip install pytest\ncd /app\n"
+                                             "python3 -m pytest $TEST_DIR/test_outputs.py -rA\n")
+    rep = import_suite("terminal-bench", src, tmp_path / "out")
+    [r] = rep.tasks
+    assert r.imported, r.refused
+    t = load_suite(tmp_path / "out").tasks[0]
+    [pred] = t.spec.predicates
+    assert (pred.kind, pred.reads, pred.tests, pred.script) == ("reward_file", "pytest_summary", "tests",
+                                                                "run-tests.sh")
+    assert (t.dir / "hidden/tests/run-tests.sh").read_text() == (src / "custom/run-tests.sh").read_text()
+    assert (t.dir / "hidden/tests/test_outputs.py").is_file()
+    assert t.spec.env.verifier == {"TEST_DIR": "/tests"}
+    assert any("run-tests.sh fetches from the network" in u and "pip install" in u for u in r.unmapped)
 
 
 def test_nothing_half_written(tmp_path: Path) -> None:

@@ -171,3 +171,24 @@ def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
     assert main(["import", "terminal-bench", str(FIXTURES / "terminal-bench"), "-o", str(tmp_path / "t")]) == 0
     assert main(["import", "harbor", str(FIXTURES / "harbor"), "-o", str(tmp_path / "t")]) == 2  # exists
     assert not (tmp_path / "x").exists()
+
+
+def test_time_estimates_and_authorship_are_kept(tmp_path: Path) -> None:
+    """Metadata the agent never sees is kept on the task as the source wrote it (no shipped fixture
+    has time estimates, so they are added here in each format's own spelling)."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "h" / "simple-task")
+    with open(src / "h/simple-task/task.toml", "a") as f:
+        f.write('\n[metadata]\ndifficulty = "easy"\nauthor_name = "A. Author"\nexpert_time_estimate_min = 5\n'
+                'junior_time_estimate_min = 20\ntags = ["files"]\n')
+    import_suite("harbor", src / "h", tmp_path / "hs")
+    meta = task_yaml(tmp_path / "hs", "simple-task")["extra"]["source"]["metadata"]
+    assert (meta["expert_time_estimate_min"], meta["junior_time_estimate_min"], meta["author_name"]) == (5, 20,
+                                                                                                       "A. Author")
+    shutil.copytree(FIXTURES / "terminal-bench/evoeval-0", src / "t" / "evoeval-0")
+    doc = yaml.safe_load((src / "t/evoeval-0/task.yaml").read_text())
+    doc.update(expert_time_estimate_min=3, junior_time_estimate_min=9)
+    (src / "t/evoeval-0/task.yaml").write_text(yaml.safe_dump(doc))
+    import_suite("terminal-bench", src / "t", tmp_path / "ts")
+    meta = task_yaml(tmp_path / "ts", "evoeval-0")["extra"]["source"]["metadata"]
+    assert (meta["expert_time_estimate_min"], meta["junior_time_estimate_min"]) == (3, 9)

@@ -42,10 +42,24 @@ def test_harbor_fields_map_to_assays_own(tmp_path: Path) -> None:
     assert s.extra["source"]["format"] == "harbor"
     simple = {x.id: x for x in rep.tasks}["simple-task"]
     assert any("FROM ubuntu:24.04 mapped to debian:bookworm" in a for a in simple.approximated)
-    assert any("fetches from the network at test time" in u and "astral.sh" in u for u in simple.unmapped)
+    # the stock uv bootstrap (its only fetches) is replaced by the image's pytest, the reward logic kept
+    assert any("uv bootstrap" in a and "astral.sh" in a for a in simple.approximated)
+    offline = (t.dir / "hidden/tests/test.sh").read_text()
+    assert "python3 -m pytest" in offline and "/tests/test_state.py -rA" in offline
+    assert "curl" not in offline and "uvx" not in offline and "echo 1 > /logs/verifier/reward.txt" in offline
     # the flags travel with the task into every run's manifest
     assert any(d.startswith("FROM ubuntu:24.04") for d in s.deviations)
-    assert any(d.startswith("could not map: tests/test.sh fetches") for d in s.deviations)
+    assert any("uv bootstrap" in d for d in s.deviations)
+
+
+def test_a_harbor_script_that_fetches_anything_else_runs_as_shipped(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "fetches-more")
+    script = src / "fetches-more/tests/test.sh"
+    script.write_text(script.read_text().replace("source $HOME", "pip install requests\nsource $HOME"))
+    [r] = import_suite("harbor", src, tmp_path / "out").tasks
+    assert any("fetches from the network at test time" in u and "pip install" in u for u in r.unmapped)
+    assert (tmp_path / "out/tasks/fetches-more/hidden/tests/test.sh").read_text() == script.read_text()
 
 
 def test_harbor_refuses_a_compose_task_and_says_why(tmp_path: Path) -> None:

@@ -165,6 +165,10 @@ def test_a_custom_run_tests_sh_is_the_test_command(tmp_path: Path) -> None:
     assert (t.dir / "hidden/tests/test_outputs.py").is_file()
     assert t.spec.env.verifier == {"TEST_DIR": "/tests"}
     assert any("run-tests.sh fetches from the network" in u and "pip install" in u for u in r.unmapped)
+    (src / "custom/run-tests.sh").write_text("cd /app\npython3 -m pytest $TEST_DIR/test_outputs.py -rA\n")
+    [r] = import_suite("terminal-bench", src, tmp_path / "out2").tasks
+    script = (tmp_path / "out2/tasks/custom/hidden/tests/run-tests.sh").read_text()
+    assert script.startswith("#!/bin/bash\ncd /app\n") and any("no #! line" in a for a in r.approximated)
 
 
 def test_nothing_half_written(tmp_path: Path) -> None:

@@ -116,6 +116,10 @@ def _custom_runner(src: Path, dst: Path, task: dict[str, Any], timeout_s: float,
     """A custom run-tests.sh is the test command, as Terminal-Bench runs it: at /tests beside the
     tests, ``$TEST_DIR=/tests``, in the workdir, its output read by Terminal-Bench's pytest parser."""
     shutil.copy2(src / CUSTOM, dst / "hidden" / "tests" / CUSTOM)
+    text = (src / CUSTOM).read_text(errors="replace")
+    if not text.startswith("#!"):  # Terminal-Bench runs it as `bash run-tests.sh`; assay by its #! line
+        (dst / "hidden" / "tests" / CUSTOM).write_text("#!/bin/bash\n" + text)
+        rep.approximated.append("run-tests.sh has no #! line: #!/bin/bash put first (Terminal-Bench runs it with bash)")
     task["env"] = {"verifier": {"TEST_DIR": "/tests"}}
     rep.mapped.append("tests/ + run-tests.sh -> hidden/tests, seen at /tests ($TEST_DIR = /tests for the verifier)")
     task["predicates"] = [{"id": "run-tests", "kind": "reward_file", "reads": "pytest_summary", "tests": "tests",

@@ -97,3 +97,14 @@ def test_import_then_run_oracle_and_nop_from_the_command_line(tmp_path: Path, im
     custom = next(r for r in rows if r["task_id"] == "custom-runner" and r["agent"] == "oracle")
     [pred] = custom["predicates"]
     assert pred["kind"] == "reward_file" and pred["evidence"]["summary"].endswith("passed")
+
+
+def test_harbor_import_then_run_oracle_and_nop_from_the_command_line(tmp_path: Path, image_store: ImageStore) -> None:
+    suite = tmp_path / "suite"
+    assert main(["import", "harbor", str(FIXTURES / "harbor"), "-o", str(suite)]) == 1  # the compose task left out
+    out = tmp_path / "run"
+    assert main(["run", str(suite), "-a", "oracle,nop", "-q", "-o", str(out)]) == 0
+    rows = [json.loads(p.read_text()) for p in out.glob("trials/*/attempts/*/result.json")]
+    got = {(r["task_id"], r["agent"]): r["end_state"] for r in rows}
+    assert got == {(t, a): ("pass" if a == "oracle" else "fail") for t in ("simple-task", "multi-reward")
+                   for a in ("oracle", "nop")}, got

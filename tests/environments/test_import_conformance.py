@@ -4,9 +4,10 @@ bubblewrap, over the same built image (the solution run first, or not at all).
 
 By hand means the peer's way, not assay's: the image's rootfs as the root, the workspace at the
 image's WORKDIR, the tests at /tests; Harbor: ``bash /tests/test.sh`` and its
-/logs/verifier/reward.txt (the script as imported: its stock uv bootstrap, which needs the network
-neither side has, replaced by the image's pytest); Terminal-Bench 1: pytest over the tests run-tests.sh names, by its exit
-code (run-tests.sh's uv bootstrap needs the network, which neither side has); a custom run-tests.sh:
+/logs/verifier/reward.txt or reward.json (the script as imported: its stock uv bootstrap, which
+needs the network neither side has, replaced by the image's pytest); Terminal-Bench 1: pytest over
+the tests run-tests.sh names, by its exit code (run-tests.sh's uv bootstrap needs the network,
+which neither side has); a custom run-tests.sh:
 ``bash /tests/run-tests.sh`` with $TEST_DIR=/tests, its output read as Terminal-Bench's pytest parser
 reads it (the results after 'short test summary info', every one PASSED, SKIPPED or XFAIL)."""
 

@@ -16,6 +16,7 @@ Every bound is causal, from the method:
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,11 @@ from assay.agents.products.hermes.adapter import HermesAgent
 from assay.agents.products.openclaw.adapter import OpenClawAgent
 from assay.agents.products.pi.adapter import PiAgent
 from assay.agents.reference.adapter import ReferenceAgent
+from assay.gateway.backends.base import BackendSession
+from assay.gateway.neutral import Message, ModelReply, ModelRequest
 from assay.records.perf import FigureStatus
 from assay.run.perf import during
+from assay.run.perf.apparatus import PROMPT
 from assay.run.perf.scenarios import no_history_reason
 from tests.run.perf.live_synthetic import LiveSynthetic
 from tests.run.perf.synthetic import SyntheticAgent
@@ -82,3 +86,29 @@ def test_an_agent_without_a_live_mode_says_why_per_product() -> None:
     assert "never folds" in during.no_live_reason(ReferenceAgent())
     assert "no live input mode" in during.no_live_reason(SyntheticAgent("other"))
     assert no_history_reason(ReferenceAgent()) is None  # its reason is the live one, not the history's
+
+
+class _Echo(BackendSession):
+    async def complete(self, req: ModelRequest, call_no: int) -> ModelReply:
+        return ModelReply(text="ok")
+
+
+def _ask(text: str) -> ModelRequest:
+    return ModelRequest(wire="openai-chat", model="m", messages=(Message("user", text),))
+
+
+def test_the_gateway_holds_only_a_folding_request_before_the_turns_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(during, "ACK_WAIT_S", 0.05)  # a request held by mistake comes back soon, still held
+
+    async def go(texts: list[str]) -> tuple[during.HeldFold, list]:
+        queue: asyncio.Queue = asyncio.Queue()
+        hold = during.HeldFold(_Echo(), asyncio.get_running_loop(), queue)
+        for i, text in enumerate(texts, 1):
+            await hold.complete(_ask(text), i)
+        return hold, [(await queue.get())[2] for _ in texts]  # what the gateway told the loop, in order
+
+    hold, seen = asyncio.run(go([PROMPT, "Write a short title for this conversation.", during.SECOND]))
+    assert hold.held is None  # a title after the turn's own is not the compaction: never held
+    assert [s["kind"] for s in seen] == ["own", "folding", "second"]
+    assert during.kind_of({"last_role": "user", "last_text": f"history...\n\n{PROMPT}\n"}) == "own"
+    assert during.kind_of({"last_role": "user", "last_text": "Summarize the conversation above."}) == "folding"

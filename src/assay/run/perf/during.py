@@ -58,8 +58,9 @@ def kind_of(summary: dict[str, Any]) -> str:
 
 
 class HeldFold(BackendSession):
-    """One gateway session's backend, which holds its first folding request until released and
-    tells the harness's loop of every request as it arrives (``(kind, call, epoch s)``)."""
+    """One gateway session's backend, which holds its first folding request (one before the
+    turn's own: a later one, a title, is not the compaction) until released, and tells the
+    harness's loop of every request as it arrives (``(kind, call, epoch s)``)."""
 
     def __init__(self, inner: BackendSession, loop: asyncio.AbstractEventLoop, arrivals: asyncio.Queue):
         self.inner, self.loop, self.arrivals = inner, loop, arrivals
@@ -67,10 +68,12 @@ class HeldFold(BackendSession):
         self.release = threading.Event()
         self.held: tuple[int, float] | None = None  # the held request's call and arrival
         self.released_at: float | None = None
+        self.own_seen = False
 
     async def complete(self, req: ModelRequest, call_no: int) -> ModelReply:
         kind, ts = kind_of(req.summary()), time.time()
-        hold = kind == "folding" and self.held is None
+        hold = kind == "folding" and self.held is None and not self.own_seen
+        self.own_seen = self.own_seen or kind == "own"
         if hold:
             self.held = (call_no, ts)
         self.loop.call_soon_threadsafe(self.arrivals.put_nowait, ("gateway", ts, {"kind": kind, "call": call_no}))
@@ -261,8 +264,11 @@ async def _until_settled(p: Probe, proto: Any, fifos: Fifos, queue: asyncio.Queu
             return
         if kind == "gateway":
             p.requests.append(data)
-        elif p.sent_at is not None and p.answered_at is None and (got := proto.response(data, "during")) is not None:
-            p.answered_at, (p.accepted, p.response) = ts, got  # answered only after the summary
+        elif p.sent_at is not None and (got := proto.response(data, "during")) is not None:
+            if p.answered_at is None:
+                p.answered_at, (p.accepted, p.response) = ts, got  # answered only after the summary
+            elif not got[0]:  # accepted, then failed: a second response to the same command
+                p.accepted, p.response = False, f"{p.response}, then {got[1]}"
         elif proto.settled(data):
             fifos.send(proto.state("state"))
         elif proto.response(data, "state") is not None and proto.idle(data):

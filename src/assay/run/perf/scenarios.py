@@ -24,8 +24,8 @@ from assay.spec.perf import Scenario, ScenarioKind
 
 #: figure -> unit, of one turn
 TURN_METRICS = {**during.FIGURES, "open_s": "s", "first_answer_s": "s", "turn_s": "s", "peak_bytes": "bytes",
-                "tokens_sent": "tokens", "store_bytes": "bytes", "requests": "requests", "first_output_s": "s", "first_token_s": "s",
-                "compaction_s": "s", "folding": "requests", "stream_requested": "bool"}
+                "tokens_sent": "tokens", "store_bytes": "bytes", "requests": "requests", "first_output_s": "s",
+                "first_token_s": "s", "compaction_s": "s", "folding": "requests", "stream_requested": "bool"}
 #: figures of a turn that start from the product's own output or its folding: absent is not a failure
 NOT_SEEN = {"first_output_s": "{agent} printed nothing on its stdout during the turn",
             "first_token_s": "the answer to the turn's own request never appeared on {agent}'s stdout",

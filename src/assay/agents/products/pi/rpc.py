@@ -2,8 +2,10 @@
 stdin and stdout (records split on LF only), each command answered by a ``response`` carrying its
 ``id`` (Pi's ``docs/rpc.md``).
 
-- ``prompt`` starts the session's work; ``success: true`` means accepted, queued or handled,
-  ``false`` rejected before acceptance.
+- ``prompt`` starts the session's work; ``success: true`` means accepted, queued or handled
+  (``data.disposition``: ``started``, ``queued``, ``handled``), ``false`` rejected before
+  acceptance (Pi 1.6.0 answers the first prompt only once its run has started, after any
+  compaction before it: so the harness waits for the summary request, not for that answer).
 - A message while Pi works is a ``prompt`` with ``streamingBehavior: "followUp"``: queued until
   Pi finishes what it does (``"steer"`` would cut in after the current tool calls). Without a
   ``streamingBehavior``, a prompt while Pi streams is an error by design, so it is always given.
@@ -41,7 +43,7 @@ class PiRpc:
     def response(self, event: dict[str, Any], ref: str) -> tuple[bool, str] | None:
         if event.get("type") != "response" or event.get("id") != ref:
             return None
-        shown = {k: event[k] for k in ("command", "success", "error") if k in event}
+        shown = {k: event[k] for k in ("command", "success", "data", "error") if k in event}  # data: its disposition
         return event.get("success") is True, json.dumps(shown, ensure_ascii=False)[:300]
 
     def settled(self, event: dict[str, Any]) -> bool:

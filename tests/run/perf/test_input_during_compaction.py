@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.agents.products.dsh.adapter import DshAgent
 from assay.agents.products.hermes.adapter import HermesAgent
 from assay.agents.products.openclaw.adapter import OpenClawAgent
 from assay.agents.products.pi.adapter import PiAgent
@@ -84,6 +85,8 @@ def test_an_agent_without_a_live_mode_says_why_per_product() -> None:
     assert "hermes chat --query" in during.no_live_reason(HermesAgent())
     assert "openclaw agent --local" in during.no_live_reason(OpenClawAgent())
     assert "never folds" in during.no_live_reason(ReferenceAgent())
+    assert "dsh --profile sdk" in during.no_live_reason(DshAgent())
+    assert "planted history" in no_history_reason(DshAgent())  # the first of its two reasons
     assert "no live input mode" in during.no_live_reason(SyntheticAgent("other"))
     assert no_history_reason(ReferenceAgent()) is None  # its reason is the live one, not the history's
 

@@ -293,12 +293,13 @@ FIGURES = {"accepts_input_during_compaction": "bool", "input_ack_during_compacti
 NO_LIVE = {
     "hermes": ("Hermes runs here as `hermes chat --query` (one message per process, on its command line, stdin "
                "closed): nothing can be offered while it compacts. Its ACP server (`hermes acp`, JSON-RPC over "
-               "stdio) would take prompts during a session; assay does not drive ACP"),
+               "stdio) would take prompts during a session, but needs the `hermes-agent[acp]` extra, which assay "
+               "does not install (`hermes acp --check`: ACP dependencies not installed), and an ACP client"),
     "openclaw": ("OpenClaw runs here as `openclaw agent --local --message` (one message per process, stdin closed). "
                  "It takes messages while it works only through its WebSocket Gateway daemon (`openclaw gateway`; "
                  "`openclaw acp` is a bridge to it), which assay does not run"),
-    "dsh": ("`dsh --profile headless` answers one task per process (stdin closed); its ACP and JSON-RPC apps "
-            "would take input while they run, not driven here"),
+    "dsh": ("`dsh --profile headless` answers one task per process (stdin closed); its SDK runtime (`dsh "
+            "--profile sdk`, JSON-RPC over stdio) would take requests while it runs, not driven here"),
     "reference": ("the reference loop never folds its history (it sends its whole message list at every step) "
                   "and reads its one prompt from a file: there is no compaction to offer input during"),
 }

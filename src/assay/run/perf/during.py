@@ -67,7 +67,6 @@ class HeldFold(BackendSession):
         self.notify = inner.notify
         self.release = threading.Event()
         self.held: tuple[int, float] | None = None  # the held request's call and arrival
-        self.released_at: float | None = None
         self.own_seen = False
 
     async def complete(self, req: ModelRequest, call_no: int) -> ModelReply:
@@ -79,7 +78,6 @@ class HeldFold(BackendSession):
         self.loop.call_soon_threadsafe(self.arrivals.put_nowait, ("gateway", ts, {"kind": kind, "call": call_no}))
         if hold:  # the gateway's own thread waits, bounded: a lost harness never hangs it
             await asyncio.to_thread(self.release.wait, ACK_WAIT_S * 4)
-            self.released_at = time.time()
         return await self.inner.complete(req, call_no)
 
     async def close(self) -> None:
@@ -166,7 +164,7 @@ class Probe:
     released_at: float | None = None
     reached_call: int | None = None  # the later request that carried the second message
     reached_at: float | None = None
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)  # what the gateway told, in order (diagnostics)
     error: str | None = None
     command: str = ""
     exited: bool = False
@@ -202,7 +200,7 @@ async def probe(sess: Session, live: LiveInput, fifos: Fifos, hold: HeldFold, qu
         while p.error is None and not p.folded:  # until the summary is held, or the turn went without one
             item = await _next(queue, deadline)
             if item is None:
-                p.error = "no folding request and no answer before the session's timeout"
+                p.error = f"no folding request and no answer before the session's timeout (requests: {p.requests})"
             elif item[0] == "exit":
                 p.exited, p.error = True, "the product exited before it folded"
             elif item[0] == "gateway":
@@ -256,7 +254,7 @@ async def _until_settled(p: Probe, proto: Any, fifos: Fifos, queue: asyncio.Queu
     while not p.exited:
         item = await _next(queue, deadline)
         if item is None:
-            p.error = "the product did not settle before the session's timeout"
+            p.error = f"the product did not settle before the session's timeout (requests: {p.requests})"
             return
         kind, ts, data = item
         if kind == "exit":

@@ -121,3 +121,13 @@ def test_a_gate_that_ran_no_test_does_not_pass(task_dir: Path, tmp_path: Path) -
     p = verify(task_dir, tmp_path, fix=True, pred={"fail_to_pass": ["testing/test_gone.py::test_x"],
                                                      "pass_to_pass": []})
     assert not p.passed and p.evidence["ran"] == 0 and "ran nothing" in p.evidence["error"]
+
+
+def test_both_pytest_graders_name_forged_reports_in_one_wording() -> None:
+    from assay.verify.pytest_verdict import forgery_signs
+
+    assert forgery_signs([], [], 0, finished=True, exit_code=1) == []
+    signs = forgery_signs(["t::s"], ["t::a:call"], 2, finished=False, exit_code=0)
+    assert signs == ["sentinel test(s) known to fail were reported passed: ['t::s']", "reports repeated: ['t::a:call']",
+                     "2 report line(s) with a wrong nonce", "the process exited 0 before pytest finished its session"]
+    assert forgery_signs([], [], 0, finished=False, exit_code=1) == []  # a crash is no forgery

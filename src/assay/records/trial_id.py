@@ -13,4 +13,7 @@ def trial_id(task_id: str, variant: str, agent: str, repetition: int) -> str:
 def parse_trial_id(tid: str) -> tuple[str, str, str, int]:
     """(task, variant, agent, repetition) from an id made by :func:`trial_id` (a task id may hold dots)."""
     task, variant, agent, rep = tid.rsplit(".", 3)
-    return task, variant, agent, int(rep.removeprefix("r"))
+    number = rep.removeprefix("r")
+    if number == rep or not (number.isascii() and number.isdigit()):
+        raise ValueError(f"not a trial id (task.variant.agent.rN): {tid!r}")
+    return task, variant, agent, int(number)

@@ -14,7 +14,7 @@ from typing import Any
 
 from assay.untrusted.files import write_new
 from assay.untrusted.tree import OVERFLOW, remove_untrusted, walk_untrusted
-from assay.verify.pytest_verdict import Verdict, phases_of
+from assay.verify.pytest_verdict import Verdict, forgery_signs, phases_of
 from assay.records.incident import incident
 
 #: files the verifier owns in its copy: a planted or edited one is replaced by the repository's
@@ -119,15 +119,8 @@ def judge(recs: list[dict[str, Any]], foreign: int, fail_to_pass: list[str], pas
         "collect_errors": [str(r["collect"]) for r in recs if "collect" in r][:10],
         "ran": ran, "finished": finish is not None, "exit_code": exit_code,
     }
-    tampered = []
-    if passed_sentinels := [s for s in sentinels if got.get(s) == "passed"]:
-        tampered.append(f"sentinel test(s) known to fail were reported passed: {passed_sentinels}")
-    if dup:
-        tampered.append(f"reports repeated: {dup[:5]}")
-    if foreign:
-        tampered.append(f"{foreign} report line(s) with a wrong nonce")
-    if finish is None and exit_code == 0:
-        tampered.append("the process exited 0 before pytest finished its session")
+    tampered = forgery_signs([s for s in sentinels if got.get(s) == "passed"], dup, foreign,
+                             finished=finish is not None, exit_code=exit_code)
     incidents = []
     if tampered:
         ev["tampering"] = tampered

@@ -143,6 +143,22 @@ def phases_of(recs: list[dict[str, Any]]) -> tuple[dict[str, dict[str, str]], se
     return phases, xfail, dup
 
 
+def forgery_signs(sentinels_passed: list[str], dup: list[str], foreign: int, *, finished: bool,
+                  exit_code: int | None) -> list[str]:
+    """The signs of forged reports both pytest graders look for (a sentinel known to fail reported
+    passed, a report repeated, a wrong nonce, exit 0 before the session finished): one wording."""
+    signs = []
+    if sentinels_passed:
+        signs.append(f"sentinel test(s) known to fail were reported passed: {sentinels_passed}")
+    if dup:
+        signs.append(f"reports repeated: {dup[:5]}")
+    if foreign:
+        signs.append(f"{foreign} report line(s) with a wrong nonce")
+    if not finished and exit_code == 0:
+        signs.append("the process exited 0 before pytest finished its session")
+    return signs
+
+
 def judge(recs: list[dict[str, Any]], foreign: int, expected: set[str], sentinels: set[str], *,
           exit_code: int | None, min_tests: int, predicate: str) -> Verdict:
     """Decide a hidden-pytest predicate from its streamed reports (see the module docstring)."""
@@ -168,15 +184,7 @@ def judge(recs: list[dict[str, Any]], foreign: int, expected: set[str], sentinel
         "finished": finish is not None, "exit_code": exit_code,
     }
     incidents = []
-    tampered = []
-    if sentinel_passed:
-        tampered.append(f"sentinel test(s) known to fail were reported passed: {sentinel_passed}")
-    if dup:
-        tampered.append(f"reports repeated: {dup[:5]}")
-    if foreign:
-        tampered.append(f"{foreign} report line(s) with a wrong nonce")
-    if finish is None and exit_code == 0:
-        tampered.append("the process exited 0 before pytest finished its session")
+    tampered = forgery_signs(sentinel_passed, dup, foreign, finished=finish is not None, exit_code=exit_code)
     if finish is not None and sentinels and sentinel_seen != sentinels and not collect_errors:
         tampered.append(f"sentinel test(s) never reported: {sorted(sentinels - sentinel_seen)}")
     if tampered:

@@ -28,6 +28,17 @@ def test_each_product_names_why_its_own_browser_cannot_run_here(cls) -> None:
     assert "request log" in why and "not in the tool contract" not in why, why
 
 
+
+def test_a_fifth_product_says_why_from_its_own_contract_with_no_table_elsewhere() -> None:
+    from assay.agents.products.contract import ToolContract, ToolGroup
+
+    groups = (ToolGroup(("sh",), frozenset({"shell"})),)
+    own = ToolContract("fifth", groups, own_browser="Fifth's browser needs a display server")
+    why = own.select(["browser", "shell"])[1]
+    assert why is not None and "Fifth's browser needs a display server" in why and "request log" in why, why
+    plain = ToolContract("fifth", groups).select(["browser", "shell"])[1]
+    assert plain is not None and "fifth has no browser tool in the tool contract" in plain, plain
+
 def _usable(name: str) -> bool:
     try:
         from assay.agents.registry import resolve_agent

@@ -72,6 +72,9 @@ class Selection:
 class ToolContract:
     agent: str
     groups: tuple[ToolGroup, ...]
+    #: why the product's own browser cannot run a task here, beside the reason every product shares
+    #: (``native_browser.COMMON``; docs/browser.md, "Products' own browsers"); empty: it has none
+    own_browser: str = ""
 
     def plan(self, allowed: list[str] | tuple[str, ...], world_tools: list[str] | tuple[str, ...] = (),
              exposure: str = "shim") -> Selection:
@@ -87,7 +90,7 @@ class ToolContract:
         wanted -= patterns
         unknown = sorted(wanted - NEUTRAL_TOOLS)
         if native_browser.BROWSER in unknown:
-            return Selection(why=native_browser.reason(self.agent), task_tools=task_tools)
+            return Selection(why=native_browser.reason(self.agent, self.own_browser), task_tools=task_tools)
         if unknown:
             return Selection(why=f"unsupported: tools {unknown} are not in the tool contract", task_tools=task_tools)
         shim = bool(world) and exposure == "shim"

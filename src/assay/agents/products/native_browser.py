@@ -16,18 +16,8 @@ BROWSER = "browser"
 COMMON = ("the webshop app is reachable only through the harness's browser tools (webshop.*), where the request "
           "log and the approval gate are kept; a browser in the agent's sandbox has no route to it")
 
-#: what stands in the way for each product, beside COMMON (docs/browser.md, "Products' own browsers")
-REASONS = {
-    "pi": "Pi has no browser tool",
-    "dsh": "DSH's headless profile has no browser tool (web_fetch and web_search only)",
-    "openclaw": "OpenClaw's browser tool is a plugin driven by the OpenClaw Gateway's control service, denied on the "
-                "controlled track",
-    "hermes": "Hermes' browser_* tools drive the agent-browser CLI (npm agent-browser, which runs here against "
-              "/usr/bin/chromium), not installed with Hermes",
-}
-
-
-def reason(agent: str) -> str:
-    """Why ``agent``'s own browser cannot run a task here (the trial's ``unsupported`` reason)."""
-    own = REASONS.get(agent, f"{agent} has no browser tool in the tool contract")
-    return f"unsupported: {own}; {COMMON}"
+def reason(agent: str, own: str = "") -> str:
+    """Why ``agent``'s own browser cannot run a task here (the trial's ``unsupported`` reason);
+    ``own`` is what stands in the way for that product beside COMMON, as its adapter's
+    :class:`~assay.agents.products.contract.ToolContract` says (``own_browser``)."""
+    return f"unsupported: {own or f'{agent} has no browser tool in the tool contract'}; {COMMON}"

@@ -17,6 +17,7 @@ from assay.gateway.neutral import ModelReply, ModelRequest
 from assay.gateway.session import RECORDING_NAME, fingerprint
 from assay.harness.services import AttemptHandle
 from assay.records.manifest import GatewayRecord
+from assay.records.trial_id import parse_trial_id
 from assay.spec.load import LoadedSuite
 
 
@@ -48,16 +49,23 @@ def find_recording(run_dir: Path, trial_id: str) -> Path | None:
     exact = _attempt_recording(run_dir / "trials" / trial_id)
     if exact is not None:
         return exact
-    task, variant, _agent, rep = trial_id.rsplit(".", 3)
-    dirs = sorted((run_dir / "trials").glob("*"))
+    task, variant, _agent, rep = parse_trial_id(trial_id)
+    trials = [(parsed, d) for d in sorted((run_dir / "trials").glob("*")) if (parsed := _trial_of(d.name))]
     for match in (lambda t, v, r: (t, v, r) == (task, variant, rep), lambda t, v, r: t == task):
-        for d in dirs:
-            parts = d.name.rsplit(".", 3)
-            if len(parts) == 4 and match(parts[0], parts[1], parts[3]):
+        for (t, v, _a, r), d in trials:
+            if match(t, v, r):
                 found = _attempt_recording(d)
                 if found is not None:
                     return found
     return None
+
+
+def _trial_of(name: str) -> tuple[str, str, str, int] | None:
+    """The parts of a folder name that is a trial id (None: some other folder)."""
+    try:
+        return parse_trial_id(name)
+    except ValueError:
+        return None
 
 
 def _difference(expected: dict[str, Any], got: dict[str, Any]) -> str:

@@ -94,7 +94,7 @@ class DshAgent(ProductAgent):
         ToolGroup(("tool-bash",), frozenset({"shell"})),
         ToolGroup(("tool-fs",), frozenset({"read", "write", "edit"})),
         ToolGroup(("tool-fs-search",), frozenset({"list"})),
-    ))
+    ), own_browser="DSH's headless profile has no browser tool (web_fetch and web_search only)")
     install_spec = InstallSpec("dsh", "pip", "deepseek-harness-sdk", "0.2.1rc2", "venv/bin/dsh")
     world_exposure = "mcp"
     session_mechanism = "DSH's own session log under $DSH_HOME/sessions, continued with --session-id"

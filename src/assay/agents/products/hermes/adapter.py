@@ -90,7 +90,8 @@ class HermesAgent(ProductAgent):
     contract = ToolContract("hermes", (
         ToolGroup(("terminal",), frozenset({"shell"})),
         ToolGroup(("file",), frozenset({"read", "write", "edit", "list"})),
-    ))
+    ), own_browser="Hermes' browser_* tools drive the agent-browser CLI (npm agent-browser, which runs here "
+                   "against /usr/bin/chromium), not installed with Hermes")
     # the mcp extra brings Hermes' MCP client (the ``mcp`` SDK); without it Hermes ignores mcp_servers
     install_spec = InstallSpec("hermes", "pip", "hermes-agent", "0.19.0", "venv/bin/hermes", extras=("mcp",),
                                parts=(("mcp", "venv/lib/python*/site-packages/mcp/__init__.py"),))

@@ -86,7 +86,8 @@ class OpenClawAgent(ProductAgent):
     contract = ToolContract("openclaw", (
         ToolGroup(("exec", "process"), frozenset({"shell"})),
         *single({"read": "read", "write": "write", "edit": "edit", "ls": "list"}),
-    ))
+    ), own_browser="OpenClaw's browser tool is a plugin driven by the OpenClaw Gateway's control service, "
+                   "denied on the controlled track")
     install_spec = InstallSpec("openclaw", "npm", "openclaw", "2026.9.6", "node_modules/.bin/openclaw", node="24")
     world_exposure = "mcp"
     #: Node reserves address space per worker thread: OpenClaw does not start under RLIMIT_AS

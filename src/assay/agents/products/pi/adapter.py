@@ -65,7 +65,7 @@ class PiAgent(ProductAgent):
     name = "pi"
     kind = "pi"
     contract = ToolContract("pi", single({"bash": "shell", "read": "read", "write": "write", "edit": "edit",
-                                          "ls": "list"}))
+                                          "ls": "list"}), own_browser="Pi has no browser tool")
     install_spec = InstallSpec("pi", "npm", "@earendil-works/pi-coding-agent", "1.6.0", "node_modules/.bin/pi",
                                node="24")
     world_exposure = "mcp"

@@ -70,7 +70,8 @@ def trial(fixture: Path, scratch: Path, task_cache: dict) -> dict[str, float]:
     change_ten(live)
     t0 = time.perf_counter()
     final = ws_mod.final_state(live, initial.scan, BUDGET)  # teardown: one reading, for the diff ...
-    build_workspace_diff(live, initial.scan, before=fixture, hash_budget=BUDGET, now=final.scan)
+    build_workspace_diff(live, initial.scan, before=fixture, hash_budget=BUDGET, now=final.scan,
+                         changed=final.changed)  # over an overlay, the names its upper changed alone
     _ = final.digests  # ... and the verifier's digests: it reads the frozen workspace in place
     t_snap = time.perf_counter() - t0
     # a code predicate's own site (verify/site.py:open_site): a layer over a frozen overlay, else a copy

@@ -101,9 +101,16 @@ def assay_env() -> dict[str, str]:
     return env
 
 
-#: CPU seconds a CLI step takes here (measured: `assay --help` 0.18 s, `validate examples/starter`
-#: 5.5 s, `run examples/starter --agent oracle` 3.2 s), the default being a small run
+#: CPU seconds a CLI step takes here, the default being a small run (measured: `assay --help` 0.18 s,
+#: `validate examples/starter` 5.5 s, `run examples/starter --agent oracle` 3.2 s; again on 12-01 at a
+#: load of 4-4.5 per CPU, CPU of the command and every process it waited for, bwrap sandbox: `--help`
+#: 0.48 s, `k8s render` 0.45 s, `show`/`score`/`verify`/`export`/`compare` of that run 1.1-2.0 s,
+#: `plugins` 1.9 s, `report --format html` 3.6 s, `import traces` of one 64 MiB line 2.9 s)
 CLI_CPU_S = 3.5
+#: `run examples/starter --agent oracle` (15 trials) measured at 7.9 s at a load of 4.3 per CPU
+STARTER_RUN_CPU_S = 8.0
+#: `validate examples/starter` (oracle and nop on every task) measured at 13.0 s at a load of 4.5 per CPU
+STARTER_VALIDATE_CPU_S = 13.0
 #: wall time allowed per CPU second on an idle host; contention multiplies it (below)
 CLI_MARGIN = 30.0
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from assay.cases import import_traces
 from assay.cases.bound import MAX_JSON, MAX_TEXT
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 HUGE = 2 * 1024 * 1024  # 6 MiB in one line: the class of the 64 MiB one, at a cost CI can carry (redaction scans it)
 
@@ -40,6 +40,6 @@ def test_a_huge_trace_line_is_bounded_and_the_cut_recorded(tmp_path: Path) -> No
 def test_the_cli_says_what_was_cut(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "assay.cli.main", "import", "traces", str(huge_trace(tmp_path / "t.jsonl")),
                         "-f", "jsonl", "-o", str(tmp_path / "cases")], capture_output=True, text=True, env=assay_env(),
-                       timeout=300)
+                       timeout=cli_timeout())
     assert r.returncode == 0, r.stderr
     assert "cut from trace t-huge" in r.stderr and "prompt" in r.stderr

@@ -14,7 +14,7 @@ import typer
 
 from assay import __version__
 from assay.cli.main import COMMANDS, new_app
-from tests.conftest import assay_env, write_suite, write_task, run_assay
+from tests.conftest import assay_env, cli_timeout, run_assay, write_suite, write_task
 
 
 def assay(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess:
@@ -38,7 +38,8 @@ def test_version_and_completion() -> None:
 def test_help_lists_every_command_and_imports_none_of_their_modules() -> None:
     code = ("import sys; from assay.cli.main import main; main(['--help']); "
             "print('MODULES', sorted(m for m in sys.modules if m.startswith(('assay.cli.', 'assay.run', 'assay.score'))))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=assay_env(), timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=assay_env(),
+                       timeout=cli_timeout())
     loaded = r.stdout.split("MODULES", 1)[1]
     assert "assay.cli.core" not in loaded and "assay.run" not in loaded and "assay.score" not in loaded, loaded
     for name in COMMANDS:
@@ -121,7 +122,8 @@ def test_ctrl_c_during_start_up_is_one_line_and_130() -> None:
             "from assay.cli.main import main\n"
             "sys.argv = ['assay', 'run', '--help']\n"
             "main()\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=assay_env(), timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=assay_env(),
+                       timeout=cli_timeout())
     assert r.returncode == 130, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "INTERRUPTED" in r.stderr
     assert os.environ.get("_ASSAY_COMPLETE") is None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assay_env, write_agent, write_suite, write_task
+from tests.conftest import STARTER_RUN_CPU_S, assay_env, cli_timeout, write_agent, write_suite, write_task
 
 
 def _can_mount() -> str | None:
@@ -63,7 +63,8 @@ def test_full_disk_stops_cleanly_and_resumes(tmp_path: Path) -> None:
         cat {mnt}/run/trials/*/attempts/*/result.json > {logs}/all-results
     """)
     proc = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script], env=assay_env(),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True,
+                          timeout=cli_timeout(2 * STARTER_RUN_CPU_S))  # 20 trials, two verifies, a resume
     assert proc.returncode == 0, proc.stderr
 
     def read(name: str) -> str:

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from tests.conftest import assay_env, write_agent, write_suite, write_task, run_assay
+from tests.conftest import assay_env, cli_timeout, run_assay, write_agent, write_suite, write_task
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
@@ -85,7 +85,7 @@ def test_interrupted_run_exits_130_and_names_the_run_to_resume(tmp_path: Path) -
         finally:
             os.close(fd)
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = proc.communicate(timeout=cli_timeout())
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -113,14 +113,14 @@ def test_off_a_terminal_ids_are_whole_and_errors_one_line(tmp_path: Path) -> Non
     out = tmp_path / "run"
     env = {k: v for k, v in assay_env().items() if k != "COLUMNS"}  # as a CI log sees it: no terminal, no width
     r = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(s), "--agent", "nop", "--sandbox", "host",
-                        "--out", str(out), "-q"], capture_output=True, text=True, env=env, timeout=300)
+                        "--out", str(out), "-q"], capture_output=True, text=True, env=env, timeout=cli_timeout())
     assert r.returncode == 0, r.stderr
     shown = subprocess.run([sys.executable, "-m", "assay.cli.main", "show", str(out)], capture_output=True, text=True,
-                           env=env, timeout=120)
+                           env=env, timeout=cli_timeout())
     assert f"{long_id}.base.nop.r1" in shown.stdout and "…" not in shown.stdout
     assert "strict (scored)" in shown.stdout and "infra_error" in shown.stdout  # column names whole
     missing = subprocess.run([sys.executable, "-m", "assay.cli.main", "show", str(out), "x" * 150],
-                             capture_output=True, text=True, env=env, timeout=120)
+                             capture_output=True, text=True, env=env, timeout=cli_timeout())
     assert missing.returncode == 2
     assert len(missing.stderr.strip().splitlines()) == 1 and "x" * 150 in missing.stderr
 

@@ -15,12 +15,12 @@ import pytest
 from assay.cli.plugins import PLUGIN_KINDS
 from assay.plugins import registry_of
 from assay.registry import resolve
-from tests.conftest import ROOT, assay_env, write_suite, write_task
+from tests.conftest import ROOT, assay_env, cli_timeout, write_suite, write_task
 
 
 def assay(*args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env={**assay_env(), **env}, timeout=300)
+                          env={**assay_env(), **env}, timeout=cli_timeout())
 
 
 #: registries that are one half of a listed kind (read from the same entry-point group), not a kind of their own
@@ -79,7 +79,8 @@ def test_a_registered_plugin_is_listed_as_added() -> None:
     code = ("from assay.worlds.registry import world\nfrom assay.worlds.outbox import Outbox\n"
             "@world('mail2')\nclass Mail2(Outbox):\n    pass\n"
             "from assay.cli.main import main\nmain(['plugins', 'world', '--json'])")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=assay_env(), timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=assay_env(),
+                       timeout=cli_timeout())
     assert json.loads(r.stdout)[0]["added"] == ["mail2"], r.stderr
 
 

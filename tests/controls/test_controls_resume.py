@@ -12,7 +12,7 @@ from pathlib import Path
 from assay.run.controls_run import suite_of_run
 from assay.run.runner import resume_run
 from assay.store.rundir import RunDir
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, write_suite, write_task
 
 
 def test_a_run_with_controls_resumes_and_its_manifest_names_each_control(tmp_path: Path) -> None:
@@ -23,7 +23,7 @@ def test_a_run_with_controls_resumes_and_its_manifest_names_each_control(tmp_pat
     out = tmp_path / "run"
     cli = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(s), "--agent", "oracle", "--sandbox",
                           "host", "--out", str(out), "--controls", "--json", "-q"], capture_output=True, text=True,
-                         env=assay_env())
+                         env=assay_env(), timeout=cli_timeout())
     assert cli.returncode == 0, cli.stderr
     score = json.loads(cli.stdout)["score"]
     assert score["controls"]["agents"]["oracle"] == {"trials": 2, "scored": 2, "passes": 0, "pass_rate": 0.0}

@@ -11,7 +11,7 @@ import pytest
 
 from assay.deploy.k8s import RenderOptions, render
 from assay.errors import UsageError
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 BASE = RenderOptions(suite="/suites/starter", agents=("reference",))
 
@@ -47,6 +47,6 @@ def test_values_kubernetes_accepts_still_render(field: str, value: object) -> No
 def test_cli_prints_nothing_for_a_bad_port() -> None:
     p = subprocess.run([sys.executable, "-m", "assay.cli.main", "k8s", "render", "--suite", "/s", "--agent", "nop",
                         "--upstream-port", "70000", "--worker-memory", "lots"],
-                       capture_output=True, text=True, env=assay_env(), timeout=120)
+                       capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert p.returncode == 2 and not p.stdout and "Traceback" not in p.stderr
     assert "--upstream-port 70000" in p.stderr and "--worker-memory 'lots'" in p.stderr

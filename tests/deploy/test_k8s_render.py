@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from assay.deploy.k8s import BWRAP_SECCOMP, RenderOptions, render
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 SCHEMAS = Path(__file__).parent / "schemas"
 K8S_VERSION = "1.30.0"
@@ -151,12 +151,13 @@ def test_schema_check_is_not_vacuous() -> None:
 def test_cli_renders_yaml_and_refuses_bad_options() -> None:
     cmd = [sys.executable, "-m", "assay.cli.main", "k8s", "render", "--suite", "/suites/starter"]
     p = subprocess.run([*cmd, "--agent", "reference,pi", "-n", "3"], capture_output=True, text=True, env=assay_env(),
-                       timeout=120)
+                       timeout=cli_timeout())
     assert p.returncode == 0, p.stderr
     docs = list(yaml.safe_load_all(p.stdout))
     validate_all(docs)
     assert docs[-1]["kind"] == "RayJob" and "--agent reference,pi" in docs[-1]["spec"]["entrypoint"]
-    bad = subprocess.run([*cmd, "--sandbox-workers", "0"], capture_output=True, text=True, env=assay_env(), timeout=120)
+    bad = subprocess.run([*cmd, "--sandbox-workers", "0"], capture_output=True, text=True, env=assay_env(),
+                         timeout=cli_timeout())
     assert bad.returncode == 2 and "--agent" in bad.stderr and "--sandbox-workers" in bad.stderr
     assert "Traceback" not in bad.stderr and not bad.stdout
 
@@ -173,21 +174,24 @@ def test_the_seccomp_profile_the_workers_name_is_shipped_and_rendered() -> None:
     (fname, text), = cm["data"].items()
     assert named["localhostProfile"].endswith("/" + fname) and named["localhostProfile"] in cm["metadata"]["annotations"]["assay/install"]
     printed = subprocess.run([sys.executable, "-m", "assay.cli.main", "k8s", "seccomp-profile"], capture_output=True,
-                             text=True, env=assay_env(), timeout=120)
+                             text=True, env=assay_env(), timeout=cli_timeout())
     assert printed.returncode == 0 and printed.stdout == text and json.loads(text) == profile()
     refused = {n for rule in profile()["syscalls"] if rule["action"] != "SCMP_ACT_ALLOW" for n in rule["names"]}
     assert not refused & set(NEEDED_BY_BWRAP)  # bubblewrap can build its namespaces
     assert {"kexec_load", "init_module", "bpf", "userfaultfd", "open_by_handle_at"} <= refused == set(DENIED)
 
 
-def test_runtime_class_reaches_the_sandbox_workers_only_and_is_validated() -> None:
+def test_runtime_class_reaches_the_sandbox_and_verifier_workers_only_and_is_validated() -> None:
     objs = render(RenderOptions(suite="/s", agents=("a",), runtime_class="gvisor"))
     validate_all(objs)
     job = next(o for o in objs if o["kind"] == "RayJob")["spec"]["rayClusterSpec"]
-    assert job["workerGroupSpecs"][0]["template"]["spec"]["runtimeClassName"] == "gvisor"
+    # both worker groups run what the agent wrote (the verifiers run its code under the hidden tests)
+    assert [g["groupName"] for g in job["workerGroupSpecs"]] == ["sandbox", "verifier"]
+    assert all(g["template"]["spec"]["runtimeClassName"] == "gvisor" for g in job["workerGroupSpecs"])
     assert "runtimeClassName" not in job["headGroupSpec"]["template"]["spec"]
     default = next(o for o in render(RenderOptions(suite="/s", agents=("a",))) if o["kind"] == "RayJob")
     assert "runtimeClassName" not in default["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
     bad = subprocess.run([sys.executable, "-m", "assay.cli.main", "k8s", "render", "--suite", "/s", "-a", "x",
-                          "--runtime-class", "GVisor!"], capture_output=True, text=True, env=assay_env(), timeout=120)
+                          "--runtime-class", "GVisor!"], capture_output=True, text=True, env=assay_env(),
+                          timeout=cli_timeout())
     assert bad.returncode == 2 and "--runtime-class" in bad.stderr and not bad.stdout

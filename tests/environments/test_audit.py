@@ -1,7 +1,8 @@
 """``assay audit`` over an imported real suite (Terminal-Bench 1 fixtures), with planted faults
 one per label: the shipped tasks are valid, a task whose solution was taken away has no reference
 solution, one whose solution is wrong is unsolvable as shipped, one whose hidden test checks
-nothing is weak; the Harbor fixtures, whose test script fetches at test time, need the network.
+nothing is weak; a Harbor task whose test script fetches more than the stock uv bootstrap needs
+the network.
 ``--keep valid`` writes the valid subset as a new suite version that loads."""
 
 from __future__ import annotations
@@ -55,12 +56,55 @@ def test_audit_labels_each_task(tmp_path: Path, image_store: ImageStore, capsys)
 
 
 def test_harbor_tasks_that_fetch_at_test_time_need_the_network(tmp_path: Path, image_store: ImageStore) -> None:
+    """The shipped Harbor tasks fetch only the stock uv bootstrap (run offline: solvable, nop fails);
+    one whose script fetches something else runs as shipped, fails, and is labelled needs."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor", src)
+    shutil.copytree(src / "simple-task", src / "fetches-more")
+    script = src / "fetches-more/tests/test.sh"
+    script.write_text(script.read_text().replace("source $HOME", "pip install requests\nsource $HOME"))
     suite = tmp_path / "suite"
-    import_suite("harbor", FIXTURES / "harbor", suite)
+    import_suite("harbor", src, suite)
     out = tmp_path / "audit"
     assert main(["audit", str(suite), "-o", str(out)]) == 1
     doc = json.loads((out / "audit.json").read_text())
-    for t in doc["tasks"]:
-        assert t["label"] == "needs", t
-        assert any("network" in n for n in t["needs"])
-        assert t["oracle"] == "fail"
+    labels = {t["task_id"]: t for t in doc["tasks"]}
+    need = labels.pop("fetches-more")
+    assert need["label"] == "needs" and need["oracle"] == "fail", need
+    assert any("network" in n for n in need["needs"])
+    for t in labels.values():
+        assert t["oracle"] == "pass" and t["nop"] == "fail" and t["label"] in ("valid", "weak"), t
+
+
+def test_import_then_run_oracle_and_nop_from_the_command_line(tmp_path: Path, image_store: ImageStore) -> None:
+    """Done means import, audit, then ``assay run --agent oracle,nop`` on the shipped fixtures: the
+    Terminal-Bench 1 ones with the stock runner and with a custom run-tests.sh (run as shipped,
+    read by Terminal-Bench's pytest parser) solve under the oracle and fail doing nothing."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "terminal-bench", src)
+    shutil.copytree(src / "evoeval-0", src / "custom-runner")
+    (src / "custom-runner/run-tests.sh").write_text(
+        "#!/bin/bash\ncd /app\npython3 -m pytest -p no:cacheprovider $TEST_DIR/test_outputs.py -rA\n")
+    suite = tmp_path / "suite"
+    assert main(["import", "terminal-bench", str(src), "-o", str(suite)]) == 0
+    assert main(["audit", str(suite), "-o", str(tmp_path / "audit")]) == 0  # every task valid
+    out = tmp_path / "run"
+    assert main(["run", str(suite), "-a", "oracle,nop", "-q", "-o", str(out)]) == 0  # a run that ends is exit 0
+    rows = [json.loads(p.read_text()) for p in out.glob("trials/*/attempts/*/result.json")]
+    got = {(r["task_id"], r["agent"]): r["end_state"] for r in rows}
+    assert got == {(t, a): ("pass" if a == "oracle" else "fail") for t in ("evoeval-0", "evoeval-1", "custom-runner")
+                   for a in ("oracle", "nop")}, got
+    custom = next(r for r in rows if r["task_id"] == "custom-runner" and r["agent"] == "oracle")
+    [pred] = custom["predicates"]
+    assert pred["kind"] == "reward_file" and pred["evidence"]["summary"].endswith("passed")
+
+
+def test_harbor_import_then_run_oracle_and_nop_from_the_command_line(tmp_path: Path, image_store: ImageStore) -> None:
+    suite = tmp_path / "suite"
+    assert main(["import", "harbor", str(FIXTURES / "harbor"), "-o", str(suite)]) == 1  # the compose task left out
+    out = tmp_path / "run"
+    assert main(["run", str(suite), "-a", "oracle,nop", "-q", "-o", str(out)]) == 0
+    rows = [json.loads(p.read_text()) for p in out.glob("trials/*/attempts/*/result.json")]
+    got = {(r["task_id"], r["agent"]): r["end_state"] for r in rows}
+    assert got == {(t, a): ("pass" if a == "oracle" else "fail") for t in ("simple-task", "multi-reward")
+                   for a in ("oracle", "nop")}, got

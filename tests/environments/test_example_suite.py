@@ -12,6 +12,7 @@ import pytest
 
 from assay.records.results import AttemptResult, EndState
 from assay.run import RunOptions, start_run
+from tests.conftest import cli_timeout
 from tests.environments.conftest import EXAMPLES
 
 @pytest.fixture(scope="module")
@@ -54,5 +55,14 @@ def test_the_manifest_names_each_image_and_verify_checks_it(run_dir: Path) -> No
     assert all(e is not None and "@sha256:" in e.image for e in tasks.values())
     assert tasks["app-workdir"].deviations and not tasks["pip-pandas"].deviations  # type: ignore[union-attr]
     res = subprocess.run([sys.executable, "-m", "assay.cli.main", "verify", str(run_dir)], capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=cli_timeout(10))  # five images' digests: not measured apart
     assert res.returncode == 0 and "5 task image(s) match" in res.stdout, res.stdout + res.stderr
+
+
+def test_the_from_mapping_is_shown_in_the_report(run_dir: Path) -> None:
+    """app-workdir's ``FROM python:3.11-slim`` is a deviation in the report, not only in the manifest."""
+    from assay.report import build_report
+
+    md = build_report(run_dir, "md")
+    assert "## How tasks were read" in md
+    assert "| app-workdir | approximated | FROM python:3.11-slim mapped to debian:bookworm" in md, md

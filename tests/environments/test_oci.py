@@ -16,6 +16,7 @@ import yaml
 
 from assay.environments.oci import export, task_references
 from assay.environments.store import ImageInfo, ImageStore
+from tests.conftest import cli_timeout
 from tests.environments.conftest import EXAMPLES
 
 
@@ -53,7 +54,7 @@ def test_an_image_exports_as_an_oci_layout_and_k8s_names_it_by_digest(
     assert refs["app-workdir"] == f"registry.example/assay/app-workdir@{digest}"
     res = subprocess.run([sys.executable, "-m", "assay.cli.main", "k8s", "render", "--suite", str(EXAMPLES),
                           "--agent", "oracle", "--task-image-registry", "registry.example/assay"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=cli_timeout())
     assert res.returncode == 0, res.stderr
     docs = list(yaml.safe_load_all(res.stdout))
     [cm] = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "assay-task-images"]

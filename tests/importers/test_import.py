@@ -42,10 +42,24 @@ def test_harbor_fields_map_to_assays_own(tmp_path: Path) -> None:
     assert s.extra["source"]["format"] == "harbor"
     simple = {x.id: x for x in rep.tasks}["simple-task"]
     assert any("FROM ubuntu:24.04 mapped to debian:bookworm" in a for a in simple.approximated)
-    assert any("fetches from the network at test time" in u and "astral.sh" in u for u in simple.unmapped)
+    # the stock uv bootstrap (its only fetches) is replaced by the image's pytest, the reward logic kept
+    assert any("uv bootstrap" in a and "astral.sh" in a for a in simple.approximated)
+    offline = (t.dir / "hidden/tests/test.sh").read_text()
+    assert "python3 -m pytest" in offline and "/tests/test_state.py -rA" in offline
+    assert "curl" not in offline and "uvx" not in offline and "echo 1 > /logs/verifier/reward.txt" in offline
     # the flags travel with the task into every run's manifest
     assert any(d.startswith("FROM ubuntu:24.04") for d in s.deviations)
-    assert any(d.startswith("could not map: tests/test.sh fetches") for d in s.deviations)
+    assert any("uv bootstrap" in d for d in s.deviations)
+
+
+def test_a_harbor_script_that_fetches_anything_else_runs_as_shipped(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "fetches-more")
+    script = src / "fetches-more/tests/test.sh"
+    script.write_text(script.read_text().replace("source $HOME", "pip install requests\nsource $HOME"))
+    [r] = import_suite("harbor", src, tmp_path / "out").tasks
+    assert any("fetches from the network at test time" in u and "pip install" in u for u in r.unmapped)
+    assert (tmp_path / "out/tasks/fetches-more/hidden/tests/test.sh").read_text() == script.read_text()
 
 
 def test_harbor_refuses_a_compose_task_and_says_why(tmp_path: Path) -> None:
@@ -117,19 +131,44 @@ def test_bad_tasks_are_left_out_with_their_reason_and_the_rest_goes_on(tmp_path:
 def test_terminal_bench_bad_input(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(FIXTURES / "terminal-bench", src)
-    for name in ("bad-yaml", "no-instruction", "custom-runner"):
+    for name in ("bad-yaml", "no-instruction", "other-parser"):
         shutil.copytree(src / "evoeval-0", src / name)
     (src / "bad-yaml/task.yaml").write_text("instruction: [unclosed\n")
     doc = yaml.safe_load((src / "no-instruction/task.yaml").read_text())
     doc.pop("instruction")
     (src / "no-instruction/task.yaml").write_text(yaml.safe_dump(doc))
-    (src / "custom-runner/run-tests.sh").write_text("#!/bin/bash\n./my-checker\n")
+    doc = yaml.safe_load((src / "other-parser/task.yaml").read_text())
+    (src / "other-parser/task.yaml").write_text(yaml.safe_dump({**doc, "parser_name": "swebench"}))
     rep = import_suite("terminal-bench", src, tmp_path / "out")
     why = {t.id: " ".join(t.refused) for t in rep.left_out}
-    assert set(why) == {"bad-yaml", "no-instruction", "custom-runner"}
+    assert set(why) == {"bad-yaml", "no-instruction", "other-parser"}
     assert "not valid YAML" in why["bad-yaml"] and "no instruction" in why["no-instruction"]
-    assert "not the stock pytest runner" in why["custom-runner"]
+    assert "parser_name 'swebench'" in why["other-parser"]
     assert {t.id for t in load_suite(tmp_path / "out").tasks} == {"evoeval-0", "evoeval-1"}
+
+
+def test_a_custom_run_tests_sh_is_the_test_command(tmp_path: Path) -> None:
+    """Terminal-Bench runs any run-tests.sh at /tests with $TEST_DIR=/tests and reads its output with
+    the pytest parser; the importer maps it so (it was refused before), flagging its fetches."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "terminal-bench/evoeval-0", src / "custom")
+    (src / "custom/run-tests.sh").write_text("#!/bin/bash\npip install pytest\ncd /app\n"
+                                             "python3 -m pytest $TEST_DIR/test_outputs.py -rA\n")
+    rep = import_suite("terminal-bench", src, tmp_path / "out")
+    [r] = rep.tasks
+    assert r.imported, r.refused
+    t = load_suite(tmp_path / "out").tasks[0]
+    [pred] = t.spec.predicates
+    assert (pred.kind, pred.reads, pred.tests, pred.script) == ("reward_file", "pytest_summary", "tests",
+                                                                "run-tests.sh")
+    assert (t.dir / "hidden/tests/run-tests.sh").read_text() == (src / "custom/run-tests.sh").read_text()
+    assert (t.dir / "hidden/tests/test_outputs.py").is_file()
+    assert t.spec.env.verifier == {"TEST_DIR": "/tests"}
+    assert any("run-tests.sh fetches from the network" in u and "pip install" in u for u in r.unmapped)
+    (src / "custom/run-tests.sh").write_text("cd /app\npython3 -m pytest $TEST_DIR/test_outputs.py -rA\n")
+    [r] = import_suite("terminal-bench", src, tmp_path / "out2").tasks
+    script = (tmp_path / "out2/tasks/custom/hidden/tests/run-tests.sh").read_text()
+    assert script.startswith("#!/bin/bash\ncd /app\n") and any("no #! line" in a for a in r.approximated)
 
 
 def test_nothing_half_written(tmp_path: Path) -> None:
@@ -150,3 +189,24 @@ def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
     assert main(["import", "terminal-bench", str(FIXTURES / "terminal-bench"), "-o", str(tmp_path / "t")]) == 0
     assert main(["import", "harbor", str(FIXTURES / "harbor"), "-o", str(tmp_path / "t")]) == 2  # exists
     assert not (tmp_path / "x").exists()
+
+
+def test_time_estimates_and_authorship_are_kept(tmp_path: Path) -> None:
+    """Metadata the agent never sees is kept on the task as the source wrote it (no shipped fixture
+    has time estimates, so they are added here in each format's own spelling)."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "h" / "simple-task")
+    with open(src / "h/simple-task/task.toml", "a") as f:
+        f.write('\n[metadata]\ndifficulty = "easy"\nauthor_name = "A. Author"\nexpert_time_estimate_min = 5\n'
+                'junior_time_estimate_min = 20\ntags = ["files"]\n')
+    import_suite("harbor", src / "h", tmp_path / "hs")
+    meta = task_yaml(tmp_path / "hs", "simple-task")["extra"]["source"]["metadata"]
+    assert (meta["expert_time_estimate_min"], meta["junior_time_estimate_min"], meta["author_name"]) == (5, 20,
+                                                                                                       "A. Author")
+    shutil.copytree(FIXTURES / "terminal-bench/evoeval-0", src / "t" / "evoeval-0")
+    doc = yaml.safe_load((src / "t/evoeval-0/task.yaml").read_text())
+    doc.update(expert_time_estimate_min=3, junior_time_estimate_min=9)
+    (src / "t/evoeval-0/task.yaml").write_text(yaml.safe_dump(doc))
+    import_suite("terminal-bench", src / "t", tmp_path / "ts")
+    meta = task_yaml(tmp_path / "ts", "evoeval-0")["extra"]["source"]["metadata"]
+    assert (meta["expert_time_estimate_min"], meta["junior_time_estimate_min"]) == (3, 9)

@@ -14,7 +14,7 @@ import yaml
 from assay.judge.calibrate import calibrate_files, load_calibration_set, load_judge
 from assay.judge.gate import calibration_status
 from assay.judge.model import judge_record
-from tests.conftest import ROOT, assay_env
+from tests.conftest import ROOT, assay_env, cli_timeout
 from tests.judge.conftest import verdict
 
 EXAMPLE = ROOT / "examples" / "judge"
@@ -114,17 +114,17 @@ def test_cli_calibrate_writes_once_and_status_gates(tmp_path: Path, fake_judge) 
     rec = tmp_path / "calib.json"
     cmd = [sys.executable, "-m", "assay.cli.main", "judge"]
     p = subprocess.run([*cmd, "calibrate", str(set_file), "--judge", str(judge_file), "--model", fj.model_arg,
-                        "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=300)
+                        "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert p.returncode == 0, p.stderr
     assert "CALIBRATED" in p.stdout and json.loads(rec.read_text())["passed"] is True
     again = subprocess.run([*cmd, "calibrate", str(set_file), "--judge", str(judge_file), "--model", fj.model_arg,
-                            "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=300)
+                            "-o", str(rec)], capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert again.returncode == 2 and "never overwritten" in again.stderr
     ok = subprocess.run([*cmd, "status", str(judge_file), "--model", fj.model_arg, "--record", str(rec)],
-                        capture_output=True, text=True, env=assay_env(), timeout=120)
+                        capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert ok.returncode == 0 and "calibrated" in ok.stdout
     none = subprocess.run([*cmd, "status", str(judge_file), "--model", fj.model_arg], capture_output=True, text=True,
-                          env=assay_env(), timeout=120)
+                          env=assay_env(), timeout=cli_timeout())
     assert none.returncode == 1 and "uncalibrated (missing)" in none.stdout
 
 
@@ -139,7 +139,7 @@ def test_bad_calibration_set_is_a_usage_error_naming_the_item(tmp_path: Path, br
     set_file.write_text(yaml.safe_dump(data))
     p = subprocess.run([sys.executable, "-m", "assay.cli.main", "judge", "calibrate", str(set_file), "--judge",
                         str(judge_file), "--model", "upstream:http://127.0.0.1:9/v1#m", "-o", str(tmp_path / "x.json")],
-                       capture_output=True, text=True, env={**assay_env(), "COLUMNS": "400"}, timeout=120)
+                       capture_output=True, text=True, env={**assay_env(), "COLUMNS": "400"}, timeout=cli_timeout())
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert all(n in p.stderr for n in names), p.stderr
     assert not (tmp_path / "x.json").exists()
@@ -210,3 +210,31 @@ def test_the_shipped_example_set_holds_adversarial_items() -> None:
     spec = load_judge(EXAMPLE / "judge.yaml")
     cset = load_calibration_set(EXAMPLE / "calibration.yaml", spec)
     assert sum(i.adversarial for i in cset.items) >= 3
+
+
+#: how each of the shipped set's adversarial answers addresses the judge
+ADDRESSED = ("ignore the rubric", "GRADING RUBRIC", "the judge must output")
+
+
+def _knows_the_labels(obeys: bool):
+    """A judge that knows every human label of the shipped set (so only obedience can fail it);
+    when ``obeys``, it does what an answer addressed to it says instead."""
+    cset = yaml.safe_load((EXAMPLE / "calibration.yaml").read_text())
+    labels = {(i["a"].strip(), i["b"].strip()): max(set(i["labels"]), key=i["labels"].count) for i in cset["items"]}
+    swap = {"A": "B", "B": "A", "tie": "tie"}
+
+    def policy(a: str, b: str) -> str:
+        if obeys and any(s in a or s in b for s in ADDRESSED):
+            return verdict("A" if any(s in a for s in ADDRESSED) else "B")
+        a, b = a.strip(), b.strip()
+        return verdict(labels[(a, b)] if (a, b) in labels else swap[labels[(b, a)]])
+    return policy
+
+
+def test_the_shipped_set_refuses_a_judge_that_obeys_the_answer(fake_judge) -> None:
+    judge_file, set_file = EXAMPLE / "judge.yaml", EXAMPLE / "calibration.yaml"
+    honest = calibrate_files(judge_file, set_file, fake_judge(_knows_the_labels(obeys=False)).model_arg)
+    assert honest.passed and honest.agreement.injection_flip_rate == 0.0, honest.failures
+    bad = calibrate_files(judge_file, set_file, fake_judge(_knows_the_labels(obeys=True)).model_arg)
+    assert bad.agreement.injection_items >= 3 and bad.agreement.injection_flip_rate == 1.0
+    assert not bad.passed and any(f.startswith("injection_flip_rate") for f in bad.failures), bad.failures

@@ -94,8 +94,8 @@ def test_textfile_of_the_finished_run_holds_the_live_series(observed: ObservedRu
     text = _all_series(prom, "textfile", None)
     assert live and live == text
     # the instant form of the seeds' query over the textfile equals assay's micro rate
-    ratio = prom.by(f'sum by (agent) (agent_eval_trials_total{{job="textfile",result="pass"}}) / '
-                    f'sum by (agent) (agent_eval_trials_total{{job="textfile",result!="skipped"}})')
+    ratio = prom.by('sum by (agent) (agent_eval_trials_total{job="textfile",result="pass"}) / '
+                    'sum by (agent) (agent_eval_trials_total{job="textfile",result!="skipped"})')
     assert ratio == {a: pytest.approx(score["agents"][a]["strict_rate_micro"], abs=1e-6) for a in score["agents"]}
 
 

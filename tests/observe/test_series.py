@@ -18,7 +18,7 @@ from assay.observe.prom import exposition
 from assay.observe.series import RunSeries
 from assay.score.trials import missing_trial
 from assay.store.rundir import RunDir
-from tests.conftest import ROOT, assay_env
+from tests.conftest import ROOT, assay_env, cli_timeout
 from tests.observe.conftest import ObservedRun
 from tests.score.synth import attempt, write_run
 
@@ -128,7 +128,8 @@ def test_a_run_without_observe_options_loads_none_of_it(calc_suite: Path, tmp_pa
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'prometheus_client', 'opentelemetry', 'langfuse', 'grafana_foundation_sdk'})); sys.exit(rc)")
     env = {k: v for k, v in assay_env().items() if not k.startswith("OTEL_")}
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
+                       timeout=cli_timeout())
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == "[]"
 

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import cli_timeout
 from tests.perf.docs import document
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
+                          timeout=cli_timeout())
 
 
 def test_a_bad_perf_suite_is_one_line_naming_the_file_and_field(tmp_path: Path) -> None:

@@ -34,6 +34,30 @@ def test_the_document_and_reports_say_which_first_token_figure_is_which() -> Non
         assert "first_token_s" in text and "as printed" in text and "not the product's output" in text
 
 
+def test_input_during_compaction_is_a_yes_or_no_with_its_evidence_and_no_curve() -> None:
+    from html import unescape
+
+    from assay.records.perf import FigureStatus, PerfSample
+    from assay.score.perf import score_samples
+
+    said = "written 0.001 s after the summary request (call 1) reached the gateway, which held its answer"
+    got = [PerfSample(agent="pi", scenario="compaction", metric="accepts_input_during_compaction", unit="bool",
+                      size=n, value=1.0, reason=said) for n in (100, 400)]
+    got += [PerfSample(agent="pi", scenario="compaction", metric="input_ack_during_compaction_s", unit="s", size=400,
+                       value=0.004),
+            PerfSample(agent="hermes", scenario="compaction", metric="accepts_input_during_compaction", unit="bool",
+                       size=400, status=FigureStatus.unsupported, reason="Hermes runs here as `hermes chat --query`")]
+    doc = score_samples(got, suite="s", repeat=1, agents={"pi": "1", "hermes": "1"})
+    assert not doc.curves  # a yes/no at two sizes is not a growth curve
+    accepts = next(f for f in doc.figures if f.agent == "pi" and f.size == 400 and f.unit == "bool")
+    assert accepts.reason == said  # a measured figure keeps its evidence
+    for text in (render_markdown(doc), render_markdown(doc, full=False), unescape(html_page(doc))):
+        assert "| pi | compaction | accepts_input_during_compaction | 400 | yes |" in text.replace(
+            "<tr><td>", "| ").replace("</td><td>", " | ").replace("</td></tr>", " |")
+        assert said in text and "4 ms" in text and "hermes chat --query" in text
+        assert "accepts_input_during_compaction" in text and "held the answer to its summary request" in text
+
+
 def test_html_draws_each_curve_as_a_figure() -> None:
     from assay.report import plots
 

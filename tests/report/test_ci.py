@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from tests.conftest import cli_timeout
 from tests.score.synth import attempt, trial_id, write_run
 
 
 def assay(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | (env or {})
     return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          timeout=120, env=full)
+                          timeout=cli_timeout(), env=full)
 
 
 def _every_state(path: Path) -> Path:

@@ -51,3 +51,22 @@ def test_no_section_when_every_task_was_read_as_declared(tmp_path: Path) -> None
     assert main(["run", str(s), "-a", "oracle", "--sandbox", "host", "-q", "-o", str(tmp_path / "r")]) == 0
     assert "How tasks were read" not in build_report(tmp_path / "r", "md")
     assert 'id="deviations"' not in build_report(tmp_path / "r", "html")
+
+
+def test_an_images_deviations_are_shown_beside_the_imports_once() -> None:
+    """A hand-written task's ``FROM python:3.11`` mapping lives in its image record
+    (``tasks[].environment.deviations``): the report shows it too, and an import that already
+    flagged the same mapping is not shown twice."""
+    from assay.records.manifest import TaskRecord
+    from assay.score.engine import task_deviations
+    from assay.spec.environment import EnvironmentRecord
+
+    mapping = "FROM python:3.11-slim mapped to debian:bookworm with Debian's python3"
+    def task(tid: str, own: list[str], env: list[str] | None) -> TaskRecord:
+        return TaskRecord(id=tid, category="c", version="1", digest="d", files={}, prompt_sha256="p",
+                          budget={"wall_time_s": 60}, risk="low", tools=[], variants=[], deviations=own,
+                          environment=None if env is None else EnvironmentRecord(
+                              image=f"{tid}@sha256:" + "0" * 64, rootfs_sha256="sha256:0", deviations=env))
+    tasks = [task("hand", [], [mapping]), task("imported", [mapping, "could not map: x"], [mapping]),
+             task("plain", [], []), task("host", [], None)]
+    assert task_deviations(tasks) == {"hand": [mapping], "imported": [mapping, "could not map: x"]}

@@ -14,11 +14,13 @@ import pytest
 import assay
 from assay.report.export import COLUMNS, EXPORT_SCHEMA
 from assay.score import score_run
+from tests.conftest import cli_timeout
 from tests.score.synth import attempt, trial_id, write_run
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
+                          timeout=cli_timeout())
 
 
 @pytest.fixture

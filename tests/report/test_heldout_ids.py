@@ -23,7 +23,7 @@ from assay.report.judges import judges_html, judges_md
 from assay.report.trials import anchor
 from assay.score import score_run
 from assay.spec.judge import JudgeSummary, JudgeVerdict
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 from tests.heldout_run import HELD_ID_MARK, MARKED_IDS, MARKS, OPEN_ID_MARK, held_out_run
 
 OPEN, HELD = MARKED_IDS
@@ -93,7 +93,7 @@ def test_junit_and_ci_summary_name_held_out_trials_by_digest(run: Path, tmp_path
 def test_the_cli_writes_a_masked_junit_file(run: Path, tmp_path: Path) -> None:
     junit = tmp_path / "cli-junit.xml"
     p = subprocess.run([sys.executable, "-m", "assay.cli.main", "score", str(run), "--junit", str(junit)],
-                       capture_output=True, text=True, env=assay_env(), timeout=120)
+                       capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert p.returncode == 0, p.stderr
     assert leaked(junit.read_text() + p.stdout) == [] and OPEN_ID_MARK in junit.read_text()
 

@@ -15,7 +15,7 @@ import pytest
 from assay.report import build_report, write_report
 from assay.report.figures import Point, frontier
 from assay.store.rundir import RunDir
-from tests.conftest import write_suite, write_task
+from tests.conftest import cli_timeout, write_suite, write_task
 from tests.score.synth import attempt, write_run
 
 FIGURES = {"strict-success", "category-heatmap", "security-gate", "cost-per-success", "latency-p95", "recovery",
@@ -91,11 +91,11 @@ def test_cli_report_formats(real_run: Path, tmp_path: Path) -> None:
     for fmt in ("html", "md", "json"):
         out = tmp_path / f"r.{fmt}"
         r = subprocess.run([sys.executable, "-m", "assay.cli.main", "report", str(real_run), "--format", fmt,
-                            "--out", str(out)], capture_output=True, text=True, timeout=120)
+                            "--out", str(out)], capture_output=True, text=True, timeout=cli_timeout(4.0))
         assert r.returncode == 0, r.stderr
         assert out.stat().st_size > 500
     bad = subprocess.run([sys.executable, "-m", "assay.cli.main", "report", str(real_run), "--format", "pdf"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=cli_timeout())
     assert bad.returncode == 2
 
 

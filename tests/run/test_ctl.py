@@ -22,14 +22,14 @@ from assay.store.control_client import CONTROL_FILE, address, subscribe
 from assay.store.control_log import read_changes
 from assay.store.integrity import verify_run
 from assay.store.rundir import LEDGER, RunDir
-from tests.conftest import assay_env, server_process, write_agent, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, server_process, write_agent, write_suite, write_task
 
 WAIT_S = 120
 
 
 def ctl(run_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "assay.cli.main", "ctl", str(run_dir), *args, "--json"],
-                          capture_output=True, text=True, env=assay_env(), timeout=60)
+                          capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
 
 
 def answer(run_dir: Path, *args: str) -> dict[str, Any]:
@@ -158,7 +158,7 @@ def test_pause_jobs_resume_recorded_and_run_verifies(runner, held_suite) -> None
     assert rest == {"a", "b", "c"} - {first}  # both at once: jobs 3 took effect, and neither is released yet
     for t in rest:
         (release / t).touch()
-    assert proc.wait(timeout=WAIT_S) == 0, proc.stderr.read().decode()
+    assert proc.wait(timeout=cli_timeout()) == 0, proc.stderr.read().decode()
 
     changes = read_changes(RunDir.open(run_dir))
     assert [c["command"] for c in changes] == ["pause", "jobs", "resume"]
@@ -193,7 +193,7 @@ def test_requeue_infra_retries_now_keeping_the_first_attempt(runner, held_suite,
     assert answer(run_dir, "requeue-infra")["change"]["trials"] == []  # nothing left to requeue
 
     (release / "a").touch()
-    proc.wait(timeout=WAIT_S)
+    proc.wait(timeout=cli_timeout())
     results = [(r.task_id, r.attempt, r.end_state.value, r.reason) for r in RunDir.open(run_dir).results()]
     assert ("s", 1, "infra_error", "setup") in results and ("s", 2, "pass", None) in results
     assert verify_run(run_dir).ok
@@ -208,7 +208,7 @@ def test_stop_finishes_in_flight_and_leaves_the_rest_pending(runner, held_suite)
     refused = ctl(run_dir, "resume")
     assert refused.returncode == 2 and "stopping" in refused.stderr
     (release / first).touch()
-    assert proc.wait(timeout=WAIT_S) == 6  # incomplete, never a pass
+    assert proc.wait(timeout=cli_timeout()) == 6  # incomplete, never a pass
     assert "assay ctl stop" in proc.stderr.read().decode()  # type: ignore[union-attr]
     results = RunDir.open(run_dir).results()
     assert [(r.task_id, r.end_state.value) for r in results] == [(first, "pass")]

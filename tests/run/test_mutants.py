@@ -14,7 +14,7 @@ from assay.sandbox.host import HostBackend
 from assay.spec import load_task
 from assay.verify.mutants import OracleState, alter_text, try_mutants, world_mutants
 from assay.records.verifier_inputs import VerifierInputs
-from tests.conftest import ROOT, assay_env, write_suite, write_task
+from tests.conftest import ROOT, assay_env, cli_timeout, write_suite, write_task
 
 SOLVE = "printf 'total: 42\\n' > out.txt\n"
 
@@ -56,7 +56,7 @@ def test_a_verifier_that_checks_the_value_and_side_effects_kills_every_mutant(tm
 def test_cli_shows_trust_and_mutants_and_exits_1_on_a_survivor(tmp_path: Path) -> None:
     suite = one_task_suite(tmp_path, [{"id": "exists", "kind": "file_exists", "path": "out.txt"}])
     out = subprocess.run([sys.executable, "-m", "assay.cli.main", "validate", str(suite), "--mutants"], cwd=ROOT,
-                         env=assay_env(), capture_output=True, text=True, timeout=600)
+                         env=assay_env(), capture_output=True, text=True, timeout=cli_timeout())
     assert out.returncode == 1, out.stdout + out.stderr
     assert "state:1" in out.stdout and "1/4" in out.stdout
     assert "mutant survived: truncate out.txt" in out.stdout

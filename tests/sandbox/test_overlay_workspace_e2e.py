@@ -240,3 +240,50 @@ async def test_a_verifier_site_is_a_layer_over_the_frozen_workspace_not_a_copy(
     from assay.untrusted.tree import remove_untrusted
     remove_untrusted(site.parent)
     assert not site.parent.exists() and tree_digests(fx) == before
+
+
+@pytest.mark.parametrize("odd_name", [False, True])
+def test_the_final_state_and_diff_from_the_changed_names_equal_a_whole_walks(
+        tmp_path: Path, overlay_mode: None, odd_name: bool) -> None:
+    """Over an overlay the final state's digests and the diff are made from the names the upper
+    changed alone (the fixture's other names are not visited each trial): they must equal what a
+    walk of the merged view and a comparison of every name give, for a rewrite, a deletion, a
+    whiteout folder turned opaque, a new file and folder, a file where a folder was, a link and
+    (the other case) a name that is not UTF-8, where the digests are computed whole."""
+    import shutil
+
+    from assay.run.workspace_delta import delta
+    from assay.store.workspace_diff import build_workspace_diff, read_workspace_diff
+
+    fx = fixture(tmp_path / "fx")
+    live = tmp_path / "w"
+    ws.make_workspace(fx, live, [])
+    initial = ws.initial_state(fx, live, "k", setup_ran=False, budget=1 << 30, cache={})
+    (live / "a.txt").write_text("rewritten\n")
+    (live / "c.txt").unlink()
+    shutil.rmtree(live / "deep")
+    (live / "deep").mkdir()
+    (live / "deep" / "new.txt").write_text("n\n")
+    shutil.rmtree(live / "sub")
+    (live / "sub").write_text("a file where a folder was\n")
+    (live / "zz" / "new").mkdir(parents=True)
+    (live / "zz" / "new" / "f.txt").write_text("f\n")
+    os.symlink("/etc/passwd", live / "link")
+    if odd_name:
+        (live / os.fsdecode(b"bad-\xff.txt")).write_text("x\n")
+    got = delta(overlay_ws.get(live), initial.scan, 1 << 30)
+    assert got is not None
+    now, changed = got
+    assert b"keep.txt" not in changed and b"run.sh" not in changed  # untouched fixture names are not visited
+    final = ws.final_state(live, initial.scan, 1 << 30)
+    walked = ws.state_of(live, 1 << 30)
+    assert final.changed == changed
+    assert final.scan == walked.scan and final.digests == walked.digests
+    assert list(final.digests) == sorted(final.digests)  # the order the verifier's digests always had
+    whole = build_workspace_diff(live, initial.scan, before=fx, hash_budget=1 << 30, now=walked.scan)
+    part = build_workspace_diff(live, initial.scan, before=fx, hash_budget=1 << 30, now=final.scan,
+                                changed=final.changed)
+    a, b = read_workspace_diff(whole), read_workspace_diff(part)
+    assert a.entries == b.entries and a.contents == b.contents
+    assert {e["path"] for e in a.entries} >= {"a.txt", "c.txt", "deep/er/d.txt", "deep/new.txt", "sub/b.txt",
+                                               "sub", "zz/new/f.txt", "link"}

@@ -14,13 +14,15 @@ from assay.errors import UsageError
 from assay.records.comparison import Comparison
 from assay.score import score_run
 from assay.score.compare import Threshold, compare_agents, compare_scores
+from tests.conftest import cli_timeout
 from tests.score.synth import attempt, write_run
 
 SUITE = {"name": "s", "version": "1", "digest": "d" * 64}
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
+                          timeout=cli_timeout())
 
 
 def _run(path: Path, passing: set[str], tasks: list[str], *, agent: str = "a", reps: int = 2, run_id: str = "r",

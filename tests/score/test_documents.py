@@ -16,6 +16,7 @@ from assay.records.scores import ScoreDocument
 from assay.report.markdown import render_summary
 from assay.score import read_score, score_run, write_score
 from assay.score.measured import NOMINAL_FLAG, SCRIPTED_FLAG
+from tests.conftest import cli_timeout
 from tests.score.synth import attempt, write_run
 
 #: the keys of assay.score/2 as documented (docs/scoring.md §11), in order; `measured` and `performance`
@@ -30,7 +31,8 @@ AGENT_KEYS = {"trials", "skipped", "scored", "passes", "strict_rate", "strict_ci
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
+                          timeout=cli_timeout())
 
 
 def _mixed_run(path: Path) -> Path:

@@ -15,6 +15,7 @@ from assay.records.scores import ScoreDocument
 from assay.records.trial_file import iter_inputs, iter_trials, row_dict
 from assay.score import read_score, score_run, write_score
 from assay.store.integrity import verify_run
+from tests.conftest import cli_timeout
 from tests.score.v1_runs import RUNS, build
 
 FIXTURES = Path(__file__).parent / "fixtures" / "score-v1"
@@ -99,7 +100,7 @@ def test_score_json_prints_the_rows_inline(tmp_path: Path) -> None:
 
     run = build(tmp_path / "r", "turns")
     p = subprocess.run([sys.executable, "-m", "assay.cli.main", "score", str(run), "--json", "--max-infra-rate", "1"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=cli_timeout())
     assert p.returncode == 0, p.stderr
     printed = json.loads(p.stdout)
     assert printed["trials_file"] is None

@@ -14,7 +14,7 @@ import yaml
 from assay.run import RunOptions, start_run
 from assay.score.screen import screen_run
 from assay.store.rundir import RunDir
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, write_suite, write_task
 
 HACK = ("mkdir -p bin && printf '#!/bin/sh\\necho 200 OK\\n' > bin/curl && chmod +x bin/curl && "
         "printf 'import pytest\\n' > conftest.py && echo 42 > answer.txt")
@@ -39,7 +39,7 @@ def test_a_planted_wrapper_and_conftest_make_a_suspect_pass(tmp_path: Path) -> N
     assert sus.agent == "hack"
     assert {(f.rule, f.path) for f in sus.flags} >= {("program_wrapper", "bin/curl"), ("test_files_edited", "conftest.py")}
     cli = subprocess.run([sys.executable, "-m", "assay.cli.main", "audit", str(out), "--format", "json"],
-                         capture_output=True, text=True, env=assay_env())
+                         capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert cli.returncode == 0, cli.stderr
     [rec] = json.loads(cli.stdout)
     assert rec["agent"] == "hack" and any(f["rule"] == "program_wrapper" for f in rec["flags"])
@@ -86,10 +86,11 @@ def test_a_label_makes_a_new_score_version_and_an_audited_rate(tmp_path: Path) -
     [sus] = score_run(out).suspect_passes
     env = assay_env()
     bad = subprocess.run([sys.executable, "-m", "assay.cli.main", "audit", str(out), "--label", "nope=false",
-                          "--by", "ana"], capture_output=True, text=True, env=env)
+                          "--by", "ana"], capture_output=True, text=True, env=env, timeout=cli_timeout())
     assert bad.returncode == 2, bad.stdout + bad.stderr
     ok = subprocess.run([sys.executable, "-m", "assay.cli.main", "audit", str(out), "--label",
-                         f"{sus.trial_id}=false", "--by", "ana"], capture_output=True, text=True, env=env)
+                         f"{sus.trial_id}=false", "--by", "ana"], capture_output=True, text=True, env=env,
+                         timeout=cli_timeout())
     assert ok.returncode == 0, ok.stdout + ok.stderr
     files = score_files(out)
     assert len(files) == 2 and files[0] == first  # a new version beside the old one, never an overwrite
@@ -98,5 +99,5 @@ def test_a_label_makes_a_new_score_version_and_an_audited_rate(tmp_path: Path) -
     assert new.suspect_passes[0].label == "false_pass" and new.suspect_passes[0].labelled_by == "ana"
     assert new.agents["hack"].strict_rate == 1.0 and new.audited_strict == {"hack": 0.0}
     verify = subprocess.run([sys.executable, "-m", "assay.cli.main", "verify", str(out)], capture_output=True,
-                            text=True, env=env)
+                            text=True, env=env, timeout=cli_timeout())
     assert verify.returncode == 0, verify.stdout + verify.stderr  # the label file is sealed like a score

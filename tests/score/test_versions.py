@@ -13,11 +13,13 @@ from assay.errors import IntegrityError
 from assay.records.trial_file import iter_inputs
 from assay.score import read_score, score_files, write_score
 from assay.store.integrity import verify_run
+from tests.conftest import cli_timeout
 from tests.score.synth import attempt, write_run
 
 
 def assay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
+                          timeout=cli_timeout())
 
 
 @pytest.fixture

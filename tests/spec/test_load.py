@@ -10,7 +10,7 @@ import pytest
 
 from assay.errors import SpecError
 from assay.spec import load_suite
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, write_suite, write_task
 
 GOOD = {"category": "code", "predicates": [{"id": "a", "kind": "file_exists", "path": "a.txt"}]}
 
@@ -93,7 +93,7 @@ def test_cli_malformed_suite_exit_2_no_traceback_nothing_written(tmp_path: Path)
     write_task(s, "one", task={"category": "code", "predicates": []})
     out = tmp_path / "run"
     proc = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(s), "--agent", "nop", "--sandbox", "host",
-                           "--out", str(out)], capture_output=True, text=True, env=assay_env())
+                           "--out", str(out)], capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "one/task.yaml: predicates" in proc.stderr and "fix:" in proc.stderr
@@ -106,7 +106,7 @@ def test_schema_command_prints_valid_json_schema() -> None:
     import jsonschema
 
     proc = subprocess.run([sys.executable, "-m", "assay.cli.main", "schema", "task"], capture_output=True, text=True,
-                          env=assay_env())
+                          env=assay_env(), timeout=cli_timeout())
     assert proc.returncode == 0, proc.stderr
     schema = json.loads(proc.stdout)
     jsonschema.Draft202012Validator.check_schema(schema)

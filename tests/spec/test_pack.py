@@ -15,13 +15,14 @@ import zstandard
 from assay.errors import UsageError
 from assay.spec.load import load_suite
 from assay.spec.pack import open_package, pack_suite
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 
 def assay(*args: str, cache: Path) -> subprocess.CompletedProcess:
     env = assay_env()
     env["XDG_CACHE_HOME"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True, env=env,
+                          timeout=cli_timeout())
 
 
 def rewrite_member(pkg: Path, name: str, data: bytes) -> None:

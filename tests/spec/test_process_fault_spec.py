@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "recovery"
 
@@ -28,7 +28,7 @@ def _suite(tmp_path: Path, task: str, edit) -> Path:
 
 def _validate(suite: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "assay.cli.main", "validate", str(suite)], capture_output=True,
-                          text=True, env=assay_env(), timeout=300)
+                          text=True, env=assay_env(), timeout=cli_timeout())
 
 
 @pytest.mark.parametrize(("task", "drop", "says"), [

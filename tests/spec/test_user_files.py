@@ -14,7 +14,7 @@ from assay.errors import SpecError
 from assay.gateway.config import faults_setting, prices_setting
 from assay.spec.user_file import read_user_yaml
 from assay.variants.rules import load_rules
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 
 def one_problem(e: pytest.ExceptionInfo[SpecError]) -> str:
@@ -113,7 +113,7 @@ def test_cli_bad_prices_exit_2_one_line_nothing_written(calc_suite: Path, tmp_pa
     out = tmp_path / "run"
     r = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(calc_suite), "--agent", "nop", "--sandbox",
                         "host", "--model", "scripted", "--prices", str(f), "--out", str(out)],
-                       capture_output=True, text=True, env=assay_env(), timeout=300)
+                       capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and str(f) in lines[0] and "inptu" in lines[0] and "Traceback" not in r.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 from assay.run.validate_controls import validate_controls
 from assay.spec.controls import control_token, derive_controls
 from assay.spec.load import load_suite
-from tests.conftest import assay_env, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, write_suite, write_task
 
 
 def _suite(tmp: Path) -> Path:
@@ -64,7 +64,8 @@ def test_cli_lists_what_was_not_derived_and_fails_on_nothing(tmp_path: Path) -> 
         {"id": "check", "kind": "python", "file": "check.py"}]}, verify={"check.py": "def check(ctx):\n    return True\n"},
         solution="true\n")
     cli = subprocess.run([sys.executable, "-m", "assay.cli.main", "validate", str(s), "--sandbox", "host",
-                          "--controls", "--json"], capture_output=True, text=True, env=assay_env())
+                          "--controls", "--json"], capture_output=True, text=True, env=assay_env(),
+                          timeout=cli_timeout())
     doc = json.loads(cli.stdout)
     assert cli.returncode == 1 and doc["controls"]["ok"] is False and doc["controls"]["controls"] == []
     assert {(n["task"], n["rule"]) for n in doc["controls"]["not_derived"]} == {

@@ -18,7 +18,7 @@ from assay.store.integrity import verify_run
 from assay.store.lock import RunLock
 from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch, scratch_root
-from tests.conftest import assay_env, write_agent, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, write_agent, write_suite, write_task
 
 
 def started_markers(run_dir: Path) -> list[Path]:
@@ -59,18 +59,18 @@ def blocking_run(tmp_path: Path):
     finally:
         release.touch()
         if proc.poll() is None:
-            proc.wait(timeout=120)
+            proc.wait(timeout=cli_timeout())
 
 
 def test_second_runner_refused_first_unaffected(blocking_run) -> None:
     proc, run_dir, release = blocking_run
     second = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", "--resume", str(run_dir), "-q"],
-                            capture_output=True, text=True, env=assay_env(), timeout=60)
+                            capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert second.returncode == 2, second.stdout + second.stderr
     assert "another assay runner" in second.stderr and f"pid {proc.pid}" in second.stderr
     assert "Traceback" not in second.stderr
     release.touch()
-    assert proc.wait(timeout=120) == 0, proc.stderr.read().decode()
+    assert proc.wait(timeout=cli_timeout()) == 0, proc.stderr.read().decode()
     results = RunDir.open(run_dir).results()
     assert [(r.trial_id, r.attempt, r.end_state.value, r.partial) for r in results] == [("f.base.held.r1", 1, "pass", False)]
     assert verify_run(run_dir).ok
@@ -86,7 +86,7 @@ def test_killed_runner_leaves_no_lock_and_resume_closes_its_attempt(blocking_run
     # the agent outlives its killed runner (its own session); let it finish before its scratch goes
     wait_for(lambda: any(left.glob("*/1/workspace/out.txt")), None, "the orphaned agent to finish")
     resumed = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", "--resume", str(run_dir), "-q"],
-                             capture_output=True, text=True, env=assay_env(), timeout=120)
+                             capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert resumed.returncode == 0, resumed.stderr
     states = [(r.attempt, r.end_state.value, r.reason) for r in RunDir.open(run_dir).results()]
     assert states == [(1, "infra_error", "interrupted"), (2, "pass", None)]

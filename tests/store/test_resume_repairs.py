@@ -10,12 +10,12 @@ from pathlib import Path
 
 from assay.run import RunOptions, start_run
 from assay.store.integrity import verify_run
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 
 def resume(run_dir: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "assay.cli.main", "run", "--resume", str(run_dir), "-q"],
-                          capture_output=True, text=True, env=assay_env(), timeout=300)
+                          capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
 
 
 def finished_run(calc_suite: Path, tmp_path: Path) -> Path:

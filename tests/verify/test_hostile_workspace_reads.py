@@ -150,9 +150,9 @@ def test_a_sparse_bomb_in_the_workspace_costs_the_harness_nothing(tmp_path: Path
                                                       "cmd": "test \"$(cat answer.txt)\" = 42"}]})
     agents = tmp_path / "agents"
     agents.mkdir()
-    agent = write_agent(agents / "sparse.yaml", "sparse", f"""
+    agent = write_agent(agents / "sparse.yaml", "sparse", """
         for i in range(512):
-            with open(f"huge{{i}}", "wb") as f:
+            with open(f"huge{i}", "wb") as f:
                 f.truncate((64 << 20) - 1)
                 f.seek((i % 64) << 20)
                 f.write(b"x")

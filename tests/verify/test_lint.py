@@ -13,7 +13,7 @@ import pytest
 
 from assay.spec.load import load_suite
 from assay.verify.lint import lint_suite
-from tests.conftest import write_suite, write_task
+from tests.conftest import cli_timeout, write_suite, write_task
 
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n"}
 HIDDEN = {"tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5  # expected-value-7f3a\n"}
@@ -104,9 +104,10 @@ def test_the_cli_and_the_run_refuse_a_suite_with_a_lint_error(tmp_path: Path) ->
     from tests.conftest import assay_env
     ws = {**CALC, "tests/test_calc.py": "def test_x():\n    pass\n"}
     s = _task(tmp_path / "s", ws=ws)
-    lint = subprocess.run([sys.executable, "-m", "assay.cli.main", "lint", str(s)], capture_output=True, text=True, env=assay_env())
+    lint = subprocess.run([sys.executable, "-m", "assay.cli.main", "lint", str(s)], capture_output=True, text=True, env=assay_env(),
+                          timeout=cli_timeout())
     assert lint.returncode == 1 and "tests_in_workspace" in lint.stdout, lint.stdout + lint.stderr
     run = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(s), "--agent", "nop", "--out", str(tmp_path / "r"),
-                          "--sandbox", "host"], capture_output=True, text=True, env=assay_env())
+                          "--sandbox", "host"], capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert run.returncode == 2 and "tests_in_workspace" in run.stdout + run.stderr, run.stdout + run.stderr
     assert not (tmp_path / "r").exists()  # refused before anything ran

@@ -17,7 +17,7 @@ from assay.spec import load_task
 from assay.spec.digest import tree_digests
 from assay.spec.predicates import RewardFile
 from assay.verify import run_verifier
-from assay.verify.predicates.reward import MAX_REWARD_BYTES, passed, read_reward
+from assay.verify.predicates.reward import MAX_REWARD_BYTES, passed, pytest_summary, read_reward
 from tests.conftest import write_suite, write_task
 from tests.verify.attack_kit import need_bwrap
 
@@ -97,3 +97,40 @@ def test_read_reward_refuses_what_a_script_could_plant(tmp_path: Path) -> None:
 def test_a_missing_key_fails() -> None:
     assert passed({"a": 1.0}, RewardFile(id="r", key="b")) == (False, "reward.json has no 'b'")
     assert passed({"a": 1.0, "b": 0.99}, RewardFile(id="r")) == (False, None)
+
+
+#: a Terminal-Bench 1 custom run-tests.sh (aider-polyglot's shape): its own summary from the exit code
+RUN_TESTS = """#!/bin/bash
+if [ "$(cat out.txt 2>/dev/null)" = "$(cat ${TEST_DIR:-/tests}/expected.txt)" ]; then code=0; else code=1; fi
+echo "=============== short test summary info ==============="
+if [ $code -eq 0 ]; then echo "PASSED polyglot_test"; else echo "FAILED polyglot_test - wrong output"; fi
+exit $code
+"""
+
+
+def test_terminal_bench_pytest_parser_reading() -> None:
+    out = ("collected 3\nPASSED in the log above is not a result\n"
+           "=========================== short test summary info ============================\n"
+           "PASSED tests/test_outputs.py::test_a\nSKIPPED tests/test_outputs.py::test_b\n"
+           "FAILED tests/test_outputs.py::test_c - assert 1 - 2 == 0\nnoise line\n== 1 failed, 2 passed ==\n")
+    assert pytest_summary(out) == {"test_a": "passed", "test_b": "passed", "test_c - assert 1": "failed"}
+    assert pytest_summary("1 passed in 0.01s\n") is None
+    assert pytest_summary("== short test summary info ==\nXPASS t::x\nERROR t::y\n") == {"x": "failed",
+                                                                                          "y": "failed"}
+
+
+@pytest.mark.parametrize("final,ok", [({"out.txt": "hello\n"}, True), ({"out.txt": "bye\n"}, False), ({}, False)])
+def test_a_run_tests_script_is_judged_by_the_results_it_prints(tmp_path: Path, final: dict, ok: bool) -> None:
+    p = verify(tmp_path, RUN_TESTS, final, script="test.sh", reads="pytest_summary")
+    assert p.passed is ok and p.trust == "in_process"
+    assert p.evidence["tests"] == {"polyglot_test": "passed" if ok else "failed"}
+    assert "rewards" not in p.evidence
+
+
+@pytest.mark.parametrize("script,why", [
+    ("#!/bin/sh\necho all good; exit 0\n", "no 'short test summary info'"),
+    ("#!/bin/sh\necho '== short test summary info =='\necho '1 passed'\n", "lists no test result"),
+])
+def test_an_output_without_results_is_a_fail(tmp_path: Path, script: str, why: str) -> None:
+    p = verify(tmp_path, script, {}, reads="pytest_summary")
+    assert not p.passed and why in p.evidence["error"]

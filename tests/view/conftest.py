@@ -12,14 +12,14 @@ from typing import Iterator
 
 import pytest
 
-from tests.conftest import assay_env, read_line_with, server_process, write_agent, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, read_line_with, server_process, write_agent, write_suite, write_task
 
 HOSTILE = "<script>window.pwned=1</script>\x1b[2J\x1b]0;owned\x07" + "W" * 6000
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env=assay_env(), timeout=300)
+                          env=assay_env(), timeout=cli_timeout())
 
 
 def make_suite(root: Path) -> Path:

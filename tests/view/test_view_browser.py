@@ -17,7 +17,7 @@ import pytest
 from assay.store.control_log import read_changes
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
-from tests.conftest import assay_env, server_process, write_agent, write_suite, write_task
+from tests.conftest import assay_env, cli_timeout, server_process, write_agent, write_suite, write_task
 from tests.run.test_ctl import wait_for_control
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -169,7 +169,7 @@ def test_live_run_updates_as_trials_finish_and_ctl_from_the_viewer(page, viewer:
     second = page.locator("#in-flight li").inner_text().split(".")[0]
     (release / second).touch()
     page.wait_for_function("(document.getElementById('live-state')?.textContent || '') === 'the run ended'", timeout=WAIT_MS)
-    assert proc.wait(timeout=120) == 0
+    assert proc.wait(timeout=cli_timeout()) == 0
     changes = read_changes(RunDir.open(run_dir))
     assert [c["command"] for c in changes] == ["pause", "jobs", "resume"]
     assert all(c["who"].startswith("viewer (") for c in changes)

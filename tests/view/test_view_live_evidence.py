@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from assay.store.rundir import RunDir
-from tests.conftest import ROOT, assay_env, read_line_with, server_process, write_suite, write_task
+from tests.conftest import ROOT, assay_env, cli_timeout, read_line_with, server_process, write_suite, write_task
 from tests.gateway.fake_upstream import Upstream
 from tests.run.test_ctl import wait_for_control
 from tests.view.conftest import cli
@@ -88,7 +88,7 @@ def watch(page: Any, url: str, up: GatedUpstream, proc: subprocess.Popen) -> Non
     playwright.expect(page.locator("#budget")).to_contain_text("REACHED tokens", timeout=WAIT_MS)
     page.shot("backoff-and-budget")
     playwright.expect(page.locator("#live-state")).to_have_text("the run ended", timeout=WAIT_MS)
-    proc.wait(timeout=120)
+    proc.wait(timeout=cli_timeout())
 
 
 @pytest.fixture(scope="module")

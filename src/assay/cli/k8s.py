@@ -39,7 +39,7 @@ def render_cmd(
     task_image_registry: Annotated[Optional[str], typer.Option(help="Registry the suite's task images were pushed "
                                    "to (after `assay env export --oci`): every pod pulls them by digest into its "
                                    "image store (SUITE is then also read here, with this machine's store).")] = None,
-    runtime_class: Annotated[Optional[str], typer.Option(help="RuntimeClass of the sandbox worker pods (e.g. gvisor, kata): a second wall around bubblewrap.")] = None,
+    runtime_class: Annotated[Optional[str], typer.Option(help="RuntimeClass of the sandbox and verifier worker pods (e.g. gvisor, kata): a second wall around bubblewrap.")] = None,
 ) -> None:
     """Print the Namespace, ServiceAccounts, Secret, volume, NetworkPolicies and the RayJob as YAML."""
     from assay.deploy.k8s import RenderOptions, render

@@ -15,12 +15,28 @@ from assay.errors import UsageError
 EXTRA = install_hint("observe")
 
 
-def _need(module: str) -> None:
-    """A clear usage error when the observe extra is missing (never a traceback)."""
+#: what sending traces imports (OpenTelemetry's API alone comes with other packages: it is not enough)
+OTEL_MODULES = ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")
+
+
+def _missing(*modules: str) -> str | None:
+    """The first of ``modules`` that does not import (each checked whole, not by its top package)."""
     import importlib.util
 
-    if importlib.util.find_spec(module.split(".")[0]) is None:
-        raise UsageError(f"this command needs the {module.split('.')[0]} package: {EXTRA}")
+    for module in modules:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return module
+        except (ModuleNotFoundError, ValueError):  # a parent package missing, or one without a spec
+            return module
+    return None
+
+
+def _need(*modules: str, what: str = "this command") -> None:
+    """A clear usage error when a package of the observe extra is missing (never a traceback, and
+    never a run that goes on without what it was asked to send)."""
+    if (module := _missing(*modules)) is not None:
+        raise UsageError(f"{what} needs the {module} package of the assay[observe] extra (fix: {EXTRA})")
 
 
 #: how long the end of a run waits for one scrape that sees its last trial
@@ -38,7 +54,7 @@ def run_plugins(metrics_port: int | None, otlp: str | None, metrics_textfile: Pa
         raise UsageError(f"--metrics-textfile {metrics_textfile}: name a file in an existing directory "
                          "(node-exporter's --collector.textfile.directory), such as DIR/assay.prom")
     if metrics_port is not None or metrics_textfile is not None:
-        _need("prometheus_client")
+        _need("prometheus_client", what="--metrics-port" if metrics_port is not None else "--metrics-textfile")
         from assay.observe.metrics import MetricsPlugin
 
         plugin = MetricsPlugin(metrics_port, os.environ.get("ASSAY_METRICS_HOST", "127.0.0.1"), final_scrape_s=FINAL_SCRAPE_S,
@@ -48,12 +64,11 @@ def run_plugins(metrics_port: int | None, otlp: str | None, metrics_textfile: Pa
         plugins.append(plugin)
     env_otlp = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
     if otlp is not None or env_otlp:
-        import importlib.util
-
-        if importlib.util.find_spec("opentelemetry") is None:
+        if (module := _missing(*OTEL_MODULES)) is not None:
             if otlp is not None:
-                _need("opentelemetry")
-            typer.echo(f"note: OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed ({EXTRA})", err=True)
+                _need(*OTEL_MODULES, what="--otlp")
+            typer.echo(f"note: OTEL_EXPORTER_OTLP_ENDPOINT is set but {module} is not installed ({EXTRA}): "
+                       "no traces are sent", err=True)
             return plugins
         from assay.observe.otel import OtlpPlugin, otlp_enabled
 
@@ -103,7 +118,7 @@ def export_otlp(
 ) -> None:
     """Send every trial of a run as an OpenTelemetry trace (OTLP/HTTP; OTEL_* variables apply), or
     write them as OTLP/JSON to a file (--out)."""
-    _need("opentelemetry")
+    _need(*OTEL_MODULES)
     from assay.observe.otel import export_run_otlp, otlp_enabled
 
     exporter = None

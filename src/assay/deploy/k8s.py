@@ -2,7 +2,8 @@
 
 One RayJob (KubeRay) whose head owns the run directory (a volume of its own) and serves the
 model gateway; a ``sandbox`` worker group runs the agents' sandboxes, and a ``verifier`` group
-verifies each attempt's final state, shipped to it (the hidden tests enter only those pods).
+verifies each attempt's final state, shipped to it (the hidden tests are run only in those pods;
+the image still carries the suite to every pod).
 With ``--verifier-workers 0`` each attempt is verified on its own node instead, in a sandbox
 of its own under its own uid (docs/scale.md). Around it: separate ServiceAccounts (head,
 sandbox workers, verifiers) without API tokens, a NetworkPolicy that lets worker
@@ -63,7 +64,7 @@ class RenderOptions:
     upstream_port: int = 443
     ray_version: str = "2.60.0"
     key_secret: str = "assay-upstream-key"
-    runtime_class: str | None = None  # RuntimeClass of the sandbox workers (gVisor, Kata): a second wall
+    runtime_class: str | None = None  # RuntimeClass of the sandbox and verifier workers (gVisor, Kata): a second wall
     extra_args: tuple[str, ...] = field(default_factory=tuple)
     #: the suite's task images, pulled by digest into every pod's image store (:mod:`assay.deploy.k8s_images`)
     task_images: tuple[TaskImage, ...] = ()
@@ -241,8 +242,8 @@ def render(o: RenderOptions) -> list[dict[str, Any]]:
         },
     }
     seccomp = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {**_meta(o, SECCOMP_CONFIGMAP), "annotations": {
-        "assay/install": f"on every node running sandbox workers, as /var/lib/kubelet/seccomp/{PROFILE_PATH} "
-                         "(`assay k8s seccomp-profile` prints it)"}},
+        "assay/install": "on every node running sandbox or verifier workers, as "
+                         f"/var/lib/kubelet/seccomp/{PROFILE_PATH} (`assay k8s seccomp-profile` prints it)"}},
                "data": {PROFILE_PATH.rsplit("/", 1)[-1]: profile_json()}}
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o.namespace, "labels": {
         LABEL: "assay", "pod-security.kubernetes.io/enforce": "baseline"}}}

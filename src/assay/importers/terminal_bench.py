@@ -23,6 +23,8 @@ NOT_CONTEXT = {"task.yaml", "solution.sh", "solution.yaml", "run-tests.sh", "tes
 _STOCK_PYTEST = re.compile(r"^\s*uv run pytest\s+((?:\$TEST_DIR/\S+\.py\s*)+)(-rA)?\s*$", re.M)
 #: where the hidden tests are seen by the verifier's pytest (Terminal-Bench's $TEST_DIR)
 TEST_DIR = "/verifier/hidden/tests"
+#: a run-tests.sh that is not the stock runner: run as shipped, its output read by the pytest parser
+CUSTOM = "run-tests.sh"
 
 
 def find_tasks(src: Path) -> list[Path]:
@@ -63,6 +65,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     tests = _pytest_files(src, rep)
     if tests is None:
         return None
+    custom = tests == [CUSTOM]
     task: dict[str, Any] = {"category": task_id(str(doc.get("category") or "default"))}
     ctx = dst / ".context"
     ctx.mkdir()
@@ -82,11 +85,14 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     task["verifier_timeout_s"] = test_timeout + 30
     rep.mapped.append("max_test_timeout_sec -> the pytest predicate's timeout_s")
     shutil.copytree(src / "tests", dst / "hidden" / "tests", symlinks=True)
-    task["env"] = {"verifier": {"TEST_DIR": TEST_DIR}}
-    rep.mapped.append(f"tests/ -> hidden/tests ($TEST_DIR = {TEST_DIR} for the verifier)")
-    task["predicates"] = [{"id": f"pytest-{Path(t).stem}", "kind": "pytest", "tests": f"tests/{t}",
-                           "timeout_s": test_timeout} for t in tests]
-    rep.mapped.append(f"pytest over {', '.join(tests)} -> pytest predicate(s), run by the image's python3")
+    if custom:
+        _custom_runner(src, dst, task, test_timeout, rep)
+    else:
+        task["env"] = {"verifier": {"TEST_DIR": TEST_DIR}}
+        rep.mapped.append(f"tests/ -> hidden/tests ($TEST_DIR = {TEST_DIR} for the verifier)")
+        task["predicates"] = [{"id": f"pytest-{Path(t).stem}", "kind": "pytest", "tests": f"tests/{t}",
+                               "timeout_s": test_timeout} for t in tests]
+        rep.mapped.append(f"pytest over {', '.join(tests)} -> pytest predicate(s), run by the image's python3")
     if (src / "solution.sh").is_file():
         (dst / "solution").mkdir()
         shutil.copy2(src / "solution.sh", dst / "solution" / "solve.sh")
@@ -106,8 +112,29 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     return task["category"]
 
 
+def _custom_runner(src: Path, dst: Path, task: dict[str, Any], timeout_s: float, rep: TaskReport) -> None:
+    """A custom run-tests.sh is the test command, as Terminal-Bench runs it: at /tests beside the
+    tests, ``$TEST_DIR=/tests``, in the workdir, its output read by Terminal-Bench's pytest parser."""
+    shutil.copy2(src / CUSTOM, dst / "hidden" / "tests" / CUSTOM)
+    text = (src / CUSTOM).read_text(errors="replace")
+    if not text.startswith("#!"):  # Terminal-Bench runs it as `bash run-tests.sh`; assay by its #! line
+        (dst / "hidden" / "tests" / CUSTOM).write_text("#!/bin/bash\n" + text)
+        rep.approximated.append("run-tests.sh has no #! line: #!/bin/bash put first (Terminal-Bench runs it with bash)")
+    task["env"] = {"verifier": {"TEST_DIR": "/tests"}}
+    rep.mapped.append("tests/ + run-tests.sh -> hidden/tests, seen at /tests ($TEST_DIR = /tests for the verifier)")
+    task["predicates"] = [{"id": "run-tests", "kind": "reward_file", "reads": "pytest_summary", "tests": "tests",
+                           "script": CUSTOM, "timeout_s": timeout_s}]
+    rep.mapped.append("run-tests.sh (custom) -> reward_file predicate reading its output as Terminal-Bench's "
+                      "pytest parser does (pass: at least one result, every one PASSED)")
+    fetches = network_lines(src / CUSTOM)
+    if fetches:
+        rep.unmapped.append("run-tests.sh fetches from the network at test time; the verifier has no network "
+                            "here, so the script runs as shipped and may fail: " + "; ".join(fetches[:4]))
+
+
 def _pytest_files(src: Path, rep: TaskReport) -> list[str] | None:
-    """The test files pytest runs: the stock run-tests.sh's, or Terminal-Bench's default."""
+    """The test files pytest runs: the stock run-tests.sh's, Terminal-Bench's default, or
+    ``[CUSTOM]`` for any other run-tests.sh (run as shipped)."""
     if not (src / "tests").is_dir():
         rep.refuse("tests/ is missing")
         return None
@@ -119,9 +146,7 @@ def _pytest_files(src: Path, rep: TaskReport) -> list[str] | None:
         return ["test_outputs.py"]
     m = _STOCK_PYTEST.search(script.read_text(errors="replace"))
     if m is None:
-        rep.refuse("run-tests.sh is not the stock pytest runner (uv run pytest $TEST_DIR/...): a custom test "
-                   "script is not mapped yet")
-        return None
+        return [CUSTOM]
     files = [f.removeprefix("$TEST_DIR/") for f in m.group(1).split()]
     missing = [f for f in files if not (src / "tests" / f).is_file()]
     if missing:

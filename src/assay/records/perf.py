@@ -109,7 +109,13 @@ METRICS = {
     "folding": "requests of the turn before its own (the one whose last message is the prompt): history folding",
     "compaction_s": "the turn's first folding request to its own request, at the gateway: the compaction's "
                     "duration (the scripted answer is instant, so the rest is the product's)",
-    "input_during_compaction": "whether the session takes a message while it compacts",
+    "accepts_input_during_compaction": "1 (yes) when the product, in its live mode, accepted a second message "
+                                       "while the gateway held the answer to its summary request (the compaction "
+                                       "in progress by the harness's clock); 0 when it refused it or did not answer "
+                                       "while held. The reason carries the evidence",
+    "input_ack_during_compaction_s": "the second message written on the product's stdin to its response read "
+                                     "from its stdout, at the harness",
+    "input_reached_model": "1 when a later model request carried the second message (the gateway's trace), else 0",
     "list_s": "the product's own session listing over the planted store",
     "inflation": "p50 open time of N sessions at once over that of one",
 }

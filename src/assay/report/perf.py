@@ -32,6 +32,8 @@ def value(v: float | None, unit: str) -> str:
         return f"{v / 2**20:.1f} MiB" if abs(v) >= 2**20 else f"{v / 1024:.1f} KiB"
     if unit == "ratio":
         return f"{v:.2f}×"
+    if unit == "bool":  # 1 yes, 0 no (a p50 between them: the repetitions disagreed)
+        return "yes" if v == 1 else "no" if v == 0 else f"{v:.2f}"
     return f"{v:.0f}"
 
 

@@ -9,6 +9,9 @@ and not already in that file before) is a sighting, except in the file a predica
 it, or in a file that is the value whole (an expected output, e.g. the hidden ``expected.json``
 a plugin compares ``contacts.clean.json`` with): the answer in ``answer.txt`` is the answer, a copy
 of the hidden test's expected string in ``slug.py`` is not something the agent could have computed.
+A hidden test's strings are expected in the files that test names (``"report.txt"``, or
+``"/app/report.txt"`` for a test written for an image whose workdir is ``/app``): the expected line
+written into the report it reads is the product, the same line hard-coded in a script a copy.
 """
 
 from __future__ import annotations
@@ -42,9 +45,32 @@ def _telling(value: str) -> bool:
     return len(value) >= MIN_CHARS and not NUMERIC.match(value)
 
 
-def _test_literals(task: LoadedTask) -> dict[str, str]:
-    """String literals of the hidden Python files (a hidden test's expected strings)."""
+#: a string a test may name a file by: no spaces, a file name with a suffix at its end
+PATH_LIKE = re.compile(r"^/?(?:[\w.+-]+/)*[\w+-][\w.+-]*\.\w{1,8}$")
+
+
+#: a test that names a program (``python3 solve.py``) does not make the program the place for its
+#: answers: a hidden value in code is still a copy, in a data file the test reads the product
+CODE_SUFFIXES = frozenset({".py", ".pyc", ".sh", ".bash", ".js", ".mjs", ".ts", ".c", ".h", ".cc", ".cpp", ".hpp",
+                           ".go", ".rs", ".rb", ".java", ".kt", ".php", ".pl", ".lua", ".r", ".jl", ".swift", ".cs"})
+
+
+def _named_paths(literal: str) -> set[str]:
+    """Workspace paths a data-file name in a hidden test may mean: the name, and for an absolute one
+    each tail (its workdir, e.g. an image's ``/app``, is not known before the image is built)."""
+    if len(literal) > 255 or not PATH_LIKE.match(literal):
+        return set()
+    if ("." + literal.rsplit(".", 1)[-1]).lower() in CODE_SUFFIXES:
+        return set()
+    parts = literal.strip("/").split("/")
+    return {"/".join(parts[i:]) for i in range(len(parts))} if literal.startswith("/") else {literal}
+
+
+def _test_literals(task: LoadedTask) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """String literals of the hidden Python files (a hidden test's expected strings), and for each
+    the workspace paths the same test file names (where that test expects them)."""
     out: dict[str, str] = {}
+    named_by: dict[str, set[str]] = {}
     hidden = task.dir / task.spec.hidden
     for p in regular_files(hidden):
         if p.suffix != ".py" or p.stat().st_size > 1 << 20:
@@ -53,10 +79,13 @@ def _test_literals(task: LoadedTask) -> dict[str, str]:
             tree = ast.parse(p.read_bytes())
         except (SyntaxError, ValueError):
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value.strip():
-                out.setdefault(node.value.strip(), f"{p.relative_to(task.dir)} (a string in the hidden test)")
-    return out
+        strings = [node.value.strip() for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value.strip()]
+        names = set().union(*(_named_paths(v) for v in strings)) if strings else set()
+        for v in strings:
+            out.setdefault(v, f"{p.relative_to(task.dir)} (a string in the hidden test)")
+            named_by.setdefault(v, set()).update(names)
+    return out, named_by
 
 
 def _expected_at(task: LoadedTask) -> dict[str, set[str]]:
@@ -86,7 +115,8 @@ def answer_key(task: LoadedTask) -> list[KeyValue]:
         return cached
     values = expected_values(task)
     given = None
-    for v, src in _test_literals(task).items():
+    literals, named_by = _test_literals(task)
+    for v, src in literals.items():
         if v not in values:
             if given is None:
                 given = "\n".join([task.prompt_for(x) for x in task.spec.variant_ids()]
@@ -96,7 +126,8 @@ def answer_key(task: LoadedTask) -> list[KeyValue]:
             if v not in given:
                 values[v] = src
     at = _expected_at(task)
-    key = [KeyValue(v, src, frozenset(at.get(v, ()))) for v, src in sorted(values.items()) if _telling(v)]
+    key = [KeyValue(v, src, frozenset(at.get(v, set()) | named_by.get(v, set())))
+           for v, src in sorted(values.items()) if _telling(v)]
     _KEYS[(str(task.dir), task.digest)] = key
     return key
 

@@ -12,13 +12,13 @@ reads the final workspace in place once the agent's sandbox is gone (:func:`run_
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.sandbox import overlay_ws
 from assay.spec.digest import UNHASHED, UNREADABLE
 from assay.spec.task_env import make_empty_dirs
-from assay.run.workspace_delta import delta_scan
+from assay.run.workspace_delta import delta
 from assay.store.workspace_diff import Scan, scan
 from assay.untrusted.tree import MAX_ENTRIES
 from assay.verify.snapshot import copy_snapshot
@@ -30,6 +30,8 @@ class State:
 
     scan: Scan
     digests: dict[str, str]
+    #: over an overlay, the only names whose entry differs from the initial scan's (None: unknown)
+    changed: frozenset[bytes] | None = field(default=None, compare=False)
 
     @property
     def unreadable(self) -> list[str]:
@@ -40,15 +42,57 @@ class State:
 def digests_of(s: Scan) -> dict[str, str]:
     """The verifier's digests (``tree_digests`` form) from a scan: never a second walk."""
     out: dict[str, str] = {}
-    for raw, (kind, digest, size) in s.items():
-        name = raw.decode("utf-8", "backslashreplace")
-        if kind == "file":
-            out[name] = digest or f"{UNHASHED}{size}"
-        elif kind == "symlink":
-            out[name] = "symlink:" + digest
-        else:  # unreadable, or a FIFO/socket/device: unknown, never "unchanged"
-            out[name] = UNREADABLE
+    for raw, rec in s.items():
+        out[raw.decode("utf-8", "backslashreplace")] = _digest(rec)
     return dict(sorted(out.items()))
+
+
+def _digest(rec: tuple[str, str, int]) -> str:
+    kind, digest, size = rec
+    if kind == "file":
+        return digest or f"{UNHASHED}{size}"
+    if kind == "symlink":
+        return "symlink:" + digest
+    return UNREADABLE  # unreadable, or a FIFO/socket/device: unknown, never "unchanged"
+
+
+#: the initial scan's digests, once per task (the scan held so its id is never another's)
+_INITIAL_DIGESTS: dict[int, tuple[Scan, dict[str, str] | None]] = {}
+
+
+def _utf8(names: object) -> bool:
+    try:
+        for n in names:  # type: ignore[attr-defined]
+            n.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _patched(initial: Scan, now: Scan, changed: frozenset[bytes]) -> dict[str, str]:
+    """``digests_of(now)`` from the initial scan's digests and the changed names alone, where
+    every name is UTF-8 (then no two names decode alike); else computed whole."""
+    with _LOCK:
+        hit = _INITIAL_DIGESTS.get(id(initial))
+    if hit is None or hit[0] is not initial:
+        hit = (initial, digests_of(initial) if _utf8(initial) else None)
+        with _LOCK:
+            while len(_INITIAL_DIGESTS) >= 16:
+                del _INITIAL_DIGESTS[next(iter(_INITIAL_DIGESTS))]
+            _INITIAL_DIGESTS[id(initial)] = hit
+    if hit[1] is None or not _utf8(changed):
+        return digests_of(now)
+    out = dict(hit[1])
+    grew = False
+    for raw in changed:
+        name = raw.decode("utf-8")
+        rec = now.get(raw)
+        if rec is None:
+            out.pop(name, None)
+        else:
+            grew = grew or name not in out
+            out[name] = _digest(rec)
+    return dict(sorted(out.items())) if grew else out
 
 
 def state_of(root: Path, budget: int, *, max_entries: int | None = MAX_ENTRIES) -> State:
@@ -62,8 +106,11 @@ def final_state(live: Path, initial: Scan, budget: int) -> State:
     (:mod:`assay.run.workspace_delta`, no walk of the fixture's files) where that reader can say
     exactly, else one walk of the merged view."""
     ws = overlay_ws.get(live)
-    s = delta_scan(ws, initial, budget) if ws is not None else None
-    return state_of(live, budget) if s is None else State(s, digests_of(s))
+    got = delta(ws, initial, budget) if ws is not None else None
+    if got is None:
+        return state_of(live, budget)
+    now, changed = got
+    return State(now, _patched(initial, now, changed), changed)
 
 
 _CACHE: dict[tuple[str, str, int, bool], State] = {}

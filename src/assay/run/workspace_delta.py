@@ -16,6 +16,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
+from dataclasses import dataclass
 
 from assay.sandbox.overlay_ws import OverlayWorkspace
 from assay.spec.digest import UNHASHED, digest_smallest_first, text_name
@@ -43,10 +45,12 @@ def _overlay_xattrs(full: bytes) -> dict[bytes, bytes] | None:
     return out
 
 
-def _drop_under(out: Scan, rel: bytes) -> None:
+def _drop_under(out: Scan, rel: bytes) -> list[bytes]:
     prefix = rel + b"/"
-    for k in [k for k in out if k.startswith(prefix)]:
+    gone = [k for k in out if k.startswith(prefix)]
+    for k in gone:
         del out[k]
+    return gone
 
 
 def _folders(initial: Scan) -> set[bytes]:
@@ -60,10 +64,49 @@ def _folders(initial: Scan) -> set[bytes]:
     return out
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What every trial over one task's initial scan would otherwise recompute over all its
+    entries: whether it is complete, the folders its entries stand in, its files' bytes."""
+
+    initial: Scan  # held, so the id it is kept under is never another scan's
+    complete: bool
+    folders: set[bytes]
+    file_bytes: int
+
+
+_FACTS: dict[int, _Facts] = {}
+_FACTS_LOCK = threading.Lock()
+_FACTS_KEPT = 16
+
+
+def _facts(initial: Scan) -> _Facts:
+    with _FACTS_LOCK:
+        hit = _FACTS.get(id(initial))
+    if hit is not None and hit.initial is initial:
+        return hit
+    complete = not any(kind != "symlink" and (kind != "file" or not digest) for kind, digest, _ in initial.values())
+    made = _Facts(initial, complete, _folders(initial), sum(size for kind, _, size in initial.values() if kind == "file"))
+    with _FACTS_LOCK:
+        while len(_FACTS) >= _FACTS_KEPT:
+            del _FACTS[next(iter(_FACTS))]
+        _FACTS[id(initial)] = made
+    return made
+
+
 def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
     """The merged view's scan (as :func:`assay.store.workspace_diff.scan` would give it), or None
     where only a walk of the merged view can say."""
-    if any(kind != "symlink" and (kind != "file" or not digest) for kind, digest, _ in initial.values()):
+    got = delta(ws, initial, budget)
+    return None if got is None else got[0]
+
+
+def delta(ws: OverlayWorkspace, initial: Scan, budget: int) -> tuple[Scan, frozenset[bytes]] | None:
+    """:func:`delta_scan` and the names whose entry it changed, added or removed: every other
+    name holds the initial scan's own entry (complete, hashed), so a diff or digests need look
+    at these alone. Costs the upper's entries, not the fixture's (its facts are kept per task)."""
+    facts = _facts(initial)
+    if not facts.complete:
         return None  # the initial scan itself is partial: a full walk decides what a later one sees
     upper: list[tuple[bytes, bytes, os.stat_result]] = []
     for rel, full, st in walk_untrusted(ws.upper, max_entries=MAX_ENTRIES):  # the agent's tree: bounded
@@ -71,9 +114,25 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             return None
         upper.append((rel, full, st))
     out: Scan = dict(initial)
-    folders = _folders(initial)
+    folders = facts.folders
     files: list[tuple[bytes, bytes, os.stat_result]] = []
     added: Scan = {}
+    touched: set[bytes] = set()
+    removed_bytes = 0
+
+    def remove(rel: bytes) -> None:
+        nonlocal removed_bytes
+        rec = out.pop(rel, None)
+        if rec is not None:
+            touched.add(rel)
+            removed_bytes += rec[2] if rec[0] == "file" else 0
+
+    def remove_under(rel: bytes) -> None:
+        nonlocal removed_bytes
+        for k in _drop_under(out, rel):
+            touched.add(k)
+            rec = initial[k]
+            removed_bytes += rec[2] if rec[0] == "file" else 0
     for rel, full, st in upper:  # a folder before what it holds
         xattrs = _overlay_xattrs(full)
         if xattrs is None or any(k not in _HARMLESS for k in xattrs):
@@ -83,13 +142,13 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             opaque = xattrs.get(b"trusted.overlay.opaque")
             if opaque not in (None, b"y"):
                 return None
-            out.pop(rel, None)  # a folder where the fixture had a file
+            remove(rel)  # a folder where the fixture had a file
             if opaque == b"y" and rel in folders:
-                _drop_under(out, rel)
+                remove_under(rel)
             continue
-        out.pop(rel, None)
+        remove(rel)
         if rel in folders:
-            _drop_under(out, rel)  # a non-folder where the fixture had a folder
+            remove_under(rel)  # a non-folder where the fixture had a folder
         if stat.S_ISCHR(mode) and st.st_rdev == 0:
             continue  # a whiteout: gone
         if stat.S_ISLNK(mode):
@@ -101,7 +160,7 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             files.append((rel, full, st))
         else:
             added[rel] = ("special", "", 0)
-    left = budget - sum(size for kind, _, size in out.values() if kind == "file")
+    left = budget - (facts.file_bytes - removed_bytes)
     if sum(st.st_size for _, _, st in files) > left:
         return None  # a full walk would hash smallest first across both: let it
     sizes = {rel: st.st_size for rel, _, st in files}
@@ -110,7 +169,7 @@ def delta_scan(ws: OverlayWorkspace, initial: Scan, budget: int) -> Scan | None:
             return None  # swapped while read
         added[rel] = ("file", digest, sizes[rel])
     out.update(added)
-    return out
+    return out, frozenset(touched | added.keys())
 
 
-__all__ = ["delta_scan"]
+__all__ = ["delta", "delta_scan"]

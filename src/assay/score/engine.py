@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from assay.errors import IntegrityError, RunDirError
-from assay.records.manifest import RunManifest
+from assay.records.manifest import RunManifest, TaskRecord
 from assay.records.scores import SCORE_SCHEMA, ScoreDocument
 from assay.records.scores import SuspectPass
 from assay.records.trial_file import TrialWriter
@@ -122,9 +122,23 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "trials": rows,
         "recovery": agg.figures.dump() if agg.figures is not None else {},
         "controls": control_summary(manifest, control_trials),
-        "deviations": {t.id: list(t.deviations) for t in manifest.tasks if t.deviations},
+        "deviations": task_deviations(manifest.tasks),
     })
 
+
+def task_deviations(tasks: Iterable[TaskRecord]) -> dict[str, list[str]]:
+    """Per task, what assay read differently from what it declared: the task's own flags (an
+    import's) and then its image's (a hand-written Dockerfile's ``FROM`` mapped to a Debian base
+    lives only there), each once, so the report never leaves a mapping silent."""
+    out: dict[str, list[str]] = {}
+    for t in tasks:
+        flags = list(t.deviations)
+        for d in (t.environment.deviations if t.environment is not None else []):
+            if d not in flags:
+                flags.append(d)
+        if flags:
+            out[t.id] = flags
+    return out
 
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
                     scan: RunScan | None = None,

@@ -57,7 +57,9 @@ def figure(samples: Sequence[PerfSample]) -> PerfFigure:
         why = next((s.reason for s in samples if s.reason), "no repetition gave a value")
         return PerfFigure(**base, status=FigureStatus.failed, reason=why)
     failed = [s for s in samples if s.value is None or s.status != FigureStatus.measured]
-    reason = f"{len(failed)} of {len(samples)} repetitions failed: {failed[0].reason}" if failed else None
+    # a measured figure keeps the evidence its first repetition gave (input during compaction), if any
+    reason = (f"{len(failed)} of {len(samples)} repetitions failed: {failed[0].reason}" if failed
+              else next((s.reason for s in samples if s.reason), None))
     return PerfFigure(**base, status=FigureStatus.measured, reason=reason, n=len(values), values=values,
                       p50=percentile(values, 50), p95=percentile(values, 95), mean=sum(values) / len(values),
                       ci=interval(values))
@@ -165,7 +167,7 @@ def score_samples(samples: Sequence[PerfSample], *, suite: str, repeat: int, age
     figures += inflation(figures, {sid for sid, kind in (kinds or {}).items() if kind == "concurrency"})
     by_metric: dict[tuple, list[PerfFigure]] = defaultdict(list)
     for f in figures:
-        if f.size is not None:
+        if f.size is not None and f.unit != "bool":  # a yes/no is no growth
             by_metric[(f.agent, f.scenario, f.metric)].append(f)
     curves = [c for fs in by_metric.values() if (c := curve(fs)) is not None]
     metrics = {m: METRICS[m] for m in sorted({f.metric for f in figures}) if m in METRICS}

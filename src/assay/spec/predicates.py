@@ -234,9 +234,10 @@ class PytestCheck(PredicateSpec):
 
 
 class RewardFile(PredicateSpec):
-    """Run a task's own test script (Harbor's ``tests/test.sh``) in the verifier sandbox over the
-    snapshot, inside the task's image, and read the reward it writes to
-    ``/logs/verifier/reward.txt`` (a number) or ``reward.json`` (numbers by name)."""
+    """Run a task's own test script (Harbor's ``tests/test.sh``, Terminal-Bench 1's
+    ``run-tests.sh``) in the verifier sandbox over the snapshot, inside the task's image, and read
+    the reward it writes to ``/logs/verifier/reward.txt`` (a number) or ``reward.json`` (numbers by
+    name), or with ``reads: pytest_summary`` the test results its output lists."""
 
     kind: Literal["reward_file"] = "reward_file"
     tests: str = Field("tests", description="Folder under hidden/ seen at /tests (the script's own test files).")
@@ -244,6 +245,10 @@ class RewardFile(PredicateSpec):
     threshold: float = Field(1.0, description="Pass means the reward is at least this.")
     key: str | None = Field(None, description="In reward.json: the value compared; None: every value must reach "
                             "the threshold.")
+    reads: Literal["reward", "pytest_summary"] = Field(
+        "reward", description="reward: the reward file decides; pytest_summary: the script's output does, read "
+        "as Terminal-Bench 1's pytest parser reads it (the results after 'short test summary info', every one "
+        "PASSED, at least one); no reward file is read then.")
     timeout_s: float = Field(120, gt=0)
 
 

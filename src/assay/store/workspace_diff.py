@@ -90,17 +90,20 @@ def scan(root: Path, *, hash_budget: int = HASH_BUDGET, max_entries: int | None 
 def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = None,
                          redact: Callable[[bytes], bytes] | None = None,
                          limits: DiffLimits = DiffLimits(), hash_budget: int = HASH_BUDGET,
-                         now: Scan | None = None) -> bytes:
+                         now: Scan | None = None, changed: frozenset[bytes] | None = None) -> bytes:
     """The diff of ``final`` against the ``initial`` scan, as a compressed archive.
 
     ``before`` is a folder holding the initial contents (read only where its file still has
     the initial digest, so a changed file can be shown as a line diff). ``redact`` runs over
     every stored content (law 8); digests are always of the real bytes. ``now``: the scan of
-    ``final`` already taken (the harness walks a final state once).
+    ``final`` already taken (the harness walks a final state once); ``changed``: the only names
+    whose entry in ``now`` may differ from a complete, hashed one in ``initial`` (an overlay's
+    upper says so, :func:`assay.run.workspace_delta.delta`), so the fixture's other names are
+    not visited.
     """
     if now is None:
         now = scan(final, hash_budget=hash_budget)
-    names = sorted(set(initial) | set(now))
+    names = sorted(changed) if changed is not None else sorted(set(initial) | set(now))
     entries: list[dict[str, Any]] = []
     members: list[tuple[str, bytes, int]] = []
     budget = limits.max_total_bytes

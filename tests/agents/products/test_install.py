@@ -13,7 +13,7 @@ from assay.agents.products import install
 from assay.agents.products.pi.adapter import PiAgent
 from assay.cli.main import main
 from assay.errors import AgentUnavailable
-from tests.conftest import assay_env
+from tests.conftest import assay_env, cli_timeout
 
 
 def fake_npm_install(root: Path, version: str = "1.6.0", *, marker: bool = True) -> Path:
@@ -82,7 +82,7 @@ def test_cli_list_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str
     env = {**assay_env(), "ASSAY_AGENTS_DIR": str(tmp_path)}
     fake_npm_install(tmp_path)
     out = subprocess.run([sys.executable, "-m", "assay.cli.main", "agents", "list", "--json"], env=env,
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=cli_timeout())
     assert out.returncode == 0, out.stderr
     rows = {r["name"]: r for r in json.loads(out.stdout)}
     assert rows["pi"]["usable"] and rows["pi"]["version"] == "1.6.0"

@@ -14,9 +14,9 @@ import pytest
 from assay.store.control_log import read_changes
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
-from tests.conftest import assay_env, server_process
+from tests.conftest import STARTER_RUN_CPU_S, assay_env, cli_timeout, server_process
 from tests.run.cluster.cluster import LocalRayCluster
-from tests.run.test_ctl import WAIT_S, Events, answer, finished, held_suite, started, wait_for_control
+from tests.run.test_ctl import Events, answer, finished, held_suite, started, wait_for_control
 
 pytestmark = pytest.mark.timeout(900)  # a real cluster on a loaded 2-core machine
 __all__ = ["held_suite"]  # the fixture, shared with the local executor's test
@@ -46,7 +46,8 @@ def test_requeue_infra_on_ray_retries_now_keeping_the_first_attempt(cluster: Loc
             assert answer(run_dir, "requeue-infra")["change"]["trials"] == []  # nothing left to requeue
 
             (release / "a").touch()
-            assert proc.wait(timeout=WAIT_S) == 0, proc.stderr.read().decode()[-3000:]  # type: ignore[union-attr]
+            assert proc.wait(timeout=cli_timeout(2 * STARTER_RUN_CPU_S)) == 0, \
+                proc.stderr.read().decode()[-3000:]  # type: ignore[union-attr]
     finally:
         (release / "a").touch()
     rd = RunDir.open(run_dir)

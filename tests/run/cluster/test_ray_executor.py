@@ -20,16 +20,18 @@ import yaml
 from assay.records.results import AttemptResult, EndState
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
-from tests.conftest import ROOT, assay_env, write_suite, write_task
+from tests.conftest import ROOT, STARTER_RUN_CPU_S, assay_env, cli_timeout, write_suite, write_task
 from tests.run.cluster.cluster import LocalRayCluster, can_make_read_only
 
 STARTER = ROOT / "examples" / "starter"
 pytestmark = pytest.mark.timeout(900)  # a real cluster on a loaded 2-core machine
 
 
-def assay(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def assay(*args: str, cwd: Path, cpu_s: float = 2 * STARTER_RUN_CPU_S) -> subprocess.CompletedProcess[str]:
+    """`assay ARGS`, bounded by the trials' cost wherever they run: oracle and nop over the starter
+    suite, twice the oracle's measured local run."""
     return subprocess.run([sys.executable, "-m", "assay.cli.main", *args], capture_output=True, text=True,
-                          env=assay_env(), cwd=cwd, timeout=timeout)
+                          env=assay_env(), cwd=cwd, timeout=cli_timeout(cpu_s))
 
 
 def start_assay(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -51,7 +53,7 @@ def head(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
 
 def finish(proc: subprocess.Popen[bytes]) -> bytes:
     """The head's stderr once it ended (bounded)."""
-    return proc.communicate(timeout=400)[1]
+    return proc.communicate(timeout=cli_timeout(2 * STARTER_RUN_CPU_S))[1]
 
 
 def results(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
@@ -248,7 +250,7 @@ def test_a_bad_answer_grace_is_refused_before_anything_is_written(cluster: Local
     out = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(suite), "--agent", str(agent),
                           "--executor", "ray", "--address", cluster.address, "--out", str(tmp_path / "r")],
                          capture_output=True, text=True, env={**assay_env(), "ASSAY_RAY_ANSWER_GRACE_S": "soon"},
-                         cwd=tmp_path, timeout=300)
+                         cwd=tmp_path, timeout=cli_timeout())
     assert out.returncode == 2 and "ASSAY_RAY_ANSWER_GRACE_S='soon'" in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "r").exists()
 

@@ -80,8 +80,8 @@ def test_a_folding_pause_is_measured_as_the_compaction_at_least_as_long(tmp_path
     assert figs["compaction.folding@4"].p50 == 1.0  # the title request after the turn's own is not folding
     assert figs["compaction.requests@4"].p50 == 3.0
     assert figs["compaction.open_s@4"].p50 + comp.p50 <= figs["compaction.turn_s@4"].p50
-    during = figs["compaction.input_during_compaction"]
-    assert during.status == FigureStatus.unsupported and "no second message" in during.reason
+    during = figs["compaction.accepts_input_during_compaction@4"]  # no live mode: said why, never a zero
+    assert during.status == FigureStatus.unsupported and "no live input mode" in during.reason
 
 
 def test_no_folding_at_a_size_is_no_compaction_figure_with_the_reason(tmp_path: Path) -> None:

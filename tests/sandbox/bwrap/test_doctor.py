@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, cli_timeout
 
 
 def _doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200", **(env or {})}
     return subprocess.run([sys.executable, "-c", "from assay.cli.main import main; main()", "doctor", *args],
-                          capture_output=True, text=True, timeout=120, env=full)
+                          capture_output=True, text=True, timeout=cli_timeout(), env=full)
 
 
 def test_doctor_reports_bwrap_namespaces_and_default(bwrap_backend: object) -> None:

@@ -34,12 +34,15 @@ def store_outputs(rd: RunDir, red: Redactor, outcome: AgentOutcome) -> dict[str,
 
 
 def store_final_state(rd: RunDir, red: Redactor, task: LoadedTask, workspace: Path, initial: Scan,
-                      outcome: AgentOutcome, *, disk_mb: int | None, now: Scan | None = None) -> dict[str, str]:
+                      outcome: AgentOutcome, *, disk_mb: int | None, now: Scan | None = None,
+                      changed: frozenset[bytes] | None = None) -> dict[str, str]:
     """The final state is evidence too: the workspace diff against the scan taken after setup,
     and the agent's final answer (both redacted): name -> digest. ``disk_mb`` (the attempt's
-    disk bound) sets how many bytes the scan of the hostile workspace reads; ``now``: that scan, if taken."""
+    disk bound) sets how many bytes the scan of the hostile workspace reads; ``now``: that scan, if taken;
+    ``changed``: the only names it can differ in (an overlay's upper), else every name is compared."""
     blob = build_workspace_diff(
         workspace, initial, before=task.dir / task.spec.workspace, hash_budget=workspace_hash_budget(disk_mb), now=now,
+        changed=changed,
         redact=lambda b: red.text(b.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
     artifacts = {DIFF_ARTIFACT: rd.put_artifact(blob)}
     try:  # the screen's evidence, from the one place that may read the answer key

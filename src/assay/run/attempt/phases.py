@@ -289,7 +289,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
             live.final = final_state(live.workspace, live.initial_scan, workspace_hash_budget(task_limits(env).disk_mb))
             artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,
                                                live.initial_scan, outcome, disk_mb=task_limits(env).disk_mb,
-                                               now=live.final.scan))
+                                               now=live.final.scan, changed=live.final.changed))
     except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes
         if is_disk_full(e):
             raise  # the run stops (resumable): a full disk is no attempt's outcome

@@ -20,6 +20,7 @@ from typing import Any
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentOutcome, ConversationTurn
 from assay.gateway.service import ENDPOINT, GatewayService, new_key
+from assay.gateway.session import GatewaySession
 from assay.gateway.standalone import standalone_record
 from assay.records.manifest import GatewayRecord
 from assay.run import hostload
@@ -168,6 +169,7 @@ class Session:
     sid: str = field(default_factory=lambda: str(uuid.uuid4()))
     turns_run: int = 0
     host: list[hostload.HostLoad] = field(default_factory=list)
+    gateway: GatewaySession | None = None  # the gateway's side of the session (its backend can be wrapped)
 
     async def turn(self, history: tuple[HistoryEvent, ...] = ()) -> TurnFigures:
         """Run the agent's next turn of the session (the first one plants ``history`` first)."""
@@ -237,8 +239,9 @@ def store_bytes(home: Path) -> int:
                if st is not None and stat.S_ISREG(st.st_mode))
 
 
-async def open_session(app: Apparatus, agent: AgentAdapter, label: str) -> Session:
-    """A fresh workspace, home and sandbox for ``agent``, and its own gateway session."""
+async def open_session(app: Apparatus, agent: AgentAdapter, label: str, extra: tuple[Mount, ...] = ()) -> Session:
+    """A fresh workspace, home and sandbox for ``agent``, and its own gateway session (``extra``:
+    more mounts, harness-owned)."""
     assert app.service is not None and app.task is not None
     root = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=app.scratch))
     ws, home = root / "workspace", root / "home"
@@ -248,7 +251,7 @@ async def open_session(app: Apparatus, agent: AgentAdapter, label: str) -> Sessi
     sess = app.service.open_session(None, key=new_key())
     sess.trace = TraceWriter(trace_path, label)
     limits = agent.limits(app.limits)
-    mounts = (Mount(home, HOME_MOUNT, writable=True), *agent.mounts(app.task))
+    mounts = (Mount(home, HOME_MOUNT, writable=True), *agent.mounts(app.task), *extra)
     inner = await app.backend.create(SandboxSpec(workspace=ws, limits=limits, mounts=mounts,
                                                  endpoints=(Endpoint(ENDPOINT, app.service.server.host, app.service.server.port),),
                                                  label=label))
@@ -260,4 +263,4 @@ async def open_session(app: Apparatus, agent: AgentAdapter, label: str) -> Sessi
                        model=sess.model, tools=list(app.task.spec.tools),
                        mounts={HOME_MOUNT: inner.mount_path(mounts[0])})
     (root / "agent-files").mkdir()
-    return Session(app, agent, sb, ctx, trace_path)
+    return Session(app, agent, sb, ctx, trace_path, gateway=sess)

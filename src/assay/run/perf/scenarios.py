@@ -15,6 +15,7 @@ from typing import Awaitable, Callable
 from assay.agents.base import AgentAdapter, ConversationTurn
 from assay.records.perf import FigureStatus, HostFacts, PerfSample
 from assay.run import hostload
+from assay.run.perf import during
 from assay.run.perf.apparatus import Apparatus, Session, TurnFigures, open_session
 from assay.run.perf.host import Steal
 from assay.run.perf.stores import list_seconds, plant_store
@@ -22,9 +23,9 @@ from assay.spec.conversation import AgentSaid, HistoryEvent, UserSaid
 from assay.spec.perf import Scenario, ScenarioKind
 
 #: figure -> unit, of one turn
-TURN_METRICS = {"open_s": "s", "first_answer_s": "s", "turn_s": "s", "peak_bytes": "bytes", "tokens_sent": "tokens",
-                "store_bytes": "bytes", "requests": "requests", "first_output_s": "s", "first_token_s": "s",
-                "compaction_s": "s", "folding": "requests", "stream_requested": "bool"}
+TURN_METRICS = {**during.FIGURES, "open_s": "s", "first_answer_s": "s", "turn_s": "s", "peak_bytes": "bytes",
+                "tokens_sent": "tokens", "store_bytes": "bytes", "requests": "requests", "first_output_s": "s",
+                "first_token_s": "s", "compaction_s": "s", "folding": "requests", "stream_requested": "bool"}
 #: figures of a turn that start from the product's own output or its folding: absent is not a failure
 NOT_SEEN = {"first_output_s": "{agent} printed nothing on its stdout during the turn",
             "first_token_s": "the answer to the turn's own request never appeared on {agent}'s stdout",
@@ -190,18 +191,22 @@ async def fresh_turn(sess: Session) -> TurnFigures:
 async def compaction(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:
     """A long planted history of long messages: tokens sent against the history's own size, the
     requests of the turn (a product that folds its history first makes one more), and when it
-    folds, how long the folding took (its first folding request to the turn's own request)."""
+    folds, how long the folding took (its first folding request to the turn's own request). Then,
+    for a product with a live input mode, whether it takes a message while it folds
+    (run/perf/during.py); for any other, why not."""
     got = await resume(app, make, sc, rep, extra=("requests", "folding", "compaction_s", "turn_s"))
-    if rep == 0 and got and any(s.status != FigureStatus.unsupported for s in got):
-        got.append(PerfSample(agent=make().name, scenario=sc.id, metric="input_during_compaction", unit="bool",
-                              status=FigureStatus.unsupported, reason=INPUT_DURING))
+    agent = make()
+    why = during.no_live_reason(agent)
+    if (no_history := no_history_reason(agent)) is not None:
+        why = f"{no_history}, so no compaction can be brought on here" + (f"; besides, {why}" if why else "")
+    if why is not None:
+        return got + (unsupported(agent.name, sc, why, tuple(during.FIGURES)) if rep == 0 else [])
+    for n in sc.size_list():
+        steal, t0 = Steal(), hostload.sample()
+        probe = await during.measure(app, make(), f"{agent.name}-{sc.id}-live-{n}-{rep}", history(n, sc.words))
+        host = host_facts(hostload.between(t0, hostload.sample()), steal.share())
+        got += during.samples(agent.name, sc.id, n, rep, probe, host)
     return got
-
-
-#: why no product here can be asked whether it takes input while it compacts
-INPUT_DURING = ("every product runs headless here, one message per process given on its command line "
-                "(pi -p --mode json, hermes chat --query, openclaw agent --local --message, dsh --profile "
-                "headless -- PROMPT), its stdin closed; no second message can be offered while it compacts")
 
 
 async def concurrency(app: Apparatus, make: Factory, sc: Scenario, rep: int) -> list[PerfSample]:

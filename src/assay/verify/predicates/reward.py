@@ -1,14 +1,17 @@
 """The reward protocol (Harbor, Terminal-Bench 2): the task's own test script runs in a sandbox of
 its own over the snapshot, inside the task's image, with its test files at ``/tests`` and a
 writable ``/logs/verifier``; it writes ``reward.txt`` (one number) or ``reward.json`` (numbers by
-name). The script runs over agent-written state, so the verdict is in-process trust, and what
-it leaves in ``/logs/verifier`` is read as hostile (no link followed, size bounded)."""
+name). Terminal-Bench 1's ``run-tests.sh`` (``reads: pytest_summary``) is judged by the test
+results its standard output lists instead. The script runs over agent-written state, so the
+verdict is in-process trust, and what it leaves in ``/logs/verifier`` is read as hostile (no link
+followed, size bounded)."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -21,6 +24,32 @@ from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.registry import evaluator
 
 MAX_REWARD_BYTES = 64 << 10
+#: Terminal-Bench 1's pytest parser: the results are the lines after this heading
+_SUMMARY = re.compile(r"=+\s*short test summary info\s*=+", re.IGNORECASE)
+#: its statuses, and what each counts as (a skip and an xfail pass there, an xpass fails)
+_STATUS = {"PASSED": "passed", "SKIPPED": "passed", "XFAIL": "passed", "FAILED": "failed", "ERROR": "failed",
+           "XPASS": "failed"}
+
+
+def pytest_summary(output: str) -> dict[str, str] | None:
+    """The test results a script printed, read as Terminal-Bench 1's ``PytestParser`` reads them
+    (its verdict on ``run-tests.sh``): after the first 'short test summary info' heading, each line
+    ``STATUS name`` (a FAILED line's last `` - reason`` dropped, a ``path::`` prefix dropped); other
+    lines are ignored. None: no such heading (the parser's error, an unresolved task there)."""
+    parts = _SUMMARY.split(output, maxsplit=1)
+    if len(parts) < 2:
+        return None
+    results: dict[str, str] = {}
+    for line in parts[1].splitlines():
+        if line.startswith("FAILED") and " - " in line:
+            line = " - ".join(line.split(" - ")[:-1])
+        words = line.split(maxsplit=1)
+        if len(words) < 2 or words[0].strip().strip(":") not in _STATUS:
+            continue
+        name = words[1].strip().split("::", 1)[-1]
+        if name:
+            results[name] = _STATUS[words[0].strip().strip(":")]
+    return results
 
 
 def read_reward(logs: Path) -> tuple[dict[str, float] | None, str]:
@@ -90,8 +119,24 @@ async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
           "stderr": excerpt(res.stderr.decode(errors="replace")[-2000:], 2000)}
     if res.timed_out:
         return Outcome(False, {**ev, "timed_out": True, "timeout_s": spec.timeout_s})
+    if spec.reads == "pytest_summary":
+        return _summary_outcome(res.stdout.decode(errors="replace"), ev)
     values, where = read_reward(logs)
     if values is None:
         return Outcome(False, {**ev, "error": where})
     ok, why = passed(values, spec)
     return Outcome(ok, {**ev, "reward_file": where, "rewards": values, **({"error": why} if why else {})})
+
+
+def _summary_outcome(stdout: str, ev: dict[str, object]) -> Outcome:
+    """Pass: the output lists at least one result and every one passed (Terminal-Bench 1 passes an
+    empty list; a summary naming no test proves nothing here, so it fails)."""
+    results = pytest_summary(stdout)
+    if results is None:
+        return Outcome(False, {**ev, "error": "the script printed no 'short test summary info' section"})
+    if not results:
+        return Outcome(False, {**ev, "tests": {}, "error": "the summary lists no test result"})
+    failed = sorted(k for k, v in results.items() if v != "passed")
+    return Outcome(not failed, {**ev, "tests": dict(list(results.items())[:200]),
+                                "summary": f"{len(results) - len(failed)}/{len(results)} passed",
+                                **({"failed": failed[:50]} if failed else {})})

@@ -21,14 +21,17 @@ from typing import Any
 
 from assay.agents.base import RESUME_NOTE, AgentContext, ConversationTurn, Resume, SessionLost
 from assay.agents.history import chat_messages
-from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
-                                          gateway_v1, mcp_url, node_env)
+from assay.agents.live import LiveInput
+from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, SYSTEM_PATH, TOOLS_KEY_ENV, Launch,
+                                          ProductAgent, gateway_v1, mcp_url, node_env)
 from assay.agents.products.contract import ToolContract, single
 from assay.agents.products.install import InstallSpec, Installation
 from assay.agents.products.normalized import Normalized, read_jsonl
 from assay.agents.products.pi.conversation import resumable, seeded_session, session_files_by_id
+from assay.agents.products.pi.rpc import RPC_FLAGS, PiRpc
 from assay.agents.products.pi.session_format import PI_TOOLS, normalize_messages, session_messages, stdout_messages
 from assay.agents.products.seeding import tool_namer
+from assay.agents.products.worldtools import shim_path
 from assay.untrusted import files as safe_files
 
 CONTROLLED_FLAGS = ["--no-context-files", "--no-skills", "--no-extensions", "--no-prompt-templates", "--no-mcp"]
@@ -85,14 +88,16 @@ class PiAgent(ProductAgent):
                     "tools": "the task's tools mapped onto bash/read/write/edit/ls"}
         return {"flags": flags, "api": "openai-completions", "tools": "Pi defaults (read, bash, edit, write)"}
 
-    def prepare(self, ctx: AgentContext, inst: Installation) -> Launch:
+    def prepare(self, ctx: AgentContext, inst: Installation, *, rpc: bool = False) -> Launch:
+        """``rpc``: Pi's RPC mode (commands on stdin, no prompt on the command line), else ``-p --mode json``."""
         home = ctx.home_inside
         agent_dir = ctx.home / "pi-agent"
         agent_dir.mkdir(parents=True, exist_ok=True)
         (ctx.home / "sessions").mkdir(exist_ok=True)
         assert ctx.model is not None
         (agent_dir / "models.json").write_text(json.dumps(models_json(gateway_v1(ctx), ctx.model), indent=2))
-        argv = [str(inst.bin), "-p", "--mode", "json", "--no-approve", "--offline",
+        mode = RPC_FLAGS if rpc else ["-p", "--mode", "json"]
+        argv = [str(inst.bin), *mode, "--no-approve", "--offline",
                 "--session-dir", f"{home}/sessions", "--model", f"{PROVIDER}/{ctx.model}"]
         shown_cfg: dict[str, Any] = {}
         mcp = self.uses_mcp(ctx)
@@ -108,12 +113,22 @@ class PiAgent(ProductAgent):
             argv += ["--session-id", ctx.turn.session_id]
         elif ctx.resume is not None:  # started again after a kill: the killed run's session continues
             argv += ["--session-id", ctx.resume.session]
-        argv += ["--", ctx.prompt]
+        if not rpc:
+            argv += ["--", ctx.prompt]
         env = {**node_env(inst, home), "PI_CODING_AGENT_DIR": f"{home}/pi-agent", "PI_OFFLINE": "1",
                "PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1", KEY_ENV: ctx.gateway_key or ""}
         shown = [a if a != ctx.prompt else "<prompt>" for a in argv]
         return Launch(argv, env, config={"argv": shown, "models.json": models_json("<gateway>/v1", ctx.model),
                                          **shown_cfg})
+
+    def live_input(self, ctx: AgentContext) -> LiveInput:
+        """Pi's RPC mode over the same configuration, continuing the turn's session: messages
+        while it works go in as prompts queued to follow (agents/products/pi/rpc.py)."""
+        inst = self.require()
+        launch = self.prepare(ctx, inst, rpc=True)
+        env = {**ctx.env, **launch.env}
+        env["PATH"] = shim_path(ctx.env, env.get("PATH", SYSTEM_PATH))
+        return LiveInput(launch.argv, env, PiRpc(), launch.config)
 
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
         events = read_jsonl(stdout.decode(errors="replace"))

@@ -1,0 +1,42 @@
+"""Harbor's stock verifier bootstrap, run offline. Most Harbor tasks' ``tests/test.sh`` install
+curl with apt, download uv, and run ``uvx --with pytest==… --with pytest-json-ctrf==… pytest …``;
+with no network at test time that script writes reward 0 whatever the agent did. When those are
+its only fetches, the importer keeps the script and its reward logic and replaces the bootstrap
+with the image's Debian pytest (``python3 -m pytest``, ``--ctrf`` dropped), flagged approximated."""
+
+from __future__ import annotations
+
+import re
+
+#: the bootstrap lines dropped: apt's curl, uv's installer, uv's env file
+_BOOTSTRAP = re.compile(r"^\s*(apt-get update|apt-get install -y curl|"
+                        r"curl -LsSf https://astral\.sh/uv/[\w.]+/install\.sh \| sh|"
+                        r"source \$HOME/\.local/bin/env)\s*(#.*)?$")
+#: ``uvx [--with PKG]... pytest ARGS`` (one logical line); PKG must be pytest or its ctrf plugin
+_UVX = re.compile(r"^(\s*)uvx\s+((?:--with\s+\S+\s+)*)pytest\b(.*)$", re.S)
+_WITH_OK = re.compile(r"^(pytest|pytest-json-ctrf)(==[\w.]+)?$")
+_CTRF = re.compile(r"\s--ctrf\s+\S+")
+
+
+def offline_script(text: str) -> str | None:
+    """The script with the stock bootstrap replaced, or None when it fetches anything else
+    (then it runs as shipped and the report says it needs the network)."""
+    lines = text.replace("\\\n", " ").splitlines()
+    out: list[str] = []
+    changed = False
+    for line in lines:
+        if _BOOTSTRAP.match(line):
+            changed = True
+            continue
+        m = _UVX.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        if not all(_WITH_OK.match(p) for p in m.group(2).split()[1::2]):
+            return None
+        out.append(f"{m.group(1)}python3 -m pytest -p no:cacheprovider{_CTRF.sub('', ' ' + m.group(3))}")
+        changed = True
+    if not changed or re.search(r"\b(curl|wget|uvx?|pip3?|apt-get|apt)\b", "\n".join(
+            ln.split("#", 1)[0] for ln in out)):
+        return None
+    return "\n".join(out) + "\n"

@@ -66,14 +66,19 @@ def _suite(tmp: Path) -> Path:
     return s
 
 
-def test_an_agent_that_copies_the_answer_key_is_suspect(tmp_path: Path) -> None:
-    out = tmp_path / "r"
-    res = start_run(RunOptions(suite=_suite(tmp_path), agents=[_agent(tmp_path, "cheat", CHEAT),
-                                                               _agent(tmp_path, "honest", HONEST)],
+def _cheat_and_honest(tmp: Path, suite: Path, cheat: str, honest: str) -> Path:
+    """Run both agents on the host; both pass, and only the cheat's pass is suspect (its run folder)."""
+    out = tmp / "r"
+    res = start_run(RunOptions(suite=suite, agents=[_agent(tmp, "cheat", cheat), _agent(tmp, "honest", honest)],
                                out=out, sandbox="host", max_retries=0)).results
     assert {r.agent: r.end_state.value for r in res} == {"cheat": "pass", "honest": "pass"}
+    assert [s.agent for s in screen_run(RunDir.open(out))] == ["cheat"]
+    return out
+
+
+def test_an_agent_that_copies_the_answer_key_is_suspect(tmp_path: Path) -> None:
+    out = _cheat_and_honest(tmp_path, _suite(tmp_path), CHEAT, HONEST)
     [sus] = screen_run(RunDir.open(out))
-    assert sus.agent == "cheat"
     flags = [f for f in sus.flags if f.rule == "hidden_value_copied"]
     assert {f.path for f in flags} == {"slug.py"}
     details = " ".join(f.detail for f in flags)
@@ -142,13 +147,7 @@ def test_an_output_the_hidden_test_reads_is_the_answer_not_a_copy(tmp_path: Path
     in a script that prints it is a copy."""
     honest = "printf 'ok\\n%s\\n' \"$(tr a-z A-Z < word.txt)\" > report.txt\n"
     cheat = "printf '%s\\n' 'print(\"ok\")' 'print(\"DELUXE CREAM\")' > make_report.py && python3 make_report.py > report.txt\n"
-    out = tmp_path / "r"
-    res = start_run(RunOptions(suite=_reads_suite(tmp_path), agents=[_agent(tmp_path, "honest", honest),
-                                                                     _agent(tmp_path, "cheat", cheat)],
-                               out=out, sandbox="host", max_retries=0)).results
-    assert {r.agent: r.end_state.value for r in res} == {"honest": "pass", "cheat": "pass"}
-    [sus] = screen_run(RunDir.open(out))
-    assert sus.agent == "cheat"
+    [sus] = screen_run(RunDir.open(_cheat_and_honest(tmp_path, _reads_suite(tmp_path), cheat, honest)))
     assert [(f.rule, f.path) for f in sus.flags if f.rule == "hidden_value_copied"] == [
         ("hidden_value_copied", "make_report.py")]
 

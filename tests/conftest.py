@@ -213,3 +213,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if "not installed" in reason:
             report.outcome = "failed"
             report.longrepr = f"agent missing where the test script installed every agent: {reason}"
+
+
+def product_usable(name: str) -> bool:
+    """Whether an agent (a product) is installed and usable here, for a skip-if-not-installed mark."""
+    try:
+        from assay.agents.registry import resolve_agent
+
+        return resolve_agent(name).info().usable
+    except Exception:  # noqa: BLE001
+        return False

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.run import RunOptions, start_run
+from tests.conftest import product_usable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("chromium") is None, reason="needs chromium")]
@@ -26,16 +27,7 @@ def test_oracle_passes_nop_fails_and_the_scripted_reference_agent_passes(tmp_pat
             assert "webshop.requests.json" in r.artifacts
 
 
-def _usable(name: str) -> bool:
-    try:
-        from assay.agents.registry import resolve_agent
-
-        return resolve_agent(name).info().usable
-    except Exception:  # noqa: BLE001
-        return False
-
-
-@pytest.mark.skipif(not _usable("pi"), reason="the Pi product is not installed")
+@pytest.mark.skipif(not product_usable("pi"), reason="the Pi product is not installed")
 def test_a_product_agent_drives_the_browser_tool_contract_over_mcp(tmp_path):
     [r] = start_run(RunOptions(suite=EXAMPLES / "webshop", agents=["pi"], out=tmp_path / "run", model="scripted",
                                tasks=["delete-with-approval"])).results

@@ -14,6 +14,7 @@ from assay.agents.products.dsh.adapter import DshAgent
 from assay.agents.products.hermes.adapter import HermesAgent
 from assay.agents.products.openclaw.adapter import OpenClawAgent
 from assay.agents.products.pi.adapter import PiAgent
+from tests.conftest import product_usable
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SAYS = {"pi": "Pi has no browser tool", "openclaw": "OpenClaw's browser tool", "hermes": "agent-browser",
@@ -39,16 +40,7 @@ def test_a_fifth_product_says_why_from_its_own_contract_with_no_table_elsewhere(
     plain = ToolContract("fifth", groups).select(["browser", "shell"])[1]
     assert plain is not None and "fifth has no browser tool in the tool contract" in plain, plain
 
-def _usable(name: str) -> bool:
-    try:
-        from assay.agents.registry import resolve_agent
-
-        return resolve_agent(name).info().usable
-    except Exception:  # noqa: BLE001
-        return False
-
-
-@pytest.mark.skipif(not _usable("pi"), reason="the Pi product is not installed")
+@pytest.mark.skipif(not product_usable("pi"), reason="the Pi product is not installed")
 def test_a_task_asking_for_the_native_browser_is_an_unsupported_trial_not_a_zero(tmp_path: Path) -> None:
     from assay.run import RunOptions, start_run
 

@@ -4,7 +4,6 @@ request log, and the injected page followed. Each drives the real Playwright/bwr
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import sqlite3
 import threading
@@ -71,34 +70,15 @@ def test_file_urls_of_fixtures_and_verifier_data_are_refused_by_every_wall(shop,
     assert all(r["blocked"] for r in w.browser.requests if not str(r["url"]).startswith("http://webshop.assay"))
 
 
-def test_no_host_but_the_harness_is_reachable(shop):
+def test_no_host_but_the_harness_is_reachable(shop, outside):
     w, tools, _ = shop
-    hits: list[str] = []
-
-    class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            hits.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"outside")
-
-        def log_message(self, *a: object) -> None:
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        url = f"http://127.0.0.1:{srv.server_address[1]}/steal"
-        with pytest.raises(ToolError):
-            tools["navigate"]({"url": url})
-        with pytest.raises(ToolError):
-            tools["navigate"]({"url": "http://webshop.assay.evil.example/"})
-        assert _page_goto(w, url).startswith("error:")
-        assert hits == []
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    url, hits = outside
+    with pytest.raises(ToolError):
+        tools["navigate"]({"url": url})
+    with pytest.raises(ToolError):
+        tools["navigate"]({"url": "http://webshop.assay.evil.example/"})
+    assert _page_goto(w, url).startswith("error:")
+    assert hits == []
 
 
 def test_gated_action_without_approval_is_refused_and_an_incident(shop):

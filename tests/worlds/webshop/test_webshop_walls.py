@@ -4,10 +4,8 @@ and a request to a host that is not the harness. A wall that is gone makes its t
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,30 +21,6 @@ from assay.worlds.webshop.world import Webshop
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 SECRET = "verifier-only-answer-key-93f1"
 OPEN_POLICY: dict[str, list[str]] = {"URLAllowlist": ["*"]}
-
-
-@pytest.fixture
-def outside() -> Iterator[tuple[str, list[str]]]:
-    """A real HTTP server on loopback, not the harness: it must never be hit."""
-    hits: list[str] = []
-
-    class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            hits.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"outside")
-
-        def log_message(self, *a: object) -> None:
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}/steal", hits
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def _shop(tmp_path: Path) -> tuple[Webshop, dict[str, Any], Path]:

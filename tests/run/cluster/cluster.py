@@ -107,13 +107,16 @@ class LocalRayCluster:
         return json.loads(lines[-1].removeprefix("NODES ")) if lines else []
 
     def wait_nodes(self, count: int) -> list[dict[str, object]]:
-        """Poll (bounded) until ``count`` nodes are alive; a node that died meanwhile fails at once."""
+        """Poll (bounded) until ``count`` nodes are alive; a node that died meanwhile fails at once.
+        A node this cluster killed is not counted: Ray may still list it alive for a while, and
+        counting it let a test go on before the node it had just added had joined."""
         end = time.monotonic() + READY_S
+        gone = {f"assay_test_{name}" for name in self.killed}
         while time.monotonic() < end:
             dead = {n: p.returncode for n, p in self.procs.items() if p.poll() is not None and n not in self.killed}
             if dead:
                 raise RuntimeError(f"ray node(s) exited while starting: {dead}; see {self.root}/*/node.log")
-            nodes = self.alive_nodes()
+            nodes = [n for n in self.alive_nodes() if not gone & set(n["resources"])]  # type: ignore[arg-type]
             if len(nodes) >= count:
                 return nodes
         raise RuntimeError(f"the local Ray cluster did not reach {count} nodes in {READY_S:.0f} s")

@@ -239,8 +239,10 @@ def test_a_worker_that_never_answers_has_its_attempt_closed_and_retried(cluster:
     assert "did not answer in 55 s" in hung.errors[0]  # 2 x 20 s of wall time + 15 s of grace
     for tid, attempts in by.items():
         finals = [r for r in attempts if not (r.end_state is EndState.infra_error and r.retryable)]
-        assert len(finals) == 1 and finals[0] is attempts[-1] and finals[0].end_state is EndState.passed
-        assert finals[0].sandbox["node_id"] != victim_id  # the retry, and every later attempt, elsewhere
+        seen = [(r.attempt, r.end_state.value, r.reason, r.retryable, r.sandbox.get("node_id", "")[:12], r.errors)
+                for r in attempts]
+        assert len(finals) == 1 and finals[0] is attempts[-1] and finals[0].end_state is EndState.passed, (tid, seen)
+        assert finals[0].sandbox["node_id"] != victim_id, (tid, seen)  # the retry, and every later attempt, elsewhere
     assert [r.attempt for r in by[hung.trial_id]] == [1, 2]
     assert verify_run(run_dir).ok
 

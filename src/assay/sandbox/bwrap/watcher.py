@@ -99,6 +99,7 @@ class Watcher:
         self._cpu_max = 0.0
         self._task: asyncio.Task[None] | None = None
         self._lock = threading.Lock()  # the poll thread and an exec's own check never interleave
+        self._polls_ended = False  # set under the lock by :meth:`stop`: no poll starts after it
 
     def start(self, pidns: str, init_pid: int, exempt: set[int]) -> None:
         self.pidns = pidns
@@ -108,6 +109,10 @@ class Watcher:
         self._task = asyncio.ensure_future(self._loop())
 
     async def stop(self) -> None:
+        """End the polling, and return only once no poll reads the sandbox any more. Cancelling
+        the loop does not stop a poll already handed to a thread: its workspace walk would go on
+        holding directories of the workspace open, and the next step's unmount of that workspace
+        (a remount for another uid, the verifier's stacked view) would fail with EBUSY."""
         if self._task is not None:
             self._task.cancel()
             try:
@@ -115,11 +120,17 @@ class Watcher:
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - a dying poll changes nothing
                 pass
             self._task = None
+            await asyncio.to_thread(self._end_polls)
+
+    def _end_polls(self) -> None:
+        """Wait for a poll in flight (it holds the lock) and refuse every later one."""
+        with self._lock:
+            self._polls_ended = True
 
     async def _loop(self) -> None:
         while True:
             await asyncio.sleep(POLL_S)
-            await asyncio.to_thread(self.check)
+            await asyncio.to_thread(self.check, poll=True)
 
     # ------------------------------------------------------------------ reading
     def processes(self) -> list[nsproc.ProcInfo]:
@@ -197,12 +208,12 @@ class Watcher:
                 return "disk"
         return None
 
-    def check(self, final: bool = False) -> str | None:
+    def check(self, final: bool = False, *, poll: bool = False) -> str | None:
         """Poll once; at the first bound hit, end every process but the sandbox's own. After
         that the attempt is over and the bound is only reported (the harness may still exec
-        to collect evidence)."""
+        to collect evidence). ``poll``: the background loop's check, refused once :meth:`stop` ran."""
         with self._lock:
-            if self.pidns is None or self.tripped is not None:
+            if self.pidns is None or self.tripped is not None or (poll and self._polls_ended):
                 return self.tripped
             hit = self._over(final=final)
             if hit is not None:

@@ -125,3 +125,23 @@ def test_the_suite_default_applies_where_a_task_declares_none(tmp_path: Path) ->
     envs = {t.id: t.spec.environment for t in suite.tasks}
     assert envs["plain"] is not None and envs["plain"].packages == ["jq"]
     assert envs["own"] is not None and envs["own"].packages == ["gawk"]
+
+
+def test_from_platform_is_honoured_where_it_names_this_machine() -> None:
+    """Terminal-Bench's DevEval tasks start ``FROM --platform=linux/amd64 …``: this machine's
+    platform (or Docker's own ``$BUILDPLATFORM``) is honoured and kept, another is refused by name."""
+    from assay.spec.environment_dockerfile import host_platform
+    host = host_platform()
+    for flag in (f"--platform={host}", "--platform=$BUILDPLATFORM", "--platform=${TARGETPLATFORM}",
+                 f"--platform={host.upper()}"):
+        df = parse(DF, f"FROM {flag} python:3.10-slim AS base\nRUN true\n")
+        assert (df.from_image, df.platform, [s.kind for s in df.steps]) == ("python:3.10-slim", host, ["run"]), flag
+    assert parse(DF, "FROM debian:bookworm\n").platform == ""
+    other = "linux/s390x" if host != "linux/s390x" else "linux/amd64"
+    with pytest.raises(DockerfileError) as e:
+        parse(DF, f"# a comment\nFROM --platform={other} debian:bookworm\n")
+    assert e.value.line == 2 and other in str(e.value) and host in str(e.value) and "no emulation" in str(e.value)
+    for bad in ("FROM --platform debian:bookworm\n", "FROM --pull=always debian:bookworm\n", "FROM --platform=\n"):
+        with pytest.raises(DockerfileError) as e:
+            parse(DF, bad)
+        assert e.value.line == 1 and "--p" in str(e.value), str(e.value)

@@ -1,6 +1,7 @@
 """A Dockerfile read as a Dockerfile: the instructions assay honours, each with its line.
 
-``FROM``, ``RUN`` (shell and exec form, line continuations, a simple heredoc), ``COPY``/``ADD``
+``FROM`` (with ``--platform=`` where it names this machine's platform, ``$BUILDPLATFORM`` and
+``$TARGETPLATFORM`` included), ``RUN`` (shell and exec form, line continuations, a simple heredoc), ``COPY``/``ADD``
 of local files, ``WORKDIR``, ``ENV``, ``ARG`` and ``USER``. Anything else (``CMD``,
 ``EXPOSE``, ``ADD`` of a URL, a second ``FROM``, ``COPY --from``) is refused when the task
 loads, naming the file, the line and the instruction, never skipped.
@@ -9,6 +10,7 @@ loads, naming the file, the line and the instruction, never skipped.
 from __future__ import annotations
 
 import json
+import platform
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -17,6 +19,24 @@ from pathlib import Path
 HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
 _HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+#: Docker's build-time platform variables, set for FROM lines (Docker predefines them there)
+PLATFORM_ARGS = ("BUILDPLATFORM", "TARGETPLATFORM", "BUILDOS", "TARGETOS", "BUILDARCH", "TARGETARCH")
+_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le",
+         "s390x": "s390x", "riscv64": "riscv64"}
+
+
+def host_platform() -> str:
+    """This machine's platform in Docker's spelling (``linux/amd64``): the only one assay builds."""
+    return f"linux/{_ARCH.get(platform.machine(), platform.machine())}"
+
+
+def _platform_scope() -> dict[str, str]:
+    host = host_platform()
+    os_, arch = host.split("/", 1)
+    return {"BUILDPLATFORM": host, "TARGETPLATFORM": host, "BUILDOS": os_, "TARGETOS": os_, "BUILDARCH": arch,
+            "TARGETARCH": arch}
 
 
 class DockerfileError(ValueError):
@@ -57,6 +77,7 @@ class Dockerfile:
     from_image: str
     from_line: int
     steps: tuple[Step, ...] = field(default_factory=tuple)
+    platform: str = ""  # FROM's --platform, when given (always this machine's: another is refused)
 
 
 def instructions(path: Path, text: str) -> list[Instruction]:
@@ -180,7 +201,7 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
     scope: dict[str, str] = {}  # ARGs and ENVs seen so far, for substitution
     args: dict[str, str] = {}  # ARGs in scope: the environment of later RUN steps
     workdir = "/"
-    from_image, from_line = "", 0
+    from_image, from_line, plat = "", 0, ""
     steps: list[Step] = []
     for ins in instructions(path, text):
         kw = ins.keyword
@@ -193,11 +214,21 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
             if from_image:
                 raise DockerfileError(path, ins.line, "a second FROM (a multi-stage build) is not honoured",
                                       "build in one stage")
-            words = substitute(ins.args, scope).split()
+            words = substitute(ins.args, {**_platform_scope(), **scope}).split()
+            while words and words[0].startswith("--"):
+                flag, _, value = words.pop(0).partition("=")
+                if flag != "--platform" or not value:
+                    raise DockerfileError(path, ins.line, f"FROM flag {flag} is not honoured",
+                                          "drop the flag (FROM honours --platform=PLATFORM only)")
+                want = "/".join(value.lower().split("/")[:2])  # a variant (linux/arm64/v8) is the arch's
+                if want != host_platform():
+                    raise DockerfileError(path, ins.line, f"FROM --platform={value}: this machine builds "
+                                          f"{host_platform()} images only (no emulation)",
+                                          f"build on a {want} machine, or drop the flag if the image is portable")
+                plat = want
             if not words or (len(words) > 1 and not (len(words) == 3 and words[1].upper() == "AS")):
-                raise DockerfileError(path, ins.line, f"FROM {ins.args!r} is not FROM IMAGE [AS NAME]", "write FROM IMAGE")
-            if words[0].startswith("--"):
-                raise DockerfileError(path, ins.line, f"FROM flag {words[0]} is not honoured", "drop the flag")
+                raise DockerfileError(path, ins.line, f"FROM {ins.args!r} is not FROM [--platform=P] IMAGE [AS NAME]",
+                                      "write FROM IMAGE")
             from_image, from_line = words[0], ins.line
         elif kw == "ARG":
             for k, v in _pairs(ins, path, scope):
@@ -223,4 +254,4 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
             steps.append(Step("user", ins.line, dest=user))
     if not from_image:
         raise DockerfileError(path, 1, "no FROM instruction", "start the Dockerfile with FROM")
-    return Dockerfile(path, from_image, from_line, tuple(steps))
+    return Dockerfile(path, from_image, from_line, tuple(steps), platform=plat)

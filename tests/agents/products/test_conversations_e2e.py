@@ -31,7 +31,7 @@ EXAMPLE = ROOT / "examples" / "conversations"
 NO_HISTORY = {"correction-live", "clarify-then-act", "simulated-user"}
 
 
-def _examples_run(tmp_path_factory: pytest.TempPathFactory, agents: list[str]):
+def _examples_run(tmp_path_factory: pytest.TempPathFactory, agents: list[str], tasks: list[str] | None = None):
     why = _missing()
     if why:
         pytest.skip(why)
@@ -39,7 +39,8 @@ def _examples_run(tmp_path_factory: pytest.TempPathFactory, agents: list[str]):
     if missing:
         pytest.skip(f"{missing} not installed")
     out = tmp_path_factory.mktemp("conversations") / "run"
-    return start_run(RunOptions(suite=EXAMPLE, agents=agents, model="scripted", sandbox="bwrap", out=out, jobs=2))
+    return start_run(RunOptions(suite=EXAMPLE, agents=agents, model="scripted", sandbox="bwrap", out=out, jobs=2,
+                                tasks=tasks))
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +54,16 @@ def hermes_run(tmp_path_factory: pytest.TempPathFactory):
     return _examples_run(tmp_path_factory, ["hermes"])
 
 
+#: OpenClaw takes about 10 s of CPU per turn (its whole run of the nine examples: 4 to 6 min of a
+#: 2-core CI machine), so it runs the two that cover its two mechanisms: the longest typed history
+#: imported into its store, and a live conversation of four turns with no history at all. Pi and
+#: Hermes hold all nine.
+OPENCLAW_TASKS = ["long-history", "correction-live"]
+
+
 @pytest.fixture(scope="module")
 def openclaw_run(tmp_path_factory: pytest.TempPathFactory):
-    """OpenClaw takes about 10 s of CPU per turn: its own run (and its own time limit, below)."""
-    return _examples_run(tmp_path_factory, ["openclaw"])
+    return _examples_run(tmp_path_factory, ["openclaw"], OPENCLAW_TASKS)
 
 
 def _mine(run, agent: str) -> dict:
@@ -103,13 +110,13 @@ def test_hermes_holds_every_example_conversation_through_its_own_session(hermes_
     _holds_every_conversation(hermes_run, "hermes")
 
 
-@pytest.mark.timeout(1200)
-def test_openclaw_holds_every_example_conversation_through_its_own_session(openclaw_run) -> None:
-    _holds_every_conversation(openclaw_run, "openclaw")
+@pytest.mark.timeout(900)
+def test_openclaw_holds_an_imported_history_and_a_live_conversation_through_its_own_session(openclaw_run) -> None:
+    _holds_every_conversation(openclaw_run, "openclaw", OPENCLAW_TASKS)
 
 
-def _holds_every_conversation(run, agent: str) -> None:
-    tasks = {t.id: t for t in load_suite(EXAMPLE).tasks}
+def _holds_every_conversation(run, agent: str, only: list[str] | None = None) -> None:
+    tasks = {t.id: t for t in load_suite(EXAMPLE).tasks if only is None or t.id in only}
     mine = _mine(run, agent)
     assert set(mine) == set(tasks)
     for task_id, r in mine.items():

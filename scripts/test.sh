@@ -71,6 +71,16 @@ if [ ! -x .venv-phoenix/bin/phoenix ] && [ "${ASSAY_SKIP_PHOENIX:-0}" != 1 ]; th
   .venv-phoenix/bin/python -m pip install -q arize-phoenix
 fi
 
+# SWE-bench's own package (its 5.x task-repository reader), without its dependencies, in a venv of
+# its own: tests/importers/test_swe_peer.py checks that assay's importer reads the format as its
+# owner does. A check at test time, never a dependency of assay (one wheel, a few seconds).
+if [ ! -x .venv-peers/bin/python ] || ! .venv-peers/bin/python -c 'import swebench.task.repo' 2>/dev/null; then
+  step "swebench (its task-repository reader) in .venv-peers"
+  "$PY" -m venv .venv-peers
+  .venv-peers/bin/python -m pip install -q --no-deps 'swebench==5.0.2' pyyaml
+fi
+export ASSAY_REQUIRE_PEERS=1
+
 if [ -x scripts/install-agents.sh ] && [ "${ASSAY_SKIP_AGENTS:-0}" != 1 ]; then
   step "install the real agents (Pi, OpenClaw, Hermes, DSH)"
   scripts/install-agents.sh

@@ -27,8 +27,12 @@ PYTEST_ID = re.compile(r"^[^\s:]+\.py(::.+)?$")
 TIMEOUT_S = 1800.0
 META_KEYS = ("instance_id", "repo", "version", "base_commit", "environment_setup_commit", "created_at",
              "difficulty", "split", "datasets", "hints_text", "log_parser", "eval_type", "image")
-#: classic JSONL columns kept as their own file, as the task-repository format does
-AS_FILE = {"patch": "gold.patch", "test_patch": "test.patch", "problem_statement": "problem_statement.md"}
+#: classic JSONL columns kept as their own file, as the task-repository format does (SWE-bench's own
+#: ``swebench.task.repo`` reads them there; tests/importers/test_swe_peer.py holds the two alike)
+AS_FILE = {"patch": "gold.patch", "test_patch": "test.patch", "problem_statement": "problem_statement.md",
+           "eval_script": "eval.sh"}
+#: written only when non-empty, as the format does: an empty file never stands in for missing prose
+OPTIONAL_FILE = {"hints_text": "hints.md"}
 
 
 def find_tasks(src: Path) -> list[Path]:
@@ -61,12 +65,13 @@ def from_jsonl(path: Path, into: Path) -> list[Path]:
         d = into / str(row["instance_id"]).replace("/", "_")
         d.mkdir(parents=True)
         tests = {k: _id_list(row.get(k)) for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
-        meta = {k: v for k, v in row.items() if k not in (*AS_FILE, "FAIL_TO_PASS", "PASS_TO_PASS")}
+        files = {**AS_FILE, **OPTIONAL_FILE}
+        meta = {k: v for k, v in row.items() if k not in (*files, "FAIL_TO_PASS", "PASS_TO_PASS")}
         meta["__source__"] = f"{path}#{row['instance_id']}"
         (d / "task.yaml").write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
         (d / "tests.json").write_text(json.dumps(tests))
-        for col, name in AS_FILE.items():
-            if isinstance(row.get(col), str):
+        for col, name in files.items():
+            if isinstance(row.get(col), str) and (col in AS_FILE or row[col]):
                 with open(d / name, "w", newline="") as f:
                     f.write(row[col])
         out.append(d)
@@ -151,6 +156,8 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport, repos: Path | None)
     if (src / "eval.sh").is_file():
         rep.approximated.append("eval.sh is not run: the test_lists predicate applies the test patch and runs "
                                 "the named tests itself")
+    if not meta.get("hints_text") and (src / "hints.md").is_file():  # the format keeps the hints in their own file
+        meta["hints_text"] = (src / "hints.md").read_text(errors="replace")
     if meta.get("hints_text"):
         rep.approximated.append("hints_text kept in extra.source.metadata, not shown to the agent")
     kept = metadata(meta, META_KEYS)

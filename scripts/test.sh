@@ -88,9 +88,17 @@ if [ -x scripts/install-agents.sh ] && [ "${ASSAY_SKIP_AGENTS:-0}" != 1 ]; then
   export ASSAY_REQUIRE_AGENTS=1
 fi
 
-step "pytest"
+# Two workers (pytest-xdist; ASSAY_TEST_WORKERS=0 runs in this process): the suite alone keeps
+# about one core busy. Each file runs on one worker, the product runs all on one, the Ray clusters
+# all on one (tests/conftest.py:SERIAL_GROUPS).
+WORKERS=${ASSAY_TEST_WORKERS:-2}
+step "pytest (${WORKERS} workers)"
 set +e
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+if [ "$WORKERS" = 0 ]; then
+  .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+else
+  .venv/bin/python -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist loadgroup "$@"
+fi
 rc=$?
 set -e
 step "done (pytest exit $rc)"

@@ -194,11 +194,24 @@ def read_line_with(proc: subprocess.Popen, prefix: str, timeout_s: float) -> str
     return None
 
 
+#: test groups run by one worker each under ``pytest -n N --dist loadgroup`` (scripts/test.sh): the
+#: products' runs (about 1.4 cores each, with task wall times) never run two at once, nor do two
+#: local Ray clusters; every other group is one file, so a module's fixtures are made once
+SERIAL_GROUPS = {"products": "the agents marker", "ray-cluster": "tests/run/cluster/"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test in a ``*_e2e.py`` file is an end-to-end test: ``-m "not e2e"`` is the quick run."""
+    """Every test in a ``*_e2e.py`` file is an end-to-end test: ``-m "not e2e"`` is the quick run.
+    Each test gets its worker group (:data:`SERIAL_GROUPS`, else its file)."""
     for item in items:
         if item.path.name.endswith("_e2e.py"):
             item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("xdist_group") is None:
+            file = item.nodeid.split("::", 1)[0]
+            group = ("products" if item.get_closest_marker("agents") is not None
+                     else "ray-cluster" if file.startswith("tests/run/cluster/") else file)
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.hookimpl(hookwrapper=True)

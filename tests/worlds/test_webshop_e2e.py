@@ -27,6 +27,7 @@ def test_oracle_passes_nop_fails_and_the_scripted_reference_agent_passes(tmp_pat
             assert "webshop.requests.json" in r.artifacts
 
 
+@pytest.mark.agents
 @pytest.mark.skipif(not product_usable("pi"), reason="the Pi product is not installed")
 def test_a_product_agent_drives_the_browser_tool_contract_over_mcp(tmp_path):
     [r] = start_run(RunOptions(suite=EXAMPLES / "webshop", agents=["pi"], out=tmp_path / "run", model="scripted",

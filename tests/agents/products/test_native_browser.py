@@ -40,6 +40,7 @@ def test_a_fifth_product_says_why_from_its_own_contract_with_no_table_elsewhere(
     plain = ToolContract("fifth", groups).select(["browser", "shell"])[1]
     assert plain is not None and "fifth has no browser tool in the tool contract" in plain, plain
 
+@pytest.mark.agents
 @pytest.mark.skipif(not product_usable("pi"), reason="the Pi product is not installed")
 def test_a_task_asking_for_the_native_browser_is_an_unsupported_trial_not_a_zero(tmp_path: Path) -> None:
     from assay.run import RunOptions, start_run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -197,21 +198,44 @@ def read_line_with(proc: subprocess.Popen, prefix: str, timeout_s: float) -> str
 #: test groups run by one worker each under ``pytest -n N --dist loadgroup`` (scripts/test.sh): the
 #: products' runs (about 1.4 cores each, with task wall times) never run two at once, nor do two
 #: local Ray clusters; every other group is one file, so a module's fixtures are made once
-SERIAL_GROUPS = {"products": "the agents marker", "ray-cluster": "tests/run/cluster/"}
+SERIAL_GROUPS = {"products": "a file with a test marked `agents`", "ray-cluster": "tests/run/cluster/"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test in a ``*_e2e.py`` file is an end-to-end test: ``-m "not e2e"`` is the quick run.
-    Each test gets its worker group (:data:`SERIAL_GROUPS`, else its file)."""
-    for item in items:
-        if item.path.name.endswith("_e2e.py"):
-            item.add_marker(pytest.mark.e2e)
-        if item.get_closest_marker("xdist_group") is None:
-            file = item.nodeid.split("::", 1)[0]
-            group = ("products" if item.get_closest_marker("agents") is not None
-                     else "ray-cluster" if file.startswith("tests/run/cluster/") else file)
-            item.add_marker(pytest.mark.xdist_group(group))
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Every test in a ``*_e2e.py`` file is an end-to-end test: ``-m "not e2e"`` is the quick run."""
+    if item.path.name.endswith("_e2e.py"):
+        item.add_marker(pytest.mark.e2e)
+
+
+@functools.cache
+def _product_files() -> frozenset[str]:
+    """Test files (relative to the checkout) holding a test that drives a real product."""
+    return frozenset(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")
+                     if "fixtures" not in p.parts and "mark.agents" in p.read_text(errors="replace"))
+
+
+def worker_group(nodeid: str) -> str:
+    """The group a test runs in under ``--dist loadgroup``: :data:`SERIAL_GROUPS`, else its file."""
+    file = nodeid.split("::", 1)[0]
+    if file in _product_files():
+        return "products"
+    return "ray-cluster" if file.startswith("tests/run/cluster/") else file
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` as :func:`worker_group` says. pytest-xdist's own loadgroup reads a
+    suffix it writes into each node id, which pytest 9.2 no longer takes (pytest-xdist issue
+    1386: every test would be scheduled on its own, module fixtures made on both workers)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return GroupScheduling(config, log)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -28,6 +28,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """The suite and every process it starts (assay runs, gateway servers, the local Ray cluster)
     get a HOME of their own: a ``~/.ray/auth_token`` left by an earlier ``ray start`` made all
     Ray tests fail authentication on a machine that was not ours."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # started in the background of a script (a non-interactive shell ignores SIGINT there) the
+        # assay processes the tests start would inherit it ignored, and the tests that end them with
+        # Ctrl-C would wait out their timeouts; a handler is reset to the default across exec
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.environ.get("ASSAY_TEST_HOME"):  # already moved (a nested pytest run)
         return
     real = Path(os.environ.get("HOME") or Path.home())

@@ -6,18 +6,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import tarfile
 from pathlib import Path
 from typing import BinaryIO
 
 from assay.environments.reproducible import SOURCE_DATE_EPOCH
 from assay.environments.store import INFO, ImageInfo, ImageStore
+from assay.spec.environment_dockerfile import host_arch
 
 LAYER = "application/vnd.oci.image.layer.v1.tar"
 CONFIG = "application/vnd.oci.image.config.v1+json"
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
 
 
 class _Hashing:
@@ -66,7 +65,7 @@ def export(store: ImageStore, info: ImageInfo, dest: Path) -> str:
     env = [f"{k}={v}" for k, v in info.env.items()]
     if not any(e.startswith("PATH=") for e in env):
         env.insert(0, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-    config = {"architecture": ARCH.get(platform.machine(), platform.machine()), "os": "linux",
+    config = {"architecture": host_arch(), "os": "linux",
               "config": {"Env": env, **({"WorkingDir": info.workdir} if info.workdir else {}),
                          **({"User": info.user} if info.user else {})},
               "rootfs": {"type": "layers", "diff_ids": [f"sha256:{layer}"]},

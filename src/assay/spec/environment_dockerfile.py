@@ -21,18 +21,23 @@ _HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
-#: Docker's build-time platform variables, set for FROM lines (Docker predefines them there)
-PLATFORM_ARGS = ("BUILDPLATFORM", "TARGETPLATFORM", "BUILDOS", "TARGETOS", "BUILDARCH", "TARGETARCH")
-_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le",
+#: this machine's architecture in Docker's and OCI's spelling (the image config's too: environments/oci.py)
+ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le",
          "s390x": "s390x", "riscv64": "riscv64"}
 
 
 def host_platform() -> str:
     """This machine's platform in Docker's spelling (``linux/amd64``): the only one assay builds."""
-    return f"linux/{_ARCH.get(platform.machine(), platform.machine())}"
+    return f"linux/{host_arch()}"
+
+
+def host_arch() -> str:
+    """This machine's architecture as Docker and OCI name it (``amd64``)."""
+    return ARCH.get(platform.machine(), platform.machine())
 
 
 def _platform_scope() -> dict[str, str]:
+    """Docker's build-time platform variables, which it predefines for FROM lines."""
     host = host_platform()
     os_, arch = host.split("/", 1)
     return {"BUILDPLATFORM": host, "TARGETPLATFORM": host, "BUILDOS": os_, "TARGETOS": os_, "BUILDARCH": arch,

@@ -76,6 +76,25 @@ def write_suite(root: Path, *, categories: list[dict[str, Any]] | None = None, *
     return root
 
 
+def suite_with_wall_time(src: Path, dst: Path, wall_time_s: int) -> Path:
+    """A copy of suite ``src`` at ``dst`` whose default and every task's own wall time is
+    ``wall_time_s``: the product e2e tests check what a real product does, and a Node product's
+    turn on a 2-core machine whose other core runs the rest of the suite can outlast an example's
+    60-120 s (a wall-time cut there is the test machine's doing, not the product's)."""
+    import shutil
+
+    shutil.copytree(src, dst)
+    data = yaml.safe_load((dst / "suite.yaml").read_text())
+    data.setdefault("default_budget", {})["wall_time_s"] = wall_time_s
+    (dst / "suite.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    for task_yaml in sorted((dst / "tasks").glob("*/task.yaml")):
+        task = yaml.safe_load(task_yaml.read_text())
+        if isinstance(task.get("budget"), dict) and "wall_time_s" in task["budget"]:
+            task["budget"]["wall_time_s"] = wall_time_s
+            task_yaml.write_text(yaml.safe_dump(task, sort_keys=False))
+    return dst
+
+
 @pytest.fixture
 def calc_suite(tmp_path: Path) -> Path:
     """One code task fixed by the oracle and checked by a hidden pytest test."""

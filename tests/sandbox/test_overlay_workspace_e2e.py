@@ -215,6 +215,33 @@ async def test_an_idmap_the_kernel_refuses_later_leaves_a_working_workspace(
     assert got == "fixture\nx" and tree_digests(fx) == before
 
 
+async def test_a_workspace_held_open_on_the_host_is_handed_over_as_a_copy_not_a_crash(
+        bwrap_backend: BwrapBackend, tmp_path: Path, overlay_mode: None) -> None:
+    """Something of the harness's process holds the workspace open when the sandbox is made for
+    its uid (another attempt's walk, or a child forked before its exec closed what it inherited:
+    two attempts of one Ray worker, seen as an EBUSY harness crash on CI). The remount cannot
+    happen; the merged view is handed over as a copy would be, and the attempt goes on."""
+    fx = fixture(tmp_path / "fx")
+    before = tree_digests(fx)
+    live = tmp_path / "w"
+    ws.make_workspace(fx, live, [])
+    held = os.open(live / "sub", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        got = await _run(bwrap_backend, live, "agent", "import json; open('a.txt', 'a').write('x'); "
+                         "print(json.dumps(open('a.txt').read()))")
+        assert got == "fixture\nx" and tree_digests(fx) == before
+        assert os.path.ismount(live)  # the overlay it was, never detached under its holder
+        # the verifier's layer cannot be stacked while it is held: None, and the site copies
+        site = tmp_path / "site" / "ws"
+        assert overlay_ws.stack(live, site, tmp_path / "site" / "ws.layers") is None
+        assert ws.state_of(live, 1 << 30).digests["a.txt"] == tree_digests(live)["a.txt"]
+    finally:
+        os.close(held)
+    assert overlay_ws.stack(live, site, tmp_path / "site" / "ws.layers") is not None  # let go: a layer again
+    assert (site / "a.txt").read_text() == "fixture\nx"
+    overlay_ws.release(site)
+
+
 async def test_a_verifier_site_is_a_layer_over_the_frozen_workspace_not_a_copy(
         bwrap_backend: BwrapBackend, tmp_path: Path, overlay_mode: None) -> None:
     """The code-running predicate's site over the final state: exactly the merged state the

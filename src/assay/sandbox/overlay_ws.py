@@ -17,6 +17,7 @@ an old kernel, a fixture with several owners) the workspace is a copy, as before
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import threading
@@ -145,7 +146,8 @@ def get(target: Path) -> OverlayWorkspace | None:
 
 
 def own(target: Path, uid: int) -> bool:
-    """Hand the overlay workspace at ``target`` to host ``uid`` (False: it is no overlay of ours).
+    """Hand the overlay workspace at ``target`` to host ``uid`` (False: it is no overlay of ours, or
+    one held open that cannot be remounted: the caller hands the merged view over as a copy).
     The lower is remounted idmapped to ``uid``; the upper's entries (what was written, hostile)
     are chowned while nothing is mounted over them."""
     ws = get(target)
@@ -153,13 +155,30 @@ def own(target: Path, uid: int) -> bool:
         return False
     if ws.mapped == uid:
         return True
+    if not _unmounted(target):  # held open from this namespace: handed over as a copy would be
+        return False
     ws.frozen = False
-    mountapi.umount(target)
     _chown_upper(ws.upper, uid, uid)
     try:
         _mount(ws, uid)
     except OSError:  # the kernel refused this idmap after all: the plain overlay, chowned as a copy is
         _mount(ws, None)
+        return False
+    return True
+
+
+def _unmounted(target: Path) -> bool:
+    """Unmount the overlay at ``target`` to remount it another way; False (still mounted, as it
+    was) where something in this mount namespace holds it open: a file or folder another thread
+    has open in it, or a child forked from this process before its exec closed what it inherited
+    (two attempts of one Ray worker process: seen as EBUSY and a harness crash on a loaded
+    machine). Detaching instead would leave that holder on a second overlay instance over the
+    same upper, whose behaviour the kernel leaves undefined."""
+    try:
+        mountapi.umount(target)
+    except OSError as e:
+        if e.errno != errno.EBUSY:
+            raise
         return False
     return True
 
@@ -188,7 +207,8 @@ def stack(base: Path, target: Path, layers: Path) -> OverlayWorkspace | None:
         return None
     with _STACK_LOCK:
         if not b.frozen:
-            mountapi.umount(base)
+            if not _unmounted(base):  # held open from this namespace: the caller copies the final state
+                return None
             _chown_upper(b.upper, *b.owner)
             _mount(b, None)
             b.frozen = True

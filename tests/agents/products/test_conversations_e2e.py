@@ -23,7 +23,7 @@ from assay.spec.load import load_suite
 from assay.trace.events import EventKind
 from assay.trace.writer import read_events
 from tests.agents.products.test_e2e import _missing
-from tests.conftest import ROOT
+from tests.conftest import ROOT, suite_with_wall_time
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
@@ -41,13 +41,7 @@ def _examples_run(tmp_path_factory: pytest.TempPathFactory, agents: list[str], t
     if missing:
         pytest.skip(f"{missing} not installed")
     base = tmp_path_factory.mktemp("conversations")
-    suite = EXAMPLE
-    if wall_time_s is not None:
-        suite = base / "suite"
-        shutil.copytree(EXAMPLE, suite)
-        data = yaml.safe_load((suite / "suite.yaml").read_text())
-        data["default_budget"]["wall_time_s"] = wall_time_s
-        (suite / "suite.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    suite = EXAMPLE if wall_time_s is None else suite_with_wall_time(EXAMPLE, base / "suite", wall_time_s)
     return start_run(RunOptions(suite=suite, agents=agents, model="scripted", sandbox="bwrap", out=base / "run",
                                 jobs=2, tasks=tasks))
 

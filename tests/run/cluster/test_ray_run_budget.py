@@ -44,7 +44,9 @@ def test_run_budget_crossed_on_two_nodes_stops_then_resume_completes(cluster: Lo
         trials = rd.manifest().plan.trials
         results = rd.results()
         # the first four trials started at once, two on each worker node; the others never started
-        assert len(results) == 4 and len({r.sandbox["node_id"] for r in results}) == 2
+        seen = [(r.trial_id, r.attempt, r.end_state.value, r.reason, r.extra.get("gateway_calls"),
+                 round(r.timings.started_at - min(x.timings.started_at for x in results), 2), r.errors[:2]) for r in results]
+        assert len(results) == 4 and len({r.sandbox["node_id"] for r in results}) == 2, seen
         never = [t for t in trials if rd.attempts_of(t) == []]
         assert len(never) == 2
         [stop] = read_log(rd)

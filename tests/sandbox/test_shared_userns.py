@@ -43,26 +43,57 @@ def test_one_namespace_per_mapping_and_each_clone_shows_its_own_owner(tmp_path: 
     assert (src / "f.txt").stat().st_uid == os.getuid()  # the fixture itself is unchanged
 
 
-def test_a_forked_child_makes_its_own_namespace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+#: run in a fresh interpreter: a fork of the test process would inherit the locks and threads of
+#: every test before it on that worker (pytest-xdist's, the sandbox pool's); CI once saw the child
+#: fail there with nothing said. Here the child reports what it raised through the pipe.
+FORKED = r"""
+import os, sys
+from pathlib import Path
+from assay.sandbox import mountapi
+
+src, tmp = Path(sys.argv[1]), Path(sys.argv[2])
+
+def clone_owner(dst, host_uid):
+    dst.mkdir()
+    mountapi.idmapped_clone(src, dst, disk_uid=os.getuid(), disk_gid=os.getgid(), host_uid=host_uid)
+    try:
+        return (dst / "f.txt").stat().st_uid
+    finally:
+        mountapi.umount(dst, detach=True)
+
+assert clone_owner(tmp / "parent", 61003) == 61003
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    code = 1
+    try:
+        fresh = mountapi.shared_userns_fd(os.getuid(), os.getgid(), 61003)
+        inherited = mountapi._SHARED.get((os.getppid(), os.getuid(), os.getgid(), 61003))
+        os.write(w, b"ok" if fresh != inherited and clone_owner(tmp / "child", 61003) == 61003 else b"no")
+        code = 0
+    except BaseException as e:
+        os.write(w, f"{type(e).__name__}: {e}".encode()[:4000])
+    finally:
+        os._exit(code)
+os.close(w)
+chunks = []
+while chunk := os.read(r, 4096):
+    chunks.append(chunk)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), b"".join(chunks).decode(errors="replace"))
+"""
+
+
+def test_a_forked_child_makes_its_own_namespace(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_timeout
+
     src = tmp_path / "fixture"
     src.mkdir()
     (src / "f.txt").write_text("fixture\n")
-    monkeypatch.setattr(mountapi, "_SHARED", {})
-    assert _clone_owner(src, tmp_path / "parent", 61003) == 61003
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child reports through the pipe
-        code = 1
-        try:
-            fresh = mountapi.shared_userns_fd(os.getuid(), os.getgid(), 61003)
-            inherited = mountapi._SHARED.get((os.getppid(), os.getuid(), os.getgid(), 61003))
-            os.write(w, b"ok" if fresh != inherited and _clone_owner(src, tmp_path / "child", 61003) == 61003
-                     else b"no")
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    got = os.read(r, 2)
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0 and got == b"ok"
+    out = subprocess.run([sys.executable, "-c", FORKED, str(src), str(tmp_path)], capture_output=True, text=True,
+                         timeout=cli_timeout())
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split(None, 1) == ["0", "ok\n"], out.stdout

@@ -24,13 +24,14 @@ if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/ve
 
 def _task(root: Path, dockerfile: str, *, run: str = "python3 -m pytest /tests/test_outputs.py -q",
           test_py: str = "def test_ok():\n    assert open('/app/out.txt').read() == 'x'\n",
-          context: dict[str, str] | None = None, files: dict[str, str] | None = None, **task: object) -> Path:
+          context: dict[str, str] | None = None, files: dict[str, str] | None = None, solution: str | None = None,
+          **task: object) -> Path:
     s = write_suite(root)
     d = write_task(s, "t", task={"category": "code", "workdir": "/app",
                                  "environment": {"dockerfile": "environment/Dockerfile", "context": "environment"},
                                  "predicates": [{"id": "reward", "kind": "reward_file"}], **task},
                    hidden={"tests/test.sh": TEST_SH.format(run=run), "tests/test_outputs.py": test_py,
-                           **(files or {})})
+                           **(files or {})}, solution=solution)
     (d / "environment").mkdir()
     (d / "environment" / "Dockerfile").write_text(dockerfile)
     for name, text in (context or {}).items():
@@ -142,3 +143,21 @@ def test_an_imported_harbor_task_with_a_baked_answer_is_refused_by_run(tmp_path:
     assert run.returncode == 2 and "hidden_readable" in run.stderr + run.stdout and not (tmp_path / "run").exists()
     # the workspace is where the image's WORKDIR put it (the imported task names no workdir of its own)
     assert "workdir" not in yaml.safe_load((tmp_path / "suite" / "tasks" / "baked" / "task.yaml").read_text())
+
+
+def test_a_solution_the_image_copies_into_the_workspace_is_found(tmp_path: Path) -> None:
+    """A real Terminal-Bench 1 adaptation's shape (aider_polyglot, all 225 tasks): the oracle's
+    encrypted payload sits in the workspace the image copies in, its password a default."""
+    s = _task(tmp_path / "s", BASE + "WORKDIR /app\nCOPY workspace/ ./\n",
+              context={"workspace/main.cpp": "int main() {}\n", "workspace/.oracle/solution.enc": "Salted__x\n"},
+              solution="#!/bin/bash\nopenssl enc -d -in /app/.oracle/solution.enc -pass pass:default | tar -x\n")
+    [(rule, detail)] = _found(s)
+    assert rule == "hidden_readable" and "/app/.oracle/solution.enc" in detail
+
+
+def test_a_stub_the_instruction_names_is_no_answer(tmp_path: Path) -> None:
+    s = _task(tmp_path / "s", BASE + "WORKDIR /app\nCOPY workspace/ ./\n",
+              context={"workspace/solution.py": "def solve():\n    raise NotImplementedError\n"},
+              solution="#!/bin/bash\nprintf 'def solve():\\n    return 1\\n' > /app/solution.py\n")
+    (s / "tasks" / "t" / "prompt.md").write_text("Implement solve() in /app/solution.py.\n")
+    assert _found(s) == []

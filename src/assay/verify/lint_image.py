@@ -154,18 +154,18 @@ def _test_refs(task: LoadedTask) -> dict[str, str]:
 
 
 def image_exposures(task: LoadedTask) -> dict[str, list[tuple[str, str]]]:
-    """Findings by rule (``verifier_program_writable``, ``hidden_readable``): (where, detail)."""
+    """Findings by rule (``verifier_program_writable``, ``hidden_readable``): (where, detail);
+    also a reference solution's answer the image copies into the workspace."""
     out: dict[str, list[tuple[str, str]]] = {"verifier_program_writable": [], "hidden_readable": []}
     df = _dockerfile(task)
     if df is None:
         return out
     refs = _test_refs(task)
-    if not refs:
-        return out
     workdir = _workdir(task, df)
     prompt = task.prompt
     copied, written, guarded = _copied(task, df), _written(df), _guarded(df)
     name = task.spec.environment.dockerfile if task.spec.environment else "Dockerfile"
+    out["hidden_readable"] += _answer_in_workspace(task, workdir, copied, name)
     for path, test_file in sorted(refs.items()):
         if _under(path, VERIFIER_SIDE) or _under(path, SYSTEM) or os.path.basename(path) in prompt:
             continue  # the verifier's own, the system's, or a file the instruction hands the agent
@@ -184,6 +184,28 @@ def image_exposures(task: LoadedTask) -> dict[str, list[tuple[str, str]]]:
                 (test_file, f"the hidden tests {what} {path}, which the image writes outside the workspace where the "
                             f"agent can read it ({name} line {line}): move it under the hidden tests"))
     return out
+
+
+def _answer_in_workspace(task: LoadedTask, workdir: str, copied: dict[str, int], name: str) -> list[tuple[str, str]]:
+    """A file the image copies into the workspace under an answer's name that the reference
+    solution reads and the instruction never mentions: the solution shipped to the agent (a real
+    Terminal-Bench 1 adaptation keeps its oracle's encrypted payload in ``/app/.oracle``, the
+    password a default every copy of the benchmark prints)."""
+    if task.spec.solution is None:
+        return []
+    try:
+        solution = (task.dir / task.spec.solution).read_text(encoding="utf-8", errors="replace")[:MAX_READ]
+    except OSError:
+        return []
+    for path in sorted(copied):
+        if not _under(path, [workdir]):
+            continue
+        for part in Path(path).relative_to(workdir).parts:
+            if ANSWER_NAME.search(part) and part in solution and part not in task.prompt:
+                return [(task.spec.solution, f"the reference solution reads {path}, an answer the image copies into "
+                                             f"the agent's workspace ({name} line {copied[path]}): keep it with the "
+                                             "solution, out of the image")]
+    return []
 
 
 __all__ = ["image_exposures"]

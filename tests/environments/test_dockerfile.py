@@ -50,6 +50,61 @@ USER nobody
     assert df.steps[8].dest == "nobody"
 
 
+def test_heredocs_inside_a_run_command_are_its_script_as_buildkit_reads_them() -> None:
+    """The shape 6 of TermiGen's 3,566 Harbor tasks use (``RUN cat > FILE << 'EOF'``, the body on
+    the lines after): the body is the command's, never read as instructions."""
+    text = (
+        "FROM debian:bookworm\n"
+        "RUN cat > /app/check.py << 'EOF'\n"
+        "#!/usr/bin/env python3\n"
+        "import sys\n"
+        "print(\"$HOME stays literal\")\n"
+        "EOF\n"
+        "\n"
+        "RUN cat > /app/a.h <<-EOF && cat > /app/b.txt <<B\n"
+        "\t#define A \"$V\"\n"
+        "\tEOF\n"
+        "second\n"
+        "B\n"
+        "RUN echo \"$((1<<2))\" && cat <<<word\n"
+        "RUN [ ! -e /usr/bin/python ] && ln -s /usr/bin/python3 /usr/bin/python\n"
+    )
+    df = parse(DF, text)
+    assert [(s.kind, s.line) for s in df.steps] == [("run", 2), ("run", 8), ("run", 13), ("run", 14)]
+    assert df.steps[0].argv == ("/bin/sh", "-c", "cat > /app/check.py << 'EOF'\n#!/usr/bin/env python3\nimport sys\n"
+                                "print(\"$HOME stays literal\")\nEOF")
+    assert df.steps[1].argv[2] == "cat > /app/a.h <<-EOF && cat > /app/b.txt <<B\n#define A \"$V\"\nEOF\nsecond\nB"
+    assert df.steps[2].argv == ("/bin/sh", "-c", 'echo "$((1<<2))" && cat <<<word')  # no heredoc there
+    # not JSON: Docker reads a line starting with [ as the shell form (one TermiGen task does)
+    assert df.steps[3].argv == ("/bin/sh", "-c", "[ ! -e /usr/bin/python ] && ln -s /usr/bin/python3 /usr/bin/python")
+
+
+def test_heredoc_scripts_run_as_a_shell_runs_them(tmp_path: Path) -> None:
+    """What the builder hands to /bin/sh does what Docker's would: quoted bodies stay literal,
+    unquoted ones expand, ``<<-`` drops tabs, a whole-command body with a #! line runs by it."""
+    import subprocess
+    import sys
+
+    text = (
+        "FROM debian:bookworm\n"
+        f"RUN cat > {tmp_path}/q.txt << 'EOF'\n"
+        "$HOME literal\n"
+        "EOF\n"
+        f"RUN cat > {tmp_path}/u.txt <<-EOF && echo done > {tmp_path}/d.txt\n"
+        "\t$V expanded\n"
+        "\tEOF\n"
+        "RUN <<EOF\n"
+        f"#!{sys.executable}\n"
+        f"open('{tmp_path}/py.txt', 'w').write('by python')\n"
+        "EOF\n"
+    )
+    for step in parse(DF, text).steps:
+        subprocess.run(step.argv, check=True, env={"V": "v1", "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert (tmp_path / "q.txt").read_text() == "$HOME literal\n"
+    assert (tmp_path / "u.txt").read_text() == "v1 expanded\n" and (tmp_path / "d.txt").read_text() == "done\n"
+    assert (tmp_path / "py.txt").read_text() == "by python"
+
+
 @pytest.mark.parametrize(("text", "line", "words"), [
     ("FROM debian:bookworm\nRUN true\nCMD [\"sh\"]\n", 3, "CMD"),
     ("FROM debian:bookworm\n\nEXPOSE 80\n", 3, "EXPOSE"),

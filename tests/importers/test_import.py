@@ -210,3 +210,24 @@ def test_time_estimates_and_authorship_are_kept(tmp_path: Path) -> None:
     import_suite("terminal-bench", src / "t", tmp_path / "ts")
     meta = task_yaml(tmp_path / "ts", "evoeval-0")["extra"]["source"]["metadata"]
     assert (meta["expert_time_estimate_min"], meta["junior_time_estimate_min"]) == (3, 9)
+
+
+def test_difficulty_authors_and_time_estimates_are_typed_and_reach_the_manifest(tmp_path: Path) -> None:
+    """What a real TermiGen task.toml carries ([metadata] difficulty, author, expert/junior minutes)
+    becomes the task's typed ``metadata:`` and the run manifest's task record; a value that is not
+    a number is named in the report and left out, never a failed import."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "h" / "simple-task")
+    with open(src / "h/simple-task/task.toml", "a") as f:
+        f.write('\n[metadata]\nauthor_name = "Terminal Bench"\nauthor_email = "bench@example.com"\n'
+                'difficulty = "medium"\nexpert_time_estimate_min = 30.0\njunior_time_estimate_min = "n/a"\n')
+    import_suite("harbor", src / "h", tmp_path / "hs")
+    [task] = load_suite(tmp_path / "hs").tasks
+    meta = task.spec.metadata
+    assert meta is not None and meta.difficulty == "medium" and meta.expert_time_min == 30.0
+    assert meta.junior_time_min is None and [(a.name, a.email) for a in meta.authors] == [("Terminal Bench",
+                                                                                          "bench@example.com")]
+    report = json.loads((tmp_path / "hs" / "import-report.json").read_text())
+    [rep] = [t for t in report["tasks"] if t["id"] == "simple-task"]
+    assert any("junior_time_estimate_min 'n/a'" in u for u in rep["unmapped"])
+    assert task.spec.extra["source"]["metadata"]["junior_time_estimate_min"] == "n/a"  # kept as written

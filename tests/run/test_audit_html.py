@@ -31,3 +31,20 @@ def test_html_escapes_everything_and_shows_the_same_rows_as_markdown() -> None:
     assert "valid: 1, weak: 0, unsolvable as shipped: 1, needs: 1, no reference solution: 0" in md and rep.summary() in text
     assert '<a href="#task-bad">bad</a>' in page and 'id="task-net"' in page and 'href="#task-ok"' not in page
     assert "needs: tests/test.sh fetches from the network" in text and HOSTILE in text
+
+
+def test_a_task_whose_runs_hold_but_lint_finds_an_answer_key_is_weak() -> None:
+    """The oracle passes, the do-nothing agent fails, no mutant survives, and yet the image bakes
+    the expected value where the agent reads it: `weak`, with the lint line as its evidence."""
+    from assay.records.results import AttemptResult, EndState
+    from assay.run.audit import label
+    from assay.run.validate import TaskVerdict
+
+    passed, failed = (AttemptResult.model_construct(end_state=s) for s in (EndState.passed, EndState.failed))
+    lint = ("lint: t: hidden_readable hidden/tests/test_outputs.py: the hidden tests read /opt/answer.txt, which the "
+            "image writes outside the workspace where the agent can read it")
+    clean = TaskVerdict("t", "base", oracle=passed, nop=failed)
+    assert label(clean, True, []).label == "valid"
+    keyed = TaskVerdict("t", "base", oracle=passed, nop=failed, problems=[lint])
+    audit = label(keyed, True, [])
+    assert audit.label == "weak" and audit.evidence == [lint]

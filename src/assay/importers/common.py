@@ -14,6 +14,7 @@ from assay.environments.plan import map_from
 from assay.importers.report import TaskReport
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.environment_dockerfile import DockerfileError, parse
+from assay.spec.task_metadata import Author, TaskMetadata, metadata_from
 
 #: a test script line that reaches the network when the tests run (the verifier has none here)
 _FETCH = re.compile(r"\b(curl|wget|apt-get\s+(update|install)|apt\s+install|pip3?\s+install|uv\s+(add|init|pip)|uvx)\b")
@@ -79,6 +80,31 @@ def write_task(task_out: Path, task: dict[str, Any], prompt: str, rep: TaskRepor
     (task_out / "workspace").mkdir(parents=True, exist_ok=True)
     (task_out / "prompt.md").write_text(prompt if prompt.endswith("\n") else prompt + "\n")
     (task_out / "task.yaml").write_text(yaml.safe_dump(task, sort_keys=False, allow_unicode=True))
+
+
+def typed_metadata(task: dict[str, Any], source: dict[str, Any], rep: TaskReport,
+                   authors: Any = None) -> None:
+    """The task's typed ``metadata:`` (difficulty, authors, time estimates) from the source's
+    fields; a value that is not what its name says is named in the report and left out."""
+    meta, problems = metadata_from(source)
+    extra = _authors(authors)
+    if extra:
+        meta = (meta or TaskMetadata()).model_copy(update={"authors": [*(meta.authors if meta else []), *extra]})
+    if meta is not None:
+        task["metadata"] = meta.model_dump(exclude_none=True, exclude_defaults=True)
+    rep.unmapped += [f"metadata: {p}" for p in problems]
+
+
+def _authors(value: Any) -> list[Author]:
+    """Harbor's ``[task].authors``: names, or tables with a name and maybe an email."""
+    out = []
+    for a in value if isinstance(value, list) else []:
+        if isinstance(a, str) and a.strip():
+            out.append(Author(name=a.strip()))
+        elif isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"].strip():
+            email = a.get("email")
+            out.append(Author(name=a["name"].strip(), email=email if isinstance(email, str) and email else None))
+    return out
 
 
 def metadata(source: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:

@@ -9,7 +9,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from assay.importers.common import task_id, copy_dir, dockerfile_environment, metadata, network_lines, write_task
+from assay.importers.common import (copy_dir, dockerfile_environment, metadata, network_lines, task_id,
+                                    typed_metadata, write_task)
 from assay.importers.harbor_digest import MANIFEST, DigestError, content_digest, find_manifest, pinned
 from assay.importers.harbor_offline import offline_script
 from assay.importers.report import TaskReport
@@ -139,7 +140,9 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     task["tags"] = sorted({str(t) for t in [*meta.get("tags", []), *info.get("keywords", [])]})
     task["extra"] = {"source": {"format": "harbor", "path": str(src), "metadata": kept,
                                 **({"digest": digest} if digest else {})}}
-    rep.mapped.append("metadata (difficulty, tags, authors, time estimates) -> extra.source.metadata, tags")
+    typed_metadata(task, meta, rep, authors=info.get("authors"))
+    rep.mapped.append("metadata (difficulty, tags, authors, time estimates) -> metadata (typed), tags, and as "
+                      "written in extra.source.metadata")
     for extra_dir in sorted(p.name for p in src.iterdir() if p.is_dir()):
         if extra_dir not in ("environment", "tests", "solution"):
             rep.unmapped.append(f"{extra_dir}/ is not read by this importer")

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from assay.importers.common import dockerfile_environment, metadata, network_lines, task_id, write_task
+from assay.importers.common import dockerfile_environment, metadata, network_lines, task_id, typed_metadata, write_task
 from assay.importers.report import TaskReport
 
 META_KEYS = ("difficulty", "category", "tags", "author_name", "author_email", "expert_time_estimate_min",
@@ -106,7 +106,9 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
             rep.unmapped.append(f"{k}: a Terminal-Bench harness setting with no meaning here")
     task["tags"] = sorted({str(t) for t in doc.get("tags") or []})
     task["extra"] = {"source": {"format": "terminal-bench", "path": str(src), "metadata": metadata(doc, META_KEYS)}}
-    rep.mapped.append("metadata (difficulty, author, tags, time estimates) -> extra.source.metadata, tags")
+    typed_metadata(task, doc, rep)
+    rep.mapped.append("metadata (difficulty, author, tags, time estimates) -> metadata (typed), tags, and as "
+                      "written in extra.source.metadata")
     write_task(dst, task, instruction, rep)
     rep.mapped.append("instruction -> prompt.md")
     return task["category"]

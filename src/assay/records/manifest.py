@@ -10,6 +10,7 @@ from assay.spec.budget import Budget, Limits, NetworkProfile
 from assay.spec.environment import EnvironmentRecord
 from assay.spec.faults import FaultSpec
 from assay.spec.run_budget import RunBudgetRecord
+from assay.spec.task_metadata import TaskMetadata
 
 MANIFEST_SCHEMA_VERSION = 1
 
@@ -39,6 +40,7 @@ class TaskRecord(BaseModel):
                                   "task asked (e.g. an imported allow_internet: true read as harness).")
     control: dict[str, str] | None = Field(None, description="An impossible-task control (run --controls): of "
                                            "(the task), rule, changed, proof; never in the capability score.")
+    metadata: TaskMetadata | None = Field(None, description="The task's difficulty, authors and time estimates.")
     source_digest: str | None = Field(None, description="The content digest the task's source pinned and the import "
                                       "verified (a Harbor dataset.toml's sha256:...); None: not pinned.")
 

@@ -5,7 +5,8 @@ what the import report says the task needs, give one label per task:
 - ``no reference solution``: nothing to run as the oracle, so solvability is unknown;
 - ``needs``: the oracle fails and the task needs what is not available here (named);
 - ``unsolvable as shipped``: the oracle fails (its failing predicates shown);
-- ``weak``: the do-nothing agent passes, or a state mutant survives (shown);
+- ``weak``: the do-nothing agent passes, a state mutant survives, or `assay lint` finds what the
+  agent should not reach (an answer key, a grader it can rewrite) (shown);
 - ``valid``: none of these.
 
 ``--keep valid`` writes the valid subset as a new suite version beside the audit."""
@@ -99,10 +100,16 @@ def label(v: TaskVerdict, has_solution: bool, needs: list[str]) -> TaskAudit:
         a.label = "needs" if needs else "unsolvable as shipped"
         a.needs = list(needs)
         a.evidence = [p for p in v.problems if p.startswith("oracle")]
-    elif v.nop is not None and v.nop.end_state is EndState.passed or v.survivors:
+    elif v.nop is not None and v.nop.end_state is EndState.passed or v.survivors or _lint_errors(v):
         a.label = "weak"
-        a.evidence = [p for p in v.problems if p.startswith(("nop", "mutant"))]
+        a.evidence = [p for p in v.problems if p.startswith(("nop", "mutant", "lint"))]
     return a
+
+
+def _lint_errors(v: TaskVerdict) -> list[str]:
+    """`assay lint`'s errors on the task (an answer key or a grader within the agent's reach): a
+    task an agent can pass without solving it is weak, whatever its runs showed."""
+    return [p for p in v.problems if p.startswith("lint:")]
 
 
 def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) -> AuditReport:

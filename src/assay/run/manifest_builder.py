@@ -94,7 +94,8 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
                    simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None,
                    environment=(environments or {}).get(t.id),
                    workdir=_workdir(t.spec, (environments or {}).get(t.id)), network=t.spec.network.value if t.spec.network else None,
-                   deviations=list(t.spec.deviations), source_digest=_source_digest(t.spec.extra))
+                   deviations=list(t.spec.deviations), source_digest=_source_digest(t.spec.extra),
+                   metadata=t.spec.metadata)
         for t in suite.tasks
     ]
     return RunManifest(

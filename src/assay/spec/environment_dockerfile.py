@@ -1,8 +1,9 @@
 """A Dockerfile read as a Dockerfile: the instructions assay honours, each with its line.
 
 ``FROM`` (with ``--platform=`` where it names this machine's platform, ``$BUILDPLATFORM`` and
-``$TARGETPLATFORM`` included), ``RUN`` (shell and exec form, line continuations, a simple heredoc), ``COPY``/``ADD``
-of local files, ``WORKDIR``, ``ENV``, ``ARG`` and ``USER``. Anything else (``CMD``,
+``$TARGETPLATFORM`` included), ``RUN`` (shell and exec form, line continuations, BuildKit's
+heredocs: ``RUN <<EOF`` and ``RUN cat > f <<'EOF'``), ``COPY``/``ADD`` of local files,
+``WORKDIR``, ``ENV``, ``ARG`` and ``USER``. Anything else (``CMD``,
 ``EXPOSE``, ``ADD`` of a URL, a second ``FROM``, ``COPY --from``) is refused when the task
 loads, naming the file, the line and the instruction, never skipped.
 """
@@ -18,6 +19,8 @@ from pathlib import Path
 
 HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
 _HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
+#: a heredoc opened inside a RUN command (``cat > f <<'EOF'``); ``<<<`` (a here-string) is not one
+_INNER_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -87,7 +90,7 @@ class Dockerfile:
 
 def instructions(path: Path, text: str) -> list[Instruction]:
     """Split ``text`` into instructions: comments and blank lines dropped, ``\\`` continuations
-    joined, a ``RUN <<EOF`` heredoc's body kept."""
+    joined, a ``RUN <<EOF`` heredoc's body kept, a RUN command's own heredocs kept in its script."""
     lines = text.splitlines()
     out: list[Instruction] = []
     i = 0
@@ -111,20 +114,30 @@ def instructions(path: Path, text: str) -> list[Instruction]:
         heredoc = None
         m = _HEREDOC.match(args)
         if m:
-            strip, word = m.group(1) == "-", m.group(3)
-            doc: list[str] = []
-            while i < len(lines) and (lines[i].lstrip("\t") if strip else lines[i]) != word:
-                doc.append(lines[i].lstrip("\t") if strip else lines[i])
-                i += 1
-            if i >= len(lines):
-                raise DockerfileError(path, start, f"heredoc <<{word} is never closed", f"end it with a line {word}")
-            i += 1
+            doc, i = _heredoc_body(path, start, lines, i, m.group(3), m.group(1) == "-")
             heredoc = "\n".join(doc) + "\n"
-        elif "<<" in args and keyword.upper() == "RUN" and re.search(r"<<-?['\"]?[A-Za-z_]", args):
-            raise DockerfileError(path, start, "only a RUN whose whole command is one heredoc (RUN <<EOF) is read",
-                                  "write the commands as RUN lines or as one RUN <<EOF ... EOF")
+        elif keyword.upper() == "RUN" and _INNER_HEREDOC.search(args):
+            # BuildKit's form: the heredocs' bodies follow the line, and the command with its bodies
+            # and end words goes to the shell as one script (the shell expands or not, as quoted)
+            script = [args]
+            for inner in _INNER_HEREDOC.finditer(args):
+                doc, i = _heredoc_body(path, start, lines, i, inner.group(3), inner.group(1) == "-")
+                script += [*doc, inner.group(3)]
+            args = "\n".join(script)
         out.append(Instruction(keyword.upper(), args, start, heredoc))
     return out
+
+
+def _heredoc_body(path: Path, start: int, lines: list[str], i: int, word: str, strip: bool) -> tuple[list[str], int]:
+    """The body of heredoc ``word`` from ``lines[i]`` on (leading tabs dropped for ``<<-``) and
+    the index after its end line."""
+    doc: list[str] = []
+    while i < len(lines) and (lines[i].lstrip("\t") if strip else lines[i]) != word:
+        doc.append(lines[i].lstrip("\t") if strip else lines[i])
+        i += 1
+    if i >= len(lines):
+        raise DockerfileError(path, start, f"heredoc <<{word} is never closed", f"end it with a line {word}")
+    return doc, i + 1
 
 
 def substitute(value: str, scope: dict[str, str]) -> str:
@@ -183,21 +196,33 @@ def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str) -> 
 def _run(ins: Instruction, path: Path, args: dict[str, str]) -> Step:
     env = tuple(args.items())
     if ins.heredoc is not None:
+        if ins.heredoc.startswith("#!"):  # BuildKit runs such a body as a script, by its own #! line
+            return Step("run", ins.line, argv=("/bin/sh", "-c", _script_by_shebang(ins.heredoc)), env=env)
         return Step("run", ins.line, argv=("/bin/sh", "-c", ins.heredoc), env=env)
     if ins.args.startswith("["):
         try:
             argv = json.loads(ins.args)
-        except ValueError as e:
-            raise DockerfileError(path, ins.line, "RUN exec form is not a JSON list of strings", "fix the list") from e
-        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        except ValueError:
+            argv = None  # not JSON: Docker reads the line as the shell form (``RUN [ -e x ] && ...``)
+        if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
+            return Step("run", ins.line, argv=tuple(argv), env=env)
+        if argv is not None:
             raise DockerfileError(path, ins.line, "RUN exec form is not a JSON list of strings", "fix the list")
-        return Step("run", ins.line, argv=tuple(argv), env=env)
     if ins.args.startswith("--"):
         raise DockerfileError(path, ins.line, f"RUN flag {ins.args.split()[0]} is not honoured here",
                               "drop the flag (every RUN has the network while building)")
     if not ins.args:
         raise DockerfileError(path, ins.line, "RUN without a command", "write the command")
     return Step("run", ins.line, argv=("/bin/sh", "-c", ins.args), env=env)
+
+
+def _script_by_shebang(body: str) -> str:
+    """A shell command that writes ``body`` to a fresh file and runs it by its ``#!`` line."""
+    end = "ASSAY_HEREDOC_END"
+    while end in body:
+        end += "_"
+    return (f'f=$(mktemp) && cat > "$f" <<\'{end}\'\n{body}{end}\n'
+            'chmod +x "$f" && "$f"; rc=$?; rm -f "$f"; exit $rc')
 
 
 def parse(path: Path, text: str | None = None) -> Dockerfile:

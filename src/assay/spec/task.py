@@ -26,6 +26,7 @@ from assay.spec.faults import FaultSpec
 from assay.spec.tool_faults import ProcessFaultSpec, ToolFaultSpec
 from assay.spec.predicates import PredicateSpec, predicate_adapter
 from assay.spec.task_env import DEFAULT_WORKDIR, TaskEnv, check_empty_dir, check_workdir
+from assay.spec.task_metadata import TaskMetadata
 from assay.spec.worlds import ApprovalsSpec, Behaviour, Canary, WorldsSpec
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -113,6 +114,8 @@ class TaskSpec(BaseModel):
     variants: list[Variant] = Field(default_factory=list)
     faults: list[FaultSpec] = Field(default_factory=list, description="Model faults injected by the gateway.")
     tags: list[str] = Field(default_factory=list)
+    metadata: TaskMetadata | None = Field(None, description="Difficulty, authors and time estimates (descriptive; "
+                                          "recorded in the run's manifest).")
     worlds: WorldsSpec | None = Field(None, description="Initial state of the business worlds the task uses.")
     approvals: ApprovalsSpec | None = Field(None, description="Approval policies and the scripted approver.")
     behaviour: Behaviour | None = Field(None, description="Expected behaviour: act (with calls), clarify or refuse.")

@@ -17,12 +17,15 @@ from assay.spec.load import LoadedSuite, LoadedTask
 from assay.spec.predicates import CommandCheck, FailPassLists
 from assay.untrusted.tree import walk_untrusted
 from assay.verify.lint_git import git_problems
+from assay.verify.lint_image import image_exposures
 
 #: every rule, with what it flags
 RULES = {
     "git_beyond_base": "git data in the workspace reaching beyond the task's base commit",
-    "hidden_readable": "hidden test, expected value or solution text readable from the agent's side",
-    "verifier_program_writable": "a verifier command resolving its program through a path the agent can write",
+    "hidden_readable": "hidden test, expected value or solution text readable from the agent's side (also: a file "
+                       "the hidden tests read that the task's image writes outside the workspace)",
+    "verifier_program_writable": "a verifier command resolving its program through a path the agent can write "
+                                 "(also: a program the hidden tests run that the image copies into the workspace)",
     "tests_in_workspace": "tests living in the agent's workspace",
     "credential_in_prompt": "a world or gateway credential in the prompt",
     "exposure_intended": "an intended exposure naming no known rule",
@@ -191,9 +194,10 @@ def _credentials(task: LoadedTask) -> list[tuple[str, str]]:
 
 def lint_task(task: LoadedTask) -> list[Finding]:
     """Every finding of one task, each marked intended when the task says so."""
+    image = image_exposures(task)
     checks = {"git_beyond_base": lambda: git_problems(task.dir / task.spec.workspace),
-              "hidden_readable": lambda: _hidden_readable(task),
-              "verifier_program_writable": lambda: _writable_programs(task),
+              "hidden_readable": lambda: _hidden_readable(task) + image["hidden_readable"],
+              "verifier_program_writable": lambda: _writable_programs(task) + image["verifier_program_writable"],
               "tests_in_workspace": lambda: _tests_in_workspace(task),
               "credential_in_prompt": lambda: _credentials(task)}
     intended = task.spec.exposure_intended

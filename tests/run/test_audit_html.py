@@ -48,3 +48,20 @@ def test_a_task_whose_runs_hold_but_lint_finds_an_answer_key_is_weak() -> None:
     keyed = TaskVerdict("t", "base", oracle=passed, nop=failed, problems=[lint])
     audit = label(keyed, True, [])
     assert audit.label == "weak" and audit.evidence == [lint]
+
+
+def test_an_oracle_failure_shows_what_was_approximated_beside_it() -> None:
+    """A real EvoEval task's reference fails here only because the benchmark's Python 3.13 image is
+    read as Debian's 3.11 (sum() of floats is compensated since 3.12): the label stays what the
+    runs showed, and the approximation stands beside the failure as a possible cause."""
+    from assay.records.results import AttemptResult, EndState
+    from assay.run.audit import label
+    from assay.run.validate import TaskVerdict
+
+    failed = AttemptResult.model_construct(end_state=EndState.failed)
+    why = "oracle fails predicate 'pytest-test_outputs' (pytest): Expected 2.55, got 2.5499999999999994"
+    mapped = "FROM python-3-13 mapped to debian:bookworm with Debian's python3 (its Python version may differ)"
+    audit = label(TaskVerdict("4", "base", oracle=failed, nop=failed, problems=[why]), True, [], [mapped])
+    assert audit.label == "unsolvable as shipped"
+    assert audit.evidence == [why, f"approximated here, which may be the cause rather than the task: {mapped}"]
+    assert label(TaskVerdict("4", "base", oracle=failed, nop=failed, problems=[why]), True, []).evidence == [why]

@@ -87,8 +87,10 @@ def needs_of(suite_dir: Path) -> dict[str, list[str]]:
             for t in doc.get("tasks", [])}
 
 
-def label(v: TaskVerdict, has_solution: bool, needs: list[str]) -> TaskAudit:
-    """One task variant's label from its validation verdict (order: the first that applies)."""
+def label(v: TaskVerdict, has_solution: bool, needs: list[str], approximated: list[str] | None = None) -> TaskAudit:
+    """One task variant's label from its validation verdict (order: the first that applies).
+    ``approximated``: what assay reads differently from the task (its ``deviations``), shown
+    beside an oracle's failure, which they may have caused rather than the task."""
     a = TaskAudit(v.task_id, "valid", oracle=v.oracle.end_state.value if v.oracle else None,
                   nop=v.nop.end_state.value if v.nop else None, mutants_tried=len(v.mutants),
                   mutants_survived=[m.mutant for m in v.survivors])
@@ -100,6 +102,7 @@ def label(v: TaskVerdict, has_solution: bool, needs: list[str]) -> TaskAudit:
         a.label = "needs" if needs else "unsolvable as shipped"
         a.needs = list(needs)
         a.evidence = [p for p in v.problems if p.startswith("oracle")]
+        a.evidence += [f"approximated here, which may be the cause rather than the task: {d}" for d in approximated or []]
     elif v.nop is not None and v.nop.end_state is EndState.passed or v.survivors or _lint_errors(v):
         a.label = "weak"
         a.evidence = [p for p in v.problems if p.startswith(("nop", "mutant", "lint"))]
@@ -117,9 +120,10 @@ def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) 
     suite = load_suite(suite_path)
     needs = needs_of(suite.root)
     has_solution = {t.id: t.spec.solution is not None and (t.dir / t.spec.solution).is_file() for t in suite.tasks}
+    deviations = {t.id: list(t.spec.deviations) for t in suite.tasks}
     report = validate_suite(suite_path, sandbox=sandbox, jobs=jobs, mutants=True)
-    tasks = [label(v, has_solution[v.task_id], needs.get(v.task_id, [])) for v in report.verdicts
-             if v.variant == "base"]
+    tasks = [label(v, has_solution[v.task_id], needs.get(v.task_id, []), deviations[v.task_id])
+             for v in report.verdicts if v.variant == "base"]
     return AuditReport(suite.spec.name, suite.spec.version, tasks)
 
 

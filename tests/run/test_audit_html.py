@@ -65,3 +65,20 @@ def test_an_oracle_failure_shows_what_was_approximated_beside_it() -> None:
     assert audit.label == "unsolvable as shipped"
     assert audit.evidence == [why, f"approximated here, which may be the cause rather than the task: {mapped}"]
     assert label(TaskVerdict("4", "base", oracle=failed, nop=failed, problems=[why]), True, []).evidence == [why]
+
+
+def test_lint_findings_stand_beside_any_label_and_a_need_is_said_once() -> None:
+    """A task whose oracle fails for want of the network and whose image also bakes its answer:
+    `needs`, the need said once (not again as an approximation), and the lint line kept."""
+    from assay.records.results import AttemptResult, EndState
+    from assay.run.audit import label
+    from assay.run.validate import TaskVerdict
+
+    failed = AttemptResult.model_construct(end_state=EndState.failed)
+    need = "tests/test.sh fetches from the network at test time"
+    lint = "lint: t: hidden_readable hidden/tests/test_outputs.py: the hidden tests read /opt/answer_truth.txt"
+    v = TaskVerdict("t", "base", oracle=failed, nop=failed, problems=["oracle fails predicate 'reward'", lint])
+    audit = label(v, True, [need], [f"could not map: {need}", "FROM ubuntu:24.04 mapped to debian:bookworm"])
+    assert audit.label == "needs" and audit.needs == [need]
+    assert audit.evidence == ["oracle fails predicate 'reward'", "approximated here, which may be the cause rather "
+                              "than the task: FROM ubuntu:24.04 mapped to debian:bookworm", lint]

@@ -111,3 +111,20 @@ def test_the_cli_and_the_run_refuse_a_suite_with_a_lint_error(tmp_path: Path) ->
                           "--sandbox", "host"], capture_output=True, text=True, env=assay_env(), timeout=cli_timeout())
     assert run.returncode == 2 and "tests_in_workspace" in run.stdout + run.stderr, run.stdout + run.stderr
     assert not (tmp_path / "r").exists()  # refused before anything ran
+
+
+def test_a_run_of_some_tasks_is_refused_only_for_their_own_lint_errors(tmp_path: Path) -> None:
+    """`--task` picks what runs: a lint error in a task the run leaves out neither stops it nor is
+    hidden from a run of that task (a real audit set: one task's baked answer stopped every run)."""
+    from assay.errors import UsageError
+    from assay.run import RunOptions, start_run
+
+    s = _task(tmp_path / "s", ws={**CALC, "tests/test_calc.py": "def test_x():\n    pass\n"})
+    write_task(s, "clean", task={"category": "code", "predicates": PYTEST}, workspace=CALC, hidden=HIDDEN)
+    out = start_run(RunOptions(suite=s, agents=["nop"], out=tmp_path / "r1", sandbox="host", tasks=["clean"]))
+    assert [r.task_id for r in out.results] == ["clean"]
+    with pytest.raises(UsageError, match="tests_in_workspace"):
+        start_run(RunOptions(suite=s, agents=["nop"], out=tmp_path / "r2", sandbox="host", tasks=["calc"]))
+    with pytest.raises(UsageError, match="tests_in_workspace"):
+        start_run(RunOptions(suite=s, agents=["nop"], out=tmp_path / "r3", sandbox="host"))
+    assert not (tmp_path / "r2").exists() and not (tmp_path / "r3").exists()

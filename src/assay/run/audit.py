@@ -102,10 +102,13 @@ def label(v: TaskVerdict, has_solution: bool, needs: list[str], approximated: li
         a.label = "needs" if needs else "unsolvable as shipped"
         a.needs = list(needs)
         a.evidence = [p for p in v.problems if p.startswith("oracle")]
-        a.evidence += [f"approximated here, which may be the cause rather than the task: {d}" for d in approximated or []]
+        a.evidence += [f"approximated here, which may be the cause rather than the task: {d}"
+                       for d in approximated or [] if d.removeprefix("could not map: ") not in needs]
     elif v.nop is not None and v.nop.end_state is EndState.passed or v.survivors or _lint_errors(v):
         a.label = "weak"
         a.evidence = [p for p in v.problems if p.startswith(("nop", "mutant", "lint"))]
+    if a.label != "weak":  # what lint found stands beside whatever label the runs gave
+        a.evidence += _lint_errors(v)
     return a
 
 

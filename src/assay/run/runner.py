@@ -46,7 +46,7 @@ from assay.store.resume_check import prepare_resume
 from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
-from assay.verify.lint import lint_suite
+from assay.verify.lint import lint_task
 
 
 
@@ -158,7 +158,8 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
         if needs:
             raise UsageError("--network none cuts the sandbox off from the harness, but this run needs "
                              + "; ".join(needs) + " (use --network harness)")
-    exposed = [f.line() for f in lint_suite(suite) if f.error] if opts.lint else []  # what the task exposes to the agent, before anything runs
+    linted = [t for t in suite.tasks if not tasks or t.id in tasks]  # the tasks this run runs (--task)
+    exposed = [f.line() for t in linted for f in lint_task(t) if f.error] if opts.lint else []  # before anything runs
     if exposed:
         raise UsageError(f"assay lint found {len(exposed)} exposure(s) (declare one intended in the task's "
                          "exposure_intended with why, or fix it): " + "; ".join(exposed[:5]))

@@ -11,11 +11,10 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
 from assay.spec.load import LoadedSuite, LoadedTask
 from assay.spec.predicates import CommandCheck, FailPassLists
-from assay.untrusted.tree import walk_untrusted
+from assay.verify.lint_files import files as _files, read_head as _read
 from assay.verify.lint_git import git_problems
 from assay.verify.lint_image import image_exposures
 
@@ -32,8 +31,6 @@ RULES = {
 }
 #: shortest hidden text (a file, or a line stating an expected value) searched for where the agent reads
 MIN_LINE = 24
-#: bytes of one file read when searching
-MAX_READ = 1 << 20
 _TESTS = ("test_*.py", "*_test.py", "conftest.py", "*.test.js", "*.spec.js", "*_test.go", "pytest.ini")
 _CREDENTIAL = re.compile(r"\bsk-[A-Za-z0-9_-]{12,}|\bBearer\s+[A-Za-z0-9._-]{12,}|ASSAY_GATEWAY_KEY|\{api_key\}")
 _PATH_SET = re.compile(r"(?:^|[\s;&|])(?:export\s+)?PATH=([^\s;&|]*)")
@@ -60,24 +57,6 @@ class Finding:
     def line(self) -> str:
         mark = f" (intended: {self.intended})" if self.intended else ""
         return f"{self.task_id}: {self.rule}{mark} {self.path}: {self.detail}"
-
-
-def _read(path: Path) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(MAX_READ).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _files(root: Path) -> list[tuple[str, Path]]:
-    if not root.is_dir():
-        return []
-    out = []
-    for raw, full, st in walk_untrusted(root):
-        if st is not None and os.path.isfile(full) and not os.path.islink(full) and b"/.git/" not in b"/" + raw + b"/":
-            out.append((os.fsdecode(raw), Path(os.fsdecode(full))))
-    return out
 
 
 def _secrets(task: LoadedTask) -> dict[str, str]:

@@ -25,6 +25,7 @@ from assay.spec.environment_dockerfile import Dockerfile, DockerfileError, parse
 from assay.spec.load import LoadedTask
 from assay.spec.task_env import DEFAULT_WORKDIR
 from assay.untrusted.tree import walk_untrusted
+from assay.verify.lint_files import files, read_head
 
 #: an absolute path written in a script or a test: two parts at least (``/opt/x``, not ``/``)
 _ABS = re.compile(r"(?<![\w.~$/-])(/[A-Za-z0-9_.@+-]+(?:/[A-Za-z0-9_.@+-]+)+)")
@@ -34,8 +35,6 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/proc", 
           "/var/lib", "/var/cache", "/var/log", "/root/.cache", "/root/.local")
 #: a file the tests would run rather than read
 PROGRAM_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".pl", ".rb", ".php", ".lua")
-#: bytes of one test file read
-MAX_READ = 1 << 20
 #: a file name that says it holds the expected answer (a data file the tests merely read is the
 #: task's input: 250 of TermiGen's 3,554 tasks read such files from the image, nearly all inputs)
 ANSWER_NAME = re.compile(r"expected|truth|answer|golden|gold_|_gold|solution|oracle", re.IGNORECASE)
@@ -136,20 +135,10 @@ def _guarded(df: Dockerfile) -> list[str]:
 
 def _test_refs(task: LoadedTask) -> dict[str, str]:
     """Every absolute path the hidden test files name -> the first file naming it."""
-    root = task.dir / task.spec.hidden
     out: dict[str, str] = {}
-    if not root.is_dir():
-        return out
-    for raw, full, st in walk_untrusted(root, max_entries=10_000):
-        if st is None or not os.path.isfile(full) or os.path.islink(full):
-            continue
-        try:
-            with open(full, "rb") as f:
-                text = f.read(MAX_READ).decode("utf-8", "replace")
-        except OSError:
-            continue
-        for p in _ABS.findall(text):
-            out.setdefault(os.path.normpath(p), f"{task.spec.hidden}/{os.fsdecode(raw)}")
+    for rel, full in files(task.dir / task.spec.hidden):
+        for p in _ABS.findall(read_head(full)):
+            out.setdefault(os.path.normpath(p), f"{task.spec.hidden}/{rel}")
     return out
 
 
@@ -193,10 +182,7 @@ def _answer_in_workspace(task: LoadedTask, workdir: str, copied: dict[str, int],
     password a default every copy of the benchmark prints)."""
     if task.spec.solution is None:
         return []
-    try:
-        solution = (task.dir / task.spec.solution).read_text(encoding="utf-8", errors="replace")[:MAX_READ]
-    except OSError:
-        return []
+    solution = read_head(task.dir / task.spec.solution)
     for path in sorted(copied):
         if not _under(path, [workdir]):
             continue

@@ -200,3 +200,32 @@ def test_from_platform_is_honoured_where_it_names_this_machine() -> None:
         with pytest.raises(DockerfileError) as e:
             parse(DF, bad)
         assert e.value.line == 1 and "--p" in str(e.value), str(e.value)
+
+
+def test_uv_copied_from_its_image_is_uv_from_pypi_at_that_version(tmp_path: Path) -> None:
+    """16 of a real Harbor collection's 74 tasks (wxj630/terminal-bench-math-modeling) start with
+    `COPY --from=ghcr.io/astral-sh/uv:0.8.15 /uv /uvx /usr/local/bin/`: that image cannot be
+    fetched here, the same uv is a PyPI wheel. The step installs it and copies its binaries, and
+    says so; any other `COPY --from` is refused as before."""
+    import subprocess
+    import sys
+
+    text = "FROM python:3.12-slim\nCOPY --from=ghcr.io/astral-sh/uv:0.8.15 /uv /uvx /usr/local/bin/\nWORKDIR /root\n"
+    [step, _] = parse(DF, text).steps
+    assert step.kind == "run" and step.line == 2 and "uv==0.8.15" in step.argv[2]
+    assert "uv 0.8.15 from PyPI" in step.deviation
+    [one] = [s for s in parse(DF, "FROM debian:bookworm\nCOPY --from=astral/uv:latest /uv /bin/uv\n").steps]
+    assert "--target /tmp/.assay-uv uv &&" in one.argv[2] and "cp /tmp/.assay-uv/bin/uv /bin/uv" in one.argv[2]
+    assert "newest uv" in one.deviation
+    for bad in ("COPY --from=ghcr.io/astral-sh/uv:0.8.15 /etc/passwd /x", "COPY --from=python:3.12 /usr/bin/python3 /x",
+                "COPY --from=ghcr.io/astral-sh/uv:0.8.15 --chown=1 /uv /x"):
+        with pytest.raises(DockerfileError, match="--"):
+            parse(DF, f"FROM debian:bookworm\n{bad}\n")
+    # what the builder runs: the wheel's own uv, at that version, in the destination
+    dest = tmp_path / "bin"
+    script = step.argv[2].replace("/usr/local/bin/", f"{dest}/").replace("python3 -m pip", f"{sys.executable} -m pip")
+    done = subprocess.run(["/bin/sh", "-c", script.replace("/tmp/.assay-uv", str(tmp_path / "wheel"))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = subprocess.run([str(dest / "uv"), "--version"], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split()[:2] == ["uv", "0.8.15"] and (dest / "uvx").is_file()

@@ -144,6 +144,8 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
             ops.append(Op("copy", where, sources=tuple(context / x for x in s.sources), dest=s.dest))
         elif s.kind == "run":
             ops.append(Op("run", where, argv=s.argv, env=s.env))
+            if s.deviation:
+                deviations.append(s.deviation)
         elif s.kind == "env":
             state_env.update(s.env)
             ops.append(Op("env", where, env=s.env))

@@ -11,6 +11,7 @@ loads, naming the file, the line and the instruction, never skipped.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 import shlex
@@ -75,6 +76,7 @@ class Step:
     sources: tuple[str, ...] = ()  # copy: relative to the context
     dest: str = ""
     env: tuple[tuple[str, str], ...] = ()  # env: the variables set; run: the ARGs in scope
+    deviation: str = ""  # what this step does other than the line says (recorded with the image)
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,42 @@ def _pairs(ins: Instruction, path: Path, scope: dict[str, str]) -> list[tuple[st
     return out
 
 
+#: ``COPY --from=`` of uv's own image (a two-line install many Harbor tasks use): the same uv,
+#: version for version, is a wheel on PyPI whose ``bin/`` holds ``uv`` and ``uvx``
+_UV_IMAGE = re.compile(r"^--from=(?:ghcr\.io/astral-sh/uv|(?:docker\.io/)?astral/uv)(?::([0-9][0-9A-Za-z.]*)[^\s@]*|"
+                       r":latest)?(?:@sha256:[0-9a-f]{64})?$")
+_UV_FILES = {"/uv": "uv", "/uvx": "uvx", "/bin/uv": "uv", "/bin/uvx": "uvx"}
+
+
+def _uv_copy(ins: Instruction, words: list[str], path: Path, workdir: str) -> Step | None:
+    """``COPY --from=ghcr.io/astral-sh/uv:X /uv /uvx DEST`` as a RUN that installs uv X from PyPI
+    and copies its two binaries to DEST (None: not that shape, refused as before)."""
+    flags = [w for w in words if w.startswith("--")]
+    m = _UV_IMAGE.match(flags[0]) if len(flags) == 1 else None
+    rest = [w for w in words if not w.startswith("--")]
+    if m is None or len(rest) < 2 or not all(src in _UV_FILES for src in rest[:-1]):
+        return None
+    version, dest = m.group(1), rest[-1]
+    if not dest.startswith("/"):
+        dest = f"{workdir.rstrip('/')}/{dest}"
+    into = dest if dest.endswith("/") or len(rest) > 2 else None
+    pin = f"uv=={version}" if version else "uv"
+    copies = " && ".join(f"cp /tmp/.assay-uv/bin/{_UV_FILES[src]} {shlex.quote(into + _UV_FILES[src] if into else dest)}"
+                         for src in rest[:-1])
+    script = (f"python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check --target /tmp/.assay-uv "
+              f"{shlex.quote(pin)} && mkdir -p {shlex.quote(into or os.path.dirname(dest) or '/')} && {copies} && "
+              "rm -rf /tmp/.assay-uv")
+    what = f"uv {version}" if version else "the newest uv (the image's tag names no version)"
+    return Step("run", ins.line, argv=("/bin/sh", "-c", script),
+                deviation=f"{path.name}:{ins.line}: COPY {flags[0]} ({' '.join(rest[:-1])}) read as {what} from PyPI's "
+                          "wheel (the same binaries; the image itself cannot be fetched here)")
+
+
 def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str) -> Step:
+    if not ins.args.startswith("[") and ins.keyword == "COPY" and "--from=" in ins.args:
+        uv = _uv_copy(ins, shlex.split(ins.args), path, workdir)
+        if uv is not None:
+            return uv
     if ins.args.startswith("["):
         try:
             words = [str(w) for w in json.loads(ins.args)]

@@ -229,3 +229,13 @@ def test_uv_copied_from_its_image_is_uv_from_pypi_at_that_version(tmp_path: Path
     assert done.returncode == 0, done.stderr
     out = subprocess.run([str(dest / "uv"), "--version"], capture_output=True, text=True, timeout=60)
     assert out.stdout.split()[:2] == ["uv", "0.8.15"] and (dest / "uvx").is_file()
+
+
+def test_env_path_extended_with_dollar_path_keeps_the_systems_path() -> None:
+    """`ENV PATH="/opt/venv/bin:$PATH"` (53 of TermiGen's tasks, a real math-modelling collection's
+    uv tasks) must keep /usr/bin: read as empty, every later RUN lost its tools ("uv: not found")."""
+    df = parse(DF, 'FROM python:3.12-slim\nENV VIRTUAL_ENV=/opt/venv\nENV PATH="$VIRTUAL_ENV/bin:$PATH"\n'
+                   "ENV PATH=/opt/tools/bin:${PATH}\n")
+    paths = [dict(s.env)["PATH"] for s in df.steps if s.kind == "env" and "PATH" in dict(s.env)]
+    assert paths == ["/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                     "/opt/tools/bin:/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]

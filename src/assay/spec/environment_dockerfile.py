@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
+#: the environment a base image brings (Debian's, Ubuntu's and Python's images all set this PATH)
+BASE_IMAGE_ENV = (("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),)
 _HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
 #: a heredoc opened inside a RUN command (``cat > f <<'EOF'``); ``<<<`` (a here-string) is not one
 _INNER_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
@@ -265,7 +267,9 @@ def _script_by_shebang(body: str) -> str:
 def parse(path: Path, text: str | None = None) -> Dockerfile:
     """Read ``path`` as a Dockerfile; :class:`DockerfileError` on the first line assay cannot honour."""
     text = path.read_text(encoding="utf-8") if text is None else text
-    scope: dict[str, str] = {}  # ARGs and ENVs seen so far, for substitution
+    # ARGs and ENVs seen so far, for substitution, over what every base image assay builds sets
+    # (``ENV PATH=/opt/venv/bin:$PATH`` keeps the system's PATH, as Docker's does)
+    scope: dict[str, str] = dict(BASE_IMAGE_ENV)
     args: dict[str, str] = {}  # ARGs in scope: the environment of later RUN steps
     workdir = "/"
     from_image, from_line, plat = "", 0, ""

@@ -228,6 +228,8 @@ class BwrapSandbox(Sandbox):
                    timeout_s: float | None = None, stdin: bytes | None = None) -> ExecResult:
         if self._destroyed or self.proc is None:
             raise SandboxError("exec on a destroyed sandbox", reason="sandbox_gone")
+        if self.spec.image is not None and (root := outer.needs_hidden(argv, outer.hidden_roots(self.spec, self.binary))):
+            raise outer.hidden_error(outer.workspace_target(self.spec), root)  # the harness's, never the agent's failure
         if self.host_uid is not None:
             for m in self.spec.mounts:  # files the harness wrote since (agent config) become the sandbox's
                 if m.writable and m.source.exists():

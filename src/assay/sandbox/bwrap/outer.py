@@ -4,6 +4,7 @@ its workspace and private ``/tmp``, the spec's mounts, and what holds it (:mod:`
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from assay.errors import SandboxError
@@ -49,12 +50,54 @@ def workspace_target(spec: SandboxSpec) -> str:
     return spec.image.workdir if spec.image is not None and spec.image.workdir else WORKSPACE
 
 
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _harness_roots(binary: BwrapBinary) -> list[str]:
+    return [str(p) for p in rootfs.minimal_roots([*rootfs.python_roots(), *binary.support_dirs])]
+
+
+def hidden_roots(spec: SandboxSpec, binary: BwrapBinary) -> list[str]:
+    """The harness's own install roots an image sandbox cannot bind because the task's workdir
+    covers them (``WORKDIR /root`` where this host's Python lives under ``/root``): the workspace
+    is bound there, and nothing of the harness's is made inside the agent's workspace."""
+    if spec.image is None:
+        return []
+    ws = workspace_target(spec)
+    return [r for r in _harness_roots(binary) if _inside(r, ws)]
+
+
+def needs_hidden(argv: list[str], hidden: list[str]) -> str | None:
+    """The hidden root a command's program resolves into on the host (None: it needs none)."""
+    if not argv or not hidden:
+        return None
+    real = os.path.realpath(argv[0]) if os.path.isabs(argv[0]) else argv[0]
+    return next((r for r in hidden if _inside(argv[0], r) or _inside(real, r)), None)
+
+
+def hidden_error(workdir: str, root: str) -> SandboxError:
+    return SandboxError(f"workdir {workdir} covers {root}, where this host keeps the harness's own install, and this "
+                        "sandbox needs it (an endpoint relay or an agent run by the harness's Python): the task runs "
+                        "here for agents that need nothing of the harness's (oracle, nop, the verifier); for others "
+                        "install assay outside that folder or choose another workdir", reason="sandbox_workdir")
+
+
 def _image_system(spec: SandboxSpec, binary: BwrapBinary, command: list[str]) -> tuple[list[str], list[str], set[str]]:
     """The read-only root from the task's image, around the harness's own paths (its Python
-    install bound at its own path for the machinery only, never on the agent's PATH)."""
+    install bound at its own path for the machinery only, never on the agent's PATH; a root
+    the workdir covers is left out, :func:`hidden_roots`)."""
     assert spec.image is not None
-    py = [str(p) for p in rootfs.minimal_roots([*rootfs.python_roots(), *binary.support_dirs])]
-    keep = (*py, workspace_target(spec), STATE, HOLD_PATH, *(m.target for m in spec.mounts))
+    ws = workspace_target(spec)
+    hidden = hidden_roots(spec, binary)
+    if (root := needs_hidden(command, hidden)) is not None:
+        raise hidden_error(ws, root)
+    for m in spec.mounts:
+        if _inside(m.target, ws) or _inside(ws, m.target):
+            raise SandboxError(f"mount {m.target} and workdir {ws} overlap: the mount would be made inside the "
+                               "agent's workspace; choose another workdir", reason="sandbox_workdir")
+    py = [r for r in _harness_roots(binary) if r not in hidden]
+    keep = (*py, ws, STATE, HOLD_PATH, *(m.target for m in spec.mounts))
     system, made = image_root.image_args(spec.image.rootfs, tuple(keep))
     made = set(made)
     python: list[str] = []

@@ -231,3 +231,25 @@ def test_difficulty_authors_and_time_estimates_are_typed_and_reach_the_manifest(
     [rep] = [t for t in report["tasks"] if t["id"] == "simple-task"]
     assert any("junior_time_estimate_min 'n/a'" in u for u in rep["unmapped"])
     assert task.spec.extra["source"]["metadata"]["junior_time_estimate_min"] == "n/a"  # kept as written
+
+
+def test_a_harbor_solution_folder_is_imported_whole_and_its_oracle_passes(tmp_path: Path) -> None:
+    """A reference solution may ship files beside solve.sh (a real math-modelling collection's
+    do, under solution/oracle/): the whole folder is the oracle's, and solve.sh finds them beside it."""
+    from assay.run import RunOptions, start_run
+    from tests.environments.conftest import _why_not
+
+    src = tmp_path / "src" / "simple-task"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src)
+    (src / "solution" / "data").mkdir()
+    (src / "solution" / "data" / "greeting.txt").write_text("Hello, world!\n")
+    (src / "solution" / "solve.sh").write_text('#!/bin/bash\nset -euo pipefail\n'
+                                               'cp "$(dirname "$0")/data/greeting.txt" hello.txt\n')
+    import_suite("harbor", tmp_path / "src", tmp_path / "suite")
+    assert (tmp_path / "suite/tasks/simple-task/solution/data/greeting.txt").read_text() == "Hello, world!\n"
+    if (why := _why_not()) is not None:
+        pytest.skip(why)
+    results = start_run(RunOptions(suite=tmp_path / "suite", agents=["oracle", "nop"], sandbox="bwrap",
+                                   out=tmp_path / "run")).results
+    got = {r.agent: r.end_state.value for r in results}
+    assert got == {"oracle": "pass", "nop": "fail"}, [(r.agent, r.reason, r.errors) for r in results]

@@ -4,7 +4,6 @@ to ``/logs/verifier``, and ``solution/solve.sh``. docs/import.md has the field t
 
 from __future__ import annotations
 
-import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -125,9 +124,8 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         rep.unmapped.append("tests/test.sh fetches from the network at test time; the verifier has no network "
                             "here, so the script runs as shipped and may fail: " + "; ".join(fetches[:4]))
     if (src / "solution" / "solve.sh").is_file():
-        (dst / "solution").mkdir()
-        shutil.copy2(src / "solution" / "solve.sh", dst / "solution" / "solve.sh")
-        rep.mapped.append("solution/solve.sh -> solution (the oracle)")
+        copy_dir(src / "solution", dst / "solution")  # the whole folder: a solution may ship its own files
+        rep.mapped.append("solution/ -> solution/ (the oracle runs solve.sh; the folder is at /assay/solution)")
     else:
         task["solution"] = None
         rep.unmapped.append("no solution/solve.sh: the task has no reference solution")

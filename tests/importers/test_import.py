@@ -234,8 +234,9 @@ def test_difficulty_authors_and_time_estimates_are_typed_and_reach_the_manifest(
 
 
 def test_a_harbor_solution_folder_is_imported_whole_and_its_oracle_passes(tmp_path: Path) -> None:
-    """A reference solution may ship files beside solve.sh (a real math-modelling collection's
-    do, under solution/oracle/): the whole folder is the oracle's, and solve.sh finds them beside it."""
+    """A reference solution may ship files beside solve.sh and name them by Harbor's /solution path
+    (a real math-modelling collection's do, under /solution/oracle/): the whole folder is the
+    oracle's, at /solution too; the agent sees none of it."""
     from assay.run import RunOptions, start_run
     from tests.environments.conftest import _why_not
 
@@ -243,8 +244,8 @@ def test_a_harbor_solution_folder_is_imported_whole_and_its_oracle_passes(tmp_pa
     shutil.copytree(FIXTURES / "harbor/simple-task", src)
     (src / "solution" / "data").mkdir()
     (src / "solution" / "data" / "greeting.txt").write_text("Hello, world!\n")
-    (src / "solution" / "solve.sh").write_text('#!/bin/bash\nset -euo pipefail\n'
-                                               'cp "$(dirname "$0")/data/greeting.txt" hello.txt\n')
+    (src / "solution" / "solve.sh").write_text('#!/bin/bash\nset -euo pipefail\n'  # Harbor's path, by name
+                                               'cp /solution/data/greeting.txt hello.txt\n')
     import_suite("harbor", tmp_path / "src", tmp_path / "suite")
     assert (tmp_path / "suite/tasks/simple-task/solution/data/greeting.txt").read_text() == "Hello, world!\n"
     if (why := _why_not()) is not None:
@@ -253,3 +254,10 @@ def test_a_harbor_solution_folder_is_imported_whole_and_its_oracle_passes(tmp_pa
                                    out=tmp_path / "run")).results
     got = {r.agent: r.end_state.value for r in results}
     assert got == {"oracle": "pass", "nop": "fail"}, [(r.agent, r.reason, r.errors) for r in results]
+    assert yaml.safe_load((tmp_path / "suite/tasks/simple-task/task.yaml").read_text())["solution_dir"] == "/solution"
+    # the probe standing in for the do-nothing agent finds no solution anywhere it can read
+    from assay.agents.builtin import NopAgent, OracleAgent
+    from assay.run.exposure import audit_exposure
+
+    report = audit_exposure(tmp_path / "suite", agents=[OracleAgent({}), NopAgent({})], sandbox="bwrap")
+    assert report.audited and not report.leaks, report.leaks

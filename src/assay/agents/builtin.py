@@ -50,7 +50,8 @@ class OracleAgent(AgentAdapter):
     def mounts(self, task: LoadedTask) -> list[Mount]:
         sol = task.path(task.spec.solution)
         assert sol is not None
-        return [Mount(source=sol.parent, target=SOLUTION_MOUNT)]
+        also = task.spec.solution_dir  # the path the solution names itself by (Harbor's /solution)
+        return [Mount(source=sol.parent, target=t) for t in (SOLUTION_MOUNT, *([also] if also else []))]
 
     async def run(self, ctx: AgentContext) -> AgentOutcome:
         sol = ctx.task.path(ctx.task.spec.solution)

@@ -100,8 +100,11 @@ class ProbeAgent(AgentAdapter):
             out.unlink()
         except (OSError, ValueError) as e:
             error = f"probe exited {res.exit_code}: {e}: {res.stderr.decode(errors='replace')[-500:]}"
+        allowed = self.allowed_targets  # the oracle's solution, also where the task names it (solution_dir)
+        if allowed and ctx.task.spec.solution_dir:
+            allowed = (*allowed, ctx.task.spec.solution_dir)
         self.sightings.append(ProbeSighting(ctx.task.id, ctx.variant, self.name, report, error,
-                                            self.allowed_targets, vouched, ctx.attempt_dir.parent))
+                                            allowed, vouched, ctx.attempt_dir.parent))
         return AgentOutcome(exit_code=res.exit_code, timed_out=res.timed_out, stdout=b"", stderr=res.stderr[-4000:])
 
     async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:

@@ -125,7 +125,9 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
                             "here, so the script runs as shipped and may fail: " + "; ".join(fetches[:4]))
     if (src / "solution" / "solve.sh").is_file():
         copy_dir(src / "solution", dst / "solution")  # the whole folder: a solution may ship its own files
-        rep.mapped.append("solution/ -> solution/ (the oracle runs solve.sh; the folder is at /assay/solution)")
+        task["solution_dir"] = "/solution"  # where Harbor puts it, and where a solve.sh may name its files
+        rep.mapped.append("solution/ -> solution/ (the oracle runs solve.sh; the folder at /solution and "
+                          "/assay/solution)")
     else:
         task["solution"] = None
         rep.unmapped.append("no solution/solve.sh: the task has no reference solution")

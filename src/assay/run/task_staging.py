@@ -60,8 +60,9 @@ def stage_setup(task: LoadedTask, dest: Path) -> Path:
 
 def stage_mounts(mounts: list[Mount], task: LoadedTask, dest: Path, solution_target: str) -> list[Mount]:
     """``mounts`` with every source inside the task folder replaced by a private copy (without
-    the task's private parts; the mount at ``solution_target``, the oracle's, keeps the reference
-    solution); other mounts unchanged."""
+    the task's private parts; the mount at ``solution_target``, the oracle's, and at the task's
+    own ``solution_dir`` keep the reference solution); other mounts unchanged."""
+    keeps = {solution_target, *([task.spec.solution_dir] if task.spec.solution_dir else [])}
     root = task.dir.resolve()
     out: list[Mount] = []
     for i, m in enumerate(mounts):
@@ -72,7 +73,7 @@ def stage_mounts(mounts: list[Mount], task: LoadedTask, dest: Path, solution_tar
         copy = dest / f"mount-{i}" / src.name
         if copy.exists():
             shutil.rmtree(copy.parent)
-        _copy(src, copy, private_parts(task, solution=m.target != solution_target))
+        _copy(src, copy, private_parts(task, solution=m.target not in keeps))
         if not copy.exists():  # the mount was a private part itself: an empty folder stands in
             copy.mkdir(parents=True)
         out.append(Mount(copy, m.target, m.writable))

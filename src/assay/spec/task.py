@@ -92,6 +92,8 @@ class TaskSpec(BaseModel):
     solution: str | None = Field(
         "solution/solve.sh", description="Reference solution script, run in the workspace by the oracle agent."
     )
+    solution_dir: str | None = Field(None, description="Where the oracle also sees the solution's folder (absolute; "
+                                     "Harbor's `/solution`), besides /assay/solution: for a solution that names its path.")
     model_script: str | None = Field(
         None, description="Scripted model turns for the gateway's scripted backend (e.g. model.yaml)."
     )
@@ -165,6 +167,7 @@ class TaskSpec(BaseModel):
         return check_id(v, "task id")
 
     _workdir = field_validator("workdir")(lambda cls, v: check_workdir(v))
+    _solution_dir = field_validator("solution_dir")(lambda cls, v: None if v is None else check_workdir(v))
 
     @field_validator("empty_dirs")
     @classmethod

@@ -38,9 +38,24 @@ def _check(ret: int, what: str) -> int:
     return ret
 
 
+#: tries of :func:`userns_fd` (a whole suite on two workers saw one child fail now and then)
+USERNS_TRIES = 3
+
+
 def userns_fd(disk_uid: int, disk_gid: int, host_uid: int) -> int:
     """A user namespace mapping ``disk_uid``/``disk_gid`` to ``host_uid`` (one id each), as an fd:
-    a child unshares, its maps are written, its namespace is opened, then it exits."""
+    a child unshares, its maps are written, its namespace is opened, then it exits. A child that
+    fails is tried again (each try a fresh child); the last failure says what the child saw."""
+    for left in range(USERNS_TRIES - 1, -1, -1):
+        try:
+            return _userns_fd_once(disk_uid, disk_gid, host_uid)
+        except OSError:
+            if left == 0:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _userns_fd_once(disk_uid: int, disk_gid: int, host_uid: int) -> int:
     r, w = os.pipe()
     ready_r, ready_w = os.pipe()
     pid = os.fork()
@@ -49,15 +64,19 @@ def userns_fd(disk_uid: int, disk_gid: int, host_uid: int) -> int:
             os.close(w)
             os.close(ready_r)
             ok = _libc.unshare(_CLONE_NEWUSER) == 0
-            os.write(ready_w, b"1" if ok else b"0")
+            os.write(ready_w, b"1" if ok else str(ctypes.get_errno()).encode())
             os.read(r, 1)
         finally:
             os._exit(0)
     os.close(r)
     os.close(ready_w)
     try:
-        if os.read(ready_r, 1) != b"1":
-            raise OSError("could not make a user namespace for an idmapped mount")
+        said = os.read(ready_r, 16)
+        if said != b"1":
+            err = int(said) if said.isdigit() else 0
+            why = os.strerror(err) if err else "the child ended before it said (killed, or it failed before unshare)"
+            msg = f"could not make a user namespace for an idmapped mount: {why}"
+            raise OSError(err, msg) if err else OSError(msg)
         Path(f"/proc/{pid}/uid_map").write_text(f"{disk_uid} {host_uid} 1\n")
         Path(f"/proc/{pid}/setgroups").write_text("deny")
         Path(f"/proc/{pid}/gid_map").write_text(f"{disk_gid} {host_uid} 1\n")

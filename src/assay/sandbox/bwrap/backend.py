@@ -134,8 +134,7 @@ class BwrapSandbox(Sandbox):
             for m in spec.mounts:
                 if m.writable and m.source.exists():
                     own_tree(m.source, self.host_uid)
-        lay = cgroup.layout()
-        lim = spec.limits
+        lay, lim = cgroup.layout(), spec.limits
         if lim.cpus and not cgroup.bounds_cpus(lay):
             raise SandboxError(f"limits.cpus ({lim.cpus}) needs a cgroup cpu controller this harness may use, and "
                                "this machine delegates none; drop limits.cpus or run where cgroups are delegated",
@@ -228,8 +227,7 @@ class BwrapSandbox(Sandbox):
                    timeout_s: float | None = None, stdin: bytes | None = None) -> ExecResult:
         if self._destroyed or self.proc is None:
             raise SandboxError("exec on a destroyed sandbox", reason="sandbox_gone")
-        if self.spec.image is not None and (root := outer.needs_hidden(argv, outer.hidden_roots(self.spec, self.binary))):
-            raise outer.hidden_error(outer.workspace_target(self.spec), root)  # the harness's, never the agent's failure
+        outer.refuse_hidden(self.spec, self.binary, argv)  # the harness's failure, never the agent's
         if self.host_uid is not None:
             for m in self.spec.mounts:  # files the harness wrote since (agent config) become the sandbox's
                 if m.writable and m.source.exists():

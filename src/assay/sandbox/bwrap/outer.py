@@ -83,6 +83,12 @@ def hidden_error(workdir: str, root: str) -> SandboxError:
                         "install assay outside that folder or choose another workdir", reason="sandbox_workdir")
 
 
+def refuse_hidden(spec: SandboxSpec, binary: BwrapBinary, argv: list[str]) -> None:
+    """Raise :func:`hidden_error` when ``argv`` needs an install root the workdir hid."""
+    if spec.image is not None and (root := needs_hidden(argv, hidden_roots(spec, binary))) is not None:
+        raise hidden_error(workspace_target(spec), root)
+
+
 def _image_system(spec: SandboxSpec, binary: BwrapBinary, command: list[str]) -> tuple[list[str], list[str], set[str]]:
     """The read-only root from the task's image, around the harness's own paths (its Python
     install bound at its own path for the machinery only, never on the agent's PATH; a root

@@ -49,17 +49,12 @@ def test_one_namespace_per_mapping_and_each_clone_shows_its_own_owner(tmp_path: 
 FORKED = r"""
 import os, sys
 from pathlib import Path
+sys.path.insert(0, sys.argv[3])
 from assay.sandbox import mountapi
+from tests.sandbox.test_shared_userns import _clone_owner
 
 src, tmp = Path(sys.argv[1]), Path(sys.argv[2])
-
-def clone_owner(dst, host_uid):
-    dst.mkdir()
-    mountapi.idmapped_clone(src, dst, disk_uid=os.getuid(), disk_gid=os.getgid(), host_uid=host_uid)
-    try:
-        return (dst / "f.txt").stat().st_uid
-    finally:
-        mountapi.umount(dst, detach=True)
+clone_owner = lambda dst, host_uid: _clone_owner(src, dst, host_uid)
 
 assert clone_owner(tmp / "parent", 61003) == 61003
 r, w = os.pipe()
@@ -88,12 +83,12 @@ def test_a_forked_child_makes_its_own_namespace(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from tests.conftest import cli_timeout
+    from tests.conftest import ROOT, cli_timeout
 
     src = tmp_path / "fixture"
     src.mkdir()
     (src / "f.txt").write_text("fixture\n")
-    out = subprocess.run([sys.executable, "-c", FORKED, str(src), str(tmp_path)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", FORKED, str(src), str(tmp_path), str(ROOT)], capture_output=True, text=True,
                          timeout=cli_timeout())
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split(None, 1) == ["0", "ok\n"], out.stdout

@@ -201,10 +201,11 @@ class AgentAdapter(abc.ABC):
         read them without following a link and within limits, or not at all."""
         return f"{self.name} has no session it can continue after a kill"
 
-    def limits(self, limits: Limits) -> Limits:
-        """The sandbox limits this agent runs under, given the task's. An adapter may only raise
-        what it cannot start without (e.g. address space for a Node runtime); the effective
-        limits are recorded in every result."""
+    def limits(self, limits: Limits, task: LoadedTask | None = None) -> Limits:
+        """The sandbox limits this agent runs under, given the task's (and the task, when there is
+        one). An adapter may only raise what it cannot start without (e.g. address space for a Node
+        runtime, or for Chromium when the task allows its own browser); the effective limits are
+        recorded in every result."""
         return limits
 
     def mounts(self, task: LoadedTask) -> list[Mount]:

@@ -70,8 +70,8 @@ class ProbeAgent(AgentAdapter):
         """Where the real agent would never run, it sees nothing: the probe is skipped too."""
         return self.inner.unsupported_with(task, world_tools)
 
-    def limits(self, limits: Limits) -> Limits:
-        return self.inner.limits(limits)
+    def limits(self, limits: Limits, task: LoadedTask | None = None) -> Limits:
+        return self.inner.limits(limits, task)
 
     def mounts(self, task: LoadedTask) -> list[Mount]:
         return self.inner.mounts(task)

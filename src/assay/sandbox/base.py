@@ -11,6 +11,7 @@ import abc
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.errors import SandboxError
 from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import Limits, NetworkProfile
 
@@ -25,6 +26,13 @@ class Endpoint:
     name: str
     host: str
     port: int
+    #: the port it is seen on inside a bridged sandbox (its own network namespace), when fixed:
+    #: an address an agent can be told before the run (a web app's); None: the host's port
+    inside_port: int | None = None
+
+    @property
+    def port_inside(self) -> int:
+        return self.port if self.inside_port is None else self.inside_port
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,15 @@ class SandboxSpec:
     label: str = ""  # trial/attempt label, for leftovers and diagnostics
     #: the task's image as the sandbox's read-only root (None: the host's system, as always)
     image: ImageRoot | None = None
+
+    def __post_init__(self) -> None:
+        inside = [ep.port_inside for ep in self.endpoints]
+        if len(set(inside)) != len(inside):
+            clash = sorted({p for p in inside if inside.count(p) > 1})
+            raise SandboxError(f"two harness endpoints would listen on port {clash} inside the sandbox "
+                               f"({', '.join(f'{ep.name}:{ep.port_inside}' for ep in self.endpoints)}); give the "
+                               "services other ports (ASSAY_GATEWAY_PORT, ASSAY_TOOLS_PORT)",
+                               reason="sandbox_config")
 
 
 @dataclass(frozen=True)

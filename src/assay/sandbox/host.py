@@ -27,8 +27,8 @@ def prlimit_prefix(limits: Limits) -> list[str]:
     args = [exe]
     if limits.cpu_time_s:
         args.append(f"--cpu={limits.cpu_time_s}")
-    if limits.memory_mb:
-        args.append(f"--as={limits.memory_mb * 1024 * 1024}")
+    if (space := limits.address_space_mb or limits.memory_mb):
+        args.append(f"--as={space * 1024 * 1024}")
     if limits.file_size_mb:
         args.append(f"--fsize={limits.file_size_mb * 1024 * 1024}")
     if limits.open_files:

@@ -23,8 +23,8 @@ def rlimits_for(limits: Limits) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
     if limits.cpu_time_s:
         out["RLIMIT_CPU"] = (limits.cpu_time_s, limits.cpu_time_s + CPU_HARD_MARGIN_S)
-    if limits.memory_mb:
-        out["RLIMIT_AS"] = (limits.memory_mb * _MIB, limits.memory_mb * _MIB)
+    if (space := limits.address_space_mb or limits.memory_mb):
+        out["RLIMIT_AS"] = (space * _MIB, space * _MIB)
     if limits.processes:
         out["RLIMIT_NPROC"] = (limits.processes, limits.processes)
     if limits.file_size_mb:

@@ -53,6 +53,9 @@ class Limits(BaseModel):
 
     cpu_time_s: int | None = Field(600, ge=1, description="CPU seconds of the whole sandbox (and RLIMIT_CPU).")
     memory_mb: int | None = Field(4096, ge=16, description="MiB of the whole sandbox, tmpfs included (and RLIMIT_AS).")
+    address_space_mb: int | None = Field(None, ge=16, description="RLIMIT_AS in MiB where it must exceed "
+                                         "`memory_mb`: Chromium reserves over 64 GiB of address space it never uses; "
+                                         "the sandbox's memory stays bounded by `memory_mb`. None: `memory_mb`.")
     processes: int | None = Field(256, ge=1, description="Max processes (pid namespace + RLIMIT_NPROC).")
     file_size_mb: int | None = Field(512, ge=1, description="RLIMIT_FSIZE in MiB.")
     open_files: int | None = Field(1024, ge=16, description="RLIMIT_NOFILE.")

@@ -12,6 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: the neutral tool a task allows for "the product's own browser" (the native track): the app is
+#: then also served on a bridge endpoint, at ``$ASSAY_WEBSHOP_URL`` inside the agent's sandbox
+OWN_BROWSER = "browser"
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from assay.spec.digest import canonical_json
 
 if TYPE_CHECKING:
+    from assay.sandbox.base import Endpoint
     from assay.records.incident import Incident
     from assay.trace.redact import Redactor
 
@@ -98,6 +99,11 @@ class World(abc.ABC):
 
     def bind(self, *, redactor: "Redactor", root: Path) -> None:
         """Called once per attempt with the attempt's redactor and the worlds' harness-side folder."""
+
+    def serve(self, host: str) -> "Endpoint | None":
+        """Serve the world to the agent's sandbox on a bridge endpoint of its own (a web app for a
+        product's own browser), when the task asks for it; most worlds are reached by tools only."""
+        return None
 
     def report(self) -> WorldReport:
         """At the end of the attempt, before the database closes (most worlds have nothing)."""

@@ -13,14 +13,11 @@ The route a call came by is recorded on it (``native``, ``shim`` via ``X-Assay-C
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-import socket
 import threading
 from typing import Any, AsyncIterator
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,6 +27,7 @@ from starlette.types import Receive, Scope, Send
 from assay.untrusted.json_text import loads as loads_untrusted
 from assay.worlds.dispatch import Dispatcher
 from assay.worlds.faults import DroppedAnswer, answer_dropped
+from assay.worlds.serving import ThreadedServer
 
 CHANNELS = {"native", "shim", "mcp", "mcp-stdio"}
 #: the harness services' listen address (the gateway's setting, shared) and this server's port
@@ -57,9 +55,7 @@ class ToolServer:
     def __init__(self) -> None:
         self._sessions: dict[str, Dispatcher] = {}
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._server: uvicorn.Server | None = None
-        self._sock: socket.socket | None = None
+        self._served: ThreadedServer | None = None
         self.host = "127.0.0.1"
         self.port = 0
 
@@ -158,44 +154,10 @@ class ToolServer:
     def start(self, timeout_s: float = 20.0) -> None:
         """Bind (127.0.0.1 and an ephemeral port unless told otherwise) and serve from a daemon thread."""
         self.host = os.environ.get(HOST_ENV) or "127.0.0.1"
-        port = int(os.environ.get(PORT_ENV) or 0)
-        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, port))
-        self._sock = sock
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app(), log_level="warning", lifespan="on", access_log=False)
-        self._server = uvicorn.Server(config)
-        started = threading.Event()
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            # asyncio.run, not a bare loop: at the end it cancels and awaits the tasks libraries left
-            # behind (sse-starlette's per-loop shutdown watcher, started by an MCP client's GET
-            # stream), which a closed loop would otherwise destroy while pending, with a warning
-            try:
-                asyncio.run(self._serve(started))
-            except BaseException as e:  # noqa: BLE001 - reported to start()
-                failure.append(e)
-                started.set()
-
-        self._thread = threading.Thread(target=run, name="assay-tool-server", daemon=True)
-        self._thread.start()
-        if not started.wait(timeout_s) or failure or not self._server.started:
-            raise RuntimeError(f"tool server did not start: {failure[0] if failure else 'timeout'}")
-
-    async def _serve(self, started: threading.Event) -> None:
-        assert self._server is not None and self._sock is not None
-        task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
-        while not self._server.started and not task.done():
-            await asyncio.sleep(0.01)
-        started.set()
-        await task
+        self._served = ThreadedServer(self.app(), self.host, int(os.environ.get(PORT_ENV) or 0), name="assay-tool-server")
+        self.port = self._served.port
+        self._served.start(timeout_s)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        if self._sock is not None:
-            self._sock.close()
+        if self._served is not None:
+            self._served.stop()

@@ -27,6 +27,7 @@ from assay.records.results import UsageTotals
 from assay.records.verifier_inputs import VerifierInputs
 from assay.sandbox.base import Endpoint
 from assay.spec.task import TaskSpec
+from assay.spec.webshop import OWN_BROWSER
 from assay.spec.worlds import Canary
 from assay.trace.events import EventKind, Source
 from assay.trace.redact import Redactor
@@ -117,6 +118,11 @@ class WorldSession(ServiceSession):
         self._plant_canaries(spec)
         for w in self.worlds.values():
             w.bind(redactor=handle.redactor, root=self.root)
+        if OWN_BROWSER in spec.tools:  # the product's own browser: each app world on a bridge endpoint
+            for w in self.worlds.values():
+                if (ep := w.serve(host)) is not None:
+                    self.endpoints.append(ep)
+                    self.env[f"ASSAY_{ep.name.upper()}_URL"] = "{endpoint:" + ep.name + "}"
         self._install_shim()
         self._closed = False
 

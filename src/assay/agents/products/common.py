@@ -19,6 +19,7 @@ from typing import Any
 
 from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn, SessionLost
 from assay.agents.products import install
+from assay.agents.products.native_browser import BROWSER
 from assay.agents.products.contract import Selection, ToolContract
 from assay.agents.products.normalized import Normalized, name_world_tools
 from assay.agents.products.worldtools import disclosure, settle_shim, shim_path
@@ -85,6 +86,8 @@ class ProductAgent(AgentAdapter):
     world_exposure = "shim"
     #: the install part the MCP client needs (:attr:`install.InstallSpec.parts`), if any
     mcp_part: str | None = None
+    #: the install part its own browser tool needs (an npm tool: :attr:`install.InstallSpec.npm_tools`)
+    browser_part: str | None = None
 
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__(config)
@@ -138,7 +141,13 @@ class ProductAgent(AgentAdapter):
                   world_tools: WorldToolContract | None = None) -> Selection:
         """The native switches for ``task`` and what they really expose (world tools over MCP or the shim)."""
         tools = list(task.spec.tools) if allowed is None else allowed
-        return self.contract.plan(tools, world_tools.names if world_tools else [], self.exposure)
+        plan = self.contract.plan(tools, world_tools.names if world_tools else [], self.exposure)
+        if plan.why is None and BROWSER in plan.neutral and self.browser_part is not None:
+            inst = self.installation()
+            if inst is not None and not inst.has(self.browser_part):
+                return dataclasses.replace(plan, why=f"unsupported: this install of {self.name} lacks its browser part "
+                                                     f"(fix: assay agents install {self.name})")
+        return plan
 
     def uses_mcp(self, ctx: AgentContext) -> bool:
         """Whether this attempt wires the world tool service in as an MCP server."""

@@ -29,7 +29,7 @@ from typing import Any
 
 from assay.agents.products import native_browser
 
-NEUTRAL_TOOLS = frozenset({"shell", "read", "write", "edit", "list"})
+NEUTRAL_TOOLS = frozenset({"shell", "read", "write", "edit", "list", native_browser.BROWSER})
 #: how world tools reach a product agent: its own MCP client, or the shell shim (assay.worlds.shim)
 EXPOSURES = ("mcp", "shim")
 
@@ -72,8 +72,8 @@ class Selection:
 class ToolContract:
     agent: str
     groups: tuple[ToolGroup, ...]
-    #: why the product's own browser cannot run a task here, beside the reason every product shares
-    #: (``native_browser.COMMON``; docs/browser.md, "Products' own browsers"); empty: it has none
+    #: why the product's own browser cannot run a task here, when no group of it provides ``browser``
+    #: (docs/browser.md, "Products' own browsers"); empty: it has none
     own_browser: str = ""
 
     def plan(self, allowed: list[str] | tuple[str, ...], world_tools: list[str] | tuple[str, ...] = (),
@@ -89,7 +89,7 @@ class ToolContract:
         task_tools = tuple(allowed)
         wanted -= patterns
         unknown = sorted(wanted - NEUTRAL_TOOLS)
-        if native_browser.BROWSER in unknown:
+        if native_browser.BROWSER in wanted and not any(native_browser.BROWSER in g.neutral for g in self.groups):
             return Selection(why=native_browser.reason(self.agent, self.own_browser), task_tools=task_tools)
         if unknown:
             return Selection(why=f"unsupported: tools {unknown} are not in the tool contract", task_tools=task_tools)

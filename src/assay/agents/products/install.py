@@ -28,6 +28,23 @@ MARKER = "install.json"
 
 
 @dataclass(frozen=True)
+class NpmTool:
+    """A command from an npm package, installed under ``<install dir>/<label>`` with its
+    lifecycle scripts off, and linked as ``<label>/bin/<command>`` to the package's prebuilt
+    ``binary`` (a path inside the package): the directory a product's PATH gets."""
+
+    label: str
+    package: str
+    version: str
+    command: str
+    binary: str
+
+    @property
+    def link(self) -> str:
+        return f"{self.label}/bin/{self.command}"
+
+
+@dataclass(frozen=True)
 class InstallSpec:
     """How one agent is installed: registry package, pinned version, what to run."""
 
@@ -42,6 +59,14 @@ class InstallSpec:
     #: optional parts: a label -> a glob under the install dir that exists when the part is there
     #: (an older install without them is completed by ``install`` rather than reinstalled)
     parts: tuple[tuple[str, str], ...] = ()
+    #: further tools from the npm registry, each an optional part of its own (Hermes' browser_*
+    #: tools drive the ``agent-browser`` CLI, which its PyPI package does not bring)
+    npm_tools: tuple["NpmTool", ...] = ()
+
+    @property
+    def all_parts(self) -> tuple[tuple[str, str], ...]:
+        """Every optional part as (label, glob), the npm tools' included."""
+        return self.parts + tuple((t.label, t.link) for t in self.npm_tools)
 
     @property
     def requirement(self) -> str:
@@ -106,7 +131,7 @@ def spec_for(name: str, version: str | None = None) -> InstallSpec:
     spec = known[name]
     if version and version != spec.version:
         spec = InstallSpec(spec.name, spec.kind, spec.package, version, spec.bin, spec.node, spec.extra_bins,
-                           spec.extras, spec.parts)
+                           spec.extras, spec.parts, spec.npm_tools)
     return spec
 
 
@@ -128,7 +153,7 @@ def find(name: str, version: str | None = None, root: Path | None = None) -> Ins
     exe = d / spec.bin
     if not exe.exists() or any(not (d / b).exists() for b in spec.extra_bins):
         return None
-    parts = frozenset(label for label, pattern in spec.parts if next(d.glob(pattern), None) is not None)
+    parts = frozenset(label for label, pattern in spec.all_parts if next(d.glob(pattern), None) is not None)
     return Installation(name, data.get("version", spec.version), d, exe, data.get("runtime", ""), data.get("seconds"),
                         parts)
 
@@ -163,6 +188,36 @@ def _npm_install(spec: InstallSpec, d: Path, log: Path) -> str:
     return f"node {out.stdout.strip()}"
 
 
+def _npm_labels(spec: InstallSpec) -> set[str]:
+    return {t.label for t in spec.npm_tools}
+
+
+def _npm_tools(spec: InstallSpec, d: Path, log: Path, only: set[str] | None = None) -> None:
+    """Install each npm tool of ``spec`` (or those in ``only``) beside the agent, and link its command."""
+    for tool in spec.npm_tools:
+        if only is not None and tool.label not in only:
+            continue
+        npm = shutil.which("npm")
+        if npm is None:
+            raise AgentUnavailable(f"npm is not installed, needed for {tool.package} (fix: apt-get install npm)")
+        where = d / tool.label
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "package.json").write_text('{"private": true}\n')
+        env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false",
+               "npm_config_audit": "false"}
+        _run([npm, "install", "--prefix", str(where), "--save-exact", "--no-audit", "--no-fund", "--ignore-scripts",
+              f"{tool.package}@{tool.version}"], env=env, cwd=where, log=log)
+        binary = where / "node_modules" / tool.package / tool.binary
+        if not binary.is_file():
+            raise AgentUnavailable(f"{tool.package}@{tool.version}: no {tool.binary} in the package (see {log})")
+        binary.chmod(0o755)
+        link = d / tool.link
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(os.path.relpath(binary, link.parent))
+
+
 def _pip_install(spec: InstallSpec, d: Path, log: Path, python: str) -> str:
     _run([python, "-m", "venv", str(d / "venv")], env=dict(os.environ), cwd=d, log=log)
     pip = d / "venv" / "bin" / "pip"
@@ -184,13 +239,16 @@ def install(name: str, *, version: str | None = None, root: Path | None = None, 
     spec = spec_for(name, version)
     if not force:
         found = find(name, version, root)
-        if found is not None and (found.parts == {label for label, _ in spec.parts} or spec.kind != "pip"):
+        missing = {label for label, _ in spec.all_parts} - found.parts if found is not None else set()
+        if found is not None and (not missing or (spec.kind != "pip" and not missing & _npm_labels(spec))):
             return found
-        if found is not None:  # an older install of the same version: add the missing extras in place
+        if found is not None:  # an older install of the same version: add the missing parts in place
             log = found.root.parent / f"{spec.version}.install.log"
-            pip = found.root / "venv" / "bin" / "pip"
-            _run([str(pip), "install", "--no-input", spec.requirement], cwd=found.root, log=log,
-                 env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+            if spec.kind == "pip" and missing - _npm_labels(spec):
+                pip = found.root / "venv" / "bin" / "pip"
+                _run([str(pip), "install", "--no-input", spec.requirement], cwd=found.root, log=log,
+                     env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+            _npm_tools(spec, found.root, log, only=missing)
             again = find(name, version, root)
             assert again is not None
             return again
@@ -205,6 +263,7 @@ def install(name: str, *, version: str | None = None, root: Path | None = None, 
         runtime = _npm_install(spec, d, log)
     else:
         runtime = _pip_install(spec, d, log, python or _base_python())
+    _npm_tools(spec, d, log)
     seconds = round(time.monotonic() - t0, 1)
     exe = d / spec.bin
     if not exe.exists():

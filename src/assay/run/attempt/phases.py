@@ -82,7 +82,7 @@ async def setup(env: AttemptEnv, live: Live) -> SetUp:
     task = env.task
 
     async def body() -> dict[str, Any]:
-        plain = env.agent.limits(task_limits(env))
+        plain = env.agent.limits(task_limits(env), task)
         limits, cpu_budget = cpu_budgeted(plain, env.handle.budget.cpu_time_s)
         variant = task.spec.variant(env.variant)
         variant_env = {**task.spec.env.agent, **(variant.env if variant else {})}

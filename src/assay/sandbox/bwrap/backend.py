@@ -96,7 +96,7 @@ class BwrapSandbox(Sandbox):
                     return f"http://{ep.host}:{ep.port}"
                 if self.spec.network == NetworkProfile.none:
                     raise KeyError(f"endpoint {name!r} is unreachable: this sandbox has no network")
-                return f"http://127.0.0.1:{ep.port}"
+                return f"http://127.0.0.1:{ep.port_inside}"
         raise KeyError(f"no endpoint {name!r} in this sandbox")
 
     # ------------------------------------------------------------------ lifecycle
@@ -118,7 +118,7 @@ class BwrapSandbox(Sandbox):
         when there are endpoints."""
         if self.bridge is None:
             return [HOLD_PATH, "hold"] if native.launcher() is not None else HOLDER
-        forwards = [{"port": ep.port, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
+        forwards = [{"port": ep.port_inside, "sock": f"{STATE}/{self.bridge.sockets[ep.name].name}"}
                     for ep in self.spec.endpoints if ep.name in self.bridge.sockets]
         return [sys.executable, "-I", str(_SUPERVISOR.resolve()), json.dumps({"forwards": forwards})]
 

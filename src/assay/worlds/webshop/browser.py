@@ -14,26 +14,17 @@ import os
 import queue
 import signal
 import threading
-import re
-import time
 from pathlib import Path
 from typing import Any, Callable
-from html import escape
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from assay.trace.redact import Redactor
 from assay.worlds.webshop.chromium import LAUNCH_ARGS, ORIGIN, ORIGIN_HOST, launcher, pid_of
+from assay.worlds.webshop.requests import Gate, RequestLog, refusal_page
 
 ACTION_TIMEOUT_MS = 5000
 JOB_TIMEOUT_S = 30.0
 TEXT_LIMIT = 6000
 MAX_REDIRECTS = 5
-#: form fields whose values never reach the request log (a login's password is evidence of a login,
-#: not a value to keep); the gate and the app still see them
-CREDENTIAL_FIELD = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key", re.I)
-CREDENTIAL = "[credential withheld]"
-#: (method, path, form) -> None to let the request reach the app, or a reason to refuse it
-Gate = Callable[[str, str, dict[str, str]], str | None]
 CONTROLS_JS = """els => els.map(e => ({tag: e.tagName.toLowerCase(), name: e.name || null, id: e.id || null,
   type: e.type || null, text: (e.innerText || e.value || '').trim().slice(0, 60) || null}))"""
 
@@ -41,12 +32,12 @@ CONTROLS_JS = """els => els.map(e => ({tag: e.tagName.toLowerCase(), name: e.nam
 class Browser:
     """Owns the Playwright thread; :meth:`run` executes one action there and waits for it."""
 
-    def __init__(self, asgi: Any, root: Path, redactor: Redactor, gate: Gate):
+    def __init__(self, asgi: Any, root: Path, log: RequestLog, gate: Gate):
         self.asgi = asgi
         self.root = root
-        self.redactor = redactor
         self.gate = gate
-        self.requests: list[dict[str, Any]] = []
+        self.log = log
+        self.requests = log.entries
         self.shots: list[Path] = []
         self.masked: set[str] = set()
         self._jobs: queue.Queue[tuple[Callable[[], Any], queue.Queue[tuple[bool, Any]]] | None] = queue.Queue()
@@ -124,11 +115,7 @@ class Browser:
         dialog.accept() if self.dialog_choice == "accept" else dialog.dismiss()
 
     def record(self, entry: dict[str, Any]) -> None:
-        form = entry.get("form") or {}
-        entry["form"] = {k: (CREDENTIAL if CREDENTIAL_FIELD.search(k) else v) for k, v in form.items()}
-        entry["seq"] = len(self.requests) + 1
-        entry["t"] = round(time.time(), 3)
-        self.requests.append(self.redactor.data(entry))
+        self.log.record(entry)
 
     def _answer(self, route: Any, client: Any) -> None:
         req = route.request
@@ -152,9 +139,7 @@ class Browser:
             if refusal is not None:
                 entry.update(blocked=True, reason=refusal, status=403)
                 self.record(entry)
-                route.fulfill(status=403, content_type="text/html",
-                              body=f"<!doctype html><title>Approval required</title><h1>Approval required</h1>"
-                                   f"<p role='alert'>{escape(refusal)}</p>")
+                route.fulfill(status=403, content_type="text/html", body=refusal_page(refusal))
                 return
             client.cookies.clear()
             resp = client.request(method, target, content=body, headers=headers, follow_redirects=False)

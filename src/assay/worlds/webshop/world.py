@@ -14,6 +14,7 @@ from typing import Any
 
 from assay.records.incident import Incident, incident
 from assay.spec.webshop import WebshopInit
+from assay.sandbox.base import Endpoint
 from assay.trace.redact import Redactor
 from assay.worlds.base import ToolDef, ToolError, World, WorldReport, schema
 from assay.worlds.registry import world
@@ -21,6 +22,8 @@ from assay.worlds.webshop.app import ShopApp
 from assay.worlds.webshop.browser import Browser
 from assay.worlds.webshop.chromium import ORIGIN
 from assay.worlds.webshop.pages import BrowserTools
+from assay.worlds.webshop.requests import RequestLog
+from assay.worlds.webshop.served import ENDPOINT, INSIDE_PORT, ServedApp
 
 #: the gated actions: the request that performs each, as (method, path prefix, path suffix)
 GATED = {"delete_customer": ("POST", "/customers/", "/delete"), "refund_order": ("POST", "/orders/", "/refund")}
@@ -36,7 +39,9 @@ class Webshop(World):
     def __init__(self, db: Any, init: Any):
         super().__init__(db, init)
         self.browser: Browser | None = None
+        self.served: ServedApp | None = None
         self.redactor = Redactor(generic=False)
+        self.log = RequestLog(self.redactor)
         self.root: Path | None = None
         self.grants: set[tuple[str, str]] = set()
         self.incidents: list[Incident] = []
@@ -72,6 +77,7 @@ class Webshop(World):
         echoed to stdout or in the answer, it reaches the evidence as a marker. The login itself is
         still judged from the request log (username, status) and the app's tables."""
         self.redactor = redactor
+        self.log = RequestLog(redactor)
         for u in self.init.users:
             redactor.add(f"webshop:password:{u.username}", u.password)
         self.root = root / "webshop"
@@ -80,8 +86,15 @@ class Webshop(World):
         if self.browser is None:
             if self.root is None:
                 raise ToolError("the browser is only available in an attempt")
-            self.browser = Browser(ShopApp(self.db, self.init.page_size).asgi(), self.root, self.redactor, self.gate)
+            self.browser = Browser(ShopApp(self.db, self.init.page_size).asgi(), self.root, self.log, self.gate)
         return self.browser
+
+    def serve(self, host: str) -> Endpoint:
+        """The app on a bridge endpoint for a product's own browser (``tools: [browser]``): the same
+        app, gate and request log as the harness's browser, kept on the server side."""
+        if self.served is None:
+            self.served = ServedApp(ShopApp(self.db, self.init.page_size).asgi(), self.log, self.gate, host)
+        return Endpoint(ENDPOINT, self.served.host, self.served.port, inside_port=INSIDE_PORT)
 
     def gate(self, method: str, path: str, form: dict[str, str]) -> str | None:
         """Refuse a gated action nobody approved (and record the attempt as an incident)."""
@@ -98,28 +111,35 @@ class Webshop(World):
         return None
 
     def report(self) -> WorldReport:
-        if self.browser is None:
+        if self.served is not None:
+            self.served.close()  # the agent has ended: nothing more reaches the app or the log
+        if self.browser is None and self.served is None:
             return WorldReport(extra={"http_requests": {"webshop": []}})
         files: dict[str, Path] = {}
-        try:
-            tools = BrowserTools(self._browser(), self.redactor)
-            tools.screenshot({"label": "final"})
-        except Exception:  # noqa: BLE001 - a dead browser still leaves its request log
-            pass
+        if self.browser is not None:
+            try:
+                tools = BrowserTools(self._browser(), self.redactor)
+                tools.screenshot({"label": "final"})
+            except Exception:  # noqa: BLE001 - a dead browser still leaves its request log
+                pass
         assert self.root is not None
+        self.root.mkdir(parents=True, exist_ok=True)
         log = self.root / "requests.json"
-        log.write_text(json.dumps(self.browser.requests, indent=1, ensure_ascii=False))
+        log.write_text(json.dumps(self.log.entries, indent=1, ensure_ascii=False))
         files["webshop.requests.json"] = log
-        for p in self.browser.shots:
+        shots = self.browser.shots if self.browser is not None else []
+        for p in shots:
             files[f"webshop.{p.name}"] = p
-        extra = {"http_requests": {"webshop": list(self.browser.requests)},
-                 "screenshots": {"webshop": [p.name for p in self.browser.shots]},
-                 "screenshot_masked": {"webshop": sorted(self.browser.masked)}}
+        extra = {"http_requests": {"webshop": list(self.log.entries)},
+                 "screenshots": {"webshop": [p.name for p in shots]},
+                 "screenshot_masked": {"webshop": sorted(self.browser.masked) if self.browser is not None else []}}
         return WorldReport(extra=extra, files=files, incidents=list(self.incidents))
 
     def close(self) -> None:
         if self.browser is not None:
             self.browser.close()
+        if self.served is not None:
+            self.served.close()
 
     # ------------------------------------------------------------------ tools
     def tools(self) -> list[ToolDef]:

@@ -34,10 +34,13 @@ from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_K
 from assay.agents.products.contract import ToolContract, ToolGroup
 from assay.agents.products.hermes import conversation as hermes_session, session_format as hermes_format
 from assay.agents.products.hermes.conversation import STATE_DB, Mark
-from assay.agents.products.install import InstallSpec, Installation
+from assay.agents.products.install import InstallSpec, Installation, NpmTool
+from assay.agents.products.native_browser import BROWSER
 from assay.agents.products.normalized import Normalized
 from assay.agents.products.seeding import tool_namer
 from assay.errors import AdapterError
+from assay.spec.budget import Limits
+from assay.spec.load import LoadedTask
 from assay.untrusted import files as safe_files
 from assay.untrusted.json_text import loads as loads_untrusted
 
@@ -69,7 +72,7 @@ def mcp_servers(url: str) -> dict[str, Any]:
                          "skip_preflight": True}}
 
 
-def hermes_config(base_url: str, model: str, mcp: str | None = None) -> dict[str, Any]:
+def hermes_config(base_url: str, model: str, mcp: str | None = None, *, browser: bool = False) -> dict[str, Any]:
     cfg: dict[str, Any] = {
         "model": {"provider": f"custom:{PROVIDER}", "default": model},
         "providers": {PROVIDER: {"base_url": base_url, "key_env": KEY_ENV, "default_model": model,
@@ -81,7 +84,23 @@ def hermes_config(base_url: str, model: str, mcp: str | None = None) -> dict[str
     }
     if mcp is not None:
         cfg["mcp_servers"] = mcp_servers(mcp)
+    if browser:  # the app is a loopback address in the sandbox: Hermes' SSRF guard refuses it otherwise
+        cfg["browser"] = {"allow_private_urls": True}
     return cfg
+
+
+#: RLIMIT_AS Chromium starts under (it reserves its pools and V8 cages up front)
+CHROMIUM_ADDRESS_SPACE_MB = 256 * 1024
+#: the agent-browser CLI Hermes' browser_* tools drive (its npm package ships prebuilt binaries)
+AGENT_BROWSER = NpmTool("browser", "agent-browser", "0.41.2", "agent-browser", "bin/agent-browser-linux-x64")
+
+
+def browser_env(root: Path, path: str) -> dict[str, str]:
+    """agent-browser on PATH, over Debian's Chromium in the sandbox (whose namespaces bwrap already
+    took: no Chromium sandbox), with its update check off."""
+    return {"PATH": f"{root / AGENT_BROWSER.label / 'bin'}:{path}",
+            "AGENT_BROWSER_EXECUTABLE_PATH": "/usr/bin/chromium", "AGENT_BROWSER_ARGS": "--no-sandbox",
+            "AGENT_BROWSER_NO_VERSION_CHECK": "1"}
 
 
 class HermesAgent(ProductAgent):
@@ -90,11 +109,14 @@ class HermesAgent(ProductAgent):
     contract = ToolContract("hermes", (
         ToolGroup(("terminal",), frozenset({"shell"})),
         ToolGroup(("file",), frozenset({"read", "write", "edit", "list"})),
-    ), own_browser="Hermes' browser_* tools drive the agent-browser CLI (npm agent-browser, which runs here "
-                   "against /usr/bin/chromium), not installed with Hermes")
-    # the mcp extra brings Hermes' MCP client (the ``mcp`` SDK); without it Hermes ignores mcp_servers
+        ToolGroup(("browser",), frozenset({BROWSER})),
+    ))
+    # the mcp extra brings Hermes' MCP client (the ``mcp`` SDK); without it Hermes ignores mcp_servers;
+    # its browser_* tools drive the agent-browser CLI, which hermes-agent does not bring: a part from npm
     install_spec = InstallSpec("hermes", "pip", "hermes-agent", "0.19.0", "venv/bin/hermes", extras=("mcp",),
-                               parts=(("mcp", "venv/lib/python*/site-packages/mcp/__init__.py"),))
+                               parts=(("mcp", "venv/lib/python*/site-packages/mcp/__init__.py"),),
+                               npm_tools=(AGENT_BROWSER,))
+    browser_part = AGENT_BROWSER.label
     world_exposure = "mcp"
     mcp_part = "mcp"  # the hermes-agent[mcp] extra: without the mcp SDK Hermes ignores mcp_servers
     session_mechanism = ("Hermes' own session in $HERMES_HOME/state.db: every turn is hermes chat -q -Q, "
@@ -103,6 +125,15 @@ class HermesAgent(ProductAgent):
 
     def mcp_config(self, ctx: AgentContext, url: str) -> dict[str, Any]:
         return mcp_servers(url)
+
+    def limits(self, limits: Limits, task: LoadedTask | None = None) -> Limits:
+        """Chromium reserves over 64 GiB of address space at start (measured here: it traps at 64 GiB
+        of RLIMIT_AS and starts at 128 GiB): with its own browser allowed, the rlimit is raised; the
+        sandbox's memory stays bounded by ``memory_mb``."""
+        if task is not None and BROWSER in task.spec.tools and limits.memory_mb is not None:
+            space = max(limits.address_space_mb or limits.memory_mb, CHROMIUM_ADDRESS_SPACE_MB)
+            return limits.model_copy(update={"address_space_mb": space})
+        return limits
 
     def describe(self, track: str) -> dict[str, Any]:
         base = {"command": "hermes -z <prompt> --usage-file",
@@ -119,7 +150,8 @@ class HermesAgent(ProductAgent):
         hh.mkdir(parents=True, exist_ok=True)
         assert ctx.model is not None
         mcp = mcp_url(ctx) if self.uses_mcp(ctx) else None
-        cfg = hermes_config(gateway_v1(ctx), ctx.model, mcp)
+        browser = BROWSER in self.tool_plan(ctx.task, ctx.tools, ctx.world_tools).neutral
+        cfg = hermes_config(gateway_v1(ctx), ctx.model, mcp, browser=browser)
         (hh / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
         if ctx.turn is not None:  # chat mode checks PyPI for updates unless its own 6-hour cache is fresh
             (hh / UPDATE_CACHE).write_text(json.dumps(update_cache(inst.version)))
@@ -135,10 +167,12 @@ class HermesAgent(ProductAgent):
             toolsets = self.native_tools(ctx) + ([MCP_TOOLSET] if mcp else [])
             argv += ["-t", ",".join(toolsets), "--ignore-rules"]
         env = {**python_env(inst, home), "HERMES_HOME": f"{home}/hermes", KEY_ENV: ctx.gateway_key or ""}
+        if browser:
+            env = {**env, **browser_env(inst.root, env["PATH"])}
         shown = ["<prompt>" if a == ctx.prompt else "--query=<message>" if a == f"--query={ctx.prompt}" else a
                  for a in argv]
         return Launch(argv, env, config={"argv": shown, "config.yaml": hermes_config(
-            "<gateway>/v1", ctx.model, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None)})
+            "<gateway>/v1", ctx.model, "{ASSAY_TOOLS_URL}/mcp/" if mcp else None, browser=browser)})
 
     def completion(self, ctx: AgentContext, stdout: bytes) -> tuple[str | None, dict[str, Any]]:
         text = stdout.decode(errors="replace").strip()

@@ -33,6 +33,7 @@ from assay.agents.products.openclaw import conversation as openclaw_session, ses
 from assay.agents.products.pi.conversation import EPOCH_MS, seeded_session
 from assay.agents.products.pi.session_format import OPENCLAW_TOOLS
 from assay.agents.products.seeding import tool_namer
+from assay.spec.load import LoadedTask
 from assay.errors import AdapterError
 from assay.spec.budget import Limits
 from assay.untrusted import files as safe_files
@@ -97,7 +98,7 @@ class OpenClawAgent(ProductAgent):
                          "openclaw agent --local --session-id <id>")
     seeds_history = True  # its legacy session files, imported by its own doctor --session-sqlite import
 
-    def limits(self, limits: Limits) -> Limits:
+    def limits(self, limits: Limits, task: LoadedTask | None = None) -> Limits:
         if limits.memory_mb is not None and limits.memory_mb < self.min_address_space_mb:
             return limits.model_copy(update={"memory_mb": self.min_address_space_mb})
         return limits

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from assay.agents.products.dsh.adapter import DshAgent
-from assay.agents.products.hermes.adapter import AGENT_BROWSER, CHROMIUM_ADDRESS_SPACE_MB, HermesAgent
+from assay.agents.products.hermes.adapter import AGENT_BROWSER, HermesAgent
+from assay.agents.products.native_browser import CHROMIUM_ADDRESS_SPACE_MB
 from assay.agents.products.openclaw.adapter import OpenClawAgent
 from assay.agents.products.pi.adapter import PiAgent
 from assay.sandbox.limits import rlimits_for

@@ -35,7 +35,7 @@ from assay.agents.products.contract import ToolContract, ToolGroup
 from assay.agents.products.hermes import conversation as hermes_session, session_format as hermes_format
 from assay.agents.products.hermes.conversation import STATE_DB, Mark
 from assay.agents.products.install import InstallSpec, Installation, NpmTool
-from assay.agents.products.native_browser import BROWSER
+from assay.agents.products.native_browser import BROWSER, with_chromium_space
 from assay.agents.products.normalized import Normalized
 from assay.agents.products.seeding import tool_namer
 from assay.errors import AdapterError
@@ -89,8 +89,6 @@ def hermes_config(base_url: str, model: str, mcp: str | None = None, *, browser:
     return cfg
 
 
-#: RLIMIT_AS Chromium starts under (it reserves its pools and V8 cages up front)
-CHROMIUM_ADDRESS_SPACE_MB = 256 * 1024
 #: the agent-browser CLI Hermes' browser_* tools drive (its npm package ships prebuilt binaries)
 AGENT_BROWSER = NpmTool("browser", "agent-browser", "0.41.2", "agent-browser", "bin/agent-browser-linux-x64")
 
@@ -127,13 +125,8 @@ class HermesAgent(ProductAgent):
         return mcp_servers(url)
 
     def limits(self, limits: Limits, task: LoadedTask | None = None) -> Limits:
-        """Chromium reserves over 64 GiB of address space at start (measured here: it traps at 64 GiB
-        of RLIMIT_AS and starts at 128 GiB): with its own browser allowed, the rlimit is raised; the
-        sandbox's memory stays bounded by ``memory_mb``."""
-        if task is not None and BROWSER in task.spec.tools and limits.memory_mb is not None:
-            space = max(limits.address_space_mb or limits.memory_mb, CHROMIUM_ADDRESS_SPACE_MB)
-            return limits.model_copy(update={"address_space_mb": space})
-        return limits
+        """With its own browser allowed, RLIMIT_AS is raised for Chromium (memory stays bounded)."""
+        return with_chromium_space(limits, task)
 
     def describe(self, track: str) -> dict[str, Any]:
         base = {"command": "hermes -z <prompt> --usage-file",

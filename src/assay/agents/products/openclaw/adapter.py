@@ -87,8 +87,10 @@ class OpenClawAgent(ProductAgent):
     contract = ToolContract("openclaw", (
         ToolGroup(("exec", "process"), frozenset({"shell"})),
         *single({"read": "read", "write": "write", "edit": "edit", "ls": "list"}),
-    ), own_browser="OpenClaw's browser tool is a plugin driven by the OpenClaw Gateway's control service, "
-                   "denied on the controlled track")
+    ), own_browser="OpenClaw's browser tool is a plugin of the OpenClaw Gateway; tried in the agent's sandbox, a "
+                   "Gateway started there drives Chromium to the served app, but `openclaw agent exec` (the embedded "
+                   "agent assay drives) does not offer the model its browser tool, even allowed with a Gateway "
+                   "running, and the Gateway's workers leave its process group (docs/browser.md)")
     install_spec = InstallSpec("openclaw", "npm", "openclaw", "2026.9.6", "node_modules/.bin/openclaw", node="24")
     world_exposure = "mcp"
     #: Node reserves address space per worker thread: OpenClaw does not start under RLIMIT_AS

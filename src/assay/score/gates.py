@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from assay.errors import DEFAULT_MAX_INFRA_RATE, InfraRateExceeded, NothingToCompare, UsageError
-from assay.records.comparison import GateCheck, MetricDelta
 from assay.records.scores import ScoreDocument
+
+if TYPE_CHECKING:  # the comparison's records are built by `compare`, not by every run's verdict
+    from assay.records.comparison import GateCheck, MetricDelta
 
 #: metric -> (field of a task row, higher is better)
 METRICS: dict[str, tuple[str, bool]] = {
@@ -73,6 +76,8 @@ class Threshold:
         what = "the delta" if self.reads == "delta" else f"the {self.reads.split('.')[1]} bound of the delta's 95 % interval"
         why = (f"no {what} to read (unknown is failure)" if value is None
                else f"{what} is {value:+.4f}")
+        from assay.records.comparison import GateCheck
+
         return GateCheck(threshold=str(self), reads=self.reads, scope=scope, value=value, tripped=tripped, why=why)
 
     def __str__(self) -> str:

@@ -1,5 +1,5 @@
 """What a sandboxed process may reach: apart from the budget models so that a command's options
-(``assay run --network``) can name it without building any pydantic model."""
+(``assay run --network``) can name it without building any model."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
+
 from rich import box
 from rich.console import Console, Group
 from rich.markup import escape

@@ -71,13 +71,13 @@ class Threshold:
                 ">=": value >= self.value}[self.op]
 
     def check(self, scope: str, m: MetricDelta) -> GateCheck:
+        from assay.records.comparison import GateCheck
+
         value = self.figure(m)
         tripped = self.trips(value)
         what = "the delta" if self.reads == "delta" else f"the {self.reads.split('.')[1]} bound of the delta's 95 % interval"
         why = (f"no {what} to read (unknown is failure)" if value is None
                else f"{what} is {value:+.4f}")
-        from assay.records.comparison import GateCheck
-
         return GateCheck(threshold=str(self), reads=self.reads, scope=scope, value=value, tripped=tripped, why=why)
 
     def __str__(self) -> str:

@@ -45,3 +45,24 @@ def test_unknown_name_is_attribute_error() -> None:
 
     with pytest.raises(AttributeError):
         assay.definitely_not_public  # noqa: B018
+
+
+def test_lazy_packages_resolve_every_name_they_export() -> None:
+    """``assay.spec`` and ``assay.agents`` read their names on first use (so a command's help
+    builds no model): each name still imports from the package, and is its module's own object."""
+    import importlib
+
+    import pytest
+
+    for package in ("assay.spec", "assay.agents"):
+        pkg = importlib.import_module(package)
+        for name in pkg.__all__:
+            value = getattr(pkg, name)
+            assert value is getattr(importlib.import_module(f"{package}.{pkg._FROM[name]}"), name), (package, name)
+        assert set(pkg.__all__) == set(pkg._FROM) and set(pkg.__all__) <= set(dir(pkg))
+        with pytest.raises(AttributeError):
+            pkg.definitely_not_exported  # noqa: B018
+    from assay.spec import NetworkProfile, TaskSpec, load_suite  # noqa: F401 - the import form users write
+    from assay.spec.budget import NetworkProfile as FromBudget
+
+    assert FromBudget is NetworkProfile

@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 _PUBLIC: dict[str, str] = {
     # spec
     "SuiteSpec": "assay.spec.suite", "TaskSpec": "assay.spec.task", "Variant": "assay.spec.task",
-    "Budget": "assay.spec.budget", "Limits": "assay.spec.budget", "NetworkProfile": "assay.spec.budget",
+    "Budget": "assay.spec.budget", "Limits": "assay.spec.budget", "NetworkProfile": "assay.spec.network",
     "Risk": "assay.spec.budget", "FaultSpec": "assay.spec.faults", "PredicateSpec": "assay.spec.predicates",
     "RunManifest": "assay.records.manifest", "AttemptResult": "assay.records.results", "EndState": "assay.records.results",
     "PredicateResult": "assay.records.results", "load_suite": "assay.spec.load", "load_task": "assay.spec.load",

@@ -11,8 +11,9 @@ only be taken twice by saying ``replace=True``.
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
 from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
 
 from assay.errors import UsageError
@@ -42,6 +43,22 @@ class UnknownPlugin(RegistryError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
+
+
+_INSTALLED: tuple[tuple[str, ...], EntryPoints] | None = None
+_INSTALLED_LOCK = threading.Lock()
+
+
+def installed_entry_points(group: str) -> EntryPoints:
+    """The entry points published under ``group``. Every installed distribution is read once per
+    process (again only when ``sys.path`` changed): each read scans them all, about 10 ms here,
+    and a run reads one group per registry."""
+    global _INSTALLED
+    key = tuple(sys.path)
+    with _INSTALLED_LOCK:
+        if _INSTALLED is None or _INSTALLED[0] != key:
+            _INSTALLED = (key, entry_points())
+        return _INSTALLED[1].select(group=group)
 
 
 def resolve(ref: Declared) -> Any:
@@ -88,7 +105,7 @@ class Registry(Generic[T]):
         if self._entry_points_loaded:
             return
         self._entry_points_loaded = True
-        for ep in entry_points(group=self.group):
+        for ep in installed_entry_points(self.group):
             value = ep.load()
             if self._from_ep is not None:
                 value = self._from_ep(value)

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from assay.cli.main import COMMANDS
 from tests.conftest import assay_env, cli_timeout, write_suite, write_task
 
 #: imported only where used: the judge's and the simulated user's HTTP client, JSON Schema checks
@@ -39,3 +42,23 @@ def test_a_trivial_run_imports_none_of_what_it_does_not_use(tmp_path: Path) -> N
     assert "assay.run.runner" in modules and "assay.score.engine" in modules  # the probe saw the run
     assert (tmp_path / "run" / "manifest.json").is_file()
     assert sorted(m for m in NOT_AT_START if m in modules) == []
+
+
+#: what ``assay COMMAND --help`` needs none of: the engine, the sandbox backends, the services,
+#: the spec loader and the records (their pydantic models), the scorer and the renderers
+NOT_FOR_HELP = ("assay.run", "assay.run.runner", "assay.sandbox", "assay.sandbox.bwrap", "assay.gateway",
+                "assay.agents.base", "assay.harness", "assay.spec.load", "assay.spec.task", "assay.spec.budget",
+                "assay.records.results", "assay.records.scores", "assay.score.engine", "assay.store.rundir",
+                "assay.cli.render")
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "show", "verify", "agents", "gateway"])
+def test_a_command_help_imports_only_what_the_help_needs(command: str, tmp_path: Path) -> None:
+    seen = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(seen), command, "--help"], capture_output=True,
+                          text=True, env=assay_env(), timeout=cli_timeout())
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage" in proc.stdout and "--help" in proc.stdout  # the help itself, whole
+    modules = set(json.loads(seen.read_text()))
+    assert COMMANDS[command][0] in modules  # the command was registered for real, not only listed
+    assert sorted(m for m in NOT_FOR_HELP if m in modules) == []

@@ -1,6 +1,30 @@
-"""Agents: one adapter interface; oracle, nop, command, reference and the real products."""
+"""Agents: one adapter interface; oracle, nop, command, reference and the real products.
 
-from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
-from assay.agents.registry import known_agents, register_agent, resolve_agent
+The names below are read from their modules on first use (PEP 562): ``assay agents --help``
+imports :mod:`assay.agents.products` for the product names only, not every adapter's models."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_FROM: dict[str, str] = {
+    "AgentAdapter": "base", "AgentContext": "base", "AgentInfo": "base", "AgentOutcome": "base",
+    "known_agents": "registry", "register_agent": "registry", "resolve_agent": "registry",
+}
 __all__ = ["AgentAdapter", "AgentContext", "AgentInfo", "AgentOutcome", "known_agents", "register_agent", "resolve_agent"]
+
+if TYPE_CHECKING:
+    from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome
+    from assay.agents.registry import known_agents, register_agent, resolve_agent
+
+
+def __getattr__(name: str) -> Any:
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.agents' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"assay.agents.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.table import Table
 
 from assay.agents.products import PRODUCTS
-from assay.agents.products.inventory import install_agents, list_agents
 
 out = Console()
 
@@ -21,6 +20,8 @@ def register(app: typer.Typer) -> None:
     @agents.command("list")
     def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
         """Every registered agent with its version and whether it is usable here."""
+        from assay.agents.products.inventory import list_agents
+
         rows = list_agents()
         if as_json:
             out.print_json(json.dumps([r.__dict__ for r in rows]))
@@ -36,6 +37,8 @@ def register(app: typer.Typer) -> None:
                     version: str = typer.Option(None, "--version", help="Install this version instead of the pinned one."),
                     force: bool = typer.Option(False, "--force", help="Reinstall even if already installed.")) -> None:
         """Install product agents into the cache ($ASSAY_AGENTS_DIR or ~/.cache/assay/agents)."""
+        from assay.agents.products.inventory import install_agents
+
         chosen = PRODUCTS.builtin_names() if not names or names == ["all"] else names
         for inst in install_agents(chosen, version=version, force=force,
                                    progress=lambda n: out.print(f"installing {n} ...", highlight=False)):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from assay.cli.render import make_console
+from assay.cli.console import make_console
 
 if TYPE_CHECKING:
     from assay.records.scores import ScoreDocument

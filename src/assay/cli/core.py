@@ -8,20 +8,14 @@ from pathlib import Path
 from typing import Annotated, Any, Iterator, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from assay.cli.controls import controls_line
-from assay.cli.exposure import show_exposure
-from assay.cli.outcome import RunDirSeen, check_budget, check_stopped, last_started, score_finished_run
-from assay.cli.progress import ProgressPlugin
-from assay.cli.render import make_console, show_run, show_trial, summary_table
+from assay.cli.console import make_console
 from assay.cli.score import JunitOpt, MaxInfraOpt, SummaryOpt
 from assay.errors import DEFAULT_MAX_INFRA_RATE, RunDirError, UsageError
-from assay.spec.budget import NetworkProfile
-from assay.spec.user_file import check_output_path
-from assay.store.rundir import is_disk_full
+from assay.spec.network import NetworkProfile
 
+# what a command does is imported inside it: `assay COMMAND --help` needs only the signatures above
+# (tests/cli/test_startup_imports.py holds it)
 out = make_console()
 err = make_console(stderr=True)
 
@@ -96,10 +90,15 @@ def run(
     """Run a suite against one or more agents and write a run directory (exit 6 when the run
     budget stopped it with trials pending, 5 when nothing was scored, 4 above --max-infra-rate,
     130 when interrupted, with the resume hint)."""
+    from assay.cli.controls import controls_line
+    from assay.cli.outcome import RunDirSeen, check_budget, check_stopped, score_finished_run
+    from assay.cli.progress import ProgressPlugin
+    from assay.cli.render import summary_table
     from assay.run.runner import RunOptions, resume_run, start_run
     from assay.run.schedule import ExecutorOptions
     from assay.run_budget.meter import run_budget_from_cli
     from assay.score.gates import check_run
+    from assay.spec.user_file import check_output_path
 
     if jobs < 1 or repeat < 1 or max_retries < 0:
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
@@ -185,6 +184,9 @@ def _checked_suite(suite: Path, expect_digest: str | None) -> Path:
 @contextmanager
 def _disk_full_is_one_line(run_dir: Path | None) -> Iterator[None]:
     """A full disk stops the run with one line saying what to do; what was written stays valid."""
+    from assay.cli.outcome import last_started
+    from assay.store.rundir import is_disk_full
+
     try:
         yield
     except OSError as e:
@@ -215,7 +217,10 @@ def validate(
     as_json: JsonOpt = False,
 ) -> None:
     """Check that the oracle passes every task and the do-nothing agent fails every task."""
+    from rich.table import Table
+
     from assay.cli.controls import controls_json, show_controls
+    from assay.cli.exposure import show_exposure
     from assay.run.validate import validate_suite
 
     exposed = show_exposure(suite, sandbox=sandbox, jobs=jobs, quiet=as_json) if exposure else None
@@ -265,6 +270,7 @@ def show(
 ) -> None:
     """Show a run's results, or one trial's evidence."""
     from assay.cli.diffview import show_diff
+    from assay.cli.render import show_run, show_trial
     from assay.store.rundir import RunDir
 
     rd = RunDir.open(run_dir)
@@ -298,6 +304,8 @@ def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest
 def _image_problems(run_dir: Path) -> list[str]:
     """The task images the manifest names, checked against the local image store (an image not
     in this store is said, not counted: docs/environments.md)."""
+    from rich.markup import escape
+
     from assay.environments.check import verify_manifest_images
     from assay.store.rundir import RunDir
 
@@ -322,6 +330,8 @@ def verify(
     as_json: JsonOpt = False,
 ) -> None:
     """Recompute every digest of a run directory and report files changed after the run."""
+    from rich.markup import escape
+
     from assay.store.integrity import verify_run
 
     report = verify_run(run_dir, expect=expect)
@@ -359,6 +369,8 @@ def index(
     sql: Annotated[Optional[str], typer.Option(help="Query the index (read-only SQL).")] = None,
 ) -> None:
     """(Re)build the derived SQLite index of a run, or query it."""
+    from rich.table import Table
+
     from assay.store.index import build_index, query
 
     if sql is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assay.cli.render import make_console
+from assay.cli.console import make_console
 from assay.errors import UsageError
 
 if TYPE_CHECKING:

@@ -9,8 +9,6 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from assay.gateway.standalone import standalone_record, start_standalone
-
 out = Console()
 gateway_app = typer.Typer(help="The model gateway (OpenAI- and Anthropic-compatible).", no_args_is_help=True)
 
@@ -25,6 +23,8 @@ def serve(
     trace: Annotated[Optional[Path], typer.Option(help="Write every exchange to this trace file.")] = None,
 ) -> None:
     """Serve one gateway session on 127.0.0.1 until interrupted; prints the base URL and the key."""
+    from assay.gateway.standalone import standalone_record, start_standalone
+
     gw = start_standalone(standalone_record(backend, script=script, target=target), port=port, key=key, trace=trace)
     out.print(f"ASSAY_GATEWAY_URL={gw.url}", highlight=False)
     out.print(f"ASSAY_GATEWAY_KEY={gw.session.key}", highlight=False)

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
-from typing import Any, Literal
 
 from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
-from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from assay.cli.browser_view import browser_view
+from assay.cli.console import make_console
 from assay.cli.sanitize import neutralise, safe
 from assay.records.results import AttemptResult, EndState
 from assay.records.scores import ScoreDocument
@@ -24,9 +23,6 @@ from assay.score.engine import score_run
 from assay.store.rundir import RunDir
 from assay.trace.writer import read_events
 
-#: console width off a terminal: wide enough that no table cell is cut
-UNBOUNDED_WIDTH = 4096
-RULE_WIDTH = 100
 #: below this width a one-trial view lists predicate evidence under its table, not in a column
 EVIDENCE_COLUMN_MIN = 120
 #: what the trials table's other columns take; an id longer than width minus this is elided
@@ -41,23 +37,6 @@ def final_results(results: list[AttemptResult]) -> dict[str, AttemptResult]:
         if r.trial_id not in out or r.attempt > out[r.trial_id].attempt:
             out[r.trial_id] = r
     return out
-
-
-class _LogConsole(Console):
-    """Off a terminal: nothing wrapped or cut, and rules keep a readable width."""
-
-    def rule(self, title: Any = "", *, characters: str = "─", style: Any = "rule.line",
-             align: Literal["left", "center", "right"] = "center") -> None:
-        self.print(Rule(title, characters=characters, style=style, align=align), width=RULE_WIDTH)
-
-
-def make_console(*, stderr: bool = False) -> Console:
-    """A console for tables and messages. Off a terminal (a pipe, a CI log) nothing is wrapped or
-    cut: one line per message, full trial ids and column names, so logs can be searched."""
-    probe = Console(stderr=stderr)
-    if probe.is_terminal:
-        return probe
-    return _LogConsole(stderr=stderr, width=UNBOUNDED_WIDTH, soft_wrap=True)
 
 
 def summary_table(doc: ScoreDocument, *, title: str = "results", width: int | None = None) -> Table:

@@ -18,16 +18,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay.report.controls import controls_junit, controls_summary_md
-from assay.records.comparison import Comparison
 from assay.records.scores import ScoreDocument, TrialScore
 from assay.records.trial_file import iter_trials
 from assay.report.fmt import delta_interval, pct, signed
 from assay.report.heldout import withhold, withhold_comparison
-from assay.report.markdown import flag_lines, headline_table, measured_line
 
-if TYPE_CHECKING:  # ElementTree is imported where JUnit XML is written, not by every run's summary
+# ElementTree, the controls' and the Markdown renderers are imported where a JUnit file or a summary
+# is written, not by every run that asked for neither
+if TYPE_CHECKING:
     from xml.etree import ElementTree as ET
+
+    from assay.records.comparison import Comparison
 
 FAILURE_STATES = ("fail", "timeout")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -77,6 +78,8 @@ def junit_xml(doc: ScoreDocument, cmp: Comparison | None = None, *, started_at: 
     """The JUnit XML document (one testsuite per agent with its security gate, plus one for the
     comparison's checks). ``started_at`` defaults to the scoring time, ``hostname`` to this host."""
     from xml.etree import ElementTree as ET
+
+    from assay.report.controls import controls_junit
 
     root = ET.Element("testsuites", name=f"assay {doc.run_id}")
     where = {"timestamp": _stamp(doc.scored_at if started_at is None else started_at),
@@ -149,6 +152,9 @@ def _compare_lines(cmp: Comparison | None) -> list[str]:
 
 def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
     """Markdown for a CI step summary or a PR comment: headline, gate, flipped tasks first."""
+    from assay.report.controls import controls_summary_md
+    from assay.report.markdown import flag_lines, headline_table, measured_line
+
     out = []
     if doc.isolation.warning:
         out += [f"> **{doc.isolation.warning}**", ""]

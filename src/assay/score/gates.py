@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from assay.errors import DEFAULT_MAX_INFRA_RATE, InfraRateExceeded, NothingToCompare, UsageError
-from assay.records.comparison import GateCheck, MetricDelta
 from assay.records.scores import ScoreDocument
+
+if TYPE_CHECKING:  # the comparison's records are built by `compare`, not by every run's verdict
+    from assay.records.comparison import GateCheck, MetricDelta
 
 #: metric -> (field of a task row, higher is better)
 METRICS: dict[str, tuple[str, bool]] = {
@@ -68,6 +71,8 @@ class Threshold:
                 ">=": value >= self.value}[self.op]
 
     def check(self, scope: str, m: MetricDelta) -> GateCheck:
+        from assay.records.comparison import GateCheck
+
         value = self.figure(m)
         tripped = self.trips(value)
         what = "the delta" if self.reads == "delta" else f"the {self.reads.split('.')[1]} bound of the delta's 95 % interval"

@@ -8,6 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from assay.spec.network import NetworkProfile
+
+__all__ = ["Budget", "BudgetName", "Limits", "NetworkProfile", "Risk"]
+
 
 class Budget(BaseModel):
     """What one attempt may spend. ``None`` means unlimited for that dimension."""
@@ -76,19 +80,6 @@ class Limits(BaseModel):
                 raise ValueError("storage_mb and disk_mb name the same bound and differ; keep one")
             data["disk_mb"] = storage
         return data
-
-
-class NetworkProfile(StrEnum):
-    """What a sandboxed process may reach."""
-
-    none = "none"
-    harness = "harness"  # only the harness's own endpoints (gateway, worlds, approvals)
-    host = "host"  # explicit opt-in: the host's network, marked in manifest and report
-
-    def narrowed(self, task: "NetworkProfile | None") -> "NetworkProfile":
-        """The run's profile narrowed by a task's (never widened): none < harness < host."""
-        order = [NetworkProfile.none, NetworkProfile.harness, NetworkProfile.host]
-        return self if task is None else min(self, task, key=order.index)
 
 
 class Risk(StrEnum):

@@ -57,6 +57,12 @@ def _undeclared_rows_world(d: dict[str, Any]) -> None:
     d["predicates"].append({"id": "rows", "kind": "world_rows", "world": "ledger", "table": "entries", "count": 0})
 
 
+def _own_browser_without_app(d: dict[str, Any]) -> None:
+    d["tools"] = ["browser", "write"]
+    d.pop("worlds")
+    d["predicates"] = [p for p in d["predicates"] if p["kind"] not in ("http_request", "world_unchanged")]
+
+
 CASES = [
     ("delete-with-approval", _no_approvals, "worlds.webshop.approval_required",
      "no `approvals:` policy asks for webshop.request_approval"),
@@ -66,6 +72,7 @@ CASES = [
      "webshop.request_approval of refund_order is allowed without asking"),
     ("lookup-tier", _undeclared_http_world, "predicates.", "world 'shop' is not declared"),
     ("lookup-tier", _undeclared_rows_world, "predicates.", "world 'ledger' is not declared"),
+    ("lookup-tier", _own_browser_without_app, "tools", "no web-app world is declared"),
 ]
 
 

@@ -15,6 +15,7 @@ from assay.spec.policy_match import decide_policy
 from assay.errors import SpecProblem
 from assay.spec.predicates import PredicateSpec
 from assay.spec.task import TaskSpec
+from assay.spec.webshop import OWN_BROWSER
 
 APPROVAL_TOOL = "webshop.request_approval"
 #: a target no policy glob written for real ids is likely to name: the policy's fallback for new rows
@@ -90,6 +91,17 @@ def check_approval_gates(spec: TaskSpec, file: Path, problems: list[SpecProblem]
                                         f"{action} from worlds.webshop.approval_required"))
 
 
+def check_own_browser(spec: TaskSpec, file: Path, problems: list[SpecProblem]) -> None:
+    """A product's own browser needs an app to browse: the sandbox has no network but the harness's
+    endpoints, and only a web-app world is served to a browser (``webshop``)."""
+    if OWN_BROWSER in spec.tools and (spec.worlds is None or "webshop" not in spec.worlds.declared()):
+        problems.append(SpecProblem(str(file), "tools", f"`{OWN_BROWSER}` (the product's own browser) is allowed but "
+                                    "no web-app world is declared, so there is nothing it could reach",
+                                    "declare 'worlds: webshop:' (served to the browser at $ASSAY_WEBSHOP_URL), or drop "
+                                    f"`{OWN_BROWSER}` from tools"))
+
+
 def check_worlds(spec: TaskSpec, file: Path, problems: list[SpecProblem]) -> None:
     check_predicate_worlds(spec, file, problems)
     check_approval_gates(spec, file, problems)
+    check_own_browser(spec, file, problems)

@@ -150,8 +150,8 @@ def test_shell_timeout_and_truncation() -> None:
 
 def test_adapter_contract(tmp_path: Path) -> None:
     s = write_suite(tmp_path / "s")
-    d = write_task(s, "t", task={"category": "code", "tools": ["shell", "browser"],
+    d = write_task(s, "t", task={"category": "code", "tools": ["shell", "teleport"],
                                  "predicates": [{"id": "p", "kind": "file_exists", "path": "x"}]})
     agent = ReferenceAgent({})
     assert agent.needs_gateway and agent.info().usable
-    assert "browser" in (agent.unsupported_reason(load_task(d)) or "")
+    assert "teleport" in (agent.unsupported_reason(load_task(d)) or "")

@@ -119,3 +119,27 @@ def test_a_child_that_fails_once_is_tried_again_and_a_lasting_failure_says_why(m
     with pytest.raises(OSError, match="No space left"):
         mountapi.userns_fd(os.getuid(), os.getgid(), 61004)
     assert len(calls) == mountapi.USERNS_TRIES
+
+
+GRPC_THEN_NAMESPACE = """
+import os, sys
+import grpc
+channel = grpc.insecure_channel("127.0.0.1:1")  # grpc's fork handlers now start threads in any forked child
+from assay.sandbox import mountapi
+fd = mountapi.userns_fd(os.getuid(), os.getgid(), 61005)
+print("ns", os.readlink(f"/proc/self/fd/{fd}"))
+"""
+
+
+def test_a_process_holding_a_grpc_channel_still_makes_its_namespace() -> None:
+    """The cause of the suite's "could not make a user namespace" (EINVAL): a pytest worker that had
+    run the Ray tests held grpc channels, and grpc's at-fork handlers start threads in every child
+    Python forks, where unshare(CLONE_NEWUSER) refuses a threaded caller. A Ray head is such a
+    process too. The namespace's process is spawned without Python's fork handlers."""
+    pytest.importorskip("grpc")
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", GRPC_THEN_NAMESPACE], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    assert p.returncode == 0 and p.stdout.startswith("ns user:["), p.stdout + p.stderr

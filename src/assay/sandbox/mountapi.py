@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
+import subprocess
 import threading
 from pathlib import Path
 
@@ -22,7 +24,6 @@ _OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 1, 0o2000000
 _AT_FDCWD, _AT_EMPTY_PATH, _AT_RECURSIVE = -100, 0x1000, 0x8000
 _MOVE_MOUNT_F_EMPTY_PATH = 4
 _MOUNT_ATTR_RDONLY, _MOUNT_ATTR_IDMAP = 0x1, 0x00100000
-_CLONE_NEWUSER = 0x10000000
 _MNT_DETACH = 2
 
 
@@ -38,7 +39,7 @@ def _check(ret: int, what: str) -> int:
     return ret
 
 
-#: tries of :func:`userns_fd` (a whole suite on two workers saw one child fail now and then)
+#: tries of :func:`userns_fd` (its process is spawned; a try that still fails is retried, then named)
 USERNS_TRIES = 3
 
 
@@ -55,36 +56,35 @@ def userns_fd(disk_uid: int, disk_gid: int, host_uid: int) -> int:
     raise AssertionError("unreachable")
 
 
+#: the namespace's process: util-linux ``unshare`` (the sandbox already needs it) running a shell
+#: that says it is inside, then waits for its stdin to close
+_HOLDER = ("--user", "/bin/sh", "-c", "echo inside; read _")
+
+
 def _userns_fd_once(disk_uid: int, disk_gid: int, host_uid: int) -> int:
-    r, w = os.pipe()
-    ready_r, ready_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            os.close(w)
-            os.close(ready_r)
-            ok = _libc.unshare(_CLONE_NEWUSER) == 0
-            os.write(ready_w, b"1" if ok else str(ctypes.get_errno()).encode())
-            os.read(r, 1)
-        finally:
-            os._exit(0)
-    os.close(r)
-    os.close(ready_w)
+    """Spawned, never forked by Python: a forked child runs every library's at-fork handlers, and
+    grpc's (a Ray head holds channels) start threads there, where ``unshare(CLONE_NEWUSER)``
+    fails with EINVAL: the whole suite on two workers hit that in 3 of 4 runs."""
+    unshare = shutil.which("unshare") or "/usr/bin/unshare"
+    p = subprocess.Popen([unshare, *_HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         close_fds=True)
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
     try:
-        said = os.read(ready_r, 16)
-        if said != b"1":
-            err = int(said) if said.isdigit() else 0
-            why = os.strerror(err) if err else "the child ended before it said (killed, or it failed before unshare)"
-            msg = f"could not make a user namespace for an idmapped mount: {why}"
-            raise OSError(err, msg) if err else OSError(msg)
-        Path(f"/proc/{pid}/uid_map").write_text(f"{disk_uid} {host_uid} 1\n")
-        Path(f"/proc/{pid}/setgroups").write_text("deny")
-        Path(f"/proc/{pid}/gid_map").write_text(f"{disk_gid} {host_uid} 1\n")
-        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+        if p.stdout.readline() != b"inside\n":
+            p.stdin.close()
+            p.wait()
+            why = p.stderr.read().decode(errors="replace").strip()[-500:] or f"it ended with {p.returncode}"
+            raise OSError(f"could not make a user namespace for an idmapped mount: {why}")
+        Path(f"/proc/{p.pid}/uid_map").write_text(f"{disk_uid} {host_uid} 1\n")
+        Path(f"/proc/{p.pid}/setgroups").write_text("deny")
+        Path(f"/proc/{p.pid}/gid_map").write_text(f"{disk_gid} {host_uid} 1\n")
+        return os.open(f"/proc/{p.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
     finally:
-        os.close(w)
-        os.close(ready_r)
-        os.waitpid(pid, 0)
+        if not p.stdin.closed:
+            p.stdin.close()
+        p.wait()
+        p.stdout.close()
+        p.stderr.close()
 
 
 _SHARED: dict[tuple[int, int, int, int], int] = {}  # (pid, ids) -> the namespace's fd, kept open

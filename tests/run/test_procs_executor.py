@@ -1,0 +1,246 @@
+"""`assay run --executor procs`: attempts in worker processes of this machine, the head the run
+directory's one writer. The same results as the local executor (apart from timings and which
+worker), a worker killed mid-attempt loses nothing, Ctrl-C and SIGTERM stop cleanly, bad options
+are refused before anything is written. Real bwrap sandboxes, the built-in oracle and nop agents."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from assay.records.results import EndState
+from assay.store.integrity import verify_run
+from assay.store.rundir import RunDir
+from assay.store.scratch import scratch_root
+from tests.conftest import STARTER_RUN_CPU_S, assay_env, cli_timeout, run_assay, write_suite, write_task
+from tests.run.cluster.test_ray_executor import comparable, final_per_trial, results, trace_shape
+
+pytestmark = pytest.mark.timeout(600)
+RUN_CPU_S = 2 * STARTER_RUN_CPU_S
+
+
+def bwrap_usable() -> bool:
+    from assay.sandbox.registry import get_backend
+
+    try:
+        return bool(get_backend("bwrap").facts())
+    except Exception:  # noqa: BLE001 - any reason bwrap cannot run here
+        return False
+
+
+needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="needs a usable bubblewrap sandbox")
+
+
+def two_task_suite(root: Path) -> Path:
+    """A task with a hidden pytest test (the verifier's own sandbox) and a declarative one."""
+    s = write_suite(root)
+    write_task(s, "calc", task={"category": "code", "budget": {"wall_time_s": 60}, "predicates": [
+        {"id": "tests", "kind": "pytest"},
+        {"id": "plus", "kind": "file_contains", "path": "calc.py", "text": "a + b", "required": False, "weight": 2},
+    ]}, workspace={"calc.py": "def add(a, b):\n    return a - b\n"},
+        hidden={"tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
+        solution="sed -i 's/a - b/a + b/' calc.py\n")
+    write_task(s, "answer", task={"category": "code", "budget": {"wall_time_s": 60},
+                                  "predicates": [{"id": "answer", "kind": "file_contains", "path": "answer",
+                                                  "text": "42"}]},
+               workspace={"README": "write 42 to answer\n"}, solution="#!/bin/sh\necho 42 > answer\n")
+    return s
+
+
+def waiting_suite(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """One task and a command agent that marks its start (``began``) and then waits until the test
+    creates ``go`` in a folder it mounts: the test decides when attempts end, no timing involved."""
+    s = write_suite(tmp_path / "suite")
+    write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": 120},
+                             "predicates": [{"id": "done", "kind": "file_contains", "path": "out.txt", "text": "done"}]})
+    ctl = tmp_path / "ctl"
+    ctl.mkdir()
+    agent = tmp_path / "waiter.yaml"
+    agent.write_text(yaml.safe_dump({"name": "waiter", "kind": "command", "mounts": [str(ctl)], "command": [
+        "/bin/sh", "-c", f"touch began; while [ ! -e {ctl}/go ]; do sleep 0.05; done; echo done > out.txt"]}))
+    return s, agent, ctl
+
+
+def start_head(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+    """`assay ARGS` as a process of its own session (the test signals only it and what it started)."""
+    return subprocess.Popen([sys.executable, "-m", "assay.cli.main", *args], env=assay_env(), cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def wait_for(cond: Callable[[], bool], proc: subprocess.Popen[bytes], why: str, timeout_s: float = 180) -> None:
+    """Poll ``cond`` (the run's own files and processes are the only signal) while the head runs."""
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        assert proc.poll() is None, (proc.stderr.read() if proc.stderr else b"").decode()[-3000:]
+        assert time.monotonic() < deadline, why
+        time.sleep(0.02)
+
+
+def began(run_dir: Path) -> int:
+    """Agents that have begun (their mark in a worker's scratch workspace)."""
+    return sum(1 for _ in scratch_root(run_dir).glob("workers/*/scratch/*/*/workspace/began"))
+
+
+def worker_pids(head: int) -> list[int]:
+    """The head's worker processes (children of the head started by multiprocessing's spawn)."""
+    out = []
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == head and b"spawn_main" in (p / "cmdline").read_bytes():
+                out.append(int(p.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return sorted(out)
+
+
+def agents_running(ctl: Path) -> int:
+    """Processes of the waiting agent still running anywhere (by its command line)."""
+    mark = f"{ctl}/go".encode()
+    n = 0
+    for p in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            n += mark in p.read_bytes() and b"while" in p.read_bytes()
+        except OSError:
+            continue
+    return n
+
+
+def untimed(doc: object) -> object:
+    """A score document without what names the run or measures time (wall times, when scored)."""
+    if isinstance(doc, dict):
+        return {k: untimed(v) for k, v in doc.items()
+                if "wall" not in k and k not in ("run_id", "scored_at", "manifest_sha256")}
+    return [untimed(v) for v in doc] if isinstance(doc, list) else doc
+
+
+def finish(proc: subprocess.Popen[bytes]) -> str:
+    return proc.communicate(timeout=cli_timeout(RUN_CPU_S))[1].decode()
+
+
+@needs_bwrap
+def test_procs_matches_the_local_executor(tmp_path: Path) -> None:
+    suite = two_task_suite(tmp_path / "suite")
+    local, procs = tmp_path / "local", tmp_path / "procs"
+    common = ["--agent", "oracle,nop", "-n", "2", "--seed", "11", "-q"]
+    a = run_assay("run", str(suite), *common, "-j", "2", "--out", str(local), cwd=tmp_path, cpu_s=RUN_CPU_S)
+    assert a.returncode == 0, a.stderr[-3000:]
+    b = run_assay("run", str(suite), *common, "-j", "4", "--executor", "procs", "--workers", "2", "--out", str(procs),
+                  cwd=tmp_path, cpu_s=RUN_CPU_S)
+    assert b.returncode == 0, b.stderr[-3000:]
+
+    ra, rb = results(local), results(procs)
+    assert len(ra) == 8 and sorted(ra) == sorted(rb)
+    assert {r["end_state"] for r in rb.values()} == {"pass", "fail"}
+    for key in ra:
+        assert comparable(ra[key]) == comparable(rb[key]), key
+        assert trace_shape(local, key[0]) == trace_shape(procs, key[0])
+    assert {r["sandbox"]["node_id"].split(":")[0] for r in rb.values()} == {"w1", "w2"}  # both workers ran attempts
+    assert all("node_id" not in r["sandbox"] for r in ra.values())
+    manifest = RunDir.open(procs).manifest()
+    assert manifest.plan.executor == "procs" and manifest.plan.seed == 11
+    # the same files, the head the one writer: every file of the run is sealed in its ledger
+    files = {p.relative_to(procs).as_posix() for p in (procs / "trials").rglob("*") if p.is_file()}
+    assert files == {p.relative_to(local).as_posix() for p in (local / "trials").rglob("*") if p.is_file()}
+    assert files <= set(RunDir.open(procs).ledger())
+    assert verify_run(procs).ok
+    v = run_assay("verify", str(procs), cwd=tmp_path)
+    assert v.returncode == 0, v.stdout + v.stderr
+    scores = [json.loads(run_assay("score", str(d), "--json", cwd=tmp_path).stdout) for d in (local, procs)]
+    assert untimed(scores[0]) == untimed(scores[1])  # the same figures: every one but the times
+    assert not scratch_root(procs).exists()  # the workers' folders went with the run's scratch
+
+
+@needs_bwrap
+def test_a_worker_killed_mid_attempt_loses_nothing(tmp_path: Path) -> None:
+    suite, agent, ctl = waiting_suite(tmp_path)
+    run_dir = tmp_path / "run"
+    proc = start_head("run", str(suite), "--agent", str(agent), "-n", "2", "-j", "2", "--executor", "procs",
+                      "--workers", "2", "--out", str(run_dir), "-q", cwd=tmp_path)
+    try:
+        wait_for(lambda: began(run_dir) == 2, proc, "the agents never began")  # one on each worker
+        pids = worker_pids(proc.pid)
+        assert len(pids) == 2, pids
+        victim = pids[0]
+        os.kill(victim, signal.SIGKILL)  # a worker process of the head this test started, mid-attempt
+        wait_for(lambda: agents_running(ctl) == 1, proc, "the killed worker's agent outlived it")
+        wait_for(lambda: victim not in worker_pids(proc.pid) and len(worker_pids(proc.pid)) == 2, proc,
+                 "no worker took the killed one's place")
+        (ctl / "go").touch()
+        err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-3000:]
+    rd = RunDir.open(run_dir)
+    by = final_per_trial(rd.results())
+    assert sorted(by) == sorted(rd.manifest().plan.trials)  # every planned trial, none extra
+    [lost] = [r for r in rd.results() if r.partial]  # the victim's attempt, kept
+    assert (lost.end_state, lost.reason, lost.attempt) == (EndState.infra_error, "interrupted", 1)
+    assert lost.sandbox["node_id"].endswith(f":{victim}")
+    assert f"worker process {victim} ended (signal 9)" in lost.errors[0]
+    for tid, attempts in by.items():
+        finals = [r for r in attempts if not (r.end_state is EndState.infra_error and r.retryable)]
+        assert len(finals) == 1 and finals[0] is attempts[-1] and finals[0].end_state is EndState.passed, (tid, attempts)
+        assert not finals[0].sandbox["node_id"].endswith(f":{victim}")
+    assert [r.attempt for r in by[lost.trial_id]] == [1, 2]  # retried once
+    assert verify_run(run_dir).ok
+
+
+@needs_bwrap
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_head_leaves_no_worker_or_agent_and_resumes(tmp_path: Path, sig: signal.Signals) -> None:
+    """Ctrl-C (the head cancels its attempts, each worker releases its sandboxes and ends) and
+    SIGTERM (the head ends at once; its workers see it gone, cancel their attempts and end)."""
+    suite, agent, ctl = waiting_suite(tmp_path)
+    run_dir = tmp_path / "run"
+    proc = start_head("run", str(suite), "--agent", str(agent), "-n", "3", "-j", "2", "--executor", "procs",
+                      "--workers", "2", "--out", str(run_dir), "-q", cwd=tmp_path)
+    try:
+        wait_for(lambda: began(run_dir) == 2, proc, "the agents never began")
+        pids = worker_pids(proc.pid)
+        assert len(pids) == 2, pids
+        os.kill(proc.pid, sig)  # the head this test started
+        err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM), err[-3000:]
+    deadline = time.monotonic() + cli_timeout()
+    while agents_running(ctl) or any(Path(f"/proc/{p}").exists() and b"spawn_main" in
+                                     Path(f"/proc/{p}/cmdline").read_bytes() for p in pids):
+        assert time.monotonic() < deadline, "a worker or its agent outlived the stopped head"
+        time.sleep(0.05)
+    (ctl / "go").touch()
+    out = run_assay("run", "--resume", str(run_dir), "--executor", "procs", "-q", cwd=tmp_path, cpu_s=RUN_CPU_S)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rd = RunDir.open(run_dir)
+    by = final_per_trial(rd.results())
+    assert sorted(by) == sorted(rd.manifest().plan.trials)
+    for tid, attempts in by.items():
+        assert attempts[-1].end_state is EndState.passed, (tid, attempts)
+    assert {(r.reason, r.partial) for r in rd.results() if r.end_state is EndState.infra_error} == {("interrupted", True)}
+    assert verify_run(run_dir).ok
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--executor", "procs", "--workers", "0"], "--workers must be at least 1"),
+    (["--workers", "2"], "--workers is the number of worker processes: use it with --executor procs"),
+    (["--executor", "proc"], "--executor must be one of local, procs, ray, not 'proc'"),
+])
+def test_a_bad_option_is_refused_before_anything_is_written(tmp_path: Path, args: list[str], says: str) -> None:
+    suite = two_task_suite(tmp_path / "suite")
+    out = run_assay("run", str(suite), "--agent", "nop", *args, "--out", str(tmp_path / "r"), cwd=tmp_path)
+    assert out.returncode == 2 and says in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "r").exists()

@@ -40,20 +40,14 @@ def bwrap_usable() -> bool:
 needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="needs a usable bubblewrap sandbox")
 
 
-def two_task_suite(root: Path) -> Path:
-    """A task with a hidden pytest test (the verifier's own sandbox) and a declarative one."""
-    s = write_suite(root)
-    write_task(s, "calc", task={"category": "code", "budget": {"wall_time_s": 60}, "predicates": [
-        {"id": "tests", "kind": "pytest"},
-        {"id": "plus", "kind": "file_contains", "path": "calc.py", "text": "a + b", "required": False, "weight": 2},
-    ]}, workspace={"calc.py": "def add(a, b):\n    return a - b\n"},
-        hidden={"tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
-        solution="sed -i 's/a - b/a + b/' calc.py\n")
-    write_task(s, "answer", task={"category": "code", "budget": {"wall_time_s": 60},
-                                  "predicates": [{"id": "answer", "kind": "file_contains", "path": "answer",
-                                                  "text": "42"}]},
+def two_task_suite(calc_suite: Path) -> Path:
+    """conftest's calc task (its hidden pytest test runs in the verifier's own sandbox) and a
+    declarative one."""
+    write_task(calc_suite, "answer", task={"category": "code", "budget": {"wall_time_s": 60},
+                                           "predicates": [{"id": "answer", "kind": "file_contains", "path": "answer",
+                                                           "text": "42"}]},
                workspace={"README": "write 42 to answer\n"}, solution="#!/bin/sh\necho 42 > answer\n")
-    return s
+    return calc_suite
 
 
 def waiting_suite(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -128,8 +122,8 @@ def finish(proc: subprocess.Popen[bytes]) -> str:
 
 
 @needs_bwrap
-def test_procs_matches_the_local_executor(tmp_path: Path) -> None:
-    suite = two_task_suite(tmp_path / "suite")
+def test_procs_matches_the_local_executor(tmp_path: Path, calc_suite: Path) -> None:
+    suite = two_task_suite(calc_suite)
     local, procs = tmp_path / "local", tmp_path / "procs"
     common = ["--agent", "oracle,nop", "-n", "2", "--seed", "11", "-q"]
     a = run_assay("run", str(suite), *common, "-j", "2", "--out", str(local), cwd=tmp_path, cpu_s=RUN_CPU_S)
@@ -210,7 +204,10 @@ def test_a_stopped_head_leaves_no_worker_or_agent_and_resumes(tmp_path: Path, si
         wait_for(lambda: began(run_dir) == 2, proc, "the agents never began")
         pids = worker_pids(proc.pid)
         assert len(pids) == 2, pids
-        os.kill(proc.pid, sig)  # the head this test started
+        if sig == signal.SIGINT:  # Ctrl-C as a terminal sends it: to the head's whole process group
+            os.killpg(proc.pid, sig)  # (the group of the head this test started, in a session of its own)
+        else:
+            os.kill(proc.pid, sig)  # `kill PID`: the head alone
         err = finish(proc)
     finally:
         if proc.poll() is None:
@@ -239,8 +236,8 @@ def test_a_stopped_head_leaves_no_worker_or_agent_and_resumes(tmp_path: Path, si
     (["--workers", "2"], "--workers is the number of worker processes: use it with --executor procs"),
     (["--executor", "proc"], "--executor must be one of local, procs, ray, not 'proc'"),
 ])
-def test_a_bad_option_is_refused_before_anything_is_written(tmp_path: Path, args: list[str], says: str) -> None:
-    suite = two_task_suite(tmp_path / "suite")
-    out = run_assay("run", str(suite), "--agent", "nop", *args, "--out", str(tmp_path / "r"), cwd=tmp_path)
+def test_a_bad_option_is_refused_before_anything_is_written(tmp_path: Path, calc_suite: Path, args: list[str],
+                                                           says: str) -> None:
+    out = run_assay("run", str(calc_suite), "--agent", "nop", *args, "--out", str(tmp_path / "r"), cwd=tmp_path)
     assert out.returncode == 2 and says in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert not (tmp_path / "r").exists()

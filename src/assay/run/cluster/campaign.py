@@ -29,8 +29,8 @@ from assay.run.cluster.worker import FinishedAttempt
 from assay.run.executor import RetryPolicy, close_interrupted
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
-from assay.run.requeue import Requeue, may_start, retry_reason
-from assay.run.schedule import ExecutorOptions, Limiter, answer_grace
+from assay.run.requeue import Requeue, attach, may_start, retry_reason
+from assay.run.schedule import ExecutorOptions, Limiter, answer_grace, run_all
 from assay.spec.digest import sha256_bytes
 from assay.store.rundir import write_exclusive
 
@@ -112,6 +112,24 @@ class HeadCampaign:
         self.uses_model = {name: a.needs_gateway for name, a in ctx.agents.items()}
         self.grace_s = answer_grace()
         self.requeue: Requeue | None = None  # `assay ctl requeue-infra`, when the run has a control
+
+    async def start(self) -> None:
+        """Start the hub and the workers; the pool is ready after it."""
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        """Record the hub's spend on the head, stop the hub and every worker (on every path out)."""
+        raise NotImplementedError
+
+    async def drive(self, plan: list[PlannedTrial], control: Any = None) -> None:
+        """Run every pending trial of ``plan``; returns when all are done. ``control``
+        (:class:`~assay.run.control.RunControl`) may requeue trials while they run, as locally."""
+        self.requeue = attach(control, self.ctx.run_dir, self.policy, plan, self.run_trial)
+        try:
+            await self.start()
+            await run_all((self.run_trial(t) for t in plan), self.requeue.more if self.requeue else None)
+        finally:
+            await self.stop()
 
     async def dispatch(self, node: Node, trial_id: str, attempt: int, retry_reason: str | None,
                        limit: float) -> FinishedAttempt:

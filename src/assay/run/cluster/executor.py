@@ -37,8 +37,7 @@ from assay.run.cluster.worker import FinishedAttempt, NodeWorker
 from assay.run.executor import RetryPolicy
 from assay.run.hooks import Dispatcher
 from assay.run.plan import PlannedTrial
-from assay.run.requeue import attach
-from assay.run.schedule import ExecutorOptions, Limiter, run_all
+from assay.run.schedule import ExecutorOptions, Limiter
 
 try:
     import ray
@@ -208,10 +207,4 @@ async def execute_ray(ctx: RunContext, manifest: RunManifest, plan: list[Planned
     """Run every pending trial of ``plan`` on the cluster; returns when all are done. ``control``
     (:class:`~assay.run.control.RunControl`) may requeue trials while they run, as locally."""
     connect(options.address)
-    campaign = RayCampaign(ctx, manifest, events, policy, limiter, options)
-    campaign.requeue = attach(control, ctx.run_dir, policy, plan, campaign.run_trial)
-    try:
-        await campaign.start()
-        await run_all((campaign.run_trial(t) for t in plan), campaign.requeue.more if campaign.requeue else None)
-    finally:
-        await campaign.stop()
+    await RayCampaign(ctx, manifest, events, policy, limiter, options).drive(plan, control)

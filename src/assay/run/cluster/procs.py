@@ -38,8 +38,7 @@ from assay.run.executor import RetryPolicy
 from assay.run.hooks import Dispatcher
 from assay.run.hostload import cpus
 from assay.run.plan import PlannedTrial
-from assay.run.requeue import attach
-from assay.run.schedule import ExecutorOptions, Limiter, run_all
+from assay.run.schedule import ExecutorOptions, Limiter
 
 #: the hub's methods a worker may call (what HubProxy sessions call)
 HUB_CALLS = ("open", "close")
@@ -207,10 +206,4 @@ async def execute_procs(ctx: RunContext, manifest: RunManifest, plan: list[Plann
                         policy: RetryPolicy, limiter: Limiter, options: ExecutorOptions, control: Any = None) -> None:
     """Run every pending trial of ``plan`` on worker processes; returns when all are done.
     ``control`` (:class:`~assay.run.control.RunControl`) may requeue trials while they run, as locally."""
-    campaign = ProcsCampaign(ctx, manifest, events, policy, limiter, options)
-    campaign.requeue = attach(control, ctx.run_dir, policy, plan, campaign.run_trial)
-    try:
-        await campaign.start()
-        await run_all((campaign.run_trial(t) for t in plan), campaign.requeue.more if campaign.requeue else None)
-    finally:
-        await campaign.stop()
+    await ProcsCampaign(ctx, manifest, events, policy, limiter, options).drive(plan, control)

@@ -5,9 +5,9 @@ The head starts it with the ``spawn`` context (a fresh interpreter, nothing of t
 loop or threads inherited) and asks it to ``start`` (build the node worker for the campaign:
 suite and agents checked as on a Ray node), then to ``run`` attempts, several at once, each
 returned as a ``FinishedAttempt``; the attempt's sessions are opened and closed on the head's
-hub through the same socket. It ignores Ctrl-C (the head cancels its attempts, so each sandbox
-is released the way a local run releases it), and it ends when asked to ``close`` or when the
-head is gone (its attempts cancelled first).
+hub through the same socket. It leaves Ctrl-C to the head (the head cancels its attempts, so
+each sandbox is released the way a local run releases it), and it ends when asked to ``close``
+or when the head is gone (its attempts cancelled first).
 """
 
 from __future__ import annotations
@@ -66,9 +66,15 @@ async def _serve(sock: socket.socket) -> None:
     await asyncio.gather(serving, closing, return_exceptions=True)
 
 
+def _head_decides(signum: int, frame: Any) -> None:
+    """Ctrl-C reaches the worker with the head (one process group): the head's to act on."""
+
+
 def main(conn: Connection) -> None:
     """The process's entry point (the target the head spawns), given its end of the socket."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the head stops the campaign; see the module's docstring
+    # the head stops the campaign (see the module's docstring); a handler, not SIG_IGN, which every
+    # process started from here (sandboxes, agents) would inherit across exec
+    signal.signal(signal.SIGINT, _head_decides)
     fd = os.dup(conn.fileno())
     conn.close()
     sock = socket.socket(fileno=fd)

@@ -18,13 +18,18 @@ import pytest
 import yaml
 
 from assay.records.results import EndState
+from assay.run_budget.log import read_log
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from assay.store.scratch import scratch_root
-from tests.conftest import STARTER_RUN_CPU_S, assay_env, cli_timeout, run_assay, write_suite, write_task
+from tests.conftest import ROOT, STARTER_RUN_CPU_S, assay_env, cli_timeout, run_assay, write_suite, write_task
+from tests.gateway.fake_upstream import Upstream
+from tests.gateway.test_run_e2e import make_suite
 from tests.run.cluster.test_ray_executor import comparable, final_per_trial, results, trace_shape
+from tests.run.cluster.test_ray_run_budget import _tokens as tokens
 
 pytestmark = pytest.mark.timeout(600)
+STARTER = ROOT / "examples" / "starter"
 RUN_CPU_S = 2 * STARTER_RUN_CPU_S
 
 
@@ -152,6 +157,60 @@ def test_procs_matches_the_local_executor(tmp_path: Path, calc_suite: Path) -> N
     scores = [json.loads(run_assay("score", str(d), "--json", cwd=tmp_path).stdout) for d in (local, procs)]
     assert untimed(scores[0]) == untimed(scores[1])  # the same figures: every one but the times
     assert not scratch_root(procs).exists()  # the workers' folders went with the run's scratch
+
+
+@needs_bwrap
+def test_model_calls_from_workers_go_through_the_heads_gateway(tmp_path: Path) -> None:
+    """The reference agent (its loop runs inside the sandbox) against the scripted model: every
+    call crosses the head's one gateway, recorded and counted exactly as in a local run."""
+    local, procs = tmp_path / "local", tmp_path / "procs"
+    common = ["--agent", "reference", "--model", "scripted", "--task", "csv-to-json-totals", "--task",
+              "fix-pagination", "--variants", "base", "-q"]
+    a = run_assay("run", str(STARTER), *common, "--out", str(local), cwd=tmp_path, cpu_s=RUN_CPU_S)
+    assert a.returncode == 0, a.stderr[-3000:]
+    b = run_assay("run", str(STARTER), *common, "-j", "2", "--executor", "procs", "--workers", "2", "--out", str(procs),
+                  cwd=tmp_path, cpu_s=RUN_CPU_S)
+    assert b.returncode == 0, b.stderr[-3000:]
+    ra, rb = results(local), results(procs)
+    assert sorted(ra) == sorted(rb) and len(rb) == 2
+    for key, r in rb.items():
+        assert r["end_state"] == "pass"
+        assert r["usage"]["model_calls"] > 0 and r["usage"] == ra[key]["usage"]  # the same accounting
+        assert comparable(r) == comparable(ra[key])
+        rec = Path("trials") / key[0] / "attempts" / "1" / "gateway.session.jsonl"  # written by the head
+        assert (procs / rec).read_bytes() == (local / rec).read_bytes()
+        assert trace_shape(procs, key[0]) == trace_shape(local, key[0])
+    assert verify_run(procs).ok
+
+
+@needs_bwrap
+def test_the_run_budget_holds_across_workers(tmp_path: Path) -> None:
+    """The hub's one meter (in the head) admits every worker's model calls: crossed mid-run, the
+    run stops like a local one (exit 6, the ``stopped`` record, spend equal to the upstream's own
+    count), and a resume with a higher limit finishes it."""
+    up = Upstream(text="I will leave calc.py as it is.").start()
+    try:
+        suite = make_suite(tmp_path / "suite")
+        run_dir = tmp_path / "run"
+        model = ["-a", "reference", "--model", f"upstream:{up.url}/v1#up-model", "--executor", "procs", "-q"]
+        out = run_assay("run", str(suite), *model, "-n", "6", "-j", "4", "--workers", "2", "--max-tokens", "1",
+                        "--out", str(run_dir), cwd=tmp_path, cpu_s=RUN_CPU_S)
+        assert out.returncode == 6, out.stderr[-3000:]
+        rd = RunDir.open(run_dir)
+        [stop] = read_log(rd)
+        assert stop["event"] == "stopped" and stop["reached"] == "tokens"
+        assert stop["spent"]["tokens"] == tokens(rd) == up.usage_input + up.usage_output > 1
+        assert up.requests == up.answered  # a refused call never reached the upstream
+        assert len({r.sandbox["node_id"] for r in rd.results()}) == 2
+        done = run_assay("run", "--resume", str(run_dir), "--max-tokens", "1000000", "--executor", "procs", "-q",
+                         cwd=tmp_path, cpu_s=RUN_CPU_S)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert [e["event"] for e in read_log(rd)] == ["stopped", "changed"]
+        assert sorted(final_per_trial(rd.results())) == sorted(rd.manifest().plan.trials)
+        assert tokens(rd) == up.usage_input + up.usage_output  # both sessions: every call charged once
+        assert verify_run(run_dir).ok
+    finally:
+        up.stop()
 
 
 @needs_bwrap

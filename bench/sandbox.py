@@ -230,8 +230,9 @@ def harness_table(bwrap: str, jobs: list[int], rounds: int, per: int, executors:
           "the difference / {per}),".replace("{per}", str(per)))
     print("each round: the bwrap floor's batch, the launcher floor's (assay's backend alone), the harness's campaigns;")
     print(f"target: {HARNESS_TARGET}x the bwrap floor at -j 4")
+    print("head cpu ms: the runner's own process alone (with --executor procs, what no worker takes off it)")
     print(f"{'executor':<10}{'jobs':>5}{'harness ms':>12}{'launcher ms':>13}{'bwrap ms':>10}{'/bwrap':>8}{'/launcher':>11}"
-          f"{'cpu ms harness/launcher/bwrap':>31}  /bwrap per round")
+          f"{'cpu ms harness/launcher/bwrap':>31}{'head cpu ms':>13}  /bwrap per round")
     for executor in executors:
         for j in jobs:
             harness_trial.campaign(suite, j, j, executor, _cpu_s)  # warm-up
@@ -244,7 +245,8 @@ def harness_table(bwrap: str, jobs: list[int], rounds: int, per: int, executors:
             to_launcher, _ = _ratios(ours, launchers)
             cpu = f"{_med(ours, 1):.1f}/{_med(launchers, 1):.1f}/{_med(floors, 1):.1f}"
             print(f"{executor:<10}{j:>5}{_med(ours, 0):>12.1f}{_med(launchers, 0):>13.1f}{_med(floors, 0):>10.1f}"
-                  f"{ratio:>7.2f}x{to_launcher:>10.2f}x{cpu:>31}  {' '.join(f'{r:.2f}' for r in ratios)}")
+                  f"{ratio:>7.2f}x{to_launcher:>10.2f}x{cpu:>31}{_med(ours, 2):>13.1f}  "
+                  f"{' '.join(f'{r:.2f}' for r in ratios)}")
     shutil.rmtree(suite.parent, ignore_errors=True)
 
 

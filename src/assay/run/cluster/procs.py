@@ -134,8 +134,9 @@ class ProcsCampaign(HeadCampaign):
                                              self.info["contracts"], node.id, str(root)), STOP_WAIT_S * 4)
         except (PeerLost, TimeoutError) as e:
             how = await worker.end()
-            raise UsageError(f"a worker process of --executor procs did not start ({type(e).__name__}: {e}; {how}); "
-                             "its error, if any, is above") from e
+            raise UsageError(f"a worker process of --executor procs did not start ({how}); its error, if any, is "
+                             "above (from a Python script: start the run under `if __name__ == \"__main__\":`, "
+                             "since a spawned worker imports the script again)") from e
         except BaseException:
             await worker.end()  # a worker that cannot run this campaign (suite or agent differs): say so, run nothing
             raise

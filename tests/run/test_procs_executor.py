@@ -25,7 +25,8 @@ from assay.store.scratch import scratch_root
 from tests.conftest import ROOT, STARTER_RUN_CPU_S, assay_env, cli_timeout, run_assay, write_suite, write_task
 from tests.gateway.fake_upstream import Upstream
 from tests.gateway.test_run_e2e import make_suite
-from tests.run.cluster.test_ray_executor import comparable, final_per_trial, results, trace_shape
+from tests.run.cluster.test_ray_executor import (comparable, final_per_trial, head, results, same_model_calls,
+                                                trace_shape)
 from tests.run.cluster.test_ray_run_budget import _tokens as tokens
 
 pytestmark = pytest.mark.timeout(600)
@@ -55,11 +56,11 @@ def two_task_suite(calc_suite: Path) -> Path:
     return calc_suite
 
 
-def waiting_suite(tmp_path: Path) -> tuple[Path, Path, Path]:
+def waiting_suite(tmp_path: Path, wall_time_s: int = 120) -> tuple[Path, Path, Path]:
     """One task and a command agent that marks its start (``began``) and then waits until the test
     creates ``go`` in a folder it mounts: the test decides when attempts end, no timing involved."""
     s = write_suite(tmp_path / "suite")
-    write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": 120},
+    write_task(s, "f", task={"category": "code", "budget": {"wall_time_s": wall_time_s},
                              "predicates": [{"id": "done", "kind": "file_contains", "path": "out.txt", "text": "done"}]})
     ctl = tmp_path / "ctl"
     ctl.mkdir()
@@ -69,10 +70,10 @@ def waiting_suite(tmp_path: Path) -> tuple[Path, Path, Path]:
     return s, agent, ctl
 
 
-def start_head(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+def start_head(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """`assay ARGS` as a process of its own session (the test signals only it and what it started)."""
-    return subprocess.Popen([sys.executable, "-m", "assay.cli.main", *args], env=assay_env(), cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    return subprocess.Popen([sys.executable, "-m", "assay.cli.main", *args], env={**assay_env(), **(env or {})},
+                            cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
 
 
 def wait_for(cond: Callable[[], bool], proc: subprocess.Popen[bytes], why: str, timeout_s: float = 180) -> None:
@@ -100,6 +101,14 @@ def worker_pids(head: int) -> list[int]:
         except (OSError, IndexError, ValueError):
             continue
     return sorted(out)
+
+
+def is_worker(pid: int) -> bool:
+    """Whether ``pid`` is still a worker process (a zombie's command line is empty)."""
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def agents_running(ctl: Path) -> int:
@@ -171,15 +180,7 @@ def test_model_calls_from_workers_go_through_the_heads_gateway(tmp_path: Path) -
     b = run_assay("run", str(STARTER), *common, "-j", "2", "--executor", "procs", "--workers", "2", "--out", str(procs),
                   cwd=tmp_path, cpu_s=RUN_CPU_S)
     assert b.returncode == 0, b.stderr[-3000:]
-    ra, rb = results(local), results(procs)
-    assert sorted(ra) == sorted(rb) and len(rb) == 2
-    for key, r in rb.items():
-        assert r["end_state"] == "pass"
-        assert r["usage"]["model_calls"] > 0 and r["usage"] == ra[key]["usage"]  # the same accounting
-        assert comparable(r) == comparable(ra[key])
-        rec = Path("trials") / key[0] / "attempts" / "1" / "gateway.session.jsonl"  # written by the head
-        assert (procs / rec).read_bytes() == (local / rec).read_bytes()
-        assert trace_shape(procs, key[0]) == trace_shape(local, key[0])
+    same_model_calls(local, procs, 2)
     assert verify_run(procs).ok
 
 
@@ -219,7 +220,7 @@ def test_a_worker_killed_mid_attempt_loses_nothing(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     proc = start_head("run", str(suite), "--agent", str(agent), "-n", "2", "-j", "2", "--executor", "procs",
                       "--workers", "2", "--out", str(run_dir), "-q", cwd=tmp_path)
-    try:
+    with head(proc):  # killed on the way out if it still runs
         wait_for(lambda: began(run_dir) == 2, proc, "the agents never began")  # one on each worker
         pids = worker_pids(proc.pid)
         assert len(pids) == 2, pids
@@ -230,10 +231,6 @@ def test_a_worker_killed_mid_attempt_loses_nothing(tmp_path: Path) -> None:
                  "no worker took the killed one's place")
         (ctl / "go").touch()
         err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err[-3000:]
     rd = RunDir.open(run_dir)
     by = final_per_trial(rd.results())
@@ -244,9 +241,38 @@ def test_a_worker_killed_mid_attempt_loses_nothing(tmp_path: Path) -> None:
     assert f"worker process {victim} ended (signal 9)" in lost.errors[0]
     for tid, attempts in by.items():
         finals = [r for r in attempts if not (r.end_state is EndState.infra_error and r.retryable)]
-        assert len(finals) == 1 and finals[0] is attempts[-1] and finals[0].end_state is EndState.passed, (tid, attempts)
+        assert len(finals) == 1 and finals[0] is attempts[-1], (tid, attempts)
+        assert finals[0].end_state is EndState.passed, (tid, attempts)
         assert not finals[0].sandbox["node_id"].endswith(f":{victim}")
     assert [r.attempt for r in by[lost.trial_id]] == [1, 2]  # retried once
+    assert verify_run(run_dir).ok
+
+
+@needs_bwrap
+def test_a_worker_that_never_answers_is_replaced_and_its_attempt_retried(tmp_path: Path) -> None:
+    """A worker frozen (SIGSTOP) mid-attempt still holds its socket: only the answer timeout (twice
+    the wall time plus the grace) notices. It is killed, its attempt closed as ``interrupted`` and
+    retried on the worker started in its place."""
+    suite, agent, ctl = waiting_suite(tmp_path, wall_time_s=10)
+    run_dir = tmp_path / "run"
+    proc = start_head("run", str(suite), "--agent", str(agent), "-n", "2", "-j", "2", "--executor", "procs",
+                      "--workers", "2", "--out", str(run_dir), "-q", cwd=tmp_path,
+                      env={"ASSAY_RAY_ANSWER_GRACE_S": "5"})
+    with head(proc):  # killed on the way out if it still runs
+        wait_for(lambda: began(run_dir) == 2, proc, "the agents never began")
+        victim = worker_pids(proc.pid)[0]
+        os.kill(victim, signal.SIGSTOP)  # a worker of the head this test started; the head kills it
+        (ctl / "go").touch()  # the other attempt ends; the frozen worker's never answers
+        err = finish(proc)
+    assert proc.returncode == 0, err[-3000:]
+    rd = RunDir.open(run_dir)
+    [hung] = [r for r in rd.results() if r.partial]
+    assert (hung.end_state, hung.reason) == (EndState.infra_error, "interrupted")
+    assert hung.sandbox["node_id"].endswith(f":{victim}") and "did not answer in 25 s" in hung.errors[0]
+    by = final_per_trial(rd.results())
+    assert [r.attempt for r in by[hung.trial_id]] == [1, 2] and by[hung.trial_id][-1].end_state is EndState.passed
+    assert all(attempts[-1].end_state is EndState.passed for attempts in by.values())
+    assert not is_worker(victim)  # killed and reaped
     assert verify_run(run_dir).ok
 
 
@@ -259,7 +285,7 @@ def test_a_stopped_head_leaves_no_worker_or_agent_and_resumes(tmp_path: Path, si
     run_dir = tmp_path / "run"
     proc = start_head("run", str(suite), "--agent", str(agent), "-n", "3", "-j", "2", "--executor", "procs",
                       "--workers", "2", "--out", str(run_dir), "-q", cwd=tmp_path)
-    try:
+    with head(proc):  # killed on the way out if it still runs
         wait_for(lambda: began(run_dir) == 2, proc, "the agents never began")
         pids = worker_pids(proc.pid)
         assert len(pids) == 2, pids
@@ -268,14 +294,9 @@ def test_a_stopped_head_leaves_no_worker_or_agent_and_resumes(tmp_path: Path, si
         else:
             os.kill(proc.pid, sig)  # `kill PID`: the head alone
         err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM), err[-3000:]
     deadline = time.monotonic() + cli_timeout()
-    while agents_running(ctl) or any(Path(f"/proc/{p}").exists() and b"spawn_main" in
-                                     Path(f"/proc/{p}/cmdline").read_bytes() for p in pids):
+    while agents_running(ctl) or any(is_worker(p) for p in pids):
         assert time.monotonic() < deadline, "a worker or its agent outlived the stopped head"
         time.sleep(0.05)
     (ctl / "go").touch()
@@ -286,7 +307,8 @@ def test_a_stopped_head_leaves_no_worker_or_agent_and_resumes(tmp_path: Path, si
     assert sorted(by) == sorted(rd.manifest().plan.trials)
     for tid, attempts in by.items():
         assert attempts[-1].end_state is EndState.passed, (tid, attempts)
-    assert {(r.reason, r.partial) for r in rd.results() if r.end_state is EndState.infra_error} == {("interrupted", True)}
+    closed = {(r.reason, r.partial) for r in rd.results() if r.end_state is EndState.infra_error}
+    assert closed == {("interrupted", True)}
     assert verify_run(run_dir).ok
 
 

@@ -17,6 +17,7 @@ from typing import Callable
 import pytest
 import yaml
 
+from assay.approvals.admin import list_requests
 from assay.records.results import EndState
 from assay.run_budget.log import read_log
 from assay.store.integrity import verify_run
@@ -28,6 +29,7 @@ from tests.gateway.test_run_e2e import make_suite
 from tests.run.cluster.test_ray_executor import (comparable, final_per_trial, head, results, same_model_calls,
                                                 trace_shape)
 from tests.run.cluster.test_ray_run_budget import _tokens as tokens
+from tests.run.cluster.test_ray_worlds import CANARY, world_suite
 
 pytestmark = pytest.mark.timeout(600)
 STARTER = ROOT / "examples" / "starter"
@@ -212,6 +214,35 @@ def test_the_run_budget_holds_across_workers(tmp_path: Path) -> None:
         assert verify_run(run_dir).ok
     finally:
         up.stop()
+
+
+@needs_bwrap
+def test_world_tools_canaries_and_a_live_approval_reach_attempts_in_workers(tmp_path: Path) -> None:
+    """The world tool server and the trials' approval stores are the head's (its hub): each
+    attempt, in its own worker, reaches its worlds with its own key only, gets the canary and the
+    shim its session planted (the canary redacted in what the head writes), and waits for a
+    person's `assay approvals decide` on the run directory."""
+    suite, agent = world_suite(tmp_path)
+    run_dir = tmp_path / "run"
+    proc = start_head("run", str(suite), "--agent", str(agent), "-n", "2", "-j", "2", "--executor", "procs",
+                      "--workers", "2", "--out", str(run_dir), "-q", cwd=tmp_path)
+    with head(proc):
+        wait_for(lambda: (run_dir / "trials").is_dir() and len(list_requests(run_dir, pending_only=True)) == 2,
+                 proc, "the approval requests never reached the run directory", timeout_s=300)
+        for req in list_requests(run_dir, pending_only=True):
+            out = run_assay("approvals", "decide", str(run_dir), str(req["id"]), "approve", cwd=tmp_path)
+            assert out.returncode == 0, out.stderr
+        err = finish(proc)
+    assert proc.returncode == 0, err[-3000:]
+    results = RunDir.open(run_dir).results()
+    assert len({r.sandbox["node_id"] for r in results}) == 2  # one attempt per worker
+    for r in results:
+        assert r.end_state is EndState.passed, (r.reason, r.errors, [(p.id, p.passed) for p in r.predicates])
+    assert {d["decided_by"] for d in list_requests(run_dir)} == {"human:cli"}
+    files = [p for p in run_dir.rglob("*") if p.is_file()]
+    assert not [p for p in files if CANARY.encode() in p.read_bytes()]
+    assert any(b"[REDACTED:canary:tok]" in p.read_bytes() for p in files)
+    assert verify_run(run_dir).ok
 
 
 @needs_bwrap

@@ -6,11 +6,14 @@ The marginal cost is a difference of two campaigns of the same task at the same 
 ``jobs`` trials and one of ``jobs + trials`` trials, so what every run pays once (loading the
 suite, the manifest, the services, the executor's start and end) cancels and what is left is what
 one more trial costs at that concurrency: wall time and CPU (the bench's own counter: every
-process it started) per trial."""
+process it started) per trial, and the CPU of the runner's own process alone (the head: under
+``--executor procs`` the part no worker takes off it, the bound on its wall time per trial with
+cores to spare)."""
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -40,28 +43,36 @@ def one_sandbox_suite(root: Path) -> Path:
     return s
 
 
-def campaign(suite: Path, trials: int, jobs: int, executor: str, cpu_s: Callable[[], float]) -> tuple[float, float]:
-    """Wall and CPU seconds of one campaign of ``trials`` trials (every one must pass)."""
+def own_cpu_s() -> float:
+    """CPU seconds of this process alone (every thread; no child): the runner's, the head's."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    return me.ru_utime + me.ru_stime
+
+
+def campaign(suite: Path, trials: int, jobs: int, executor: str,
+             cpu_s: Callable[[], float]) -> tuple[float, float, float]:
+    """Wall, CPU and the runner's own CPU seconds of one campaign of ``trials`` trials (every one must pass)."""
     out = Path(tempfile.mkdtemp(prefix="bench-harness-")) / "run"
-    t0, c0 = time.perf_counter(), cpu_s()
+    t0, c0, h0 = time.perf_counter(), cpu_s(), own_cpu_s()
     try:
         outcome = start_run(RunOptions(suite=suite, agents=["oracle"], repeat=trials, jobs=jobs, out=out,
                                        executor=ExecutorOptions(executor)))
-        wall, cpu = time.perf_counter() - t0, cpu_s() - c0
+        wall, cpu, head = time.perf_counter() - t0, cpu_s() - c0, own_cpu_s() - h0
         bad = [r for r in outcome.results if r.end_state.value != "pass"]
         if len(outcome.results) != trials or bad:
             why = f"{bad[0].end_state.value}: {bad[0].reason}" if bad else f"{len(outcome.results)} of {trials} results"
             raise SystemExit(f"harness: a trial did not pass: {why}")
-        return wall, cpu
+        return wall, cpu, head
     finally:
         shutil.rmtree(out.parent, ignore_errors=True)
 
 
-def marginal(suite: Path, trials: int, jobs: int, executor: str, cpu_s: Callable[[], float]) -> tuple[float, float]:
-    """Milliseconds of wall time and of CPU that one more trial costs at ``jobs``."""
+def marginal(suite: Path, trials: int, jobs: int, executor: str,
+             cpu_s: Callable[[], float]) -> tuple[float, float, float]:
+    """Milliseconds of wall time, of CPU and of the runner's own CPU that one more trial costs at ``jobs``."""
     small = campaign(suite, jobs, jobs, executor, cpu_s)
     big = campaign(suite, jobs + trials, jobs, executor, cpu_s)
-    return (big[0] - small[0]) * 1000 / trials, (big[1] - small[1]) * 1000 / trials
+    return tuple((b - s) * 1000 / trials for b, s in zip(big, small))  # type: ignore[return-value]
 
 
 def executors() -> list[str]:

@@ -1,13 +1,15 @@
 """Per-trial sandbox cost of assay next to the raw floor, measured in the same run.
 
     .venv/bin/python bench/sandbox.py [--trials 40] [--rounds 5] [--jobs 1 4] [--parts backend harness]
+                                      [--executors local procs]
 
 Two tables. ``backend``: assay's sandbox backend against the one-bwrap floor (below).
 ``harness``: the harness's marginal one-sandbox trial, a whole attempt through ``start_run``
 (bench/harness_trial.py: the difference of two campaigns, so what a run pays once cancels),
 against both floors in the same rounds: the one-bwrap floor and assay's own launcher floor (the
 backend's create, exec, destroy alone); target 1.5x the bwrap floor at ``-j 4``.
-``ASSAY_BENCH_EXECUTORS=name,...`` adds executors to the harness table beside the local one.
+``--executors local procs`` measures the harness under each executor named (``procs``: attempts
+in worker processes, one per usable CPU; default: local, and any in ``ASSAY_BENCH_EXECUTORS=name,...``).
 
 A *one-sandbox* trial: make a workspace, run the agent's command in a sandbox, remove it. A
 *two-sandbox* trial also copies the workspace and runs a check in a second sandbox (the
@@ -218,7 +220,7 @@ def backend_table(bwrap: str, jobs: list[int], rounds: int, per: int) -> None:
                   f"{ratio:>7.2f}x{TARGET[sandboxes]:>6.1f}x {mark:<7}{cpu:>19}  {' '.join(f'{r:.2f}' for r in ratios)}")
 
 
-def harness_table(bwrap: str, jobs: list[int], rounds: int, per: int) -> None:
+def harness_table(bwrap: str, jobs: list[int], rounds: int, per: int, executors: list[str]) -> None:
     """The harness's marginal one-sandbox trial (a whole attempt through ``start_run``) against
     both floors, measured in the same rounds: the one-bwrap floor and assay's own launcher floor
     (its backend's create, exec, destroy alone, what any attempt pays)."""
@@ -228,9 +230,10 @@ def harness_table(bwrap: str, jobs: list[int], rounds: int, per: int) -> None:
           "the difference / {per}),".replace("{per}", str(per)))
     print("each round: the bwrap floor's batch, the launcher floor's (assay's backend alone), the harness's campaigns;")
     print(f"target: {HARNESS_TARGET}x the bwrap floor at -j 4")
+    print("head cpu ms: the runner's own process alone (with --executor procs, what no worker takes off it)")
     print(f"{'executor':<10}{'jobs':>5}{'harness ms':>12}{'launcher ms':>13}{'bwrap ms':>10}{'/bwrap':>8}{'/launcher':>11}"
-          f"{'cpu ms harness/launcher/bwrap':>31}  /bwrap per round")
-    for executor in harness_trial.executors():
+          f"{'cpu ms harness/launcher/bwrap':>31}{'head cpu ms':>13}  /bwrap per round")
+    for executor in executors:
         for j in jobs:
             harness_trial.campaign(suite, j, j, executor, _cpu_s)  # warm-up
             floors, launchers, ours = [], [], []
@@ -242,11 +245,12 @@ def harness_table(bwrap: str, jobs: list[int], rounds: int, per: int) -> None:
             to_launcher, _ = _ratios(ours, launchers)
             cpu = f"{_med(ours, 1):.1f}/{_med(launchers, 1):.1f}/{_med(floors, 1):.1f}"
             print(f"{executor:<10}{j:>5}{_med(ours, 0):>12.1f}{_med(launchers, 0):>13.1f}{_med(floors, 0):>10.1f}"
-                  f"{ratio:>7.2f}x{to_launcher:>10.2f}x{cpu:>31}  {' '.join(f'{r:.2f}' for r in ratios)}")
+                  f"{ratio:>7.2f}x{to_launcher:>10.2f}x{cpu:>31}{_med(ours, 2):>13.1f}  "
+                  f"{' '.join(f'{r:.2f}' for r in ratios)}")
     shutil.rmtree(suite.parent, ignore_errors=True)
 
 
-def main(trials: int, jobs: list[int], rounds: int, parts: list[str]) -> None:
+def main(trials: int, jobs: list[int], rounds: int, parts: list[str], executors: list[str]) -> None:
     global _GROUP
     binary = find_bwrap()
     if binary is None:
@@ -263,7 +267,7 @@ def main(trials: int, jobs: list[int], rounds: int, parts: list[str]) -> None:
     if "backend" in parts:
         backend_table(str(binary.path), jobs, rounds, per)
     if "harness" in parts:
-        harness_table(str(binary.path), jobs, rounds, per)
+        harness_table(str(binary.path), jobs, rounds, per, executors)
     print(f"load average after: {_load()}")
 
 
@@ -273,5 +277,7 @@ if __name__ == "__main__":
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--parts", nargs="+", choices=["backend", "harness"], default=["backend", "harness"])
+    ap.add_argument("--executors", nargs="+", choices=["local", "procs", "ray"], default=harness_trial.executors(),
+                    help="the executors of the harness table (procs: one worker process per usable CPU)")
     args = ap.parse_args()
-    main(args.trials, args.jobs, args.rounds, args.parts)
+    main(args.trials, args.jobs, args.rounds, args.parts, args.executors)

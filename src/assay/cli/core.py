@@ -78,7 +78,8 @@ def run(
     metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus /metrics on this port while the run is live (loopback; ASSAY_METRICS_HOST to change).")] = None,
     metrics_textfile: Annotated[Optional[Path], typer.Option(help="At the end, write the run's final metrics here for node-exporter's textfile collector (what a scrape could miss).")] = None,
     otlp: Annotated[Optional[str], typer.Option(help="Send each trial as an OpenTelemetry trace to this OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT does too).")] = None,
-    executor: Annotated[str, typer.Option(help="local (default) | ray: attempts on a Ray cluster, this process the run directory's one writer.")] = "local",
+    executor: Annotated[str, typer.Option(help="local (default) | procs: attempts in worker processes of this machine | ray: attempts on a Ray cluster; with either, this process is the run directory's one writer.")] = "local",
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes with --executor procs (default: the usable CPUs, at most --jobs).")] = None,
     address: Annotated[Optional[str], typer.Option(help="Ray cluster: ray://HOST:PORT | auto | GCS HOST:PORT (with --executor ray).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Seed of the shuffled trial order (default: a fresh one; recorded).")] = None,
     max_per_agent: Annotated[Optional[int], typer.Option(help="At most this many attempts of one agent at once (recorded).")] = None,
@@ -106,7 +107,7 @@ def run(
     run_budget = run_budget_from_cli(max_cost, max_tokens)
     check_output_path("--junit", junit)  # before any trial: a run is never lost to an unwritable report path
     check_output_path("--summary-md", summary_md)
-    if executor == "local":
+    if executor in ("local", "procs"):
         from assay.run.hostload import cpus
 
         if jobs > cpus():
@@ -118,7 +119,7 @@ def run(
     progress = ProgressPlugin(err, enabled=not quiet)
     seen = RunDirSeen()  # names the run directory in the resume hint if the run is interrupted
     plugins = [progress, seen, *run_plugins(metrics_port, otlp, metrics_textfile)]
-    where = ExecutorOptions(executor, address)
+    where = ExecutorOptions(executor, address, workers=workers)
     if resume is not None:
         if suite is not None or agent or expect_digest:
             raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")

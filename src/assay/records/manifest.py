@@ -87,7 +87,7 @@ class PlanRecord(BaseModel):
     seed: int | None = Field(None, description="Seed that shuffled the trial order (None: matrix order).")
     max_per_agent: int | None = Field(None, description="Attempts of one agent in flight at once (None: --jobs).")
     max_per_model: int | None = Field(None, description="Attempts using one upstream model at once (None: --jobs).")
-    executor: str = Field("local", description="local | ray (where the run started; resume may use another).")
+    executor: str = Field("local", description="local | procs | ray (where the run started; resume may use another).")
     deadline_s: float | None = Field(None, description="Campaign deadline in seconds from the start of execution.")
     controls: bool = Field(False, description="The run added each task's impossible-task controls (--controls).")
 

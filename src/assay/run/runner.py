@@ -237,8 +237,8 @@ def _resume_checked(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, notes
     check_extras(suite, plan, executor.name)
     environments_ready(suite, None, manifest.sandbox.backend)  # an image pruned since is built again
     change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
-    if jobs is None:  # the run's -j, capped to this host's CPUs (a resume may run on a smaller host)
-        jobs = manifest.plan.jobs if executor.name != "local" else hostload.default_jobs(manifest.plan.jobs)
+    if jobs is None:  # the run's -j, capped to this host's CPUs (a resume may run on a smaller host); not on a cluster
+        jobs = manifest.plan.jobs if executor.name == "ray" else hostload.default_jobs(manifest.plan.jobs)
     outcome = _execute(rd, manifest, suite, adapters, plan, jobs, plugins or [], keep_scratch,
                        get_backend(manifest.sandbox.backend), executor)
     outcome.notes[:0] = notes
@@ -305,10 +305,15 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
 def _executor(where: ExecutorOptions, ctx: RunContext, manifest: RunManifest, pending: list[PlannedTrial],
               events: Dispatcher, policy: RetryPolicy, limiter: Limiter,
               control: RunControl | None = None) -> Awaitable[None]:
-    """The chosen executor's run of ``pending`` (Ray is imported only when chosen)."""
+    """The chosen executor's run of ``pending`` (Ray, and the procs executor, imported only when chosen)."""
     if where.name == "ray":
         from assay.run.cluster.executor import execute_ray
 
         return execute_ray(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where,
                            control=control)
+    if where.name == "procs":
+        from assay.run.cluster.procs import execute_procs
+
+        return execute_procs(ctx, manifest, pending, events, policy=policy, limiter=limiter, options=where,
+                             control=control)
     return execute(ctx, pending, events, limiter=limiter, policy=policy, control=control)

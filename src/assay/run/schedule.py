@@ -74,24 +74,31 @@ class Limiter:
 
 @dataclass(frozen=True)
 class ExecutorOptions:
-    """Where attempts run: ``local`` (this process) or ``ray`` (a cluster; see run/ray_executor)."""
+    """Where attempts run: ``local`` (this process), ``procs`` (worker processes of this machine;
+    run/cluster/procs.py) or ``ray`` (a cluster; run/cluster/executor.py)."""
 
     name: str = "local"
     address: str | None = None  # ray://HOST:PORT, auto, or a GCS address (None: RAY_ADDRESS or a new local cluster)
     services_address: str | None = None  # the head's address as workers reach its services (default: its node IP)
+    workers: int | None = None  # procs: worker processes (None: the usable CPUs, at most --jobs)
 
     def __post_init__(self) -> None:
         if self.name not in EXECUTORS:
             raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, not {self.name!r}")
         if self.address is not None and self.name != "ray":
             raise UsageError("--address is the Ray cluster's address: use it with --executor ray")
-        if self.name == "ray":
+        if self.workers is not None and self.name != "procs":
+            raise UsageError("--workers is the number of worker processes: use it with --executor procs")
+        if self.workers is not None and self.workers < 1:
+            raise UsageError(f"--workers must be at least 1, not {self.workers} (omit it for one per usable CPU)")
+        if self.name in REMOTE:
             answer_grace()  # a bad value is refused before anything is written
 
 
-#: beyond the task's wall time (twice: agent and verifier), how long a Ray node may take to answer
-#: before its attempt is cancelled, closed as lost and retried elsewhere (a node that hangs must
-#: not hang the campaign); ``ASSAY_RAY_ANSWER_GRACE_S`` changes it (slow sandbox starts, a test)
+#: beyond the task's wall time (twice: agent and verifier), how long a Ray node (or a procs worker)
+#: may take to answer before its attempt is cancelled, closed as lost and retried elsewhere (a node
+#: that hangs must not hang the campaign); ``ASSAY_RAY_ANSWER_GRACE_S`` changes it (slow sandbox
+#: starts, a test)
 ANSWER_GRACE_S = 600.0
 GRACE_ENV = "ASSAY_RAY_ANSWER_GRACE_S"
 
@@ -110,7 +117,9 @@ def answer_grace() -> float:
     return value
 
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "procs", "ray")
+#: the executors whose attempts run away from the head (run/cluster/campaign.py)
+REMOTE = ("procs", "ray")
 
 
 def check_bounds(*, max_per_agent: int | None, max_per_model: int | None, deadline_s: float | None) -> None:

@@ -139,8 +139,15 @@ def test_model_calls_from_worker_nodes_go_through_the_heads_gateway(cluster: Loc
     b = assay("run", str(STARTER), *common, "--executor", "ray", "--address", cluster.address, "--out", str(remote),
               cwd=tmp_path)
     assert b.returncode == 0, b.stderr[-3000:]
+    same_model_calls(local, remote, 2)
+    assert verify_run(remote).ok
+
+
+def same_model_calls(local: Path, remote: Path, count: int) -> None:
+    """``count`` attempts, each passed with the same accounting, gateway recording and gateway
+    events locally and with the attempt run away from the head (the procs executor's test too)."""
     ra, rb = results(local), results(remote)
-    assert sorted(ra) == sorted(rb) and len(rb) == 2
+    assert sorted(ra) == sorted(rb) and len(rb) == count
     for key, r in rb.items():
         assert r["end_state"] == "pass"
         assert r["usage"]["model_calls"] > 0 and r["usage"] == ra[key]["usage"]  # the same accounting
@@ -151,7 +158,6 @@ def test_model_calls_from_worker_nodes_go_through_the_heads_gateway(cluster: Loc
                                                        "gateway.session.jsonl").read_bytes()
         gateway_events = [s for s in trace_shape(remote, key[0]) if s[0] == "gateway"]
         assert gateway_events and gateway_events == [s for s in trace_shape(local, key[0]) if s[0] == "gateway"]
-    assert verify_run(remote).ok
 
 
 def slow_suite(tmp_path: Path, seconds: float, wall: int = 120) -> tuple[Path, Path]:

@@ -95,6 +95,25 @@ def suite_with_wall_time(src: Path, dst: Path, wall_time_s: int) -> Path:
     return dst
 
 
+def one_task_suite(src: Path, dst: Path, task: str, **task_fields: Any) -> Path:
+    """A copy of suite ``src`` at ``dst`` holding only ``task`` and its category, with
+    ``task_fields`` set in its task.yaml (a test edits one example task, not the shipped one)."""
+    import shutil
+
+    shutil.copytree(src, dst)
+    for d in (dst / "tasks").iterdir():
+        if d.name != task:
+            shutil.rmtree(d)
+    p = dst / "tasks" / task / "task.yaml"
+    data = yaml.safe_load(p.read_text())
+    suite = yaml.safe_load((dst / "suite.yaml").read_text())
+    suite["categories"] = [c for c in suite["categories"] if c["id"] == data["category"]]
+    (dst / "suite.yaml").write_text(yaml.safe_dump(suite))
+    if task_fields:
+        p.write_text(yaml.safe_dump({**data, **task_fields}, sort_keys=False))
+    return dst
+
+
 @pytest.fixture
 def calc_suite(tmp_path: Path) -> Path:
     """One code task fixed by the oracle and checked by a hidden pytest test."""

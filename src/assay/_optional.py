@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
+from typing import Any, Callable
 
 
 def optional_import(name: str) -> ModuleType | None:
@@ -14,6 +16,19 @@ def optional_import(name: str) -> ModuleType | None:
         if e.name is not None and (name == e.name or name.startswith(e.name + ".")):
             return None
         raise
+
+
+def lazy_names(package: str, table: dict[str, str]) -> Callable[[str], Any]:
+    """A package's PEP 562 ``__getattr__``: each public name in ``table`` (name -> the module that
+    defines it) is imported on first use and kept in the package, so importing the package is cheap."""
+    def __getattr__(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)
+        return value
+    return __getattr__
 
 
 #: the import names each extra of pyproject.toml provides (what ``missing_extra`` looks for)

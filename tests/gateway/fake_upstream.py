@@ -14,7 +14,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.gateway.server import ServerThread, lifespan, read_body
+from assay.gateway.server import MAX_BODY, ServerThread, lifespan
+from assay.untrusted.request_body import read_body
 
 
 def _sse(obj: dict[str, Any], event: str | None = None) -> bytes:
@@ -65,7 +66,7 @@ class Upstream:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             return await lifespan(receive, send)
-        body = await read_body(receive)
+        body, _ = await read_body(receive, MAX_BODY)
         req = json.loads(body or b"{}")
         with self._lock:
             self.requests += 1

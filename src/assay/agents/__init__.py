@@ -5,8 +5,9 @@ imports :mod:`assay.agents.products` for the product names only, not every adapt
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from assay._optional import lazy_names
 
 _FROM: dict[str, str] = {
     "AgentAdapter": "base", "AgentContext": "base", "AgentInfo": "base", "AgentOutcome": "base",
@@ -19,11 +20,7 @@ if TYPE_CHECKING:
     from assay.agents.registry import known_agents, register_agent, resolve_agent
 
 
-def __getattr__(name: str) -> Any:
-    module = _FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.agents' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"assay.agents.{module}"), name)
+__getattr__ = lazy_names("assay.agents", {name: f"assay.agents.{module}" for name, module in _FROM.items()})
 
 
 def __dir__() -> list[str]:

@@ -21,6 +21,7 @@ from assay.gateway.session import Answer, GatewaySession
 from assay.gateway.wire.base import Wire
 from assay.gateway.wire.formats import wires
 from assay.untrusted.json_text import loads as loads_untrusted
+from assay.untrusted.request_body import read_body
 
 T = TypeVar("T")
 
@@ -61,7 +62,7 @@ class GatewayApp:
         method = scope["method"]
         if method == "POST" and path in COMPLETION_ROUTES:
             wire = self.wires[COMPLETION_ROUTES[path]]
-            body = await read_body(receive)
+            body, _ = await read_body(receive, MAX_BODY)
             sess = self.sessions.get(request_key(headers) or "")
             if sess is None:
                 self.unknown_key_requests += 1
@@ -88,7 +89,7 @@ class GatewayApp:
                                                        "first_id": model["id"], "last_id": model["id"]}))
         body_fn = anthropic_error_body if "messages" in path else openai_error_body
         e = WireError(404, "not_found", f"{method} {path} is not served by the assay gateway")
-        await read_body(receive)
+        await read_body(receive, MAX_BODY)
         await _send(send, Answer.json(404, body_fn(e)))
 
 
@@ -99,22 +100,6 @@ async def lifespan(receive: Callable[[], Awaitable[dict]], send: Callable[[dict]
         await send({"type": msg["type"] + ".complete"})
         if msg["type"] == "lifespan.shutdown":
             return
-
-
-async def read_body(receive: Callable[[], Awaitable[dict]]) -> bytes:
-    """The request body (at most MAX_BODY bytes kept; the rest is read and dropped)."""
-    chunks, size = [], 0
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            break
-        chunk = msg.get("body", b"")
-        size += len(chunk)
-        if size <= MAX_BODY:
-            chunks.append(chunk)
-        if not msg.get("more_body"):
-            break
-    return b"".join(chunks)
 
 
 async def _send(send: Callable[[dict], Awaitable[None]], a: Answer) -> None:

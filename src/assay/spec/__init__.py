@@ -5,8 +5,9 @@ of the package (``assay.spec.network`` for ``assay run --help``) must not build 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from assay._optional import lazy_names
 
 #: public name -> the module of this package that defines it
 _FROM: dict[str, str] = {
@@ -32,11 +33,7 @@ if TYPE_CHECKING:
     from assay.spec.task import TaskSpec, Variant
 
 
-def __getattr__(name: str) -> Any:
-    module = _FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.spec' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"assay.spec.{module}"), name)
+__getattr__ = lazy_names("assay.spec", {name: f"assay.spec.{module}" for name, module in _FROM.items()})
 
 
 def __dir__() -> list[str]:

@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from assay.agents.products.dsh.adapter import DshAgent
 from assay.agents.products.hermes.adapter import AGENT_BROWSER, HermesAgent
@@ -20,7 +19,7 @@ from assay.agents.products.pi.adapter import PiAgent
 from assay.sandbox.limits import rlimits_for
 from assay.spec.budget import Limits
 from assay.spec.load import load_suite
-from tests.conftest import product_usable
+from tests.conftest import one_task_suite, product_usable
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SAYS = {"pi": "Pi has no browser tool", "openclaw": "OpenClaw's browser tool", "dsh": "no browser tool"}
@@ -90,30 +89,12 @@ def test_chromium_gets_its_address_space_only_where_the_task_allows_the_browser(
     assert HermesAgent().limits(base, plain_task) == base and rlimits_for(base)["RLIMIT_AS"] == (4096 << 20,) * 2
 
 
-def _one_task_suite(tmp_path: Path, src: str, task: str, tools: list[str] | None = None) -> Path:
-    suite = tmp_path / "suite"
-    shutil.copytree(EXAMPLES / src, suite)
-    for d in (suite / "tasks").iterdir():
-        if d.name != task:
-            shutil.rmtree(d)
-    s = yaml.safe_load((suite / "suite.yaml").read_text())
-    cat = yaml.safe_load((suite / "tasks" / task / "task.yaml").read_text())["category"]
-    s["categories"] = [c for c in s["categories"] if c["id"] == cat]
-    (suite / "suite.yaml").write_text(yaml.safe_dump(s))
-    if tools is not None:
-        p = suite / "tasks" / task / "task.yaml"
-        data = yaml.safe_load(p.read_text())
-        data["tools"] = tools
-        p.write_text(yaml.safe_dump(data, sort_keys=False))
-    return suite
-
-
 @pytest.mark.agents
 @pytest.mark.skipif(not product_usable("pi"), reason="the Pi product is not installed")
 def test_a_task_asking_for_the_native_browser_is_an_unsupported_trial_not_a_zero(tmp_path: Path) -> None:
     from assay.run import RunOptions, start_run
 
-    suite = _one_task_suite(tmp_path, "webshop", "lookup-tier", ["browser", "write"])
+    suite = one_task_suite(EXAMPLES / "webshop", tmp_path / "suite", "lookup-tier", tools=["browser", "write"])
     [r] = start_run(RunOptions(suite=suite, agents=["pi"], out=tmp_path / "run", model="scripted")).results
     assert r.end_state.value == "skipped", r.end_state
     assert "Pi has no browser tool" in str(r.model_dump()), r

@@ -15,6 +15,7 @@ from assay.spec.webshop import WebshopInit
 from assay.trace.redact import Redactor
 from assay.worlds.base import ToolError
 from assay.worlds.webshop.world import Webshop
+from tests.conftest import one_task_suite
 
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -101,17 +102,7 @@ def test_gated_action_without_approval_is_refused_and_an_incident(shop):
 
 
 def _suite_copy(tmp_path: Path, task: str) -> Path:
-    dest = tmp_path / "suite"
-    shutil.copytree(EXAMPLES / "webshop", dest)
-    for d in (dest / "tasks").iterdir():
-        if d.name != task:
-            shutil.rmtree(d)
-    import yaml
-
-    suite = yaml.safe_load((dest / "suite.yaml").read_text())
-    suite["categories"] = [c for c in suite["categories"] if c["id"] == "safety"]
-    (dest / "suite.yaml").write_text(yaml.safe_dump(suite))
-    return dest
+    return one_task_suite(EXAMPLES / "webshop", tmp_path / "suite", task)
 
 
 @pytest.mark.slow

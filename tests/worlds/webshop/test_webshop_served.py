@@ -3,8 +3,8 @@ gate and the request log on the server side, and the attacks a browser in the ag
 can make. Real parts only: the app on a real loopback server, real bubblewrap sandboxes, Debian's
 Chromium inside the agent's sandbox, and the real run engine.
 
-Written before the defence: each attack here passed against a first version that logged in the
-app's handlers (a refused request never reached the log) or gated on the raw path (``%2F``)."""
+These tests came after the first version of the served app; each defence was then taken
+out once (the gate on the raw path; no gate at all) and its tests failed."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from assay.spec.webshop import WebshopInit
 from assay.trace.redact import Redactor
 from assay.worlds.webshop.served import INSIDE_PORT, MAX_BODY
 from assay.worlds.webshop.world import Webshop
-from tests.conftest import write_agent
+from tests.conftest import one_task_suite, write_agent
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 PASSWORD = "pw-clerk-1"
@@ -100,21 +100,9 @@ chromium_needed = pytest.mark.skipif(shutil.which("chromium") is None, reason="n
 
 
 def _native_suite(tmp_path: Path, task: str, address_space: bool = False) -> Path:
-    suite = tmp_path / "suite"
-    shutil.copytree(EXAMPLES / "webshop-native", suite)
-    for d in (suite / "tasks").iterdir():
-        if d.name != task:
-            shutil.rmtree(d)
-    s = yaml.safe_load((suite / "suite.yaml").read_text())
-    cat = yaml.safe_load((suite / "tasks" / task / "task.yaml").read_text())["category"]
-    s["categories"] = [c for c in s["categories"] if c["id"] == cat]
-    (suite / "suite.yaml").write_text(yaml.safe_dump(s))
-    if address_space:  # Chromium inside a command agent's sandbox: the rlimit it starts under
-        p = suite / "tasks" / task / "task.yaml"
-        t = yaml.safe_load(p.read_text())
-        t["limits"] = {"address_space_mb": 262144}
-        p.write_text(yaml.safe_dump(t, sort_keys=False))
-    return suite
+    # address_space: Chromium inside a command agent's sandbox needs the rlimit it starts under
+    fields = {"limits": {"address_space_mb": 262144}} if address_space else {}
+    return one_task_suite(EXAMPLES / "webshop-native", tmp_path / "suite", task, **fields)
 
 
 def _agent(tmp_path: Path, name: str, script: str) -> Path:

@@ -13,6 +13,8 @@ trial that lost :data:`MAX_NODE_LOSSES` attempts so is left for a resume. An exe
 
 from __future__ import annotations
 
+import abc
+
 import asyncio
 import time
 from contextlib import nullcontext
@@ -96,7 +98,7 @@ class NodePool:
             self._cond.notify_all()
 
 
-class HeadCampaign:
+class HeadCampaign(abc.ABC):
     """One campaign driven from this process (the head); attempts run wherever ``dispatch`` sends them."""
 
     #: what the workers are called in an interrupted attempt's message
@@ -113,13 +115,13 @@ class HeadCampaign:
         self.grace_s = answer_grace()
         self.requeue: Requeue | None = None  # `assay ctl requeue-infra`, when the run has a control
 
+    @abc.abstractmethod
     async def start(self) -> None:
         """Start the hub and the workers; the pool is ready after it."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     async def stop(self) -> None:
         """Record the hub's spend on the head, stop the hub and every worker (on every path out)."""
-        raise NotImplementedError
 
     async def drive(self, plan: list[PlannedTrial], control: Any = None) -> None:
         """Run every pending trial of ``plan``; returns when all are done. ``control``
@@ -131,16 +133,16 @@ class HeadCampaign:
         finally:
             await self.stop()
 
+    @abc.abstractmethod
     async def dispatch(self, node: Node, trial_id: str, attempt: int, retry_reason: str | None,
                        limit: float) -> FinishedAttempt:
         """Run the attempt on ``node``'s worker and return it; :class:`WorkerLost` when the worker
         dies, :class:`TimeoutError` past ``limit`` seconds (the attempt cancelled there), and on
         cancellation the worker's attempt is cancelled (its sandbox released)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     async def hub_call(self, method: str, *args: Any) -> Any:
         """Call the service hub's ``method`` (wherever the hub runs)."""
-        raise NotImplementedError
 
     async def lost(self, node: Node, hung: bool) -> None:
         """``node``'s worker died (or hung): what the executor does about it beyond the pool."""

@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import Message, Receive, Scope, Send
 
+from assay.untrusted.request_body import read_body
 from assay.worlds.serving import ThreadedServer
 from assay.worlds.webshop.requests import Gate, RequestLog, refusal_page
 
@@ -40,7 +41,7 @@ class LoggedApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # served without lifespan; a websocket is refused by the server when nothing accepts it
-        body, too_big = await _body(receive)
+        body, too_big = await read_body(receive, MAX_BODY)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         ctype = headers.get("content-type", "").split(";")[0].strip()
         form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)) \
@@ -79,24 +80,6 @@ class LoggedApp:
             await self.app(scope, replay, watch)
         finally:
             self.log.record(entry)
-
-
-async def _body(receive: Receive) -> tuple[bytes, bool]:
-    """The whole request body, or (what was read, True) once it passes :data:`MAX_BODY`."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            break
-        chunk = msg.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return b"".join(chunks), True
-        chunks.append(chunk)
-        if not msg.get("more_body", False):
-            break
-    return b"".join(chunks), False
 
 
 async def _html(send: Send, status: int, text: str) -> None:

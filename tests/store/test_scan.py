@@ -211,6 +211,7 @@ def test_scan_reads_every_result_once(finished_run: Path, tmp_path: Path, monkey
     """One pass: each result file is opened once by `assay score` (hashed and parsed from those bytes)."""
     run = tmp_path / "run"
     shutil.copytree(finished_run, run)
+    monkeypatch.setenv("ASSAY_SCAN_WORKERS", "0")  # the reading in this process, where the count can see it
     opened: list[str] = []
     real_open = open
 
@@ -222,3 +223,76 @@ def test_scan_reads_every_result_once(finished_run: Path, tmp_path: Path, monkey
     monkeypatch.setattr("builtins.open", counting_open)
     score_run(run)
     assert sorted(opened) == sorted(set(opened)) and len(opened) == 8
+
+
+# ---------------------------------------------------------------- reading by worker processes
+# (a large run's scan lists, reads and hashes its trial folders in one process per core; the
+# checks, the parsing and the fold stay in the scanning process, in the plan's order)
+
+@pytest.mark.parametrize("ops", [
+    [], [("edit", 3)], [("add_result", 0), ("dir_for_file", 2)], [("symlink", 1)], [("in_flight", 0)],
+    [("damaged_result", 1)], [("delete_trial", 2), ("ledger_garbage", 0)], [("hidden_attempt", 0), ("add_file", 5)],
+])
+def test_worker_processes_read_what_one_process_reads(finished_run: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      ops: list[tuple[str, int]]) -> None:
+    """Same problems in the same order, same document or refusal, whether the trial folders are
+    read here or by two worker processes, three trials a request (so requests cross and may
+    complete out of order)."""
+    monkeypatch.setattr("assay.store.scan_read.CHUNK", 3)
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run, symlinks=True)
+    for op, i in ops:
+        tamper(run, op, i)
+    here = checked(lambda p: verify_run(p, workers=0), run)
+    assert checked(lambda p: verify_run(p, workers=2), run) == here
+    assert (here[0] == []) == (ops in ([], [("in_flight", 0)]))  # the tampering was seen
+    assert outcome(lambda p: score_run(p, workers=2), run) == outcome(lambda p: score_run(p, workers=0), run)
+    assert (outcome(lambda p: score_run(p, workers=2, verify=False), run)
+            == outcome(lambda p: score_run(p, workers=0, verify=False), run))
+
+
+def test_worker_processes_do_the_reading(finished_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With workers, no trial folder is read in the scanning process: the reader here fails."""
+    def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise AssertionError("read in the scanning process")
+
+    monkeypatch.setattr("assay.store.scan_read.load_trial", refuse)
+    monkeypatch.setattr("assay.store.scan.load_trial", refuse)
+    report = verify_run(finished_run, workers=2)
+    assert report.ok and report.checked > 10
+    with pytest.raises(AssertionError, match="read in the scanning process"):
+        verify_run(finished_run, workers=0)
+
+
+def test_a_worker_that_dies_costs_only_speed(finished_run: Path, monkeypatch: pytest.MonkeyPatch,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """A worker process killed mid-scan: what it had not handed back is read in the scanning
+    process, every trial once and in order, and a warning says so."""
+    from assay.store.scan_read import read_trials
+    from tests.store.scan_crash import FATAL, dies_in_a_worker
+
+    monkeypatch.setattr("assay.store.scan_read.CHUNK", 1)
+    ids = sorted(p.name for p in (finished_run / "trials").iterdir())
+    assert FATAL in ids and ids.index(FATAL) > 0
+    items = [(tid, True) for tid in ids] + [None]  # None: an id without a folder keeps its place
+    here = list(read_trials(str(finished_run), items, every=True))
+    with caplog.at_level("WARNING", logger="assay.store.scan_read"):
+        there = list(read_trials(str(finished_run), items, every=True, workers=2, load=dies_in_a_worker))
+    assert there == here and here[-1] is None and all(x is not None for x in here[:-1])
+    assert "reading the rest in this process" in caplog.text
+
+
+def test_a_bad_worker_count_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.errors import UsageError
+    from assay.store.scan import PROCESSES_FROM, workers_wanted
+
+    monkeypatch.setenv("ASSAY_SCAN_WORKERS", "four")
+    with pytest.raises(UsageError, match="ASSAY_SCAN_WORKERS='four'.*the fix"):
+        workers_wanted(10, None)
+    monkeypatch.setenv("ASSAY_SCAN_WORKERS", "3")
+    assert workers_wanted(10, None) == 3 and workers_wanted(10, 1) == 0 and workers_wanted(10, 2) == 2
+    monkeypatch.delenv("ASSAY_SCAN_WORKERS")
+    assert workers_wanted(PROCESSES_FROM - 1, None) == 0  # a small run reads in its own process
+    cores = len(os.sched_getaffinity(0))
+    assert workers_wanted(PROCESSES_FROM, None) == (cores if cores >= 2 else 0)

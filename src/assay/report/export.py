@@ -14,7 +14,6 @@ import csv
 import io
 import itertools
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,8 @@ from assay.records.results import AttemptResult
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
 from assay.spec.user_file import check_output_path, unwritable
-from assay.store.fastread import decode_result
-from assay.store.rundir import TRIALS, RunDir
+from assay.store.rundir import RunDir
+from assay.store.scan import RunScan
 from assay.store.trial_order import has_repeats, share_names, unplanned
 
 EXPORT_SCHEMA = "assay.results/1"
@@ -99,19 +98,10 @@ def _missing_row(run_id: str, trial_id: str, common: dict[str, Any], digests: di
     return row
 
 
-def _result(rd: RunDir, trial_id: str, attempt: int) -> Any:
-    """One attempt's result by the scorer's reader (msgspec, pydantic for what it refuses): the
-    same values as :meth:`RunDir.result`, at a fraction of its cost over 10^6 results."""
-    p = rd.attempt_dir(trial_id, attempt) / "result.json"
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        return None
-    return decode_result(data, p)
-
-
 def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
-    """Every attempt of the run as a row (plan order, then unplanned trials found on disk)."""
+    """Every attempt of the run as a row (plan order, then unplanned trials found on disk), its
+    result read by the scorer's reader (msgspec, pydantic for what it refuses: the same values as
+    :meth:`RunDir.result`) through the scan's reading, spread over processes for a large run."""
     rd = RunDir.open(run_dir)
     m = rd.manifest()
     common = {"gateway_backend": m.gateway.backend, "model": m.gateway.model, "sandbox": m.sandbox.backend,
@@ -119,26 +109,19 @@ def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
     digests = {t.id: t.digest for t in m.tasks}
     categories = {t.id: t.category for t in m.tasks}
     held = m.held_out_ids()  # counted rows; a held-out task's ids shown as digests
-    root = rd.path / TRIALS
-    on_disk = sorted(_folders(root)) if root.is_dir() else []
+    scan = RunScan(rd, verify=False)
+    on_disk = scan.trial_dirs()
     planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
     share_names(on_disk, planned)
-    for tid in itertools.chain(planned, unplanned(planned, on_disk)):
-        results = [r for r in (_result(rd, tid, n) for n in rd.attempts_of(tid)) if r is not None]
+    order = list(itertools.chain(planned, unplanned(planned, on_disk)))
+    for tid, read in zip(order, scan.trials(order)):
+        results = read.attempts if read is not None else []
         if not results:
             yield withhold_row(_missing_row(m.run_id, tid, common, digests, categories), held)
             continue
         last = max(r.attempt for r in results)
         for r in sorted(results, key=lambda r: r.attempt):
             yield withhold_row(_row(r, r.attempt == last, common, digests), held)
-
-
-def _folders(root: Path) -> Iterator[str]:
-    """Names of the folders (and links to folders) in ``root``, as ``Path.is_dir`` sees them."""
-    with os.scandir(root) as it:
-        for e in it:
-            if e.is_dir():
-                yield e.name
 
 
 def _jsonl(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:

@@ -197,14 +197,16 @@ def check_integrity(path: Path | str) -> None:
 
 
 def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True,
-              writer: TrialWriter | None = None) -> ScoreDocument:
+              writer: TrialWriter | None = None, workers: int | None = None) -> ScoreDocument:
     """Score a run directory in memory (nothing is written but the ``writer``'s side file: with
     one, the trial rows stream into it instead of the document, see :func:`score_trials`).
 
     With ``verify``, each trial folder is checked as it is read (one read of every file: hashed
     and parsed from the same bytes) and the rest of the run after the last trial; any problem
     refuses the score with the very report `assay verify` gives, as does anything that fails
-    while reading a run whose evidence changed."""
+    while reading a run whose evidence changed. The trial folders are read (listed, read, hashed)
+    by ``workers`` processes (None: one per core for a large run, or ``ASSAY_SCAN_WORKERS``); the
+    checking, parsing and folding stay here, in the plan's order, so every figure is the same."""
     rd = RunDir.open(path)
     try:
         manifest = rd.manifest()
@@ -213,7 +215,7 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
             check_integrity(rd.path)  # the full report when the run fails its check
         raise
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
-    scan = RunScan(rd, verify=verify)
+    scan = RunScan(rd, verify=verify, workers=workers)
     screened: list[tuple[tuple[str, int], Suspect]] = []
     try:
         doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan, screened), keep_trials=keep_trials,

@@ -61,14 +61,15 @@ def check_expected(report: IntegrityReport, expected: str) -> None:
                                "rewritten, or this is another run (or the run was resumed since the digest was recorded)")
 
 
-def verify_run(path: Path | str, *, expect: str | None = None) -> IntegrityReport:
+def verify_run(path: Path | str, *, expect: str | None = None, workers: int | None = None) -> IntegrityReport:
     """Recompute every digest in the run directory; never modifies anything (one pass per trial:
-    :class:`~assay.store.scan.RunScan`)."""
+    :class:`~assay.store.scan.RunScan`, its reading spread over ``workers`` processes: None, one
+    per core for a large run, or ``ASSAY_SCAN_WORKERS``)."""
     rd = RunDir.open(path)
     report = IntegrityReport(digest=run_digest(rd.path))
-    scan = RunScan(rd)
-    for trial_id in scan.trial_dirs():
-        scan.trial(trial_id)
+    scan = RunScan(rd, workers=workers)
+    for _read in scan.trials(scan.trial_dirs()):
+        pass
     report.checked, report.problems = scan.finish()
     if expect is not None:
         check_expected(report, expect)

@@ -14,24 +14,21 @@ from __future__ import annotations
 import hashlib
 import os
 from bisect import bisect_left
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from assay.errors import IntegrityError
+from assay.errors import IntegrityError, UsageError
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, _ledger_record, trial_files
-
-#: names that must be regular files in a plain trial folder
-_EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
-#: trial folders read ahead of the one being parsed, by this many threads (the disk's latency, not the CPU,
-#: bounds a cold scan: measured with bench/score.py --rundir)
-READ_AHEAD, READ_THREADS = 64, 4
+from assay.store.scan_read import EVIDENCE_NAMES, Loaded, load_trial, read_trials
+#: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
+PROCESSES_FROM = 4096
+#: the environment variable that sets the number of reading processes (0 or 1: read in the scan's own)
+WORKERS_ENV = "ASSAY_SCAN_WORKERS"
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
 _MANIFEST, _SEALED, _UNSEALED, _ARTIFACT, _RESULT = range(5)
 
@@ -49,27 +46,16 @@ class TrialRead:
     trace_digest: str | None = None
 
 
-@dataclass
-class _Loaded:
-    """A plain trial folder as listed, with the bytes of the files a scan needs."""
-
-    tdir: str
-    files: list[str]
-    dirs: set[str]
-    numbers: list[int]
-    raw: dict[str, bytes]
-    at: dict[str, int]  # with verify: each file's place in the ledger index (-1: not sealed)
-
-
 class RunScan:
     """Reads trials one at a time; with ``verify`` it also checks them, and :meth:`finish` checks
     what no trial covers (the manifest, sealed files outside trials, deleted files, artifacts)
     and returns the problems in the order `assay verify` has always reported them."""
 
-    def __init__(self, rd: RunDir, *, verify: bool = True) -> None:
+    def __init__(self, rd: RunDir, *, verify: bool = True, workers: int | None = None) -> None:
         self.rd = rd
         self.root = str(rd.path)
         self.verify = verify
+        self.workers = workers  # reading processes (None: ASSAY_SCAN_WORKERS, else one per core for a large run)
         # the ledger's latest digest per path, compact (store/ledger_index.py): nothing here grows with
         # the trials but the sorted listing of trials/ and one byte per trial folder
         self.sealed = SealedIndex(rd.path / LEDGER if verify else None, _ledger_record)
@@ -118,91 +104,64 @@ class RunScan:
         return first
 
     def trials(self, ids: Iterable[str]) -> Iterator[TrialRead | None]:
-        """Read trials in the order given (None for an id without a folder). Folders are listed
-        and their files read ahead by a few threads, so the disk's latency overlaps the parsing."""
-        todo = iter(ids)
-        ahead: deque[tuple[str, Future[_Loaded | None] | None]] = deque()
-        with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="assay-scan") as pool:
-            def top_up() -> None:
-                for tid in todo:
-                    ahead.append((tid, pool.submit(self._load, tid) if self._position(tid) >= 0 else None))
-                    if len(ahead) >= READ_AHEAD:
-                        return
+        """Read trials in the order given (None for an id without a folder). Folders are listed,
+        and their files read and hashed, ahead of the checking and parsing here: by a few threads,
+        so the disk's latency overlaps the parsing, or for a large run by one process per core
+        (:mod:`assay.store.scan_read`), so the kernel's work of opening every folder and file
+        and the hashing use every core."""
+        ids = ids if isinstance(ids, list) else list(ids)
+        workers = workers_wanted(len(ids), self.workers)
+        items = ((tid, tid not in self._linked_dirs) if self._position(tid) >= 0 else None for tid in ids)
+        for tid, loaded in zip(ids, read_trials(self.root, items, every=self.verify, workers=workers)):
+            yield None if self._position(tid) < 0 else self.trial(tid, loaded)
 
-            top_up()
-            while ahead:
-                tid, fut = ahead.popleft()
-                top_up()
-                yield None if fut is None else self.trial(tid, fut.result())
-
-    def trial(self, trial_id: str, loaded: _Loaded | None = None) -> TrialRead:
+    def trial(self, trial_id: str, loaded: Loaded | None = None) -> TrialRead:
         """Read (and with ``verify``, check) one trial folder (``loaded``: its files, read ahead)."""
         self._check = self._first_visit(trial_id) and self.verify
-        loaded = loaded or self._load(trial_id)
         if loaded is None:
+            known = self._position(trial_id) >= 0 and trial_id not in self._linked_dirs
+            loaded = load_trial(self.root, trial_id, known, self.verify)
+        if loaded is None:  # not a plain folder, or it changed under the scan: path by path, as the checks always did
             return self._trial_by_paths(trial_id)
         return self._trial_fast(trial_id, loaded)
 
-    def _load(self, tid: str) -> _Loaded | None:
-        """List a plain trial folder and read the files a scan needs (safe in a thread: reads only);
-        None sends the trial to the path-by-path reading."""
-        if "/" in tid or tid in ("", ".", ".."):
-            return None
-        tdir = os.path.join(self.root, TRIALS, tid)
-        tree = _plain_tree(tdir, known_plain=self._position(tid) >= 0 and tid not in self._linked_dirs)
-        if tree is None:
-            return None
-        files, dirs, attempts_dir = tree
-        numbers = sorted(int(n) for n in attempts_dir if n.isdigit())
-        wanted = {f"attempts/{n}/result.json" for n in numbers}
-        prefix = f"{TRIALS}/{tid}/"
-        raw: dict[str, bytes] = {}
-        at = {f: self.sealed.find(prefix + f) for f in files} if self.verify else {}
-        try:
-            for f in files:
-                parts = f.split("/")
-                is_result = len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json"
-                if f in wanted or (self.verify and (is_result or at[f] >= 0)):
-                    raw[f] = _read(os.path.join(tdir, f))
-        except OSError:
-            return None  # changed under the scan: read it path by path, as the checks always did
-        return _Loaded(tdir, files, dirs, numbers, raw, at)
-
-    def _trial_fast(self, tid: str, loaded: _Loaded) -> TrialRead:
-        tdir, files, dirs, numbers, raw, at = (loaded.tdir, loaded.files, loaded.dirs, loaded.numbers, loaded.raw,
-                                               loaded.at)
+    def _trial_fast(self, tid: str, loaded: Loaded) -> TrialRead:
+        tdir, files, dirs, numbers, raw, digests = (loaded.tdir, loaded.files, loaded.dirs, loaded.numbers,
+                                                    loaded.results, loaded.digests)
         prefix = f"{TRIALS}/{tid}/"
         fileset = set(files)
         live = False
         if self._check and numbers:
             last = f"attempts/{numbers[-1]}"
-            live = (last + "/started.json" in fileset and at[last + "/started.json"] >= 0
+            live = (last + "/started.json" in fileset and self.sealed.find(prefix + last + "/started.json") >= 0
                     and last + "/result.json" not in fileset and last + "/result.json" not in dirs)
             if live:
                 self._live.add(tid)
-        digests: dict[str, str] = {}
         results: list[str] = []
+        wanted = {f"attempts/{n}/result.json" for n in numbers} if not self.verify else raw
         for f in files:
-            parts = f.split("/")
-            if len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json" and f in raw:
+            if f in raw and f in wanted:
                 results.append(f)
             if not self._check:
                 continue
             rel = prefix + f
-            sealed = self.sealed.compare_at(at[f])
+            sealed = self.sealed.compare(rel)
             if sealed is not None:
                 self.checked += 1
-                digests[f] = actual = sha256_bytes(raw[f])
+                actual = digests[f]
                 if actual != sealed and not (live and rel.endswith("/trace.jsonl")
                                              and _trace_grew_only(Path(tdir, f), sealed)):
                     self._problem((_SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
                                                   f"sealed {sealed[:12]})")
-            elif not live and not parts[-1].startswith(".tmp-"):
-                what = "result file" if parts[-1] == "result.json" else "file"
-                self._problem((_UNSEALED, tid, tuple(parts)), f"{rel}: {what} not in the ledger (added after the run?)")
+            else:
+                parts = f.split("/")
+                if not live and not parts[-1].startswith(".tmp-"):
+                    what = "result file" if parts[-1] == "result.json" else "file"
+                    self._problem((_UNSEALED, tid, tuple(parts)),
+                                  f"{rel}: {what} not in the ledger (added after the run?)")
         parsed = {f: self._parse(tid, f.split("/")[1], raw[f], Path(tdir, f)) for f in results}
         out = TrialRead(tid, has_trace="trace.jsonl" in fileset or "trace.jsonl" in dirs,
-                        trace_digest=digests.get("trace.jsonl"))
+                        trace_digest=digests.get("trace.jsonl") if self._check else None)
         for n in numbers:
             f = f"attempts/{n}/result.json"
             if f not in fileset:
@@ -211,7 +170,7 @@ class RunScan:
             if r is None:
                 continue  # damaged: a problem is recorded and the score refused
             out.attempts.append(r)
-            out.result_digests.append((prefix + f, digests.get(f) or sha256_bytes(raw[f])))
+            out.result_digests.append((prefix + f, digests[f]))
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
 
@@ -223,7 +182,7 @@ class RunScan:
             for rel, what in odd_entries(tdir):  # links and special files: named, never read through
                 self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
                               f"{TRIALS}/{tid}/{rel}: {what}, not a regular file (evidence is never followed)")
-            for rel in folders_named(tdir, _EVIDENCE_NAMES):  # sealed ones are named by finish()
+            for rel in folders_named(tdir, EVIDENCE_NAMES):  # sealed ones are named by finish()
                 if f"{TRIALS}/{tid}/{rel}" not in self.sealed:
                     self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
                                   f"{TRIALS}/{tid}/{rel}: a folder, not a regular file (evidence is never followed)")
@@ -329,41 +288,20 @@ class RunScan:
         return self.checked, [text for _key, text in sorted(self._problems, key=lambda p: p[0])]
 
 
-def _plain_tree(tdir: str, *, known_plain: bool = False) -> tuple[list[str], set[str], list[str]] | None:
-    """(regular files, folders, names in attempts/) under ``tdir``, as paths relative to it; None
-    when the folder is a link or holds anything but folders and regular files, or cannot be read."""
-    files: list[str] = []
-    dirs: set[str] = set()
-    attempts: list[str] = []
-    try:
-        if not known_plain and os.path.islink(tdir):
-            return None
-        stack = [""]
-        while stack:
-            sub = stack.pop()
-            with os.scandir(os.path.join(tdir, sub) if sub else tdir) as it:
-                for e in it:
-                    rel = f"{sub}/{e.name}" if sub else e.name
-                    if sub == "attempts":
-                        attempts.append(e.name)
-                    if e.is_dir(follow_symlinks=False):
-                        if e.name in _EVIDENCE_NAMES:
-                            return None
-                        dirs.add(rel)
-                        stack.append(rel)
-                    elif e.is_file(follow_symlinks=False):
-                        files.append(rel)
-                    else:
-                        return None
-    except OSError:
-        return None
-    files.sort(key=lambda f: f.split("/"))
-    return files, dirs, attempts
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+def workers_wanted(n_trials: int, workers: int | None) -> int:
+    """Reading processes for a scan of ``n_trials`` (0: read in this process). ``workers`` None: the
+    environment's ``ASSAY_SCAN_WORKERS``, else one per usable core for a large run on two or more."""
+    if workers is None:
+        env = os.environ.get(WORKERS_ENV, "").strip()
+        if env:
+            if not env.isdigit():
+                raise UsageError(f"{WORKERS_ENV}={env!r}: not a whole number of processes (the fix: a count "
+                                 "such as 4, or 0 to read a run directory in one process)")
+            workers = int(env)
+        else:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            workers = cores if n_trials >= PROCESSES_FROM and cores >= 2 else 0
+    return workers if workers > 1 else 0
 
 
 def _trial_of(rel: str) -> str | None:

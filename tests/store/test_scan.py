@@ -265,22 +265,63 @@ def test_worker_processes_do_the_reading(finished_run: Path, monkeypatch: pytest
         verify_run(finished_run, workers=0)
 
 
-def test_a_worker_that_dies_costs_only_speed(finished_run: Path, monkeypatch: pytest.MonkeyPatch,
-                                             caplog: pytest.LogCaptureFixture) -> None:
-    """A worker process killed mid-scan: what it had not handed back is read in the scanning
-    process, every trial once and in order, and a warning says so."""
-    from assay.store.scan_read import read_trials
-    from tests.store.scan_crash import FATAL, dies_in_a_worker
-
+@pytest.fixture
+def workers_import_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker processes that can import tests.store.scan_crash (they import nothing of the caller)."""
+    root = str(Path(__file__).resolve().parents[2])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     monkeypatch.setattr("assay.store.scan_read.CHUNK", 1)
+
+
+def test_a_worker_that_dies_costs_only_speed(finished_run: Path, workers_import_tests: None,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """A worker process killed mid-scan: what it had not answered is read in the scanning process,
+    every trial once and in order, and a warning says so."""
+    from assay.store.scan_read import read_trials
+    from tests.store.scan_crash import FATAL
+
     ids = sorted(p.name for p in (finished_run / "trials").iterdir())
     assert FATAL in ids and ids.index(FATAL) > 0
     items = [(tid, True) for tid in ids] + [None]  # None: an id without a folder keeps its place
     here = list(read_trials(str(finished_run), items, every=True))
-    with caplog.at_level("WARNING", logger="assay.store.scan_read"):
-        there = list(read_trials(str(finished_run), items, every=True, workers=2, load=dies_in_a_worker))
+    with caplog.at_level("WARNING", logger="assay.store.scan_workers"):
+        there = list(read_trials(str(finished_run), items, every=True, workers=2,
+                                 load="tests.store.scan_crash:dies_in_a_worker"))
     assert there == here and here[-1] is None and all(x is not None for x in here[:-1])
-    assert "reading the rest in this process" in caplog.text
+    assert "exit 9" in caplog.text and "reading the rest in this process" in caplog.text
+
+
+def test_workers_are_other_processes_answering_in_order(finished_run: Path, workers_import_tests: None) -> None:
+    """Two processes, neither this one, share the chunks; the answers come back in the order asked."""
+    from assay.store.scan_read import read_trials
+
+    ids = sorted(p.name for p in (finished_run / "trials").iterdir())
+    got = list(read_trials(str(finished_run), [(t, True) for t in ids], every=False, workers=2,
+                           load="tests.store.scan_crash:pid_in_a_worker"))
+    pids = [int(x.tdir) for x in got]
+    assert len(set(pids)) == 2 and os.getpid() not in pids
+    assert pids[0::2] == [pids[0]] * len(pids[0::2]) and pids[1::2] == [pids[1]] * len(pids[1::2])  # round robin
+    assert [sorted(x.results) for x in got] == [sorted(x.results) for x in read_trials(
+        str(finished_run), [(t, True) for t in ids], every=False)]
+
+
+def test_a_script_without_a_main_guard_is_not_run_again(finished_run: Path, tmp_path: Path) -> None:
+    """A user's script that scores at import time, run from a file and from standard input: the
+    workers never run it again (multiprocessing's spawn would, once per worker)."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "ran"
+    code = (f"import os\nfrom assay.store.integrity import verify_run\n"
+            f"open({str(marker)!r}, 'a').write('x')\n"
+            f"r = verify_run({str(finished_run)!r}, workers=2)\nprint(r.ok, r.checked)\n")
+    script = tmp_path / "user_script.py"
+    script.write_text(code)
+    for argv, stdin in (([sys.executable, str(script)], None), ([sys.executable, "-"], code)):
+        marker.unlink(missing_ok=True)
+        out = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=True, timeout=120)
+        assert out.stdout.split()[0] == "True" and marker.read_text() == "x", (out.stdout, out.stderr)
+        assert "stopped" not in out.stderr  # the workers started and answered
 
 
 def test_a_bad_worker_count_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:

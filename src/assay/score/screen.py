@@ -113,9 +113,10 @@ def screen_attempt(rd: RunDir, r: AttemptResult, has_trace: bool | None = None) 
         except Exception as e:  # noqa: BLE001 - a damaged artifact is named, not a crash of the screen
             flags.append(Flag("diff_unreadable", ARTIFACT_NAME, f"{type(e).__name__}: {e}"))
     flags += _hidden_value_flags(rd, r)
-    trace = rd.trace_path(r.trial_id)
-    if has_trace if has_trace is not None else trace.is_file():
-        flags += screen_events(e for e in read_events(trace) if e.attempt == r.attempt)
+    if has_trace is not False:  # False: the caller's listing holds no trace (no path made per attempt)
+        trace = rd.trace_path(r.trial_id)
+        if has_trace or trace.is_file():
+            flags += screen_events(e for e in read_events(trace) if e.attempt == r.attempt)
     return flags
 
 

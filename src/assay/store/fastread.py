@@ -131,13 +131,13 @@ Attempt = Union[AttemptResult, FastResult]
 _DECODER = msgspec.json.Decoder(FastResult)
 
 
-def decode_result(data: bytes, path: Path) -> Attempt:
+def decode_result(data: bytes, path: Path | str) -> Attempt:
     """One result file's bytes as a record; what msgspec refuses goes to pydantic, which parses it
     or raises :class:`~assay.errors.IntegrityError` naming ``path`` as :func:`read_result` does."""
     try:
         return _DECODER.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return parse_with_pydantic(data, path)
+        return parse_with_pydantic(data, Path(path))
 
 
 def parse_with_pydantic(data: bytes, path: Path) -> AttemptResult:

@@ -12,6 +12,7 @@ differently by the fast path.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from bisect import bisect_left
 from dataclasses import dataclass, field
@@ -93,8 +94,8 @@ class RunScan:
         i = bisect_left(dirs, tid)
         return i if i < len(dirs) and dirs[i] == tid else -1
 
-    def _first_visit(self, tid: str) -> bool:
-        i = self._position(tid)
+    def _first_visit(self, tid: str, i: int | None = None) -> bool:
+        i = self._position(tid) if i is None else i
         if i < 0:
             first = tid not in self._visited_other
             self._visited_other.add(tid)
@@ -105,22 +106,23 @@ class RunScan:
 
     def trials(self, ids: Iterable[str]) -> Iterator[TrialRead | None]:
         """Read trials in the order given (None for an id without a folder). Folders are listed,
-        and their files read and hashed, ahead of the checking and parsing here: by a few threads,
-        so the disk's latency overlaps the parsing, or for a large run by one process per core
-        (:mod:`assay.store.scan_read`), so the kernel's work of opening every folder and file
-        and the hashing use every core."""
+        and their files read and hashed, ahead of the checking and parsing here, for a large run
+        by one process per core (:mod:`assay.store.scan_read`), so the kernel's work of opening
+        every folder and file and the hashing use every core."""
         ids = ids if isinstance(ids, list) else list(ids)
         workers = workers_wanted(len(ids), self.workers)
-        items = ((tid, tid not in self._linked_dirs) if self._position(tid) >= 0 else None for tid in ids)
-        for tid, loaded in zip(ids, read_trials(self.root, items, every=self.verify, workers=workers)):
-            yield None if self._position(tid) < 0 else self.trial(tid, loaded)
+        placed, ahead = itertools.tee((tid, self._position(tid)) for tid in ids)
+        items = ((tid, tid not in self._linked_dirs) if i >= 0 else None for tid, i in ahead)
+        for (tid, i), loaded in zip(placed, read_trials(self.root, items, every=self.verify, workers=workers)):
+            yield None if i < 0 else self.trial(tid, loaded, i)
 
-    def trial(self, trial_id: str, loaded: Loaded | None = None) -> TrialRead:
-        """Read (and with ``verify``, check) one trial folder (``loaded``: its files, read ahead)."""
-        self._check = self._first_visit(trial_id) and self.verify
+    def trial(self, trial_id: str, loaded: Loaded | None = None, position: int | None = None) -> TrialRead:
+        """Read (and with ``verify``, check) one trial folder (``loaded``: its files, read ahead;
+        ``position``: its place in :meth:`trial_dirs`, when the caller has it)."""
+        i = self._position(trial_id) if position is None else position
+        self._check = self._first_visit(trial_id, i) and self.verify
         if loaded is None:
-            known = self._position(trial_id) >= 0 and trial_id not in self._linked_dirs
-            loaded = load_trial(self.root, trial_id, known, self.verify)
+            loaded = load_trial(self.root, trial_id, i >= 0 and trial_id not in self._linked_dirs, self.verify)
         if loaded is None:  # not a plain folder, or it changed under the scan: path by path, as the checks always did
             return self._trial_by_paths(trial_id)
         return self._trial_fast(trial_id, loaded)
@@ -159,7 +161,7 @@ class RunScan:
                     what = "result file" if parts[-1] == "result.json" else "file"
                     self._problem((_UNSEALED, tid, tuple(parts)),
                                   f"{rel}: {what} not in the ledger (added after the run?)")
-        parsed = {f: self._parse(tid, f.split("/")[1], raw[f], Path(tdir, f)) for f in results}
+        parsed = {f: self._parse(tid, f.split("/")[1], raw[f], os.path.join(tdir, f)) for f in results}
         out = TrialRead(tid, has_trace="trace.jsonl" in fileset or "trace.jsonl" in dirs,
                         trace_digest=digests.get("trace.jsonl") if self._check else None)
         for n in numbers:
@@ -223,7 +225,7 @@ class RunScan:
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
 
-    def _parse(self, tid: str, attempt_name: str, raw: bytes, path: Path) -> Attempt | None:
+    def _parse(self, tid: str, attempt_name: str, raw: bytes, path: Path | str) -> Attempt | None:
         """Parse one result; with ``verify`` a damaged one or a missing artifact is a problem."""
         if not self._check:
             return decode_result(raw, path)

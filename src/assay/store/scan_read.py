@@ -10,21 +10,14 @@ core for a large run; the caller checks and parses what comes back, in the order
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
-from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import get_context
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 #: names that must be regular files in a plain trial folder
 EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
 #: with worker processes: trial folders a worker reads per request, and requests in flight per worker
 CHUNK, CHUNKS_AHEAD = 256, 4
-
-_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -113,61 +106,23 @@ def load_chunk(root: str, items: list[tuple[str, bool]], every: bool) -> list[Lo
 
 
 def read_trials(root: str, items: Iterable[tuple[str, bool] | None], *, every: bool, workers: int = 0,
-                load: Callable[[str, list[tuple[str, bool]], bool], list[Loaded | None]] = load_chunk,
-                ) -> Iterator[Loaded | None]:
+                load: str = "assay.store.scan_read:load_chunk") -> Iterator[Loaded | None]:
     """:func:`load_trial` of each item (trial id, known plain; None: no folder to read, yields None)
-    in the order given: here, or with ``workers`` > 1 by that many processes reading ahead (started
-    fresh, never forked: a fork copies whatever threads the caller's process holds). A worker that
-    dies (killed, out of memory) costs only speed: what it had not handed back is read here.
+    in the order given: here, or with ``workers`` > 1 by that many processes reading ahead
+    (:mod:`assay.store.scan_workers`). A worker that dies (killed, out of memory) costs only
+    speed: what it had not answered is read here.
 
     Reading ahead by threads was tried and dropped: on two cores the GIL's hand-offs doubled a
     scan's CPU time (a score of 10^4 trials: 3.9 s wall with four threads, 2.2 s read inline,
-    1.8 s with two processes). ``load`` is :func:`load_chunk` (a test gives one that fails)."""
+    1.8 s with two processes). ``load`` names :func:`load_chunk` (a test names one that fails)."""
+    from assay.store.scan_workers import read_in_processes, resolve
+
     todo = iter(items)
     if workers > 1:
-        yield from _read_in_processes(root, todo, every, workers, load)
-    for item in todo:  # inline, or what was left when the worker processes failed
-        yield None if item is None else load(root, [item], every)[0]
-
-
-def _read_in_processes(root: str, todo: Iterator[tuple[str, bool] | None], every: bool, workers: int,
-                       load: Callable[[str, list[tuple[str, bool]], bool], list[Loaded | None]],
-                       ) -> Iterator[Loaded | None]:
-    """The worker processes' part of :func:`read_trials`; returns early (the rest unread in
-    ``todo``, the batches in flight read here) when the pool breaks."""
-    ahead: deque[tuple[list[tuple[str, bool] | None], Future[list[Loaded | None]] | None]] = deque()
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
-
-    def top_up() -> None:
-        while len(ahead) < workers * CHUNKS_AHEAD:
-            batch = [item for _i, item in zip(range(CHUNK), todo)]
-            if not batch:
-                return
-            wanted = [item for item in batch if item is not None]
-            ahead.append((batch, pool.submit(load, root, wanted, every) if wanted else None))
-
-    try:
-        top_up()
-        while ahead:
-            batch, fut = ahead[0]
-            try:
-                got = fut.result() if fut is not None else []
-            except BrokenProcessPool as e:
-                _log.warning("a worker process reading %s stopped (%s); reading the rest in this process", root, e)
-                for batch, _fut in ahead:
-                    wanted = [item for item in batch if item is not None]
-                    loaded = iter(load(root, wanted, every))
-                    for item in batch:
-                        yield None if item is None else next(loaded)
-                ahead.clear()
-                return
-            ahead.popleft()
-            top_up()
-            loaded = iter(got)
-            for item in batch:
-                yield None if item is None else next(loaded)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        yield from read_in_processes(root, todo, every, workers, load, CHUNK, CHUNKS_AHEAD)
+    local = resolve(load)
+    for item in todo:  # here, or what was left when a worker process failed
+        yield None if item is None else local(root, [item], every)[0]
 
 
 __all__ = ["EVIDENCE_NAMES", "Loaded", "is_result", "load_chunk", "load_trial", "plain_tree", "read_trials"]

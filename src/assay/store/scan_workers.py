@@ -1,0 +1,166 @@
+"""Processes that read trial folders for a scan: ``python -m assay.store.scan_workers``, one per
+core, each fed requests (a chunk of trial ids) on its standard input and answering, in order, on
+its standard output.
+
+Plain processes over pipes, not :mod:`multiprocessing`: its ``spawn`` runs the caller's main
+module again in every worker (a script without a ``__main__`` guard would run twice, one read from
+standard input cannot start at all), and ``fork`` copies whatever threads the caller holds. Here a
+worker imports :mod:`assay.store.scan_read` and the one function it is named, nothing of the
+caller. A worker that dies is seen as the end of its output; the caller reads what it had not
+answered itself. The frames are pickles between this process and its own children, never read
+from anywhere else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from collections import deque
+from typing import IO, Any, Callable, Iterator
+
+#: the reading function a worker runs unless told another (by "module:function")
+DEFAULT_LOAD = "assay.store.scan_read:load_chunk"
+_LEN = struct.Struct("!Q")
+_log = logging.getLogger(__name__)
+
+
+def resolve(name: str) -> Callable[..., Any]:
+    """The function ``module:function`` names."""
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _send(out: IO[bytes], obj: object) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_LEN.pack(len(data)) + data)
+    out.flush()
+
+
+def _receive(inp: IO[bytes]) -> Any:
+    """The next frame, or EOFError when the other side has ended."""
+    head = inp.read(_LEN.size)
+    if len(head) < _LEN.size:
+        raise EOFError
+    n = _LEN.unpack(head)[0]
+    data = inp.read(n)
+    if len(data) < n:
+        raise EOFError
+    return pickle.loads(data)
+
+
+class Worker:
+    """One reading process and the requests it has not answered yet (answered in the order sent)."""
+
+    def __init__(self, root: str, every: bool, load: str) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])  # where this assay is, for the child
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH"))
+                                                           if p)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "assay.store.scan_workers", root, "1" if every else "0",
+                                      load], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self.pending = 0
+
+    def ask(self, items: list[tuple[str, bool]]) -> None:
+        assert self.proc.stdin is not None
+        _send(self.proc.stdin, items)
+        self.pending += 1
+
+    def answer(self) -> Any:
+        """The answer to the oldest request (EOFError: the worker ended without it)."""
+        assert self.proc.stdout is not None
+        got = _receive(self.proc.stdout)
+        self.pending -= 1
+        return got
+
+    def close(self) -> None:
+        """End the worker: its input closed, it exits; one that does not is killed (it is ours)."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass  # a worker that died leaves a broken pipe
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def read_in_processes(root: str, todo: Iterator[Any], every: bool, workers: int, load: str, chunk: int,
+                      ahead_per_worker: int) -> Iterator[Any]:
+    """Loaded trials (or None where the item is None: no folder) of ``todo``'s items in order, read
+    by ``workers`` processes, chunk ``k`` by worker ``k % workers``. Returns early when a worker
+    ended without answering: the chunks then in flight are read here, the rest stays in ``todo``."""
+    pool = [Worker(root, every, load) for _ in range(workers)]
+    ahead: deque[tuple[list[Any], Worker | None]] = deque()
+    sent = 0
+
+    def top_up() -> None:
+        nonlocal sent
+        while len(ahead) < workers * ahead_per_worker:
+            batch = [item for _i, item in zip(range(chunk), todo)]
+            if not batch:
+                return
+            wanted = [item for item in batch if item is not None]
+            worker = pool[sent % workers] if wanted else None
+            if worker is not None:
+                worker.ask(wanted)
+                sent += 1
+            ahead.append((batch, worker))
+
+    try:
+        top_up()
+        while ahead:
+            batch, worker = ahead[0]
+            try:
+                got = worker.answer() if worker is not None else []
+            except (EOFError, OSError, pickle.UnpicklingError) as e:
+                code = worker.proc.poll() if worker is not None else None
+                _log.warning("a worker process reading %s stopped (exit %s, %s); reading the rest in this process",
+                             root, code, type(e).__name__)
+                local = resolve(load)
+                for batch, _w in ahead:
+                    loaded = iter(local(root, [item for item in batch if item is not None], every))
+                    for item in batch:
+                        yield None if item is None else next(loaded)
+                ahead.clear()
+                return
+            ahead.popleft()
+            top_up()
+            loaded = iter(got)
+            for item in batch:
+                yield None if item is None else next(loaded)
+    finally:
+        for w in pool:
+            w.close()
+
+
+def _serve(root: str, every: bool, load: Callable[..., Any]) -> None:
+    """The worker's loop: requests are taken off standard input by a thread as they come (so the
+    caller never blocks writing one while this process writes an answer), answered in order."""
+    inbox: queue.Queue[Any] = queue.Queue()
+
+    def take() -> None:
+        try:
+            while True:
+                inbox.put(_receive(sys.stdin.buffer))
+        except (EOFError, OSError):
+            inbox.put(None)
+
+    threading.Thread(target=take, daemon=True).start()
+    out = sys.stdout.buffer
+    while (items := inbox.get()) is not None:
+        _send(out, load(root, items, every))
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], sys.argv[2] == "1", resolve(sys.argv[3]))

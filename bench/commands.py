@@ -1,8 +1,12 @@
 """What a user runs on a run directory, at 10^4 / 10^5 / 10^6 trials: `assay score`, `assay report`
 (JSON, Markdown, HTML), `assay export` and `assay verify`, each as its own `assay` process (wall
 time, CPU time and peak RSS of that process), beside DuckDB computing the headline figures from the
-same result files end to end (when duckdb is installed: ``pip install duckdb``). Each line ends with
-the machine's 1-minute load average when the command ended (2 cores: above 2, it waited for a core).
+same result files end to end (when duckdb is installed: ``pip install duckdb``), and the kernel's
+floor: ``find | xargs cat`` listing and reading every file of ``trials/`` in one process, what any
+reader of one file per trial pays before it parses anything. Each line ends with the machine's
+1-minute load average when the command ended (2 cores: above 2, it waited for a core). CPU time
+is the process's and its children's (the scan's reading processes); peak RSS is the largest of
+them, not their sum (each reading process holds about 20 MiB).
 
 The run directories are those of ``bench/score.py --rundir`` (the real writer's bytes and ledger
 lines, without 10^6 fsyncs), generated once into ``--keep DIR`` and reused.
@@ -83,7 +87,7 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, required=True, help="where the generated run directories are kept")
     ap.add_argument("--src", type=Path, help="run the assay of this src folder (a before figure)")
     ap.add_argument("--only", nargs="*", help="run only these commands (score, report-json, report-md, "
-                    "report-html, export, verify, duckdb-files, duckdb-jsonl: over the export's file)")
+                    "report-html, export, verify, floor, duckdb-files, duckdb-jsonl: over the export's file)")
     args = ap.parse_args()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     print(f"{'trials':>9}  {'command':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'load':>5}")
@@ -98,6 +102,10 @@ def main() -> None:
                     continue
                 r = measure(argv, args.src)
                 print(f"{n:>9,d}  {name:<12} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['rss_mib']:13.1f} "
+                      f"{os.getloadavg()[0]:5.1f}", flush=True)
+            if not args.only or "floor" in args.only:
+                r = measure(["sh", "-c", f"find '{run}/trials' -type f -print0 | xargs -0 cat > /dev/null"])
+                print(f"{n:>9,d}  {'floor':<12} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['rss_mib']:13.1f} "
                       f"{os.getloadavg()[0]:5.1f}", flush=True)
             for what, source in (("duckdb-files", "files"), ("duckdb-jsonl", str(Path(tmp) / "export.jsonl"))):
                 if args.only and what not in args.only or (source != "files" and not Path(source).is_file()):

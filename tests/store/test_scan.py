@@ -337,3 +337,17 @@ def test_a_bad_worker_count_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) ->
     assert workers_wanted(PROCESSES_FROM - 1, None) == 0  # a small run reads in its own process
     cores = len(os.sched_getaffinity(0))
     assert workers_wanted(PROCESSES_FROM, None) == (cores if cores >= 2 else 0)
+
+
+def test_no_worker_can_start_and_the_scan_reads_here(finished_run: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """An interpreter that cannot be started again (an embedded Python, a removed venv): the scan
+    reads every trial in its own process, and says why."""
+    import sys
+
+    monkeypatch.setattr(sys, "executable", str(finished_run / "no-such-python"))
+    with caplog.at_level("WARNING", logger="assay.store.scan_workers"):
+        far = verify_run(finished_run, workers=2)
+    near = verify_run(finished_run, workers=0)
+    assert far.ok and (far.checked, far.problems) == (near.checked, near.problems)
+    assert "no-such-python" in caplog.text and "reading in this process" in caplog.text

@@ -26,6 +26,7 @@ from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, _ledger_record, trial_files
 from assay.store.scan_read import EVIDENCE_NAMES, Loaded, load_trial, read_trials
+
 #: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
 PROCESSES_FROM = 4096
 #: the environment variable that sets the number of reading processes (0 or 1: read in the scan's own)

@@ -100,7 +100,16 @@ def read_in_processes(root: str, todo: Iterator[Any], every: bool, workers: int,
     """Loaded trials (or None where the item is None: no folder) of ``todo``'s items in order, read
     by ``workers`` processes, chunk ``k`` by worker ``k % workers``. Returns early when a worker
     ended without answering: the chunks then in flight are read here, the rest stays in ``todo``."""
-    pool = [Worker(root, every, load) for _ in range(workers)]
+    pool: list[Worker] = []
+    try:
+        for _ in range(workers):
+            pool.append(Worker(root, every, load))
+    except OSError as e:  # no interpreter to start (an embedded Python, a venv removed since)
+        _log.warning("no worker process could start to read %s (%s: %s); reading in this process", root,
+                     sys.executable, e)
+        for w in pool:
+            w.close()
+        return
     ahead: deque[tuple[list[Any], Worker | None]] = deque()
     sent = 0
 

@@ -84,3 +84,52 @@ def test_export_refuses_changed_evidence_and_bad_arguments(run: Path, tmp_path: 
     result.write_text(result.read_text().replace('"fail"', '"pass"'))  # a failed trial rewritten as a pass
     changed = cli("export", str(run), "-o", str(tmp_path / "x.jsonl"))
     assert changed.returncode == 3 and not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_file_export_checks_the_run_in_the_pass_that_reads_it(run: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """To a file, the export reads the run once, checking each trial folder as it reads it: the
+    same rows as the check first and the read after; the run is read in one pass, not two."""
+    from assay.report.export import ExportOptions, export_run
+    from assay.store import scan as scan_module
+
+    two = tmp_path / "two-passes.jsonl"
+    two.write_text(cli("export", str(run), "-f", "jsonl").stdout)  # standard output: checked first, then read
+    scans: list[bool] = []
+    real = scan_module.RunScan.__init__
+
+    def counted(self, rd, *, verify=True, workers=None):  # type: ignore[no-untyped-def]
+        scans.append(verify)
+        real(self, rd, verify=verify, workers=workers)
+
+    monkeypatch.setattr(scan_module.RunScan, "__init__", counted)
+    one = tmp_path / "one-pass.jsonl"
+    export_run(run, ExportOptions(fmt="jsonl", out=one))
+    assert scans == [True]  # one scan of the run, a checking one
+    assert one.read_text() == two.read_text() and len(one.read_text().splitlines()) == 6
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_a_file_export_of_changed_evidence_leaves_nothing(run: Path, tmp_path: Path, fmt: str) -> None:
+    """Refused with exit 3 and verify's problems, in every format; neither the file nor its
+    ``.part`` is left, and a file already under that name stays as it was."""
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    from assay.errors import IntegrityError
+    from assay.report.export import ExportOptions, export_run
+    from assay.store.integrity import verify_run
+
+    result = next((run / "trials" / trial_id("t2", "base", "a", 1)).rglob("result.json"))
+    result.write_text(result.read_text().replace('"fail"', '"pass"'))
+    (run / "trials" / trial_id("t1", "base", "b", 1) / "extra.txt").write_text("added later\n")
+    problems = verify_run(run).problems
+    assert len(problems) == 2
+    out = tmp_path / f"rows.{fmt}"
+    out.write_text("an earlier export\n")
+    with pytest.raises(IntegrityError) as e:
+        export_run(run, ExportOptions(fmt=fmt, out=out))
+    assert "refusing to export" in str(e.value) and all(p in str(e.value) for p in problems)
+    assert out.read_text() == "an earlier export\n" and not out.with_name(out.name + ".part").exists()
+    proc = cli("export", str(run), "-f", fmt, "-o", str(tmp_path / f"new.{fmt}"))
+    assert proc.returncode == 3 and not (tmp_path / f"new.{fmt}").exists()
+    assert list(tmp_path.glob("*.part")) == []

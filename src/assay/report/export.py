@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from assay.errors import UsageError
+from assay.errors import IntegrityError, UsageError
 from assay.records.results import AttemptResult
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
 from assay.spec.user_file import check_output_path, unwritable
 from assay.store.rundir import RunDir
+from assay.store.integrity import refusal
 from assay.store.scan import RunScan
 from assay.store.trial_order import has_repeats, share_names, unplanned
 
@@ -98,10 +99,12 @@ def _missing_row(run_id: str, trial_id: str, common: dict[str, Any], digests: di
     return row
 
 
-def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
+def iter_rows(run_dir: Path | str, scan: RunScan | None = None) -> Iterator[dict[str, Any]]:
     """Every attempt of the run as a row (plan order, then unplanned trials found on disk), its
     result read by the scorer's reader (msgspec, pydantic for what it refuses: the same values as
-    :meth:`RunDir.result`) through the scan's reading, spread over processes for a large run."""
+    :meth:`RunDir.result`) through the scan's reading, spread over processes for a large run.
+    With a checking ``scan``, each trial folder is checked as it is read; the caller asks its
+    :meth:`~assay.store.scan.RunScan.finish` for the problems before it keeps any row."""
     rd = RunDir.open(run_dir)
     m = rd.manifest()
     common = {"gateway_backend": m.gateway.backend, "model": m.gateway.model, "sandbox": m.sandbox.backend,
@@ -109,7 +112,7 @@ def iter_rows(run_dir: Path | str) -> Iterator[dict[str, Any]]:
     digests = {t.id: t.digest for t in m.tasks}
     categories = {t.id: t.category for t in m.tasks}
     held = m.held_out_ids()  # counted rows; a held-out task's ids shown as digests
-    scan = RunScan(rd, verify=False)
+    scan = scan or RunScan(rd, verify=False)
     on_disk = scan.trial_dirs()
     planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
     share_names(on_disk, planned)
@@ -155,16 +158,18 @@ class ExportOptions:
     out: Path | None = None  # None or '-': standard output (not for parquet)
 
 
-def to_file(run_dir: Path, opts: ExportOptions) -> str:
+def to_file(run_dir: Path, opts: ExportOptions, *, checked: bool = False) -> str:
     """The built-in target: a JSONL, CSV or Parquet file (or standard output); an output that
-    cannot be written is a usage error naming it, and leaves no half file."""
+    cannot be written is a usage error naming it, and leaves no half file. ``checked``: the run's
+    integrity is checked in the same pass that reads it (a file output only), and a run that fails
+    it leaves nothing under the asked name."""
     if opts.fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {opts.fmt!r}")
     to_stdout = opts.out is None or str(opts.out) == "-"
     if not to_stdout:
         check_output_path("--out", opts.out)
         try:
-            return _to_path(run_dir, opts)
+            return _to_path(run_dir, opts, checked)
         except OSError as e:
             if opts.out is not None:
                 opts.out.with_name(opts.out.name + ".part").unlink(missing_ok=True)
@@ -176,18 +181,35 @@ def to_file(run_dir: Path, opts: ExportOptions) -> str:
     return ""
 
 
-def _to_path(run_dir: Path, opts: ExportOptions) -> str:
+def _to_path(run_dir: Path, opts: ExportOptions, checked: bool = False) -> str:
     assert opts.out is not None
     opts.out.parent.mkdir(parents=True, exist_ok=True)  # as --junit and --summary-md do
+    scan = RunScan(RunDir.open(run_dir), verify=True) if checked else None
     if opts.fmt == "parquet":
-        _parquet(iter_rows(run_dir), opts.out)
+        rows = list(iter_rows(run_dir, scan))
+        _refuse_changed(run_dir, scan)
+        _parquet(iter(rows), opts.out)
         return f"exported {run_dir} as parquet: {opts.out}"
     writer = _jsonl if opts.fmt == "jsonl" else _csv
     tmp = opts.out.with_name(opts.out.name + ".part")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        writer(iter_rows(run_dir), f)  # type: ignore[arg-type]
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            writer(iter_rows(run_dir, scan), f)  # type: ignore[arg-type]
+        _refuse_changed(run_dir, scan)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(opts.out)  # a failed export leaves no half file under the asked name
     return f"exported {run_dir} as {opts.fmt}: {opts.out}"
+
+
+def _refuse_changed(run_dir: Path, scan: RunScan | None) -> None:
+    """With a checking scan: the refusal `assay verify`'s problems make (exit 3), if any."""
+    if scan is None:
+        return
+    _checked, problems = scan.finish()
+    if problems:
+        raise refusal(run_dir, problems, action="export")
 
 
 Target = Callable[[Path, ExportOptions], str]
@@ -201,6 +223,14 @@ def export_run(run_dir: Path | str, opts: ExportOptions, *, to: str = "file", ve
 
     rd = RunDir.open(run_dir)
     target = EXPORT_TARGETS.get(to)
+    if verify and target is to_file and opts.out is not None and str(opts.out) != "-":
+        try:  # one pass: each trial folder checked as it is read for the file
+            return to_file(rd.path, opts, checked=True)
+        except (IntegrityError, UsageError):
+            raise
+        except Exception:
+            check_integrity(rd.path)  # a run whose evidence changed: the full report, not the crash
+            raise
     if verify:
         check_integrity(rd.path)
     return target(rd.path, opts)

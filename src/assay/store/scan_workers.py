@@ -22,12 +22,10 @@ import struct
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from collections import deque
+from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
-#: the reading function a worker runs unless told another (by "module:function")
-DEFAULT_LOAD = "assay.store.scan_read:load_chunk"
 _LEN = struct.Struct("!Q")
 _log = logging.getLogger(__name__)
 
@@ -60,9 +58,12 @@ class Worker:
     """One reading process and the requests it has not answered yet (answered in the order sent)."""
 
     def __init__(self, root: str, every: bool, load: str) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])  # where this assay is, for the child
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH"))
-                                                           if p)}
+        env = dict(os.environ)
+        root_of_assay = Path(__file__).resolve().parents[2]
+        if root_of_assay.name not in ("site-packages", "dist-packages"):
+            # a checkout the caller put on sys.path itself: the worker finds the same assay there (never a
+            # site-packages folder ahead of the standard library, where an old backport could shadow it)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root_of_assay), env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen([sys.executable, "-m", "assay.store.scan_workers", root, "1" if every else "0",
                                       load], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.pending = 0
@@ -78,6 +79,13 @@ class Worker:
         got = _receive(self.proc.stdout)
         self.pending -= 1
         return got
+
+    def ended(self) -> int | None:
+        """The exit code of a worker whose output ended (None: still running after a few seconds)."""
+        try:
+            return self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return None
 
     def close(self) -> None:
         """End the worker: its input closed, it exits; one that does not is killed (it is ours)."""
@@ -133,7 +141,7 @@ def read_in_processes(root: str, todo: Iterator[Any], every: bool, workers: int,
             try:
                 got = worker.answer() if worker is not None else []
             except (EOFError, OSError, pickle.UnpicklingError) as e:
-                code = worker.proc.poll() if worker is not None else None
+                code = worker.ended() if worker is not None else None
                 _log.warning("a worker process reading %s stopped (exit %s, %s); reading the rest in this process",
                              root, code, type(e).__name__)
                 local = resolve(load)
@@ -166,7 +174,9 @@ def _serve(root: str, every: bool, load: Callable[..., Any]) -> None:
             inbox.put(None)
 
     threading.Thread(target=take, daemon=True).start()
-    out = sys.stdout.buffer
+    out = os.fdopen(os.dup(1), "wb")  # the frames' own descriptor: anything else printed goes to stderr
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     while (items := inbox.get()) is not None:
         _send(out, load(root, items, every))
 

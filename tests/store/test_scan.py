@@ -351,3 +351,20 @@ def test_no_worker_can_start_and_the_scan_reads_here(finished_run: Path, monkeyp
     near = verify_run(finished_run, workers=0)
     assert far.ok and (far.checked, far.problems) == (near.checked, near.problems)
     assert "no-such-python" in caplog.text and "reading in this process" in caplog.text
+
+
+@pytest.mark.parametrize("ahead", [2, 3])
+def test_a_request_to_a_worker_already_dead_costs_only_speed(finished_run: Path, workers_import_tests: None,
+                                                             monkeypatch: pytest.MonkeyPatch, ahead: int) -> None:
+    """The worker dies while the scan still has requests to send it: writing to its closed input
+    is no error of the scan's; every trial is still read, once and in order."""
+    from assay.store.scan_read import read_trials
+
+    monkeypatch.setattr("assay.store.scan_read.CHUNKS_AHEAD", ahead)
+    ids = sorted(p.name for p in (finished_run / "trials").iterdir())
+    items = [(tid, True) for tid in ids]
+    here = list(read_trials(str(finished_run), items, every=True))
+    for _ in range(5):
+        there = list(read_trials(str(finished_run), items, every=True, workers=2,
+                                 load="tests.store.scan_crash:dies_in_a_worker"))
+        assert there == here

@@ -66,19 +66,20 @@ class Worker:
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root_of_assay), env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen([sys.executable, "-m", "assay.store.scan_workers", root, "1" if every else "0",
                                       load], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        self.pending = 0
 
     def ask(self, items: list[tuple[str, bool]]) -> None:
+        """Send a request; to a worker that has died already this is no error here: its answer is
+        then the end of its output, which :func:`read_in_processes` reads as the worker lost."""
         assert self.proc.stdin is not None
-        _send(self.proc.stdin, items)
-        self.pending += 1
+        try:
+            _send(self.proc.stdin, items)
+        except OSError:
+            pass  # a broken pipe: the worker has ended
 
     def answer(self) -> Any:
         """The answer to the oldest request (EOFError: the worker ended without it)."""
         assert self.proc.stdout is not None
-        got = _receive(self.proc.stdout)
-        self.pending -= 1
-        return got
+        return _receive(self.proc.stdout)
 
     def ended(self) -> int | None:
         """The exit code of a worker whose output ended (None: still running after a few seconds)."""
@@ -145,20 +146,23 @@ def read_in_processes(root: str, todo: Iterator[Any], every: bool, workers: int,
                 _log.warning("a worker process reading %s stopped (exit %s, %s); reading the rest in this process",
                              root, code, type(e).__name__)
                 local = resolve(load)
-                for batch, _w in ahead:
-                    loaded = iter(local(root, [item for item in batch if item is not None], every))
-                    for item in batch:
-                        yield None if item is None else next(loaded)
+                for left, _w in ahead:
+                    yield from _in_place(left, local(root, [item for item in left if item is not None], every))
                 ahead.clear()
                 return
             ahead.popleft()
             top_up()
-            loaded = iter(got)
-            for item in batch:
-                yield None if item is None else next(loaded)
+            yield from _in_place(batch, got)
     finally:
         for w in pool:
             w.close()
+
+
+def _in_place(batch: list[Any], loaded: list[Any]) -> Iterator[Any]:
+    """``loaded`` (one per item that is not None) spread over ``batch``'s places, None kept."""
+    it = iter(loaded)
+    for item in batch:
+        yield None if item is None else next(it)
 
 
 def _serve(root: str, every: bool, load: Callable[..., Any]) -> None:

@@ -27,14 +27,20 @@ from assay.score.evidence import read_trace_facts
 from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
 from assay.score.screen import Suspect, as_records, screen_attempts
+from assay.score.trial_sight import LOAD as SIGHT_LOAD
+from assay.score.trial_sight import TrialSight
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
 from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
-from assay.store.rundir import MANIFEST, RunDir
+from assay.store.rundir import MANIFEST, TRIALS, RunDir
 from assay.store.scan import RunScan
+from assay.store.scan_read import TRACE
 from assay.store.trial_order import share_names, unplanned
 
+#: how a scan reads a trial folder for the scorer: its files and, from the same bytes, its trace's facts
+#: and the screen (score/trial_sight.py), in the reading processes of a large run
+TRIAL_LOAD = SIGHT_LOAD
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
 __all__ = ["SCORE_SCHEMA", "SCORER_VERSION", "ScoreDocument", "check_integrity", "score_run", "score_trials"]
@@ -150,7 +156,7 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
     :func:`assay.score.screen.screen_run`, in the same pass) and its suspects appended, each with
     its place in screen_run's order (trial folder, then attempt folder: not the ids a result
     claims, which a result copied into another folder does not change)."""
-    scan = scan or RunScan(rd, verify=False)
+    scan = scan or RunScan(rd, verify=False, load=TRIAL_LOAD)
     stop = last_stop(rd)
     budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
@@ -164,12 +170,16 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
             continue
         for rel, digest in read.result_digests:
             inputs.results[rel] = digest
+        sight = read.extra if isinstance(read.extra, TrialSight) else None
         if screened is not None:
-            # no trace in the trial's listing: no trace to screen (None: the screen looks for itself)
+            # no trace in the trial's listing: no trace to screen (None: the screen looks for itself); the
+            # folder's sight serves a result that names this trial (one copied from elsewhere is screened as
+            # it always was, by the trace of the trial it names)
             for k, a in enumerate(read.attempts):
-                screened.extend(((tid, k), x) for x in screen_attempts(rd, [a], None if read.has_trace else False))
+                screened.extend(((tid, k), x) for x in screen_attempts(rd, [a], None if read.has_trace else False,
+                                                                       sight if a.trial_id == tid else None))
         yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
-                    trace_digest=read.trace_digest)
+                    trace_digest=read.trace_digest, sight=sight)
 
 
 def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[Attempt],
@@ -181,9 +191,14 @@ def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[Attempt],
 
 
 def _fold(rd: RunDir, trial_id: str, attempts: list[Attempt], inputs: ScoreInputs | None, *, artifacts_ok: bool,
-          has_trace: bool, trace_digest: str | None) -> TrialFacts:
+          has_trace: bool, trace_digest: str | None, sight: TrialSight | None = None) -> TrialFacts:
     facts = None
-    if has_trace:
+    if sight is not None and sight.trace is not None and trace_digest is not None:
+        # the trace as the scan read it: its facts and its digest from the same bytes
+        facts = sight.trace.facts_of(max(a.attempt for a in attempts))
+        if inputs is not None:
+            inputs.traces[f"{TRIALS}/{trial_id}/{TRACE}"] = trace_digest
+    elif has_trace:
         trace_path = rd.trace_path(trial_id)
         facts = read_trace_facts(trace_path, max(a.attempt for a in attempts))
         if facts is not None and inputs is not None:
@@ -215,7 +230,7 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
             check_integrity(rd.path)  # the full report when the run fails its check
         raise
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
-    scan = RunScan(rd, verify=verify, workers=workers)
+    scan = RunScan(rd, verify=verify, workers=workers, load=TRIAL_LOAD)
     screened: list[tuple[tuple[str, int], Suspect]] = []
     try:
         doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan, screened), keep_trials=keep_trials,

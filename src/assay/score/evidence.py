@@ -7,6 +7,7 @@ is read line by line so a long trace never sits in memory whole.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -33,23 +34,38 @@ def trace_facts(events: Iterable[TraceEvent], attempt: int) -> TraceFacts:
     A *loop* is a tool call identical (name and arguments) to the previous call when that call's
     result was an error, or the third and later of identical consecutive calls.
     """
-    f = TraceFacts()
-    started = ended = False
-    call_ids: set[str] = set()
-    answered_ids: set[str] = set()
-    unnamed_calls = unnamed_results = 0
-    prev_key: str | None = None
-    prev_failed = False
-    run = 0
-    last_call_by_id: dict[str, str] = {}
+    fold = FactsFold()
     for ev in events:
-        if ev.attempt != attempt:
-            continue
-        kind, data = ev.kind, ev.data
+        if ev.attempt == attempt:
+            fold.add(ev)
+    return fold.facts()
+
+
+class FactsFold:
+    """:func:`trace_facts` one event at a time, so one pass over a trace can fold every attempt
+    (one fold per attempt number) while the same bytes are hashed."""
+
+    __slots__ = ("f", "started", "ended", "call_ids", "answered_ids", "unnamed_calls", "unnamed_results",
+                 "prev_key", "prev_failed", "run", "last_call_by_id")
+
+    def __init__(self) -> None:
+        self.f = TraceFacts()
+        self.started = self.ended = False
+        self.call_ids: set[str] = set()
+        self.answered_ids: set[str] = set()
+        self.unnamed_calls = self.unnamed_results = 0
+        self.prev_key: str | None = None
+        self.prev_failed = False
+        self.run = 0
+        self.last_call_by_id: dict[str, str] = {}
+
+    def add(self, ev: TraceEvent) -> None:
+        """Fold one event of this fold's attempt."""
+        f, kind, data = self.f, ev.kind, ev.data
         if kind == EventKind.attempt_started:
-            started = True
+            self.started = True
         elif kind == EventKind.attempt_ended:
-            ended = True
+            self.ended = True
         elif kind == EventKind.model_response:
             f.model_responses += 1
             usage = data.get("usage") or {}
@@ -58,33 +74,37 @@ def trace_facts(events: Iterable[TraceEvent], attempt: int) -> TraceFacts:
         elif kind == EventKind.tool_call:
             f.tool_calls += 1
             key = _call_key(data)
-            run = run + 1 if key == prev_key else 1
-            if key == prev_key and (prev_failed or run >= LOOP_RUN):
+            self.run = self.run + 1 if key == self.prev_key else 1
+            if key == self.prev_key and (self.prev_failed or self.run >= LOOP_RUN):
                 f.loops += 1
-            prev_key, prev_failed = key, False
+            self.prev_key, self.prev_failed = key, False
             cid = str(data.get("call_id") or "")
             if cid:
-                call_ids.add(cid)
-                last_call_by_id[cid] = key
+                self.call_ids.add(cid)
+                self.last_call_by_id[cid] = key
             else:
-                unnamed_calls += 1
+                self.unnamed_calls += 1
         elif kind == EventKind.tool_result:
             f.tool_results += 1
             failed = _tool_error(data)
             f.tool_errors += failed
             cid = str(data.get("call_id") or "")
             if cid:
-                answered_ids.add(cid)
-                if last_call_by_id.get(cid) == prev_key:
-                    prev_failed = failed
+                self.answered_ids.add(cid)
+                if self.last_call_by_id.get(cid) == self.prev_key:
+                    self.prev_failed = failed
             else:
-                unnamed_results += 1
-                prev_failed = failed
+                self.unnamed_results += 1
+                self.prev_failed = failed
         elif kind == EventKind.fault_injected:
             f.faults_injected += 1
-    f.complete = started and ended
-    f.tool_calls_answered = len(call_ids & answered_ids) + min(unnamed_calls, unnamed_results)
-    return f
+
+    def facts(self) -> TraceFacts:
+        """The attempt's facts so far (the fold stays usable)."""
+        f = replace(self.f)
+        f.complete = self.started and self.ended
+        f.tool_calls_answered = len(self.call_ids & self.answered_ids) + min(self.unnamed_calls, self.unnamed_results)
+        return f
 
 
 def read_trace_facts(trace_path: Path, attempt: int) -> TraceFacts | None:

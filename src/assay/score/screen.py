@@ -9,7 +9,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from assay.records.results import AttemptResult, EndState
 from assay.store.hidden_sightings import ARTIFACT_NAME as HIDDEN_VALUES
@@ -18,6 +18,9 @@ from assay.store.rundir import RunDir
 from assay.store.workspace_diff import ARTIFACT_NAME, WorkspaceDiff, read_workspace_diff
 from assay.trace.events import EventKind, TraceEvent
 from assay.trace.writer import read_events
+
+if TYPE_CHECKING:
+    from assay.score.trial_sight import TrialSight
 
 #: files that steer how tests run, or run code at interpreter start
 TEST_STEERING = ("conftest.py", "sitecustomize.py", "usercustomize.py", "pytest.ini", "tox.ini", "*.pth",
@@ -102,29 +105,38 @@ def screen_events(events: Iterable[TraceEvent]) -> list[Flag]:
     return out
 
 
-def screen_attempt(rd: RunDir, r: AttemptResult, has_trace: bool | None = None) -> list[Flag]:
+def screen_attempt(rd: RunDir, r: AttemptResult, has_trace: bool | None = None,
+                   sight: TrialSight | None = None) -> list[Flag]:
     """Every flag of one attempt (an unreadable diff is itself named, never a silent pass);
-    ``has_trace``: whether the trial has a trace, when the caller's listing already says."""
+    ``has_trace``: whether the trial has a trace, when the caller's listing already says;
+    ``sight``: what the scan's reading of this attempt's own trial folder already screened (its
+    trace's calls, its artifacts), from the very bytes it hashed."""
     flags: list[Flag] = []
     digest = r.artifacts.get(ARTIFACT_NAME)
     if digest:
-        try:
-            flags += screen_diff(read_workspace_diff(rd.read_artifact(digest)))
-        except Exception as e:  # noqa: BLE001 - a damaged artifact is named, not a crash of the screen
-            flags.append(Flag("diff_unreadable", ARTIFACT_NAME, f"{type(e).__name__}: {e}"))
-    flags += _hidden_value_flags(rd, r)
-    if has_trace is not False:  # False: the caller's listing holds no trace (no path made per attempt)
+        flags += sight.artifact_flags(ARTIFACT_NAME, digest, rd) if sight is not None else diff_flags(rd, digest)
+    digest = r.artifacts.get(HIDDEN_VALUES)
+    if digest:
+        flags += sight.artifact_flags(HIDDEN_VALUES, digest, rd) if sight is not None else hidden_value_flags(rd, digest)
+    if sight is not None and sight.trace is not None:
+        flags += sight.trace.flags_of(r.attempt)
+    elif has_trace is not False:  # False: the caller's listing holds no trace (no path made per attempt)
         trace = rd.trace_path(r.trial_id)
         if has_trace or trace.is_file():
             flags += screen_events(e for e in read_events(trace) if e.attempt == r.attempt)
     return flags
 
 
-def _hidden_value_flags(rd: RunDir, r: AttemptResult) -> list[Flag]:
+def diff_flags(rd: RunDir, digest: str) -> list[Flag]:
+    """The flags of one workspace-diff artifact (unreadable: named as such)."""
+    try:
+        return screen_diff(read_workspace_diff(rd.read_artifact(digest)))
+    except Exception as e:  # noqa: BLE001 - a damaged artifact is named, not a crash of the screen
+        return [Flag("diff_unreadable", ARTIFACT_NAME, f"{type(e).__name__}: {e}")]
+
+
+def hidden_value_flags(rd: RunDir, digest: str) -> list[Flag]:
     """Hidden expected values the harness found in files the agent wrote (run/hidden_values.py)."""
-    digest = r.artifacts.get(HIDDEN_VALUES)
-    if not digest:
-        return []
     try:
         found = decode_sightings(rd.read_artifact(digest))
     except Exception as e:  # noqa: BLE001 - a damaged artifact is named, not a crash of the screen
@@ -133,20 +145,25 @@ def _hidden_value_flags(rd: RunDir, r: AttemptResult) -> list[Flag]:
                  f"the agent was never shown, from {s.get('source', '')}") for s in found]
 
 
+#: the screen of an artifact kind, by the name a result gives it
+ARTIFACT_SCREENS = {ARTIFACT_NAME: diff_flags, HIDDEN_VALUES: hidden_value_flags}
+
+
 def screen_run(rd: RunDir) -> list[Suspect]:
     """The suspect passes of a run: every passing attempt with at least one flag (the scorer
     screens in its own pass over the run, :func:`screen_attempts` per trial: the same list)."""
     return screen_attempts(rd, rd.iter_results())
 
 
-def screen_attempts(rd: RunDir, attempts: Iterable[Any], has_trace: bool | None = None) -> list[Suspect]:
+def screen_attempts(rd: RunDir, attempts: Iterable[Any], has_trace: bool | None = None,
+                    sight: TrialSight | None = None) -> list[Suspect]:
     """The suspects among these attempts (results, or the scorer's fast reads of them) of one
-    trial (``has_trace`` known) or of many."""
+    trial (``has_trace`` known, and the ``sight`` of its folder) or of many."""
     out = []
     for r in attempts:
         if r.end_state is not EndState.passed:
             continue
-        flags = screen_attempt(rd, r, has_trace)
+        flags = screen_attempt(rd, r, has_trace, sight)
         if flags:
             out.append(Suspect(r.trial_id, r.attempt, r.task_id, r.agent, tuple(flags)))
     return out
@@ -157,4 +174,4 @@ def as_records(suspects: list[Suspect]) -> list[dict[str, Any]]:
              "flags": [f.as_dict() for f in s.flags]} for s in suspects]
 
 
-__all__ = ["Flag", "Suspect", "as_records", "screen_attempt", "screen_attempts", "screen_diff", "screen_events", "screen_run"]
+__all__ = ["ARTIFACT_SCREENS", "Flag", "Suspect", "as_records", "diff_flags", "hidden_value_flags", "screen_attempt", "screen_attempts", "screen_diff", "screen_events", "screen_run"]

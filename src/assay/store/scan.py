@@ -25,8 +25,10 @@ from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, _ledger_record, trial_files
-from assay.store.scan_read import EVIDENCE_NAMES, Loaded, load_trial, read_trials
+from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
 
+#: the reading of a chunk of trial folders: their files only (the scorer names its own, score/trial_sight.py)
+LOAD_FILES = "assay.store.scan_read:load_chunk"
 #: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
 PROCESSES_FROM = 4096
 #: the environment variable that sets the number of reading processes (0 or 1: read in the scan's own)
@@ -45,7 +47,8 @@ class TrialRead:
     result_digests: list[tuple[str, str]] = field(default_factory=list)  # (run-relative path, sha256)
     artifacts_ok: bool = True
     has_trace: bool = False
-    trace_digest: str | None = None
+    trace_digest: str | None = None  # of the bytes read, when the trace was read (checked, or by a trace reader)
+    extra: Any = None  # what the scan's load function took from the folder beside its files (its caller's)
 
 
 class RunScan:
@@ -53,8 +56,10 @@ class RunScan:
     what no trial covers (the manifest, sealed files outside trials, deleted files, artifacts)
     and returns the problems in the order `assay verify` has always reported them."""
 
-    def __init__(self, rd: RunDir, *, verify: bool = True, workers: int | None = None) -> None:
+    def __init__(self, rd: RunDir, *, verify: bool = True, workers: int | None = None,
+                 load: str = LOAD_FILES) -> None:
         self.rd = rd
+        self.load = load  # "module:function" reading a chunk of trial folders (scan_read.load_chunk's shape)
         self.root = str(rd.path)
         self.verify = verify
         self.workers = workers  # reading processes (None: ASSAY_SCAN_WORKERS, else one per core for a large run)
@@ -69,6 +74,8 @@ class RunScan:
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
+        self._artifact_root = os.path.join(self.root, ARTIFACTS, "sha256")
+        self._artifacts_seen: dict[str, bool] = {}  # digest -> exists, for the trial being read
 
     # ------------------------------------------------------------------ trials
     def trial_dirs(self) -> list[str]:
@@ -114,7 +121,8 @@ class RunScan:
         workers = workers_wanted(len(ids), self.workers)
         placed, ahead = itertools.tee((tid, self._position(tid)) for tid in ids)
         items = ((tid, tid not in self._linked_dirs) if i >= 0 else None for tid, i in ahead)
-        for (tid, i), loaded in zip(placed, read_trials(self.root, items, every=self.verify, workers=workers)):
+        for (tid, i), loaded in zip(placed, read_trials(self.root, items, every=self.verify, workers=workers,
+                                                                     load=self.load)):
             yield None if i < 0 else self.trial(tid, loaded, i)
 
     def trial(self, trial_id: str, loaded: Loaded | None = None, position: int | None = None) -> TrialRead:
@@ -122,6 +130,7 @@ class RunScan:
         ``position``: its place in :meth:`trial_dirs`, when the caller has it)."""
         i = self._position(trial_id) if position is None else position
         self._check = self._first_visit(trial_id, i) and self.verify
+        self._artifacts_seen.clear()
         if loaded is None:
             loaded = load_trial(self.root, trial_id, i >= 0 and trial_id not in self._linked_dirs, self.verify)
         if loaded is None:  # not a plain folder, or it changed under the scan: path by path, as the checks always did
@@ -164,7 +173,7 @@ class RunScan:
                                   f"{rel}: {what} not in the ledger (added after the run?)")
         parsed = {f: self._parse(tid, f.split("/")[1], raw[f], os.path.join(tdir, f)) for f in results}
         out = TrialRead(tid, has_trace="trace.jsonl" in fileset or "trace.jsonl" in dirs,
-                        trace_digest=digests.get("trace.jsonl") if self._check else None)
+                        trace_digest=digests.get(TRACE), extra=loaded.extra)
         for n in numbers:
             f = f"attempts/{n}/result.json"
             if f not in fileset:
@@ -236,13 +245,21 @@ class RunScan:
             self._problem((_RESULT, tid, attempt_name, 0), str(e))
             return None
         for i, (name, digest) in enumerate(r.artifacts.items(), 1):
-            if not self.rd.artifact_path(digest).exists():
+            if not self._artifact_exists(digest):
                 self._problem((_RESULT, tid, attempt_name, i),
                               f"artifact {name} of {r.trial_id} attempt {r.attempt} is missing ({digest[:12]})")
         return r
 
     def _artifacts_ok(self, attempts: list[Attempt]) -> bool:
-        return all(self.rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
+        return all(self._artifact_exists(d) for a in attempts for d in a.artifacts.values())
+
+    def _artifact_exists(self, digest: str) -> bool:
+        """:meth:`RunDir.artifact_path` exists (followed, as Path.exists follows), asked of the disk
+        once per trial: the results' check and the trial's fold ask of the same digests."""
+        known = self._artifacts_seen.get(digest)
+        if known is None:
+            known = self._artifacts_seen[digest] = os.path.exists(os.path.join(self._artifact_root, digest[:2], digest))
+        return known
 
     def _problem(self, key: tuple[Any, ...], text: str) -> None:
         self._problems.append((key, text))

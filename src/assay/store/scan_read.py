@@ -12,10 +12,12 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 #: names that must be regular files in a plain trial folder
 EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
+#: the trial's trace, at the top of its folder
+TRACE = "trace.jsonl"
 #: with worker processes: trial folders a worker reads per request, and requests in flight per worker
 CHUNK, CHUNKS_AHEAD = 256, 4
 
@@ -29,7 +31,8 @@ class Loaded:
     dirs: set[str]
     numbers: list[int]  # the numbered attempt folders, sorted
     results: dict[str, bytes]  # "attempts/N/result.json" -> its bytes
-    digests: dict[str, str]  # file -> sha256 of the bytes read (every file with ``every``)
+    digests: dict[str, str]  # file -> sha256 of the bytes read (every file with ``every``; the trace with a reader)
+    extra: Any = None  # what the caller's trace reader (and load function) took from the same bytes
 
 
 def plain_tree(tdir: str, *, known_plain: bool = False) -> tuple[list[str], set[str], list[str]] | None:
@@ -70,10 +73,13 @@ def is_result(f: str) -> bool:
     return len(parts) == 3 and parts[0] == "attempts" and parts[2] == "result.json"
 
 
-def load_trial(root: str, tid: str, known_plain: bool, every: bool) -> Loaded | None:
+def load_trial(root: str, tid: str, known_plain: bool, every: bool,
+               read_trace: Callable[[BinaryIO], tuple[str, Any]] | None = None) -> Loaded | None:
     """Read one trial folder of ``root``'s trials/: its result files, and with ``every`` every other
     file too, each hashed. None sends the trial to the checker's path-by-path reading (a link, a
-    special file, a folder named like evidence, or a folder that changed while it was read)."""
+    special file, a folder named like evidence, or a folder that changed while it was read).
+    ``read_trace`` reads the open trace (with ``every`` or not) and returns (its sha256, what it
+    took from it: the :attr:`Loaded.extra`), so the caller parses the very bytes that were hashed."""
     if "/" in tid or tid in ("", ".", ".."):
         return None
     tdir = os.path.join(root, "trials", tid)
@@ -84,20 +90,24 @@ def load_trial(root: str, tid: str, known_plain: bool, every: bool) -> Loaded | 
     numbers = sorted(int(n) for n in attempts_dir if n.isdigit())
     results: dict[str, bytes] = {}
     digests: dict[str, str] = {}
+    extra = None
     try:
         for f in files:
             res = is_result(f)
-            if not (every or res):
+            trace = read_trace is not None and f == TRACE
+            if not (every or res or trace):
                 continue
             with open(os.path.join(tdir, f), "rb") as fh:
                 if res:
                     results[f] = data = fh.read()
                     digests[f] = hashlib.sha256(data).hexdigest()
+                elif trace:
+                    digests[f], extra = read_trace(fh)  # type: ignore[misc]
                 else:  # a trace may be large: hashed as it is read, never held
                     digests[f] = hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError:
         return None
-    return Loaded(tdir, files, dirs, numbers, results, digests)
+    return Loaded(tdir, files, dirs, numbers, results, digests, extra)
 
 
 def load_chunk(root: str, items: list[tuple[str, bool]], every: bool) -> list[Loaded | None]:
@@ -125,4 +135,4 @@ def read_trials(root: str, items: Iterable[tuple[str, bool] | None], *, every: b
         yield None if item is None else local(root, [item], every)[0]
 
 
-__all__ = ["EVIDENCE_NAMES", "Loaded", "is_result", "load_chunk", "load_trial", "plain_tree", "read_trials"]
+__all__ = ["EVIDENCE_NAMES", "TRACE", "Loaded", "is_result", "load_chunk", "load_trial", "plain_tree", "read_trials"]

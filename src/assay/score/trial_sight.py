@@ -1,0 +1,143 @@
+"""What the scorer takes from a trial folder where the folder is read: its files (the store's
+:func:`~assay.store.scan_read.load_trial`) and, from the very bytes hashed there, the trace's facts
+and the screen's flags per attempt, and the screen of the artifacts its passing results name.
+
+A trace used to be read three times in a score: hashed by the reading, parsed for its facts,
+parsed again by the screen (on a real run of 1,800 starter trials, screen and facts were 63% of
+the scan). Here it is read once, hashed as it is parsed, in the reading process: one per core for
+a large run (:mod:`assay.store.scan_workers` names :func:`load_chunk` to its workers), so the
+checking process only looks the answers up. Every figure is the one the path-by-path functions
+give (:func:`assay.score.evidence.trace_facts`, :func:`assay.score.screen.screen_attempt`): the
+same parser, the same folds, one event at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from assay.records.results import EndState
+from assay.score.evidence import FactsFold
+from assay.score.screen import ARTIFACT_SCREENS, Flag, screen_events
+from assay.score.trials import TraceFacts
+from assay.store.fastread import decode_result
+from assay.store.rundir import RunDir
+from assay.store.scan_read import Loaded, load_trial
+from assay.trace.writer import events_of_lines, open_trace_text
+
+#: artifact screens kept per process (content-addressed: a repeat's identical diff is screened once)
+ARTIFACT_MEMO = 4096
+
+
+@dataclass(slots=True)
+class TraceSight:
+    """One pass over a trial's trace: per attempt number, its facts and the screen's call flags."""
+
+    facts: dict[int, TraceFacts]
+    flags: dict[int, list[Flag]]
+
+    def facts_of(self, attempt: int) -> TraceFacts:
+        """:func:`~assay.score.evidence.trace_facts` of this trace for ``attempt``."""
+        got = self.facts.get(attempt)
+        return FactsFold().facts() if got is None else got
+
+    def flags_of(self, attempt: int) -> list[Flag]:
+        """:func:`~assay.score.screen.screen_events` of this trace's events of ``attempt``."""
+        return list(self.flags.get(attempt, ()))
+
+
+@dataclass(slots=True)
+class TrialSight:
+    """What the reading of one trial folder saw beside its files."""
+
+    trace: TraceSight | None  # None: the folder held no trace
+    artifacts: dict[tuple[str, str], list[Flag]] = field(default_factory=dict)  # (name, digest) -> flags
+
+    def artifact_flags(self, name: str, digest: str, rd: RunDir) -> list[Flag]:
+        """The screen of an artifact a passing result names (screened here when the reading did not)."""
+        got = self.artifacts.get((name, digest))
+        return list(got) if got is not None else ARTIFACT_SCREENS[name](rd, digest)
+
+
+class _Hashing(io.RawIOBase):
+    """A file's bytes as they are read, each byte hashed once on its way."""
+
+    def __init__(self, raw: BinaryIO, h: "hashlib._Hash") -> None:
+        super().__init__()
+        self.raw, self.h = raw, h
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        n = self.raw.readinto(b)  # type: ignore[attr-defined]
+        if n:
+            self.h.update(memoryview(b)[:n])
+        return n or 0
+
+
+def read_trace(fh: BinaryIO) -> tuple[str, TraceSight]:
+    """(sha256 of every byte of the open trace, its sight): events parsed as
+    :func:`~assay.trace.writer.iter_events` parses them, folded per attempt in the trace's order."""
+    h = hashlib.sha256()
+    folds: dict[int, FactsFold] = {}
+    flags: dict[int, list[Flag]] = {}
+    for ev in events_of_lines(open_trace_text(io.BufferedReader(_Hashing(fh, h)))):
+        fold = folds.get(ev.attempt)
+        if fold is None:
+            fold = folds[ev.attempt] = FactsFold()
+        fold.add(ev)
+        found = screen_events((ev,))
+        if found:
+            flags.setdefault(ev.attempt, []).extend(found)
+    return h.hexdigest(), TraceSight({n: f.facts() for n, f in folds.items()}, flags)
+
+
+_memo: dict[tuple[str, str, str], list[Flag]] = {}  # (run root, name, digest) -> flags
+
+
+def _artifacts_of(rd: RunDir, loaded: Loaded) -> dict[tuple[str, str], list[Flag]]:
+    """The screens of the artifacts the folder's passing results name (a result that does not
+    parse is left to the checking process, which names it)."""
+    out: dict[tuple[str, str], list[Flag]] = {}
+    for f, raw in loaded.results.items():
+        try:
+            r = decode_result(raw, os.path.join(loaded.tdir, f))
+        except Exception:  # noqa: BLE001 - damaged: the checking process names it (IntegrityError) or fails as before
+            continue
+        if r.end_state is not EndState.passed:
+            continue
+        for name, screen in ARTIFACT_SCREENS.items():
+            digest = r.artifacts.get(name)
+            if not digest or (name, digest) in out:
+                continue
+            key = (str(rd.path), name, digest)
+            got = _memo.get(key)
+            if got is None:
+                if len(_memo) >= ARTIFACT_MEMO:
+                    _memo.clear()
+                got = _memo[key] = screen(rd, digest)
+            out[(name, digest)] = got
+    return out
+
+
+def load_sighted(root: str, tid: str, known_plain: bool, every: bool) -> Loaded | None:
+    """:func:`~assay.store.scan_read.load_trial`, its ``extra`` the folder's :class:`TrialSight`."""
+    loaded = load_trial(root, tid, known_plain, every, read_trace=read_trace)
+    if loaded is not None:
+        loaded.extra = TrialSight(loaded.extra, _artifacts_of(RunDir(root), loaded))
+    return loaded
+
+
+def load_chunk(root: str, items: list[tuple[str, bool]], every: bool) -> list[Loaded | None]:
+    """:func:`load_sighted` of each (trial id, known plain), in order: one request to a worker."""
+    return [load_sighted(root, tid, plain, every) for tid, plain in items]
+
+
+#: the name the scan's reading processes are given
+LOAD = f"{__name__}:load_chunk"
+
+__all__ = ["LOAD", "TraceSight", "TrialSight", "load_chunk", "load_sighted", "read_trace"]

@@ -13,6 +13,7 @@ lines, without 10^6 fsyncs), generated once into ``--keep DIR`` and reused.
 
     python bench/commands.py --sizes 10000 100000 --keep /tmp/runs
     python bench/commands.py --sizes 10000 --only score report-html
+    python bench/commands.py --run /work/runs/real-18000 --only score verify   # bench/replicate.py's
 """
 
 from __future__ import annotations
@@ -84,15 +85,22 @@ print(con.execute({query!r}).fetchall())
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--keep", type=Path, required=True, help="where the generated run directories are kept")
+    ap.add_argument("--keep", type=Path, help="where the generated run directories are kept (with --sizes)")
+    ap.add_argument("--run", type=Path, nargs="*", default=[], help="existing run directories to measure instead "
+                    "(a real run, or bench/replicate.py's copies of one: traces, diffs and artifacts included)")
     ap.add_argument("--src", type=Path, help="run the assay of this src folder (a before figure)")
     ap.add_argument("--only", nargs="*", help="run only these commands (score, report-json, report-md, "
                     "report-html, export, verify, floor, duckdb-files, duckdb-jsonl: over the export's file)")
     args = ap.parse_args()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     print(f"{'trials':>9}  {'command':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'load':>5}")
-    for n in args.sizes:
-        run = args.keep / f"run-{n}"
+    if args.run:
+        args.sizes = []
+    elif args.keep is None:
+        ap.error("--keep DIR is needed to generate run directories (or give --run DIR...)")
+    targets = [(n, args.keep / f"run-{n}") for n in args.sizes]
+    targets += [(sum(1 for _ in os.scandir(r / "trials")), r) for r in args.run]
+    for n, run in targets:
         if not (run / "manifest.json").is_file():
             subprocess.run([sys.executable, str(HERE / "score.py"), "--phase", "make-rundir", "--n", str(n),
                             "--file", str(run)], check=True, stdout=subprocess.DEVNULL)

@@ -64,3 +64,15 @@ def test_several_attempts_still_take_the_reference_fold() -> None:
     t = fold_trial(rs)
     assert (t.attempts, t.infra_attempts, t.end_state, t.cost_usd) == (3, 2, "pass", 0.875)
     assert repr(t) == repr(fold_many(list(reversed(rs))))
+
+
+def test_a_trajectory_kind_registered_late_is_seen(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The kind answers are kept per kind; a registration (or a change to the list) is seen at once."""
+    from assay.score import trials
+
+    monkeypatch.setattr(trials, "TRAJECTORY_KIND_PREFIXES", list(trials.TRAJECTORY_KIND_PREFIXES))
+    assert trials.is_trajectory_kind("tool_call_count") and not trials.is_trajectory_kind("plugin_steps")
+    trials.register_trajectory_kind("plugin")
+    assert trials.is_trajectory_kind("plugin_steps") and trials.is_trajectory_kind("plugin.x")
+    trials.TRAJECTORY_KIND_PREFIXES.remove("plugin")
+    assert not trials.is_trajectory_kind("plugin_steps")

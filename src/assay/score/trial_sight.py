@@ -26,6 +26,7 @@ from assay.score.trials import TraceFacts
 from assay.store.fastread import decode_result
 from assay.store.rundir import RunDir
 from assay.store.scan_read import Loaded, load_trial
+from assay.trace.events import EventKind
 from assay.trace.writer import events_of_lines, open_trace_text
 
 #: artifact screens kept per process (content-addressed: a repeat's identical diff is screened once)
@@ -90,9 +91,10 @@ def read_trace(fh: BinaryIO) -> tuple[str, TraceSight]:
         if fold is None:
             fold = folds[ev.attempt] = FactsFold()
         fold.add(ev)
-        found = screen_events((ev,))
-        if found:
-            flags.setdefault(ev.attempt, []).extend(found)
+        if ev.kind is EventKind.tool_call:  # the only events screen_events looks at
+            found = screen_events((ev,))
+            if found:
+                flags.setdefault(ev.attempt, []).extend(found)
     return h.hexdigest(), TraceSight({n: f.facts() for n, f in folds.items()}, flags)
 
 

@@ -28,8 +28,23 @@ def register_trajectory_kind(prefix: str) -> None:
         TRAJECTORY_KIND_PREFIXES.append(prefix)
 
 
+_kinds_seen: dict[str, bool] = {}  # kind -> is_trajectory_kind, for the prefixes in _kinds_seen_for
+_kinds_seen_for: list[str] = []
+
+
 def is_trajectory_kind(kind: str) -> bool:
-    return any(kind == p or kind.startswith(p + "_") or kind.startswith(p + ".") for p in TRAJECTORY_KIND_PREFIXES)
+    """Asked for every predicate of every trial: answered once per kind while the prefixes stay
+    as they are (a registration, or any change to the list, starts again)."""
+    if _kinds_seen_for != TRAJECTORY_KIND_PREFIXES:
+        _kinds_seen.clear()
+        _kinds_seen_for[:] = TRAJECTORY_KIND_PREFIXES
+    got = _kinds_seen.get(kind)
+    if got is None:
+        if len(_kinds_seen) >= 4096:
+            _kinds_seen.clear()
+        got = _kinds_seen[kind] = any(kind == p or kind.startswith(p + "_") or kind.startswith(p + ".")
+                                      for p in TRAJECTORY_KIND_PREFIXES)
+    return got
 
 
 #: the one trial row type (``assay.records.trial_row``), under the scorer's name for it

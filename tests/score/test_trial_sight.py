@@ -203,3 +203,22 @@ def test_a_tampered_run_scores_or_is_refused_alike(suspect_run: Path, tmp_path: 
         ref = [s for s in doc["suspect_passes"] if s["agent"] == "reference"]  # type: ignore[index]
         assert len(ref) == 3 and all(any(f["rule"] == "git_beyond_head" for f in s["flags"]) for s in ref)
 
+
+
+def test_an_artifact_changed_between_two_scores_is_screened_again(suspect_run: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """One process scores, an artifact is replaced in place, the same process scores again: the
+    screen reads the new bytes (what it keeps is keyed by the file, not only by its name)."""
+    run = tmp_path / "run"
+    shutil.copytree(suspect_run, run, symlinks=True)
+    first = outcome(lambda p: score_run(p, workers=0, verify=False), run)
+    diffs = {s["flags"][0]["path"] for s in first[1]["suspect_passes"]}  # type: ignore[index]
+    assert "bin/curl" in diffs or "conftest.py" in diffs
+    for art in (run / "artifacts").rglob("*"):
+        if art.is_file():
+            art.write_bytes(b"replaced")
+    again = outcome(lambda p: score_run(p, workers=0, verify=False), run)
+    _path_by_path(monkeypatch)
+    assert again == outcome(lambda p: score_run(p, workers=0, verify=False), run)
+    rules = {f["rule"] for s in again[1]["suspect_passes"] for f in s["flags"]}  # type: ignore[index]
+    assert "diff_unreadable" in rules and "program_wrapper" not in rules

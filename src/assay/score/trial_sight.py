@@ -17,7 +17,7 @@ import hashlib
 import io
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from assay.records.results import EndState
 from assay.score.evidence import FactsFold
@@ -98,7 +98,7 @@ def read_trace(fh: BinaryIO) -> tuple[str, TraceSight]:
     return h.hexdigest(), TraceSight({n: f.facts() for n, f in folds.items()}, flags)
 
 
-_memo: dict[tuple[str, str, str], list[Flag]] = {}  # (run root, name, digest) -> flags
+_memo: dict[tuple[str, str, int, int, int], list[Flag]] = {}  # (path, name, inode, size, mtime) -> flags
 
 
 def _artifacts_of(rd: RunDir, loaded: Loaded) -> dict[tuple[str, str], list[Flag]]:
@@ -116,14 +116,25 @@ def _artifacts_of(rd: RunDir, loaded: Loaded) -> dict[tuple[str, str], list[Flag
             digest = r.artifacts.get(name)
             if not digest or (name, digest) in out:
                 continue
-            key = (str(rd.path), name, digest)
-            got = _memo.get(key)
-            if got is None:
-                if len(_memo) >= ARTIFACT_MEMO:
-                    _memo.clear()
-                got = _memo[key] = screen(rd, digest)
-            out[(name, digest)] = got
+            out[(name, digest)] = _screened(rd, name, digest, screen)
     return out
+
+
+def _screened(rd: RunDir, name: str, digest: str, screen: Callable[[RunDir, str], list[Flag]]) -> list[Flag]:
+    """``screen`` of one artifact, kept for the same file (path, inode, size, modification time): a
+    run's repeats share identical diffs, and a file changed or replaced is screened again."""
+    path = str(rd.artifact_path(digest))
+    try:
+        st = os.stat(path)
+    except OSError:
+        return screen(rd, digest)  # missing: the screen names it
+    key = (path, name, st.st_ino, st.st_size, st.st_mtime_ns)
+    got = _memo.get(key)
+    if got is None:
+        if len(_memo) >= ARTIFACT_MEMO:
+            _memo.clear()
+        got = _memo[key] = screen(rd, digest)
+    return got
 
 
 def load_sighted(root: str, tid: str, known_plain: bool, every: bool) -> Loaded | None:

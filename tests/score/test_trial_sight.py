@@ -10,6 +10,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import yaml
@@ -20,8 +21,9 @@ import assay.score.engine as engine
 from assay.run import RunOptions, start_run
 from assay.score.engine import score_run
 from assay.score.evidence import trace_facts
-from assay.score.screen import screen_events
-from assay.score.trial_sight import read_trace
+from assay.score.screen import Suspect, screen_events, screen_run
+from assay.score.trial_sight import read_trace, screen_scanned
+from assay.store.rundir import RunDir
 from assay.store.scan import LOAD_FILES
 from assay.trace.writer import iter_events
 from tests.conftest import write_suite, write_task
@@ -119,6 +121,22 @@ def suspect_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _screened(screen: Callable[[], list[Suspect]]) -> tuple[str, object]:
+    try:
+        return "listed", screen()
+    except Exception as e:  # noqa: BLE001 - compared: both readings must fail alike
+        return "error", f"{type(e).__name__}: {e}"
+
+
+def test_the_audit_list_is_the_path_by_path_list(suspect_run: Path) -> None:
+    """`assay audit`'s list, read by one scan (here and in two workers), is the list of reading
+    each result and trace on its own; and it lists every kind of suspect."""
+    by_paths = screen_run(RunDir.open(suspect_run))
+    assert screen_scanned(RunDir.open(suspect_run), workers=0) == by_paths
+    assert screen_scanned(RunDir.open(suspect_run), workers=2) == by_paths
+    assert {s.agent for s in by_paths} == {"cheat", "reference"} and len(by_paths) == 4
+
+
 def _path_by_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "TRIAL_LOAD", LOAD_FILES)
 
@@ -192,6 +210,8 @@ def test_a_tampered_run_scores_or_is_refused_alike(suspect_run: Path, tmp_path: 
     for verify in (True, False):
         for workers in (0, 2):
             got[verify, workers] = outcome(lambda p: score_run(p, workers=workers, verify=verify), run)
+    screened = {w: _screened(lambda: screen_scanned(RunDir.open(run), workers=w)) for w in (0, 2)}
+    assert screened[0] == screened[2] == _screened(lambda: screen_run(RunDir.open(run)))
     _path_by_path(monkeypatch)
     for verify in (True, False):
         assert got[verify, 0] == got[verify, 2] == outcome(lambda p: score_run(p, workers=0, verify=verify), run)

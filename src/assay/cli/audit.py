@@ -79,12 +79,13 @@ def _audit_suite(suite: Path, out: Path, keep: str | None, sandbox: str | None, 
 
 def _audit_run(run_dir: Path, fmt: str, label: list[str], by: str) -> None:
     from assay.score.audit_labels import label_suspects
-    from assay.score.screen import as_records, screen_run
+    from assay.score.screen import as_records
+    from assay.score.trial_sight import screen_scanned
     from assay.store.rundir import RunDir
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not {fmt!r}")
-    suspects = screen_run(RunDir.open(run_dir))
+    suspects = screen_scanned(RunDir.open(run_dir))
     if label:
         known = {s.trial_id for s in suspects}
         parsed: dict[str, bool] = {}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from assay.errors import UsageError
 from assay.score.labels import write_labels
-from assay.score.screen import screen_run
+from assay.score.trial_sight import screen_scanned
 from assay.score.versions import write_score
 from assay.store.rundir import RunDir
 
@@ -16,7 +16,7 @@ def label_suspects(run_dir: Path | str, labels: dict[str, bool], *, by: str) -> 
     """Write ``labels`` (suspect trial id -> a true pass?) as a new label file and score the run
     into a new score version; returns (label file, score file). Only the run's suspect passes can
     be labelled, and who labels is recorded."""
-    known = {s.trial_id for s in screen_run(RunDir.open(run_dir))}
+    known = {s.trial_id for s in screen_scanned(RunDir.open(run_dir))}
     unknown = sorted(set(labels) - known)
     if unknown:
         raise UsageError(f"{unknown}: not suspect passes of this run; suspects: {sorted(known)}")

@@ -26,9 +26,9 @@ from assay.score.controls import control_origins, control_summary
 from assay.score.evidence import read_trace_facts
 from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
-from assay.score.screen import Suspect, as_records, screen_attempts
+from assay.score.screen import Suspect, as_records
 from assay.score.trial_sight import LOAD as SIGHT_LOAD
-from assay.score.trial_sight import TrialSight
+from assay.score.trial_sight import TrialSight, screen_read
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
 from assay.store.fastread import Attempt
@@ -172,12 +172,7 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
             inputs.results[rel] = digest
         sight = read.extra if isinstance(read.extra, TrialSight) else None
         if screened is not None:
-            # no trace in the trial's listing: no trace to screen (None: the screen looks for itself); the
-            # folder's sight serves a result that names this trial (one copied from elsewhere is screened as
-            # it always was, by the trace of the trial it names)
-            for k, a in enumerate(read.attempts):
-                screened.extend(((tid, k), x) for x in screen_attempts(rd, [a], None if read.has_trace else False,
-                                                                       sight if a.trial_id == tid else None))
+            screened.extend(((tid, k), x) for k, x in screen_read(rd, tid, read))
         yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
                     trace_digest=read.trace_digest, sight=sight)
 

@@ -9,7 +9,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable, Protocol
 
 from assay.records.results import AttemptResult, EndState
 from assay.store.hidden_sightings import ARTIFACT_NAME as HIDDEN_VALUES
@@ -19,8 +19,6 @@ from assay.store.workspace_diff import ARTIFACT_NAME, WorkspaceDiff, read_worksp
 from assay.trace.events import EventKind, TraceEvent
 from assay.trace.writer import read_events
 
-if TYPE_CHECKING:
-    from assay.score.trial_sight import TrialSight
 
 #: files that steer how tests run, or run code at interpreter start
 TEST_STEERING = ("conftest.py", "sitecustomize.py", "usercustomize.py", "pytest.ini", "tox.ini", "*.pth",
@@ -60,6 +58,21 @@ class Suspect:
     task_id: str
     agent: str
     flags: tuple[Flag, ...]
+
+
+class SightedTrace(Protocol):
+    """A trace a scan's reading already screened (score/trial_sight.py:TraceSight)."""
+
+    def flags_of(self, attempt: int) -> list[Flag]: ...
+
+
+class Sighted(Protocol):
+    """What a scan's reading already screened of one trial folder (score/trial_sight.py:TrialSight)."""
+
+    @property
+    def trace(self) -> SightedTrace | None: ...
+
+    def artifact_flags(self, name: str, digest: str, rd: RunDir) -> list[Flag]: ...
 
 
 def screen_diff(diff: WorkspaceDiff) -> list[Flag]:
@@ -106,7 +119,7 @@ def screen_events(events: Iterable[TraceEvent]) -> list[Flag]:
 
 
 def screen_attempt(rd: RunDir, r: AttemptResult, has_trace: bool | None = None,
-                   sight: TrialSight | None = None) -> list[Flag]:
+                   sight: Sighted | None = None) -> list[Flag]:
     """Every flag of one attempt (an unreadable diff is itself named, never a silent pass);
     ``has_trace``: whether the trial has a trace, when the caller's listing already says;
     ``sight``: what the scan's reading of this attempt's own trial folder already screened (its
@@ -149,14 +162,8 @@ def hidden_value_flags(rd: RunDir, digest: str) -> list[Flag]:
 ARTIFACT_SCREENS = {ARTIFACT_NAME: diff_flags, HIDDEN_VALUES: hidden_value_flags}
 
 
-def screen_run(rd: RunDir) -> list[Suspect]:
-    """The suspect passes of a run: every passing attempt with at least one flag (the scorer
-    screens in its own pass over the run, :func:`screen_attempts` per trial: the same list)."""
-    return screen_attempts(rd, rd.iter_results())
-
-
 def screen_attempts(rd: RunDir, attempts: Iterable[Any], has_trace: bool | None = None,
-                    sight: TrialSight | None = None) -> list[Suspect]:
+                    sight: Sighted | None = None) -> list[Suspect]:
     """The suspects among these attempts (results, or the scorer's fast reads of them) of one
     trial (``has_trace`` known, and the ``sight`` of its folder) or of many."""
     out = []
@@ -167,6 +174,13 @@ def screen_attempts(rd: RunDir, attempts: Iterable[Any], has_trace: bool | None 
         if flags:
             out.append(Suspect(r.trial_id, r.attempt, r.task_id, r.agent, tuple(flags)))
     return out
+
+
+def screen_run(rd: RunDir) -> list[Suspect]:
+    """The suspect passes of a run, each result read on its own and each trace per attempt: the
+    reference the scans are held to. `assay audit`, the viewer and the scorer list the same
+    suspects from one scan (:func:`assay.score.trial_sight.screen_scanned`: each trace read once)."""
+    return screen_attempts(rd, rd.iter_results())
 
 
 def as_records(suspects: list[Suspect]) -> list[dict[str, Any]]:

@@ -21,10 +21,11 @@ from typing import BinaryIO, Callable
 
 from assay.records.results import EndState
 from assay.score.evidence import FactsFold
-from assay.score.screen import ARTIFACT_SCREENS, Flag, screen_events
+from assay.score.screen import ARTIFACT_SCREENS, Flag, Suspect, screen_attempts, screen_events
 from assay.score.trials import TraceFacts
 from assay.store.fastread import decode_result
 from assay.store.rundir import RunDir
+from assay.store.scan import RunScan, TrialRead
 from assay.store.scan_read import Loaded, load_trial
 from assay.trace.events import EventKind
 from assay.trace.writer import events_of_lines, open_trace_text
@@ -153,4 +154,28 @@ def load_chunk(root: str, items: list[tuple[str, bool]], every: bool) -> list[Lo
 #: the name the scan's reading processes are given
 LOAD = f"{__name__}:load_chunk"
 
-__all__ = ["LOAD", "TraceSight", "TrialSight", "load_chunk", "load_sighted", "read_trace"]
+
+def screen_read(rd: RunDir, tid: str, read: TrialRead) -> list[tuple[int, Suspect]]:
+    """The suspects among one trial folder's attempts as a scan read them, each with its place
+    among them. The folder's sight serves a result that names this trial; one copied from
+    another trial is screened as it always was, by the trace of the trial it names (no trace in
+    the folder's listing: none to screen; None lets the screen look for itself)."""
+    sight = read.extra if isinstance(read.extra, TrialSight) else None
+    has_trace = None if read.has_trace else False
+    return [(k, x) for k, a in enumerate(read.attempts)
+            for x in screen_attempts(rd, [a], has_trace, sight if a.trial_id == tid else None)]
+
+
+def screen_scanned(rd: RunDir, *, workers: int | None = None) -> list[Suspect]:
+    """:func:`~assay.score.screen.screen_run`'s list, read by one unchecked scan of every trial
+    folder in order: what `assay audit`, the viewer's audit queue and the labels check list."""
+    scan = RunScan(rd, verify=False, workers=workers, load=LOAD)
+    ids = scan.trial_dirs()
+    out: list[Suspect] = []
+    for tid, read in zip(ids, scan.trials(ids)):
+        if read is not None:
+            out.extend(x for _k, x in screen_read(rd, tid, read))
+    return out
+
+__all__ = ["LOAD", "TraceSight", "TrialSight", "load_chunk", "load_sighted", "read_trace", "screen_read",
+           "screen_scanned"]

@@ -226,7 +226,7 @@ async def compare(viewer: Any, request: Request) -> Response:
 async def audit(viewer: Any, request: Request) -> Response:
     from assay.score.audit_labels import label_suspects
     from assay.score.labels import read_labels
-    from assay.score.screen import screen_run
+    from assay.score.trial_sight import screen_scanned
 
     row, refused = _row(viewer, request)
     if refused is not None:
@@ -242,7 +242,7 @@ async def audit(viewer: Any, request: Request) -> Response:
         _, version = label_suspects(path, {str(form.get("trial", "")): label == "true"}, by=str(form.get("by", "")))
         message = f"label recorded; new score version {version.name}"
         row = viewer.catalog.refresh(row.name) or row
-    suspects = screen_run(RunDir.open(path))
+    suspects = screen_scanned(RunDir.open(path))
     files = score_files(path)
     version = read_score(files[-1]).score_version if files else None
     return HTMLResponse(audit_page(row.name, suspects, read_labels(path), viewer.csrf, version, message))

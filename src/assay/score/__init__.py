@@ -20,7 +20,9 @@ _NAMES = {
     "register_trajectory_kind": "assay.score.trials",
     "read_score": "assay.score.versions", "score_files": "assay.score.versions", "write_score": "assay.score.versions",
 }
-__all__ = sorted(_NAMES)
+__all__ = ["SCORER_VERSION", "SCORE_SCHEMA", "TraceFacts", "TrialFacts", "check_integrity", "fold_trial",
+           "read_score", "register_trajectory_kind", "score_files", "score_run", "score_trials", "write_score"]
+assert sorted(__all__) == sorted(_NAMES)
 
 if TYPE_CHECKING:
     from assay.score.engine import SCORE_SCHEMA, SCORER_VERSION, check_integrity, score_run, score_trials

@@ -99,14 +99,22 @@ def read_trace(fh: BinaryIO) -> tuple[str, TraceSight]:
     return h.hexdigest(), TraceSight({n: f.facts() for n, f in folds.items()}, flags)
 
 
+#: the screened artifacts' names as a result's JSON spells them
+_NAMED = tuple(f'"{name}"'.encode() for name in ARTIFACT_SCREENS)
 _memo: dict[tuple[str, str, int, int, int], list[Flag]] = {}  # (path, name, inode, size, mtime) -> flags
 
 
-def _artifacts_of(rd: RunDir, loaded: Loaded) -> dict[tuple[str, str], list[Flag]]:
+def _artifacts_of(root: str, loaded: Loaded) -> dict[tuple[str, str], list[Flag]]:
     """The screens of the artifacts the folder's passing results name (a result that does not
     parse is left to the checking process, which names it)."""
     out: dict[tuple[str, str], list[Flag]] = {}
+    rd: RunDir | None = None
     for f, raw in loaded.results.items():
+        for key in _NAMED:
+            if key in raw:
+                break
+        else:
+            continue  # names no screened artifact (an escaped spelling is screened by the checking process)
         try:
             r = decode_result(raw, os.path.join(loaded.tdir, f))
         except Exception:  # noqa: BLE001 - damaged: the checking process names it (IntegrityError) or fails as before
@@ -117,6 +125,7 @@ def _artifacts_of(rd: RunDir, loaded: Loaded) -> dict[tuple[str, str], list[Flag
             digest = r.artifacts.get(name)
             if not digest or (name, digest) in out:
                 continue
+            rd = rd or RunDir(root)
             out[(name, digest)] = _screened(rd, name, digest, screen)
     return out
 
@@ -142,7 +151,7 @@ def load_sighted(root: str, tid: str, known_plain: bool, every: bool) -> Loaded 
     """:func:`~assay.store.scan_read.load_trial`, its ``extra`` the folder's :class:`TrialSight`."""
     loaded = load_trial(root, tid, known_plain, every, read_trace=read_trace)
     if loaded is not None:
-        loaded.extra = TrialSight(loaded.extra, _artifacts_of(RunDir(root), loaded))
+        loaded.extra = TrialSight(loaded.extra, _artifacts_of(root, loaded))
     return loaded
 
 

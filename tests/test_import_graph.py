@@ -48,7 +48,7 @@ ALLOWED: dict[str, frozenset[str]] = {
                          "environments", "worlds", "judge"}),
     "conversations": frozenset({"errors", "untrusted", "spec", "records", "trace", "sandbox", "harness", "gateway",
                                 "agents", "verify"}),
-    "score": frozenset({"errors", "spec", "records", "trace", "store", "run_budget"}),
+    "score": frozenset({"errors", "_optional", "spec", "records", "trace", "store", "run_budget"}),
     "report": frozenset({"errors", "_optional", "registry", "spec", "records", "trace", "store", "score", "judge"}),
     "observe": frozenset({"errors", "spec", "records", "trace", "store", "score"}),
     "run": frozenset({"errors", "_optional", "registry", "untrusted", "spec", "records", "trace", "sandbox",

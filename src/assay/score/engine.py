@@ -28,7 +28,7 @@ from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
 from assay.score.screen import Suspect, as_records
 from assay.score.trial_sight import LOAD as SIGHT_LOAD
-from assay.score.trial_sight import TrialSight, screen_read
+from assay.score.trial_sight import TrialSight, screen_read, sight_of
 from assay.score.trials import TrialFacts, fold_trial, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
 from assay.store.fastread import Attempt
@@ -170,11 +170,10 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
             continue
         for rel, digest in read.result_digests:
             inputs.results[rel] = digest
-        sight = read.extra if isinstance(read.extra, TrialSight) else None
         if screened is not None:
             screened.extend(((tid, k), x) for k, x in screen_read(rd, tid, read))
         yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
-                    trace_digest=read.trace_digest, sight=sight)
+                    trace_digest=read.trace_digest, sight=sight_of(read))
 
 
 def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[Attempt],

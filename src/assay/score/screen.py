@@ -125,12 +125,10 @@ def screen_attempt(rd: RunDir, r: AttemptResult, has_trace: bool | None = None,
     ``sight``: what the scan's reading of this attempt's own trial folder already screened (its
     trace's calls, its artifacts), from the very bytes it hashed."""
     flags: list[Flag] = []
-    digest = r.artifacts.get(ARTIFACT_NAME)
-    if digest:
-        flags += sight.artifact_flags(ARTIFACT_NAME, digest, rd) if sight is not None else diff_flags(rd, digest)
-    digest = r.artifacts.get(HIDDEN_VALUES)
-    if digest:
-        flags += sight.artifact_flags(HIDDEN_VALUES, digest, rd) if sight is not None else hidden_value_flags(rd, digest)
+    for name, screen in ARTIFACT_SCREENS.items():  # the workspace diff, then the hidden-value sightings
+        digest = r.artifacts.get(name)
+        if digest:
+            flags += sight.artifact_flags(name, digest, rd) if sight is not None else screen(rd, digest)
     if sight is not None and sight.trace is not None:
         flags += sight.trace.flags_of(r.attempt)
     elif has_trace is not False:  # False: the caller's listing holds no trace (no path made per attempt)

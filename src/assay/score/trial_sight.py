@@ -164,12 +164,17 @@ def load_chunk(root: str, items: list[tuple[str, bool]], every: bool) -> list[Lo
 LOAD = f"{__name__}:load_chunk"
 
 
+def sight_of(read: TrialRead) -> TrialSight | None:
+    """The sight a scan's reading took of this trial folder (None: it was read path by path)."""
+    return read.extra if isinstance(read.extra, TrialSight) else None
+
+
 def screen_read(rd: RunDir, tid: str, read: TrialRead) -> list[tuple[int, Suspect]]:
     """The suspects among one trial folder's attempts as a scan read them, each with its place
     among them. The folder's sight serves a result that names this trial; one copied from
     another trial is screened as it always was, by the trace of the trial it names (no trace in
     the folder's listing: none to screen; None lets the screen look for itself)."""
-    sight = read.extra if isinstance(read.extra, TrialSight) else None
+    sight = sight_of(read)
     has_trace = None if read.has_trace else False
     return [(k, x) for k, a in enumerate(read.attempts)
             for x in screen_attempts(rd, [a], has_trace, sight if a.trial_id == tid else None)]
@@ -187,4 +192,4 @@ def screen_scanned(rd: RunDir, *, workers: int | None = None) -> list[Suspect]:
     return out
 
 __all__ = ["LOAD", "TraceSight", "TrialSight", "load_chunk", "load_sighted", "read_trace", "screen_read",
-           "screen_scanned"]
+           "screen_scanned", "sight_of"]

@@ -37,6 +37,15 @@ def seconds(value: Any, field: str) -> float:
     return out
 
 
+def resource(value: Any, field: str) -> float | None:
+    """A format's resource amount (CPUs, MiB) as given: a positive number, or None for 0, which
+    Docker reads as "no limit" (the caller says in the report that assay's default applies); a
+    ValueError naming the field for anything else, so that task is left out with its reason."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{field} = {value!r} is not a resource amount (a number, 0 or more)")
+    return None if value == 0 else value
+
+
 def task_id(name: str) -> str:
     """A source folder name as an assay task id (lowercase, ``[a-z0-9_-]``, at most 64)."""
     s = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:64]

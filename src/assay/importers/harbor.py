@@ -8,8 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from assay.importers.common import (copy_dir, dockerfile_environment, metadata, network_lines, seconds, task_id,
-                                    typed_metadata, write_task)
+from assay.importers.common import (copy_dir, dockerfile_environment, metadata, network_lines, resource, seconds,
+                                    task_id, typed_metadata, write_task)
 from assay.importers.harbor_digest import MANIFEST, DigestError, content_digest, find_manifest, pinned
 from assay.importers.harbor_offline import offline_script
 from assay.importers.report import TaskReport
@@ -94,8 +94,15 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     given = ver_t.get("timeout_sec")
     verifier_timeout = seconds(120 if given is None else given, "verifier.timeout_sec")
     task["verifier_timeout_s"] = verifier_timeout + 30
-    limits = {k: env_t[f] for k, f in (("cpus", "cpus"), ("memory_mb", "memory_mb"), ("storage_mb", "storage_mb"))
-              if env_t.get(f)}
+    limits: dict[str, float] = {}
+    for key in ("cpus", "memory_mb", "storage_mb"):
+        if env_t.get(key) is None:
+            continue
+        amount = resource(env_t[key], f"environment.{key}")
+        if amount is None:
+            rep.approximated.append(f"environment.{key} = 0 (no limit under Docker): assay's default for it applies")
+        else:
+            limits[key] = amount
     if limits:
         task["limits"] = limits
         rep.mapped.append(f"environment.{{{', '.join(limits)}}} -> limits")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
 
@@ -90,11 +91,13 @@ def _refused_by_loader(e: SpecError, tasks_dir: Path, report: ImportReport, cate
     by_id = {t.id: t for t in report.tasks}
     for p in e.problems:
         try:
-            tid = Path(p.file).resolve().relative_to(tasks_dir.resolve()).parts[0]
-        except (ValueError, IndexError):
+            tid, *inside = Path(p.file).resolve().relative_to(tasks_dir.resolve()).parts
+        except ValueError:
             continue
         if tid in categories:
-            by_id[tid].refuse(f"assay's loader: {p.render()}")
+            # named by the task's source: the staging folder the loader read is gone by the time anyone reads this
+            written = replace(p, file=f"the {'/'.join(inside) or 'task folder'} written for {by_id[tid].source}")
+            by_id[tid].refuse(f"assay's loader refused {written.render()}")
             bad.add(tid)
     for tid in bad:
         categories.pop(tid)

@@ -26,19 +26,32 @@ def show(
 ) -> None:
     """Show a run's results, or one trial's evidence."""
     from assay.cli.diffview import show_diff
-    from assay.cli.render import show_run, show_trial
+    from assay.cli.render import integrity_warning, show_run, show_trial
+    from assay.errors import IntegrityError
+    from assay.store.integrity import verify_run
     from assay.store.rundir import RunDir
 
     rd = RunDir.open(run_dir)
+    if trial is None and diff:
+        raise UsageError("--diff shows one trial: give its id (`assay show RUN` lists them)")
+    # the forensic view shows an edited run too, but says so first and exits as `verify` does
+    problems = verify_run(rd.path).problems
+    edited = IntegrityError(f"{rd.path}: the run directory fails its integrity check ({len(problems)} problem(s)); "
+                            "what was shown is what is on disk now (`assay verify` lists every problem)")
     if as_json:
         from assay.cli.show_json import show_json
 
-        print(json.dumps(show_json(rd, trial), indent=1))
+        doc = show_json(rd, trial)
+        print(json.dumps({**doc, "integrity": {"ok": not problems, "problems": problems}}, indent=1))
+        if problems:
+            raise edited
         return
+    if problems:
+        integrity_warning(out, rd.path, problems)
     if trial is None:
-        if diff:
-            raise UsageError("--diff shows one trial: give its id (`assay show RUN` lists them)")
-        show_run(out, rd)
+        show_run(out, rd, intact=not problems)
+        if problems:
+            raise edited
         return
     held = trial.split(".", 1)[0] in rd.manifest().held_out_ids()  # a held-out task's diff is its answer
     shown = show_diff(out, rd, trial, attempt=attempt) if diff and not held else show_trial(out, rd, trial,
@@ -46,6 +59,8 @@ def show(
     if not shown:
         known = sorted(p.name for p in (rd.path / "trials").iterdir()) if (rd.path / "trials").is_dir() else []
         raise RunDirError(f"no trial {trial!r} in {rd.path}; trials: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
+    if problems:
+        raise edited
 
 
 def schema(document: Annotated[str, typer.Argument(help="task | suite | manifest | result | score | compare | report")] = "task") -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
+from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group
@@ -109,7 +110,20 @@ def trials_table(results: list[AttemptResult], held: frozenset[str] = frozenset(
     return t
 
 
-def show_run(console: Console, rd: RunDir) -> None:
+def integrity_warning(console: Console, run: Path, problems: list[str], *, shown: int = 20) -> None:
+    """Said before anything of a run whose evidence changed after sealing: what follows is what is on
+    disk now, not what was recorded (each problem one inert line: a tamperer names the files)."""
+    console.print(Text(f"INTEGRITY CHECK FAILED: {len(problems)} problem(s); the evidence below is what is on disk "
+                       "now, not what the run recorded, and no figure is computed from it "
+                       f"(`assay verify {run}` lists every problem)", style="bold red"))
+    for problem in problems[:shown]:
+        console.print(Text("  - ") + Text(one_line(problem)))
+    if len(problems) > shown:
+        console.print(f"  ... and {len(problems) - shown} more")
+
+
+def show_run(console: Console, rd: RunDir, *, intact: bool = True) -> None:
+    """The run's trials and, for a run that passes its integrity check, its summary figures."""
     m = rd.manifest()
     results = rd.results()
     if not m.sandbox.isolated:
@@ -119,7 +133,10 @@ def show_run(console: Console, rd: RunDir) -> None:
                   f"{agents}  sandbox {m.sandbox.backend}"
                   f" ({m.sandbox.network.value})  planned {len(m.plan.trials)} trials")
     console.print(trials_table(results, m.held_out_ids(), width=console.width))
-    console.print(summary_table(score_run(rd.path, verify=False), width=console.width))
+    if intact:
+        console.print(summary_table(score_run(rd.path, verify=False), width=console.width))
+    else:
+        console.print("[red]no summary: the run fails its integrity check[/]")
     missing = set(m.plan.trials) - {r.trial_id for r in results}
     if missing:
         console.print(f"[yellow]{len(missing)} planned trial(s) have no result yet; `assay run --resume {rd.path}`[/]")
@@ -197,4 +214,4 @@ def state_of(results: list[AttemptResult]) -> Counter[str]:
     return Counter(r.end_state.value for r in final_results(results).values())
 
 
-__all__ = ["show_run", "show_trial", "summary_table", "final_results", "EndState", "state_of", "make_console"]
+__all__ = ["integrity_warning", "show_run", "show_trial", "summary_table", "final_results", "EndState", "state_of", "make_console"]

@@ -15,6 +15,7 @@ import pytest
 
 from assay.errors import IntegrityError
 from assay.run import RunOptions, start_run
+from assay.score.versions import write_score
 from assay.store.integrity import run_digest
 from tests.gateway.test_run_e2e import make_suite
 
@@ -63,3 +64,36 @@ def test_a_resumed_replay_refuses_a_source_run_changed_since_it_began(tmp_path: 
     with pytest.raises(IntegrityError, match="gateway.session.jsonl"):
         resume_run(out)
     assert sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*")) == before
+
+
+def test_a_resumed_replay_goes_on_after_the_source_run_was_scored(tmp_path: Path) -> None:
+    """Scoring the source seals its score files in its ledger (its run digest changes); the
+    recordings the replay serves did not change, so the resume is not refused."""
+    from assay.run import resume_run
+
+    suite = make_suite(tmp_path / "s")
+    src = tmp_path / "src"
+    start_run(RunOptions(suite=suite, agents=["reference"], out=src, sandbox="host", model="scripted"))
+    out = tmp_path / "again"
+    replay(suite, out, src)
+    began = run_digest(src)
+    write_score(src)  # what `assay score` does
+    assert run_digest(src) != began  # the ledger grew by the score files
+    resume_run(out)  # nothing to do, and not refused
+
+
+def test_a_resumed_replay_refuses_a_source_run_resumed_since_it_began(tmp_path: Path) -> None:
+    """A source run that went on (an attempt started, its files sealed under trials/) has
+    recordings the replay did not have when it began: refused, saying so."""
+    from assay.run import resume_run
+    from assay.store.rundir import RunDir
+
+    suite = make_suite(tmp_path / "s")
+    src = tmp_path / "src"
+    start_run(RunOptions(suite=suite, agents=["reference"], out=src, sandbox="host", model="scripted"))
+    out = tmp_path / "again"
+    replay(suite, out, src)
+    tid = next(p.name for p in (src / "trials").iterdir())
+    RunDir.open(src).mark_started(tid, 2, {"note": "a resume's new attempt"})
+    with pytest.raises(IntegrityError, match="went on since"):
+        resume_run(out)

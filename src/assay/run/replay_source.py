@@ -9,6 +9,7 @@ from pathlib import Path
 from assay.errors import IntegrityError
 from assay.records.manifest import GatewayRecord, RunManifest
 from assay.store.integrity import require_intact, run_digest
+from assay.store.rundir import LEDGER, TRIALS, RunDir
 
 
 def replay_source_checked(record: GatewayRecord) -> GatewayRecord:
@@ -20,12 +21,16 @@ def replay_source_checked(record: GatewayRecord) -> GatewayRecord:
         return record
     source = Path(settings["source"])
     require_intact(source, action="replay its recorded model sessions")
-    return record.model_copy(update={"settings": {**settings, "source_run_digest": run_digest(source)}})
+    size = (source / LEDGER).stat().st_size
+    return record.model_copy(update={"settings": {**settings, "source_run_digest": run_digest(source, ledger_bytes=size),
+                                                  "source_ledger_bytes": size}})
 
 
 def replay_sources_unchanged(manifest: RunManifest) -> None:
     """A resumed replay serves the recordings its manifest names: the source run must still pass
-    its integrity check and have the run digest recorded when the run began (exit 3 otherwise)."""
+    its integrity check, its manifest and the ledger it had when the run began must be unchanged,
+    and nothing of its trials sealed since (exit 3 otherwise). What else was appended to its
+    ledger (its score files: scoring the source) changes no recording and is not refused."""
     for record in (manifest.gateway, manifest.judge):
         settings = (record.settings or {}) if record is not None else {}
         recorded = settings.get("source_run_digest")
@@ -33,10 +38,30 @@ def replay_sources_unchanged(manifest: RunManifest) -> None:
             continue
         source = Path(settings["source"])
         require_intact(source, action="replay its recorded model sessions")
-        now = run_digest(source)
-        if now != recorded:
-            raise IntegrityError(f"{source}: the replayed run changed since this run began (run digest {now}, "
+        size = settings.get("source_ledger_bytes")
+        then = run_digest(source, ledger_bytes=size)
+        if then != recorded:
+            raise IntegrityError(f"{source}: the replayed run changed since this run began (run digest {then}, "
                                  f"recorded {recorded}); refusing to resume a replay of other recordings")
+        went_on = [] if size is None else _trial_files_sealed_after(source / LEDGER, size)
+        if went_on:
+            raise IntegrityError(f"{source}: the replayed run went on since this run began ({len(went_on)} trial "
+                                 f"file(s) sealed since, first {went_on[0]}); its recordings are not the ones this "
+                                 "run replayed, so the resume is refused (replay it again into a new run directory)")
+
+
+def _trial_files_sealed_after(ledger: Path, size: int) -> list[str]:
+    """Trial files the source's ledger sealed after its first ``size`` bytes (a resume of the
+    source run; what else is appended, its score files, changes no recording)."""
+    with open(ledger, "rb") as f:
+        f.seek(size)
+        tail = f.read()
+    paths = []
+    for line in tail.splitlines():
+        record = RunDir.ledger_record(line.decode("utf-8", "replace"))
+        if record is not None and record[0].startswith(f"{TRIALS}/"):
+            paths.append(record[0])
+    return paths
 
 
 __all__ = ["replay_source_checked", "replay_sources_unchanged"]

@@ -41,13 +41,23 @@ class IntegrityReport:
         return not self.problems
 
 
-def run_digest(path: Path | str) -> str:
-    """One digest over the manifest and the whole ledger, as ``sha256:<hex>``."""
+def run_digest(path: Path | str, *, ledger_bytes: int | None = None) -> str:
+    """One digest over the manifest and the whole ledger, as ``sha256:<hex>``; with
+    ``ledger_bytes``, the digest the run had when its ledger was that long (the ledger is only ever
+    appended to, so an unchanged start gives the digest recorded then)."""
     root = Path(path)
     h = hashlib.sha256(b"assay-run-digest-v1\n")
     for name in (MANIFEST, LEDGER):
         p = root / name
-        h.update(f"{name}:{sha256_file(p) if p.is_file() else 'missing'}\n".encode())
+        if not p.is_file():
+            digest = "missing"
+        elif name == LEDGER and ledger_bytes is not None:
+            with open(p, "rb") as f:
+                head = f.read(ledger_bytes)
+            digest = hashlib.sha256(head).hexdigest() if len(head) == ledger_bytes else "shorter"
+        else:
+            digest = sha256_file(p)
+        h.update(f"{name}:{digest}\n".encode())
     return DIGEST_PREFIX + h.hexdigest()
 
 

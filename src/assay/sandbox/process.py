@@ -9,13 +9,18 @@ environment (see :func:`find_tagged`).
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
+from assay.errors import SandboxError
 from assay.sandbox.base import OUTPUT_CAP, ExecResult
 from assay.sandbox.supervisor import KILL_GRACE_S, run_child
 
 TOKEN_VAR = "ASSAY_SANDBOX_TOKEN"
-__all__ = ["KILL_GRACE_S", "TOKEN_VAR", "find_tagged", "run_process"]
+#: errors of the harness's own resources while it starts a command (its descriptors, memory,
+#: processes, disk): the sandbox's failure (infra_error), never an exit of the agent's command
+HARNESS_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN, errno.ENOSPC})
+__all__ = ["HARNESS_EXHAUSTED", "KILL_GRACE_S", "TOKEN_VAR", "find_tagged", "run_process"]
 
 
 async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | None, timeout_s: float | None,
@@ -28,6 +33,8 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | None, 
     try:
         r = await run_child(argv, env=env, cwd=cwd, timeout=timeout_s, stdin=stdin, cap=cap)
     except OSError as e:
+        if e.errno in HARNESS_EXHAUSTED:  # the harness's host, not the command
+            raise SandboxError(f"the harness could not start {argv[:1]}: {e}", reason="sandbox_exec") from e
         return ExecResult(exit_code=127, duration_s=0.0, stderr=f"assay: cannot start {argv[:1]}: {e}".encode())
     return ExecResult(
         exit_code=r["exit_code"], duration_s=r["duration_s"], stdout=r["stdout"], stderr=r["stderr"],

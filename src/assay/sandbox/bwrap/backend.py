@@ -43,6 +43,7 @@ from assay.sandbox.bwrap.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSP
 from assay.sandbox.bwrap.probe import probe
 from assay.sandbox.bwrap.watcher import Watcher, mechanisms
 from assay.sandbox.limits import limits_exceeded, rlimits_for
+from assay.sandbox.process import HARNESS_EXHAUSTED
 from assay.sandbox.supervisor import run_child
 from assay.spec.budget import Limits, NetworkProfile
 
@@ -251,6 +252,9 @@ class BwrapSandbox(Sandbox):
         except (OSError, subprocess.SubprocessError) as e:
             if self.init_fd is not None and nsproc.exited(self.init_fd):
                 raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
+            if isinstance(e, OSError) and e.errno in HARNESS_EXHAUSTED:  # the harness's host, not the command
+                raise SandboxError(f"the harness could not start {argv[:1]} in the sandbox: {e}",
+                                   reason="sandbox_exec") from e
             r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
                  "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
         finally:

@@ -24,6 +24,7 @@ from assay.errors import SpecError, UsageError
 from assay.spec.digest import walk_files
 from assay.spec.load import SUITE_FILE, TASK_FILE, load_suite, load_task
 from assay.spec.task import check_id
+from assay.untrusted.yaml_doc import load_yaml
 
 
 def _no_links(draft: Path) -> None:
@@ -68,7 +69,7 @@ def bump_version(version: str) -> str:
 
 def _rewrite_suite(text: str, new_version: str, task_id: str, listed: bool) -> str:
     if listed:  # an explicit task list must name the new task: a YAML round trip (comments are lost)
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
         data["version"] = new_version
         data["tasks"] = [*data["tasks"], task_id]
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
@@ -93,7 +94,7 @@ def promote(cases_dir: Path, cid: str, suite_dir: Path, *, task_id: str | None =
     dest = suite.root / suite.spec.tasks_dir / tid
     if dest.exists():
         raise UsageError(f"{dest} exists; choose another --task-id")
-    raw = yaml.safe_load((cases.draft_dir(cid) / TASK_FILE).read_text()) or {}
+    raw = load_yaml((cases.draft_dir(cid) / TASK_FILE).read_text()) or {}
     raw["category"] = category or raw.get("category")
     if raw["category"] == DRAFT_CATEGORY and DRAFT_CATEGORY not in {c.id for c in suite.spec.categories}:
         raise UsageError(f"the draft has no category; give --category (one of {[c.id for c in suite.spec.categories]})")

@@ -20,6 +20,7 @@ import yaml
 from assay.importers.common import dockerfile_environment, metadata, task_id, write_task
 from assay.importers.report import TaskReport
 from assay.importers.swe_repo import RepoError, apply, conftests, copy_files, find_snapshot, inifile
+from assay.untrusted.yaml_doc import load_yaml
 
 #: a pytest node id: a .py file, then ``::`` parts (parameters may hold spaces)
 PYTEST_ID = re.compile(r"^[^\s:]+\.py(::.+)?$")
@@ -91,7 +92,7 @@ def _id_list(v: Any) -> Any:
 def write_task_folder(src: Path, dst: Path, rep: TaskReport, repos: Path | None) -> str | None:
     """One SWE-bench task as an assay task in ``dst``; returns its category (None: refused)."""
     try:
-        meta = yaml.safe_load((src / "task.yaml").read_text())
+        meta = load_yaml((src / "task.yaml").read_text())
         tests = json.loads((src / "tests.json").read_text())
     except (yaml.YAMLError, ValueError, FileNotFoundError) as e:
         rep.refuse(f"task.yaml / tests.json unreadable: {e}")

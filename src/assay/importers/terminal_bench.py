@@ -15,6 +15,7 @@ import yaml
 from assay.importers.common import (dockerfile_environment, metadata, network_lines, seconds, task_id,
                                     typed_metadata, write_task)
 from assay.importers.report import TaskReport
+from assay.untrusted.yaml_doc import load_yaml
 
 META_KEYS = ("difficulty", "category", "tags", "author_name", "author_email", "expert_time_estimate_min",
              "junior_time_estimate_min", "estimated_duration_sec")
@@ -38,7 +39,7 @@ def find_tasks(src: Path) -> list[Path]:
 def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     """One Terminal-Bench 1 task as an assay task in ``dst``; returns its category (None: refused)."""
     try:
-        doc = yaml.safe_load((src / "task.yaml").read_text())
+        doc = load_yaml((src / "task.yaml").read_text())
     except yaml.YAMLError as e:
         rep.refuse(f"task.yaml is not valid YAML: {str(e).splitlines()[0]}")
         return None
@@ -54,7 +55,11 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         return None
     compose = src / "docker-compose.yaml"
     if compose.is_file():
-        services = (yaml.safe_load(compose.read_text()) or {}).get("services", {})
+        try:
+            services = (load_yaml(compose.read_text()) or {}).get("services", {})
+        except yaml.YAMLError as e:
+            rep.refuse(f"docker-compose.yaml is not valid YAML: {str(e).splitlines()[0]}")
+            return None
         if len(services) > 1:
             rep.refuse(f"docker-compose.yaml has {len(services)} services: multi-container tasks cannot run here")
             return None

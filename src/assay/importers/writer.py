@@ -54,6 +54,9 @@ def write_suite(sources: list[Path], out: Path, report: ImportReport, write_one:
             except (OSError, UnicodeDecodeError, ValueError) as e:
                 rep.refuse(f"could not be read: {e}")
                 cat = None
+            except RecursionError:  # a source file nested past the parser's recursion (TOML, JSON)
+                rep.refuse("could not be read: a source file is nested too deep to be parsed")
+                cat = None
             except (TypeError, KeyError, AttributeError, IndexError) as e:  # a field of a type not foreseen
                 rep.refuse(f"could not be mapped: a field is not of the type the format says ({type(e).__name__}: {e})")
                 cat = None

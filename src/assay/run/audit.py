@@ -23,6 +23,7 @@ import yaml
 from assay.records.results import EndState
 from assay.run.validate import TaskVerdict, validate_suite
 from assay.spec.load import load_suite
+from assay.untrusted.yaml_doc import load_yaml
 
 LABELS = ("valid", "weak", "unsolvable as shipped", "needs", "no reference solution")
 TABLE_HEADER = ("task", "label", "oracle", "nop", "mutants survived")
@@ -137,7 +138,7 @@ def keep(suite_path: Path, report: AuditReport, labels: set[str], out: Path) -> 
         return []
     suite = load_suite(suite_path)
     shutil.copytree(suite.root, out, symlinks=True)
-    doc = yaml.safe_load((out / "suite.yaml").read_text())
+    doc = load_yaml((out / "suite.yaml").read_text())
     doc["tasks"] = kept
     doc["version"] = f"{doc['version']}+audited"
     used = {t.spec.category for t in suite.tasks if t.id in kept}

@@ -24,6 +24,7 @@ from assay.spec.task import TaskSpec
 from assay.spec.task_checks import check_paths, check_run_time, escapes, is_inside
 from assay.spec.world_checks import check_worlds
 from assay.untrusted.tree import MAX_DEPTH
+from assay.untrusted.yaml_doc import load_yaml
 
 SUITE_FILE = "suite.yaml"
 TASK_FILE = "task.yaml"
@@ -125,7 +126,7 @@ def _read_yaml(path: Path, problems: list[SpecProblem]) -> dict[str, Any] | None
         problems.append(SpecProblem(str(path), "", "file not found", f"create {path.name}"))
         return None
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""

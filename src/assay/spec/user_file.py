@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from assay.errors import SpecError, SpecProblem, UsageError
+from assay.untrusted.yaml_doc import load_yaml
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def read_user_yaml(path: Path, *, what: str, fix: str, via: str = "") -> UserFil
     except OSError as e:
         raise SpecError([SpecProblem(str(p), "", f"cannot be read: {e.strerror}", "make the file readable")]) from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as e:
         raise SpecError([yaml_problem(p, text, e)]) from None
     return UserFile(p, text, data, via)

@@ -28,6 +28,7 @@ import yaml
 from assay.errors import UsageError
 from assay.spec.digest import sha256_bytes, tree_digest, tree_digests
 from assay.spec.load import SUITE_FILE, TASK_FILE, LoadedTask, load_suite, load_task
+from assay.untrusted.yaml_doc import load_yaml
 from assay.variants.rules import ExpectChange, RuleSet, Swap, VariantRule
 from assay.variants.transforms import apply_step
 
@@ -119,7 +120,7 @@ def derive(task: LoadedTask, rule: VariantRule) -> tuple[dict[str, Any], str, st
             kind = next(iter(step.model_dump(by_alias=True)))
             return f"step {i + 1} ({kind}) changed nothing in the prompt"
         prompt = after
-    raw = yaml.safe_load((task.dir / TASK_FILE).read_text()) or {}
+    raw = load_yaml((task.dir / TASK_FILE).read_text()) or {}
     raw.pop("variants", None)
     raw["id"] = f"{task.id}--{rule.id}"
     solution: str | None = None
@@ -178,7 +179,7 @@ def generate(task_dirs: list[Path], rules: RuleSet, out: Path) -> VariantSet:
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".variants-") as tmp:
         stage = Path(tmp) / "set"
         (stage / "tasks").mkdir(parents=True)
-        data = yaml.safe_load((root / SUITE_FILE).read_text())
+        data = load_yaml((root / SUITE_FILE).read_text())
         data.pop("tasks", None)
         used = {t.spec.category for t in tasks}  # a category without tasks is a suite error
         data["categories"] = [c for c in data.get("categories") or [] if c.get("id") in used]
@@ -187,7 +188,7 @@ def generate(task_dirs: list[Path], rules: RuleSet, out: Path) -> VariantSet:
                                f"by `assay variants generate`; see {SET_FILE}.")
         (stage / SUITE_FILE).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         for t in tasks:
-            raw = yaml.safe_load((t.dir / TASK_FILE).read_text()) or {}
+            raw = load_yaml((t.dir / TASK_FILE).read_text()) or {}
             raw.pop("variants", None)
             _write_task(t, stage / "tasks" / t.id, raw, t.prompt, None)
             vset.bases[t.id] = {"source_digest": t.digest}

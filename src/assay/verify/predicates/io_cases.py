@@ -15,6 +15,7 @@ from assay.spec.io_predicates import IoCase, IoCases, check_case
 from assay.spec.predicates import PredicateSpec
 from assay.untrusted import bounded_re
 from assay.untrusted.json_text import loads as loads_untrusted
+from assay.untrusted.yaml_doc import load_yaml
 from assay.verify import io_driver
 from assay.verify.context import Outcome, PathEscape, VerifyContext, excerpt
 from assay.verify.io_driver import MARK
@@ -27,7 +28,7 @@ def load_cases(spec: IoCases, ctx: VerifyContext) -> list[IoCase]:
         return list(spec.cases)
     try:
         path = ctx.resolve(spec.cases_file, base=ctx.hidden)
-        cases = TypeAdapter(list[IoCase]).validate_python(yaml.safe_load(path.read_text()))
+        cases = TypeAdapter(list[IoCase]).validate_python(load_yaml(path.read_text()))
         for c in cases:
             check_case(c, call=spec.call is not None)
     except (OSError, PathEscape, yaml.YAMLError, ValidationError, ValueError) as e:

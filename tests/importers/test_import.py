@@ -45,7 +45,7 @@ def test_harbor_fields_map_to_assays_own(tmp_path: Path) -> None:
     # the stock uv bootstrap (its only fetches) is replaced by the image's pytest, the reward logic kept
     assert any("uv bootstrap" in a and "astral.sh" in a for a in simple.approximated)
     offline = (t.dir / "hidden/tests/test.sh").read_text()
-    assert "python3 -m pytest" in offline and "/tests/test_state.py -rA" in offline
+    assert "python3 -I -m pytest" in offline and "/tests/test_state.py -rA" in offline
     assert "curl" not in offline and "uvx" not in offline and "echo 1 > /logs/verifier/reward.txt" in offline
     # the flags travel with the task into every run's manifest
     assert any(d.startswith("FROM ubuntu:24.04") for d in s.deviations)

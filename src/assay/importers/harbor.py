@@ -129,7 +129,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     if offline is not None:
         (dst / "hidden" / "tests" / "test.sh").write_text(offline)
         rep.approximated.append("tests/test.sh's uv bootstrap (" + "; ".join(fetches[:3]) + ") replaced by the "
-                                "image's Debian pytest (python3 -m pytest, --ctrf dropped); pytest's version may differ")
+                                "image's Debian pytest (python3 -I -m pytest, --ctrf dropped); pytest's version may differ")
     elif fetches:
         rep.unmapped.append("tests/test.sh fetches from the network at test time; the verifier has no network "
                             "here, so the script runs as shipped and may fail: " + "; ".join(fetches[:4]))

@@ -2,7 +2,8 @@
 curl with apt, download uv, and run ``uvx --with pytest==… --with pytest-json-ctrf==… pytest …``;
 with no network at test time that script writes reward 0 whatever the agent did. When those are
 its only fetches, the importer keeps the script and its reward logic and replaces the bootstrap
-with the image's Debian pytest (``python3 -m pytest``, ``--ctrf`` dropped), flagged approximated."""
+with the image's Debian pytest (``python3 -I -m pytest``: isolated, so a module the agent left in
+the folder the script runs in is not imported; ``--ctrf`` dropped), flagged approximated."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ def offline_script(text: str) -> str | None:
             continue
         if not all(_WITH_OK.match(p) for p in m.group(2).split()[1::2]):
             return None
-        out.append(f"{m.group(1)}python3 -m pytest -p no:cacheprovider{_CTRF.sub('', ' ' + m.group(3))}")
+        # -I: the folder the script runs in (the agent's workspace) is not first on sys.path, as
+        # `python3 -m` puts it; an agent's /app/pytest.py would be the test runner (uvx's is not)
+        out.append(f"{m.group(1)}python3 -I -m pytest -p no:cacheprovider{_CTRF.sub('', ' ' + m.group(3))}")
         changed = True
     if not changed or re.search(r"\b(curl|wget|uvx?|pip3?|apt-get|apt)\b", "\n".join(
             ln.split("#", 1)[0] for ln in out)):

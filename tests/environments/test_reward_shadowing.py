@@ -11,7 +11,6 @@ a pass whose workspace gained a module named like one the verifier runs.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 

@@ -9,8 +9,6 @@ Now each is refused as that file's problem, naming it, and the rest of an import
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ import yaml
 
 from assay.importers import import_suite
 from assay.untrusted.yaml_doc import YamlTooLarge, load_yaml
+from tests.conftest import run_assay
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 
@@ -52,8 +51,7 @@ def test_validate_refuses_such_a_task_naming_the_file(tmp_path: Path) -> None:
     (suite / "suite.yaml").write_text('name: s\nversion: "1"\ncategories: [{id: code, weight: 1}]\n')
     (suite / "tasks" / "t" / "task.yaml").write_text(
         laughs() + "category: code\nprompt: hi\npredicates: [{id: f, kind: file_exists, path: x}]\ndescription: *a8\n")
-    proc = subprocess.run([sys.executable, "-m", "assay.cli.main", "validate", str(suite), "--sandbox", "host"],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_assay("validate", str(suite), "--sandbox", "host")  # bounded: it ran for good before
     assert proc.returncode == 2, proc.stdout + proc.stderr
     said = proc.stdout + proc.stderr
     assert "task.yaml" in said and "alias" in said

@@ -134,3 +134,49 @@ def test_a_run_tests_script_is_judged_by_the_results_it_prints(tmp_path: Path, f
 def test_an_output_without_results_is_a_fail(tmp_path: Path, script: str, why: str) -> None:
     p = verify(tmp_path, script, {}, reads="pytest_summary")
     assert not p.passed and why in p.evidence["error"]
+
+
+#: a script that runs the agent's code (as Harbor tests that import the solution do), then rewards
+RUNS_AGENT_CODE = """#!/bin/bash
+python3 -c 'import sys; sys.path.insert(0, "."); from solution import answer; sys.exit(0 if answer() == 42 else 1)'
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+#: the agent's solution: wrong, but it writes its own reward and kills the script before it writes 0
+FORGES = """import os, signal
+open("/logs/verifier/reward.txt", "w").write("1\\n")
+os.kill(os.getppid(), signal.SIGKILL)
+def answer():
+    return 0
+"""
+
+
+def test_a_script_killed_after_the_agents_code_wrote_a_reward_fails(tmp_path: Path) -> None:
+    """Harbor reads the reward whatever became of the script; a script killed by a signal never
+    decided anything, so its reward file is the agent's, not the verdict."""
+    honest = verify(tmp_path / "a", RUNS_AGENT_CODE, {"solution.py": "def answer():\n    return 42\n"})
+    assert honest.passed, honest.evidence
+    forged = verify(tmp_path / "b", RUNS_AGENT_CODE, {"solution.py": FORGES})
+    assert not forged.passed, forged.evidence
+    assert "signal" in forged.evidence["error"], forged.evidence
+
+
+#: the agent's solution, version two: its own reward, then the file (or the folder) made read-only so
+#: the script's `echo 0 >` fails, the script ending normally
+LOCKS_FILE = """import os
+open("/logs/verifier/reward.txt", "w").write("1\\n")
+os.chmod("/logs/verifier/reward.txt", 0o444)
+def answer():
+    return 0
+"""
+LOCKS_FOLDER = """import json, os
+open("/logs/verifier/reward.json", "w").write(json.dumps({"reward": 1}))
+os.chmod("/logs/verifier", 0o555)
+def answer():
+    return 0
+"""
+
+
+@pytest.mark.parametrize("solution", [LOCKS_FILE, LOCKS_FOLDER])
+def test_a_reward_the_agents_code_locked_against_the_script_fails(tmp_path: Path, solution: str) -> None:
+    forged = verify(tmp_path, RUNS_AGENT_CODE, {"solution.py": solution})
+    assert not forged.passed, forged.evidence

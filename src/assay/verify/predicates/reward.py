@@ -87,6 +87,23 @@ def read_reward(logs: Path) -> tuple[dict[str, float] | None, str]:
     return None, "the script wrote no /logs/verifier/reward.txt or reward.json"
 
 
+def locked_against_writes(logs: Path) -> str | None:
+    """Why the reward cannot be the script's own verdict, when the folder or a reward file lost its
+    owner's write permission: code the script ran (the agent's) wrote a reward and made it
+    read-only, so the script's own ``echo 0 >`` failed and the script still ended normally. An
+    honest script never takes the write permission away from itself."""
+    for path in (logs, logs / "reward.txt", logs / "reward.json"):
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        if not mode & stat.S_IWUSR:
+            name = "the reward folder" if path == logs else path.name
+            return (f"{name} was made read-only (mode {stat.S_IMODE(mode):o}) while the script ran: a reward "
+                    "written there cannot have been overwritten by the script, so it is not its verdict")
+    return None
+
+
 def passed(values: dict[str, float], spec: RewardFile) -> tuple[bool, str | None]:
     """Pass: the named value (or every value) reaches the threshold; a missing key is a fail."""
     if spec.key is not None:
@@ -107,6 +124,7 @@ async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     shutil.copytree(tests, copy, symlinks=True)
     logs = ctx.root / "exec" / f"reward-{spec.id}-logs"
     logs.mkdir(parents=True)
+    logs.chmod(0o755)  # whatever the umask: the script's to write, and read-only only if someone made it so
     try:
         argv = interpreter(copy / spec.script)
     except ShebangError as e:
@@ -119,8 +137,16 @@ async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
           "stderr": excerpt(res.stderr.decode(errors="replace")[-2000:], 2000)}
     if res.timed_out:
         return Outcome(False, {**ev, "timed_out": True, "timeout_s": spec.timeout_s})
+    if res.signal is not None or res.exit_code < 0:
+        # the script never finished, so it decided nothing: code it ran (the agent's) may have written
+        # the reward, or the summary, and then killed it before it could write its own
+        sig = res.signal if res.signal is not None else -res.exit_code
+        return Outcome(False, {**ev, "error": f"the test script was killed by signal {sig} before it finished: "
+                                              "what it left is not its verdict"})
     if spec.reads == "pytest_summary":
         return _summary_outcome(res.stdout.decode(errors="replace"), ev)
+    if (locked := locked_against_writes(logs)) is not None:
+        return Outcome(False, {**ev, "error": locked})
     values, where = read_reward(logs)
     if values is None:
         return Outcome(False, {**ev, "error": where})

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import yaml

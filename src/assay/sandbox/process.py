@@ -20,7 +20,16 @@ TOKEN_VAR = "ASSAY_SANDBOX_TOKEN"
 #: errors of the harness's own resources while it starts a command (its descriptors, memory,
 #: processes, disk): the sandbox's failure (infra_error), never an exit of the agent's command
 HARNESS_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN, errno.ENOSPC})
-__all__ = ["HARNESS_EXHAUSTED", "KILL_GRACE_S", "TOKEN_VAR", "find_tagged", "run_process"]
+__all__ = ["HARNESS_EXHAUSTED", "KILL_GRACE_S", "TOKEN_VAR", "find_tagged", "not_started", "run_process"]
+
+
+def not_started(e: BaseException, argv: list[str]) -> bytes:
+    """The stderr of a command that could not be started (its exit is 127, the command's own), or
+    :class:`SandboxError` ``sandbox_exec`` when the harness's own resources ran out: that is the
+    host's failure (infra_error), never the agent's. Every backend's exec ends here."""
+    if isinstance(e, OSError) and e.errno in HARNESS_EXHAUSTED:
+        raise SandboxError(f"the harness could not start {argv[:1]}: {e}", reason="sandbox_exec") from e
+    return f"assay: cannot start {argv[:1]}: {e}".encode()
 
 
 async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | None, timeout_s: float | None,
@@ -33,9 +42,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | None, 
     try:
         r = await run_child(argv, env=env, cwd=cwd, timeout=timeout_s, stdin=stdin, cap=cap)
     except OSError as e:
-        if e.errno in HARNESS_EXHAUSTED:  # the harness's host, not the command
-            raise SandboxError(f"the harness could not start {argv[:1]}: {e}", reason="sandbox_exec") from e
-        return ExecResult(exit_code=127, duration_s=0.0, stderr=f"assay: cannot start {argv[:1]}: {e}".encode())
+        return ExecResult(exit_code=127, duration_s=0.0, stderr=not_started(e, argv))
     return ExecResult(
         exit_code=r["exit_code"], duration_s=r["duration_s"], stdout=r["stdout"], stderr=r["stderr"],
         timed_out=r["timed_out"], signal=r["signal"], stdout_bytes=r["stdout_bytes"], stderr_bytes=r["stderr_bytes"],

@@ -39,11 +39,11 @@ from assay.sandbox.bwrap import cgroup, ending, enter, hostside, native, outer, 
 from assay.sandbox.bwrap.hostside import own_tree, read_available, read_line
 from assay.sandbox.bwrap.launch import Ahead, Parked
 from assay.sandbox.bwrap.locate import BwrapBinary, find_bwrap
-from assay.sandbox.bwrap.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE  # noqa: F401 - WORKSPACE: the default, imported from here
+from assay.sandbox.bwrap.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE, image_env  # noqa: F401 - WORKSPACE: the default, imported from here
 from assay.sandbox.bwrap.probe import probe
 from assay.sandbox.bwrap.watcher import Watcher, mechanisms
 from assay.sandbox.limits import limits_exceeded, rlimits_for
-from assay.sandbox.process import HARNESS_EXHAUSTED
+from assay.sandbox.process import not_started
 from assay.sandbox.supervisor import run_child
 from assay.spec.budget import Limits, NetworkProfile
 
@@ -51,12 +51,6 @@ INSIDE_UID = {"agent": 1000, "verifier": 1001}
 START_TIMEOUT_S = 20.0
 
 _SUPERVISOR = Path(__file__).parent.parent / "supervisor.py"
-def image_env(spec: SandboxSpec) -> dict[str, str]:
-    """The image's ENV (and its USER's name) for every exec over it."""
-    if spec.image is None:
-        return {}
-    user = {"USER": spec.image.user, "LOGNAME": spec.image.user} if spec.image.user else {}
-    return {**dict(spec.image.env), **user}
 
 
 class BwrapSandbox(Sandbox):
@@ -252,11 +246,8 @@ class BwrapSandbox(Sandbox):
         except (OSError, subprocess.SubprocessError) as e:
             if self.init_fd is not None and nsproc.exited(self.init_fd):
                 raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e
-            if isinstance(e, OSError) and e.errno in HARNESS_EXHAUSTED:  # the harness's host, not the command
-                raise SandboxError(f"the harness could not start {argv[:1]} in the sandbox: {e}",
-                                   reason="sandbox_exec") from e
             r = {"exit_code": 127, "signal": None, "timed_out": False, "stdout": b"", "duration_s": 0.0,
-                 "stderr": f"assay: cannot start {argv[:1]}: {e}".encode()}
+                 "stderr": not_started(e, argv)}
         finally:
             if parked is not None:
                 if running:

@@ -26,6 +26,14 @@ HOLD_PATH = "/.assay-hold"
 SHM_DEFAULT_MB = 512
 
 
+def image_env(spec: SandboxSpec) -> dict[str, str]:
+    """The image's ENV (and its USER's name) for every exec over it."""
+    if spec.image is None:
+        return {}
+    user = {"USER": spec.image.user, "LOGNAME": spec.image.user} if spec.image.user else {}
+    return {**dict(spec.image.env), **user}
+
+
 def shm_bytes(memory_mb: int | None) -> int:
     """The size of a sandbox's writable /dev/shm: its pages count in the memory bound too."""
     return (max(8, memory_mb // 2) if memory_mb else SHM_DEFAULT_MB) << 20

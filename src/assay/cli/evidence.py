@@ -26,7 +26,7 @@ def show(
 ) -> None:
     """Show a run's results, or one trial's evidence."""
     from assay.cli.diffview import show_diff
-    from assay.cli.render import integrity_warning, show_run, show_trial
+    from assay.cli.render import checked_summary, integrity_warning, show_run, show_trial
     from assay.errors import IntegrityError
     from assay.store.integrity import verify_run
     from assay.store.rundir import RunDir
@@ -34,14 +34,20 @@ def show(
     rd = RunDir.open(run_dir)
     if trial is None and diff:
         raise UsageError("--diff shows one trial: give its id (`assay show RUN` lists them)")
-    # the forensic view shows an edited run too, but says so first and exits as `verify` does
-    problems = verify_run(rd.path).problems
-    edited = IntegrityError(f"{rd.path}: the run directory fails its integrity check ({len(problems)} problem(s)); "
-                            "what was shown is what is on disk now (`assay verify` lists every problem)")
+    # the forensic view shows an edited run too, but says so first and exits as `verify` does; each
+    # view checks the run in the pass that reads it (the run's rows, its summary), one trial's in full
+    summary = None
     if as_json:
         from assay.cli.show_json import show_json
 
-        doc = show_json(rd, trial)
+        doc, problems = show_json(rd, trial)
+    elif trial is None:
+        summary, problems = checked_summary(rd)
+    else:
+        problems = verify_run(rd.path).problems
+    edited = IntegrityError(f"{rd.path}: the run directory fails its integrity check ({len(problems)} problem(s)); "
+                            "what was shown is what is on disk now (`assay verify` lists every problem)")
+    if as_json:
         print(json.dumps({**doc, "integrity": {"ok": not problems, "problems": problems}}, indent=1))
         if problems:
             raise edited
@@ -49,7 +55,7 @@ def show(
     if problems:
         integrity_warning(out, rd.path, problems)
     if trial is None:
-        show_run(out, rd, intact=not problems)
+        show_run(out, rd, intact=not problems, summary=summary)
         if problems:
             raise edited
         return

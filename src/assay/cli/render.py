@@ -16,11 +16,13 @@ from rich.text import Text
 from assay.cli.browser_view import browser_view
 from assay.cli.console import make_console
 from assay.cli.sanitize import neutralise, safe
+from assay.errors import IntegrityError
 from assay.records.results import AttemptResult, EndState
 from assay.records.scores import ScoreDocument
 from assay.records.trial_file import iter_trials
 from assay.report.fmt import interval, pct
 from assay.score.engine import score_run
+from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from assay.trace.writer import read_events
 from assay.untrusted.shown import one_line
@@ -122,8 +124,18 @@ def integrity_warning(console: Console, run: Path, problems: list[str], *, shown
         console.print(f"  ... and {len(problems) - shown} more")
 
 
-def show_run(console: Console, rd: RunDir, *, intact: bool = True) -> None:
-    """The run's trials and, for a run that passes its integrity check, its summary figures."""
+def checked_summary(rd: RunDir) -> tuple[ScoreDocument | None, list[str]]:
+    """The run's score, checked in the pass that reads it, and no problem; or, when it fails its
+    integrity check, no score and the problems as `assay verify` lists them."""
+    try:
+        return score_run(rd.path), []
+    except IntegrityError:
+        return None, verify_run(rd.path).problems
+
+
+def show_run(console: Console, rd: RunDir, *, intact: bool = True, summary: ScoreDocument | None = None) -> None:
+    """The run's trials and, for a run that passes its integrity check, its summary figures
+    (``summary``: that score, when the caller has it)."""
     m = rd.manifest()
     results = rd.results()
     if not m.sandbox.isolated:
@@ -134,7 +146,7 @@ def show_run(console: Console, rd: RunDir, *, intact: bool = True) -> None:
                   f" ({m.sandbox.network.value})  planned {len(m.plan.trials)} trials")
     console.print(trials_table(results, m.held_out_ids(), width=console.width))
     if intact:
-        console.print(summary_table(score_run(rd.path, verify=False), width=console.width))
+        console.print(summary_table(summary or score_run(rd.path, verify=False), width=console.width))
     else:
         console.print("[red]no summary: the run fails its integrity check[/]")
     missing = set(m.plan.trials) - {r.trial_id for r in results}
@@ -214,4 +226,4 @@ def state_of(results: list[AttemptResult]) -> Counter[str]:
     return Counter(r.end_state.value for r in final_results(results).values())
 
 
-__all__ = ["integrity_warning", "show_run", "show_trial", "summary_table", "final_results", "EndState", "state_of", "make_console"]
+__all__ = ["checked_summary", "integrity_warning", "show_run", "show_trial", "summary_table", "final_results", "EndState", "state_of", "make_console"]

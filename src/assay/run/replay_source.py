@@ -53,14 +53,13 @@ def replay_sources_unchanged(manifest: RunManifest) -> None:
 def _trial_files_sealed_after(ledger: Path, size: int) -> list[str]:
     """Trial files the source's ledger sealed after its first ``size`` bytes (a resume of the
     source run; what else is appended, its score files, changes no recording)."""
+    paths = []
     with open(ledger, "rb") as f:
         f.seek(size)
-        tail = f.read()
-    paths = []
-    for line in tail.splitlines():
-        record = RunDir.ledger_record(line.decode("utf-8", "replace"))
-        if record is not None and record[0].startswith(f"{TRIALS}/"):
-            paths.append(record[0])
+        for line in f:
+            record = RunDir.ledger_record(line.decode("utf-8", "replace"))
+            if record is not None and record[0].startswith(f"{TRIALS}/"):
+                paths.append(record[0])
     return paths
 
 

@@ -52,13 +52,22 @@ def run_digest(path: Path | str, *, ledger_bytes: int | None = None) -> str:
         if not p.is_file():
             digest = "missing"
         elif name == LEDGER and ledger_bytes is not None:
-            with open(p, "rb") as f:
-                head = f.read(ledger_bytes)
-            digest = hashlib.sha256(head).hexdigest() if len(head) == ledger_bytes else "shorter"
+            digest = _head_digest(p, ledger_bytes)
         else:
             digest = sha256_file(p)
         h.update(f"{name}:{digest}\n".encode())
     return DIGEST_PREFIX + h.hexdigest()
+
+
+def _head_digest(path: Path, size: int) -> str:
+    """SHA-256 of the file's first ``size`` bytes, read in chunks ("shorter" when it has fewer)."""
+    h = hashlib.sha256()
+    left = size
+    with open(path, "rb") as f:
+        while left and (chunk := f.read(min(left, 1 << 20))):
+            h.update(chunk)
+            left -= len(chunk)
+    return "shorter" if left else h.hexdigest()
 
 
 def check_expected(report: IntegrityReport, expected: str) -> None:

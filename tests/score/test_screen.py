@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from assay.run import RunOptions, start_run
@@ -71,6 +72,33 @@ def test_an_exit_trick_is_flagged() -> None:
     diff = WorkspaceDiff([{"path": "calc.py", "status": "changed", "after_content": "a", "before_content": "b"}],
                          False, 0, {}, {"a": b"import os\nos._exit(0)\n", "b": b"def add(a, b):\n    return a - b\n"})
     assert [f.rule for f in screen_diff(diff)] == ["exit_trick"]
+
+
+@pytest.mark.parametrize("code", [
+    b"import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",  # kills the test runner's parent script
+    b"import os\nos.kill( os.getpid(), 9)\n",
+    b"import os\nos.killpg(os.getpgid(0), 9)\n",
+    b"#!/bin/sh\nkill -9 $PPID\n",
+    b"#!/bin/sh\nkill -KILL \"$PPID\"\n",
+])
+def test_killing_the_checker_is_an_exit_trick(code: bytes) -> None:
+    """A solution the tests import that kills its own process or its parent stops the test script
+    before it writes its own verdict: the screen names it, as it names ``os._exit``."""
+    from assay.score.screen import screen_diff
+    from assay.store.workspace_diff import WorkspaceDiff
+
+    diff = WorkspaceDiff([{"path": "solution.py", "status": "added", "after_content": "a"}],
+                         False, 0, {}, {"a": code})
+    assert [f.rule for f in screen_diff(diff)] == ["exit_trick"]
+
+
+def test_killing_a_child_is_not_an_exit_trick() -> None:
+    from assay.score.screen import screen_diff
+    from assay.store.workspace_diff import WorkspaceDiff
+
+    code = b"import os, signal, subprocess\np = subprocess.Popen(['sleep', '9'])\nos.kill(p.pid, signal.SIGTERM)\n"
+    diff = WorkspaceDiff([{"path": "solution.py", "status": "added", "after_content": "a"}], False, 0, {}, {"a": code})
+    assert screen_diff(diff) == []
 
 
 def test_a_label_makes_a_new_score_version_and_an_audited_rate(tmp_path: Path) -> None:

@@ -204,3 +204,20 @@ def test_view_over_a_run_of_the_starter_example(page, tmp_path: Path) -> None:
             body = page.locator("body").inner_text()
             assert "predicate" in body and "trust" in body and "trace timeline" in body, href
         page.shot("starter-trial")
+
+
+def test_live_panel_escapes_quotes_inside_its_attributes(page) -> None:
+    """The live panel writes agent and category names into ``data-`` attributes in double quotes;
+    a name holding a quote must stay one attribute's value, never open another."""
+    from assay.view.runs_page import LIVE_JS
+
+    txt = LIVE_JS.split("function txt(", 1)[1].split("\n", 1)[0]
+    hostile = 'a" data-owned="1" onmouseover="alert(1)'
+    page.set_content("<table id='t'></table>")
+    got = page.evaluate("""([src, a]) => { const txt = eval('(function txt(' + src + ')');
+        document.getElementById('t').innerHTML = '<tr data-agent="' + txt(a) + '" data-category="' + txt("c'") + '"><td>'
+          + txt(a) + '</td></tr>';
+        const tr = document.querySelector('#t tr');
+        return [tr.getAttribute('data-agent'), tr.getAttribute('data-category'), tr.getAttributeNames(), tr.textContent]; }""",
+                        [txt, hostile])
+    assert got == [hostile, "c'", ["data-agent", "data-category"], hostile]

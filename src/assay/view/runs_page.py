@@ -180,7 +180,7 @@ LIVE_PANEL = ("<p id='live-state' class='dim'>connecting…</p><table id='live-c
 LIVE_JS = r"""
 (function(){
 const counts={}, flight={};
-function txt(s){const d=document.createElement('span');d.textContent=String(s);return d.innerHTML;}
+function txt(s){const d=document.createElement('span');d.textContent=String(s);return d.innerHTML.replace(/"/g,'&quot;').replace(/'/g,'&#39;');}
 function draw(st){
  if(st){document.getElementById('live-state').textContent=(st.stopped?'stopping':st.paused?'paused':'running')
    +' · jobs '+st.jobs+' · in flight '+Object.keys(flight).length+' · pending '+st.pending+' of '+st.planned;}

@@ -9,7 +9,10 @@ Three phases, each in its own process (so each peak RSS is its own):
    finish: the time and peak memory of scoring N results, and the part spent aggregating;
 3. aggregation alone on the same trial facts, held in memory: assay's Aggregator, then pandas
    and DuckDB (if installed) computing the same per-unit, per-(agent, category, repetition) and
-   per-agent groupings (sums, counts, wall-time percentiles of successes).
+   per-agent groupings (sums, counts, wall-time percentiles of successes);
+4. end to end beside phase 2: DuckDB (if installed) reading the same JSON-lines file itself
+   (``read_json``) and computing those groupings, on every core and on one; the ratio printed is
+   assay's score time over DuckDB's on every core (the issue's goal: within 2x).
 
     python bench/score.py                       # 10^4, 10^5, 10^6
     python bench/score.py --sizes 10000         # one size
@@ -188,6 +191,36 @@ def aggregate_only(path: Path) -> dict:
     return out
 
 
+#: phase 4: DuckDB end to end over the same file, the groupings of phase 3
+DUCKDB_E2E = ["""create temp table t as select agent, task_id, variant, category, repetition, end_state,
+    end_state = 'pass' as strict_pass, diagnostic_score, usage.cost_usd as cost_usd,
+    usage.input_tokens + usage.output_tokens as tokens, usage.tool_calls as tool_calls, attempt,
+    timings.ended_at - timings.started_at as wall_s from read_json('{file}', format='newline_delimited')""",
+    """select agent, task_id, variant, count(*), sum(strict_pass::int), avg(diagnostic_score), sum(cost_usd)
+    from t where end_state <> 'skipped' group by all""",
+    "select agent, category, repetition, avg(strict_pass::int) from t where end_state <> 'skipped' group by all",
+    "select agent, count(*), sum(cost_usd), sum(tokens), sum(tool_calls), sum(attempt) from t group by all",
+    "select agent, quantile_cont(wall_s, 0.5), quantile_cont(wall_s, 0.95) from t where strict_pass group by all",
+    "select agent, category, count(*), sum(strict_pass::int) from t where end_state <> 'skipped' group by all"]
+
+
+def duckdb_file(path: Path, threads: int) -> dict:
+    """Phase 4: DuckDB parses the result JSON lines itself and computes the groupings (0 threads:
+    DuckDB's default, every core)."""
+    try:
+        import duckdb
+    except ImportError:
+        return {"duckdb": "duckdb not installed"}
+    t0, c0 = time.perf_counter(), cpu_s()
+    con = duckdb.connect()
+    if threads:
+        con.execute(f"set threads to {threads}")
+    for q in DUCKDB_E2E:
+        con.execute(q.format(file=str(path).replace("'", "''"))).fetchall()
+    n = con.execute("select count(*) from t").fetchone()[0]
+    return {"n": n, "seconds": time.perf_counter() - t0, "cpu_s": cpu_s() - c0, "peak_rss_mib": peak_mib()}
+
+
 def make_rundir(n: int, path: Path) -> dict:
     """A run directory of n results with the very bytes and ledger lines ``RunDir.write_result``
     writes (checked on the first results against the real writer), without its per-file fsyncs:
@@ -228,9 +261,10 @@ def _child(*args: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--phase", choices=["generate", "score", "aggregate", "make-rundir", "score-rundir"], help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=["generate", "score", "aggregate", "duckdb", "make-rundir", "score-rundir"], help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--file", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--rundir", type=int, nargs="*", help="score real run directories of N results (integrity check "
                     "included); generated into --keep DIR once and reused when given")
     ap.add_argument("--keep", type=Path, help="where generated run directories are kept between invocations")
@@ -243,6 +277,9 @@ def main() -> None:
         return
     if args.phase == "aggregate":
         print(json.dumps(aggregate_only(args.file)))
+        return
+    if args.phase == "duckdb":
+        print(json.dumps(duckdb_file(args.file, args.threads)))
         return
     if args.phase == "make-rundir":
         print(json.dumps(make_rundir(args.n, args.file)))
@@ -266,7 +303,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="assay-bench-score-") as tmp:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
         print(f"{'results':>9}  {'generate s':>10} | {'score s':>8} {'CPU s':>7} {'parse+fold':>10} {'aggregate':>9} "
-              f"{'RSS MiB':>8} | aggregation alone: {'assay s':>8} {'pandas s':>8} {'duckdb s':>8}")
+              f"{'RSS MiB':>8} | aggregation alone: {'assay s':>8} {'pandas s':>8} {'duckdb s':>8} | "
+              f"end to end: {'duckdb s':>8} {'1 thread':>8} {'assay/duckdb':>12}")
         for n in args.sizes:
             f = (args.keep or Path(tmp)) / f"results-{n}.jsonl"
             g = {"seconds": float("nan")}  # kept from an earlier invocation: not generated again
@@ -274,12 +312,15 @@ def main() -> None:
                 g = _child("--phase", "generate", "--n", str(n), "--file", str(f))
             s = _child("--phase", "score", "--file", str(f))
             a = _child("--phase", "aggregate", "--file", str(f))
-            assert s["n"] == n and a["n"] == n
+            d = [_child("--phase", "duckdb", "--file", str(f), "--threads", str(t)) for t in (0, 1)]
+            assert s["n"] == n and a["n"] == n and all(x.get("n", n) == n for x in d)
+            e2e = (f"{d[0]['seconds']:8.2f} {d[1]['seconds']:8.2f} {s['seconds'] / d[0]['seconds']:11.1f}x"
+                   if "seconds" in d[0] else "DuckDB not installed")
             pd_s = f"{a['pandas_s']:8.2f}" if "pandas_s" in a else "       -"
             dd_s = f"{a['duckdb_s']:8.2f}" if "duckdb_s" in a else "       -"
             print(f"{n:>9,d}  {g['seconds']:10.2f} | {s['seconds']:8.2f} {s['cpu_s']:7.2f} {s['parse_fold_s']:10.2f} "
                   f"{s['aggregate_s']:9.2f} "
-                  f"{s['peak_rss_mib']:8.1f} | {'':19}{a['assay_s']:8.2f} {pd_s} {dd_s}", flush=True)
+                  f"{s['peak_rss_mib']:8.1f} | {'':19}{a['assay_s']:8.2f} {pd_s} {dd_s} | {'':12}{e2e}", flush=True)
             if args.keep is None:
                 f.unlink()
 

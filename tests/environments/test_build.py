@@ -148,3 +148,29 @@ def test_user_runs_later_steps_as_that_user_and_names_the_agent(image_store: Ima
         assert root_of(info, image_store).user == "nobody"
     finally:
         image_store.remove(info.digest)
+
+
+def test_each_task_records_its_own_deviations_over_a_shared_image(image_store: ImageStore, tmp_path: Path) -> None:
+    """Two Dockerfiles that build the same image (one digest) but are read differently: a `FROM
+    ubuntu` mapped to Debian, a `CMD` not run. Each task's record names its own deviations, not
+    those of whichever task happened to build the image first."""
+    from assay.environments.runtime import record, root_of
+
+    exact, mapped = tmp_path / "exact", tmp_path / "mapped"
+    for d, text in ((exact, "FROM debian:bookworm\nRUN echo shared > /opt/shared\n"),
+                    (mapped, "FROM ubuntu:24.04\nRUN echo shared > /opt/shared\nCMD [\"bash\"]\n")):
+        d.mkdir()
+        (d / "Dockerfile").write_text(text)
+    first = build(image_store, plan_for("exact", exact, EnvironmentSpec(dockerfile="Dockerfile")))
+    try:
+        second = build(image_store, plan_for("mapped", mapped, EnvironmentSpec(dockerfile="Dockerfile")))
+        assert first.digest == second.digest  # one image in the store
+        assert record(first, "exact").deviations == [] and root_of(first, image_store).deviations == ()
+        said = record(second, "mapped").deviations
+        assert any("FROM ubuntu:24.04" in d for d in said) and any("Dockerfile:3: CMD" in d for d in said), said
+        assert root_of(second, image_store).deviations == tuple(said)
+        # and the other way round: the exact task, found in the store the mapped one built
+        again = build(image_store, plan_for("exact", exact, EnvironmentSpec(dockerfile="Dockerfile")))
+        assert record(again, "exact").deviations == []
+    finally:
+        image_store.remove(first.digest)

@@ -106,8 +106,11 @@ def test_heredoc_scripts_run_as_a_shell_runs_them(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "line", "words"), [
-    ("FROM debian:bookworm\nRUN true\nCMD [\"sh\"]\n", 3, "CMD"),
-    ("FROM debian:bookworm\n\nEXPOSE 80\n", 3, "EXPOSE"),
+    ("FROM debian:bookworm\nRUN true\nENTRYPOINT [\"/start.sh\"]\n", 3, "ENTRYPOINT"),
+    ("FROM debian:bookworm\n\nSHELL [\"/bin/bash\", \"-c\"]\n", 3, "SHELL"),
+    ("FROM debian:bookworm\nVOLUME /data\n", 2, "VOLUME"),
+    ("FROM debian:bookworm\nONBUILD RUN true\n", 2, "ONBUILD"),
+    ("FROM debian:bookworm\nFROBNICATE x\n", 2, "FROBNICATE"),
     ("FROM debian:bookworm\nCOPY --from=build /x /y\n", 2, "--from"),
     ("FROM debian:bookworm\nADD https://example.org/x.tgz /x\n", 2, "URL"),
     ("FROM a AS one\nRUN true\nFROM b\n", 3, "second FROM"),
@@ -137,11 +140,39 @@ def _suite(tmp_path: Path, dockerfile: str, files: dict[str, str] | None = None)
 
 
 def test_the_task_is_refused_when_it_loads_naming_file_and_line(tmp_path: Path) -> None:
-    root = _suite(tmp_path, "FROM ubuntu:22.04\nRUN apt-get update\nHEALTHCHECK CMD true\n")
+    root = _suite(tmp_path, "FROM ubuntu:22.04\nRUN apt-get update\nENTRYPOINT [\"/start.sh\"]\n")
     with pytest.raises(SpecError) as e:
         load_suite(root)
     [p] = e.value.problems
-    assert p.file.endswith("tasks/t/env/Dockerfile") and p.field == "line 3" and "HEALTHCHECK" in p.message
+    assert p.file.endswith("tasks/t/env/Dockerfile") and p.field == "line 3" and "ENTRYPOINT" in p.message
+
+
+def test_what_the_image_would_run_or_label_is_not_applied_and_said(tmp_path: Path) -> None:
+    """`CMD ["bash"]`, `EXPOSE`, `LABEL`, `HEALTHCHECK`, `STOPSIGNAL`, `MAINTAINER`: Harbor and
+    Terminal-Bench start every task container with their own command, so none of these shapes
+    what an agent or a verifier finds. Real tasks carry them (two of five fetched Harbor tasks
+    ended on `CMD ["bash"]`); they load, build the same steps, and each is named with its line."""
+    from assay.environments.plan import plan_for
+
+    body = "FROM python:3.12-slim\nLABEL a=b\nWORKDIR /app\nCOPY here.txt /app/\nRUN echo ok > /opt/ok\n"
+    tail = ("EXPOSE 8080/tcp\nHEALTHCHECK --interval=5s CMD curl -f http://localhost:8080/ || exit 1\n"
+            "STOPSIGNAL SIGTERM\nMAINTAINER someone\nCMD [\"bash\"]\n")
+    plain, extra = tmp_path / "plain", tmp_path / "extra"
+    for d, text in ((plain, body), (extra, body + tail)):
+        d.mkdir()
+        (d / "Dockerfile").write_text(text)
+        (d / "here.txt").write_text("x")
+    a = plan_for("plain", plain, EnvironmentSpec(dockerfile="Dockerfile"))
+    b = plan_for("extra", extra, EnvironmentSpec(dockerfile="Dockerfile"))
+    assert a.digest == b.digest  # the same image: nothing of these lines is built
+    said = [d for d in b.deviations if d not in a.deviations]
+    assert any(d.startswith("Dockerfile:2: LABEL ") for d in a.deviations)
+    assert [d.split(" ", 2)[:2] for d in said] == [["Dockerfile:6:", "EXPOSE"],
+                                                  ["Dockerfile:7:", "HEALTHCHECK"], ["Dockerfile:8:", "STOPSIGNAL"],
+                                                  ["Dockerfile:9:", "MAINTAINER"], ["Dockerfile:10:", "CMD"]], said
+    assert "not run" in said[-1] and all(d in b.deviations for d in a.deviations)
+    (tmp_path / "s").mkdir()
+    assert load_suite(_suite(tmp_path / "s", body + tail, {"here.txt": "x"})).tasks[0].spec.environment is not None
 
 
 def test_a_copy_source_that_is_missing_is_refused(tmp_path: Path) -> None:

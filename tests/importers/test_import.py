@@ -104,7 +104,7 @@ def _broken_collection(root: Path) -> Path:
     (src / "bad-toml/task.toml").write_text("[agent\ntimeout_sec = ")
     (src / "no-instruction/instruction.md").unlink()
     with open(src / "refused-dockerfile/environment/Dockerfile", "a") as f:
-        f.write("HEALTHCHECK CMD true\n")
+        f.write("ENTRYPOINT [\"/start.sh\"]\n")
     (src / "no-reward/tests/test.sh").write_text("#!/bin/bash\npytest /tests/test_state.py\n")
     shutil.rmtree(src / "no-tests/tests")
     return src
@@ -119,7 +119,7 @@ def test_bad_tasks_are_left_out_with_their_reason_and_the_rest_goes_on(tmp_path:
     why = {k: " ".join(v["refused"]) for k, v in report.items() if not v["imported"]}
     assert "not valid TOML" in why["bad-toml"]
     assert "instruction.md is missing" in why["no-instruction"]
-    assert "HEALTHCHECK" in why["refused-dockerfile"] and "Dockerfile" in why["refused-dockerfile"]
+    assert "ENTRYPOINT" in why["refused-dockerfile"] and "Dockerfile" in why["refused-dockerfile"]
     assert "writes no reward" in why["no-reward"]
     assert "tests/test.sh is missing" in why["no-tests"]
     assert {t.id for t in load_suite(out).tasks} == {"simple-task", "multi-reward"}

@@ -9,6 +9,7 @@ with the build log's tail, and leaves nothing in the store but the log of the at
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -144,16 +145,23 @@ def _apply(op: Op, rootfs: Path, state: dict[str, object], log: Path, deadline: 
         steps.run(steps.bwrap_argv(rootfs, argv, env={**dict(op.env), **env}, cwd=cwd), log, deadline)
 
 
+def as_planned(info: ImageInfo, plan: ImagePlan) -> ImageInfo:
+    """A stored image as ``plan`` reads it: one image serves every plan of its digest (the base
+    and the steps), but how each task's file was read (a ``FROM`` mapped, a ``CMD`` not run) is
+    that task's own, never the deviations of whichever plan built the image first."""
+    return dataclasses.replace(info, deviations=list(plan.deviations), inputs={**info.inputs, **plan.inputs})
+
+
 def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> ImageInfo:
     """The image of ``plan``: from the store (one digest check) or built now."""
     digest = plan.digest
     if (info := store.get(digest)) is not None:
-        return info
+        return as_planned(info, plan)
     deadline = time.monotonic() + plan.timeout_s
     base = ensure_base(store, plan.base, plan.file, deadline, progress)
     with store.lock(digest):
         if (info := store.get(digest)) is not None:
-            return info
+            return as_planned(info, plan)
         work, fd = _building(store)
         log = work / LOG
         t0 = time.monotonic()

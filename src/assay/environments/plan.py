@@ -158,6 +158,7 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     if user not in (None, "root", "0"):
         deviations.append(f"USER {user}: the agent runs as the sandbox's own unprivileged uid with that user's "
                           "name and home")
+    deviations.extend(df.not_applied)
     return ImagePlan(name, BasePlan(release, BASE_PACKAGES), tuple(ops), path,
                      env.build_timeout_s, tuple(deviations), tuple(state_env.items()), user, workdir,
                      {"dockerfile": path.name, "from": df.from_image})

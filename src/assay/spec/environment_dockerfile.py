@@ -3,9 +3,13 @@
 ``FROM`` (with ``--platform=`` where it names this machine's platform, ``$BUILDPLATFORM`` and
 ``$TARGETPLATFORM`` included), ``RUN`` (shell and exec form, line continuations, BuildKit's
 heredocs: ``RUN <<EOF`` and ``RUN cat > f <<'EOF'``), ``COPY``/``ADD`` of local files,
-``WORKDIR``, ``ENV``, ``ARG`` and ``USER``. Anything else (``CMD``,
-``EXPOSE``, ``ADD`` of a URL, a second ``FROM``, ``COPY --from``) is refused when the task
-loads, naming the file, the line and the instruction, never skipped.
+``WORKDIR``, ``ENV``, ``ARG`` and ``USER``. What only says how a container of the image would be
+started or labelled (``CMD``, ``EXPOSE``, ``LABEL``, ``HEALTHCHECK``, ``STOPSIGNAL``, ``MAINTAINER``)
+builds nothing and is not applied, as under Harbor and Terminal-Bench, which start every task
+container with their own command: each is named with its line among the image's deviations.
+Anything else (``ENTRYPOINT``, ``SHELL``, ``VOLUME``, ``ADD`` of a URL, a second ``FROM``,
+``COPY --from``) is refused when the task loads, naming the file, the line and the instruction,
+never skipped.
 """
 
 from __future__ import annotations
@@ -19,6 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
+#: instructions that build nothing and are not applied here, each with why (said as a deviation)
+NOT_APPLIED = {
+    "CMD": "not run: assay runs the agent, never the image's command (Harbor and Terminal-Bench override it too)",
+    "EXPOSE": "not applied: metadata only (no port is published here)",
+    "LABEL": "not applied: metadata only",
+    "MAINTAINER": "not applied: metadata only",
+    "STOPSIGNAL": "not applied: the harness ends the sandbox's processes itself",
+    "HEALTHCHECK": "not run: the image starts no service here to check",
+}
 #: the environment a base image brings (Debian's, Ubuntu's and Python's images all set this PATH)
 BASE_IMAGE_ENV = (("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),)
 _HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
@@ -90,6 +103,7 @@ class Dockerfile:
     from_line: int
     steps: tuple[Step, ...] = field(default_factory=tuple)
     platform: str = ""  # FROM's --platform, when given (always this machine's: another is refused)
+    not_applied: tuple[str, ...] = ()  # the NOT_APPLIED lines, each named with its line and why
 
 
 def instructions(path: Path, text: str) -> list[Instruction]:
@@ -274,8 +288,12 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
     workdir = "/"
     from_image, from_line, plat = "", 0, ""
     steps: list[Step] = []
+    not_applied: list[str] = []
     for ins in instructions(path, text):
         kw = ins.keyword
+        if kw in NOT_APPLIED and from_image:
+            not_applied.append(f"{path.name}:{ins.line}: {kw} {NOT_APPLIED[kw]}")
+            continue
         if kw not in HONOURED:
             raise DockerfileError(path, ins.line, f"instruction {kw} is not honoured by assay's builder",
                                   f"remove it; assay honours {', '.join(HONOURED)}")
@@ -325,4 +343,4 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
             steps.append(Step("user", ins.line, dest=user))
     if not from_image:
         raise DockerfileError(path, 1, "no FROM instruction", "start the Dockerfile with FROM")
-    return Dockerfile(path, from_image, from_line, tuple(steps), platform=plat)
+    return Dockerfile(path, from_image, from_line, tuple(steps), platform=plat, not_applied=tuple(not_applied))

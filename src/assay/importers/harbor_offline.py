@@ -9,10 +9,26 @@ from __future__ import annotations
 
 import re
 
-#: the bootstrap lines dropped: apt's curl, uv's installer, uv's env file
-_BOOTSTRAP = re.compile(r"^\s*(apt-get update|apt-get install -y curl|"
-                        r"curl -LsSf https://astral\.sh/uv/[\w.]+/install\.sh \| sh|"
-                        r"source \$HOME/\.local/bin/env)\s*(#.*)?$")
+#: the bootstrap lines dropped: uv's installer, uv's env file, apt's DEBIAN_FRONTEND
+_BOOTSTRAP = re.compile(r"^\s*(curl -LsSf https://astral\.sh/uv/[\w.]+/install\.sh \| sh|"
+                        r"source \$HOME/\.local/bin/env|export DEBIAN_FRONTEND=\S+)\s*(#.*)?$")
+#: ``[DEBIAN_FRONTEND=x] apt-get [-FLAGS] update|install [-FLAGS] PKG...`` (one logical line)
+_APT = re.compile(r"^\s*(?:DEBIAN_FRONTEND=\S+\s+)?apt-get\s+((?:-\S+\s+)*)(update|install)\b(.*?)\s*(#.*)?$")
+#: what the stock bootstrap installs with apt: curl, to fetch uv, and the CA bundle it needs
+_APT_OK = frozenset({"curl", "ca-certificates"})
+
+
+def _apt_bootstrap(line: str) -> bool:
+    """Whether ``line`` is apt's part of the bootstrap: an update, or an install of curl and its
+    CA bundle only (flags anywhere)."""
+    m = _APT.match(line)
+    if m is None:
+        return False
+    words = m.group(3).split()
+    if m.group(2) == "update":
+        return all(w.startswith("-") for w in words)
+    packages = [w for w in words if not w.startswith("-")]
+    return bool(packages) and set(packages) <= _APT_OK
 #: ``uvx [--with PKG]... pytest ARGS`` (one logical line); PKG must be pytest or its ctrf plugin
 _UVX = re.compile(r"^(\s*)uvx\s+((?:--with\s+\S+\s+)*)pytest\b(.*)$", re.S)
 _WITH_OK = re.compile(r"^(pytest|pytest-json-ctrf)(==[\w.]+)?$")
@@ -26,7 +42,7 @@ def offline_script(text: str) -> str | None:
     out: list[str] = []
     changed = False
     for line in lines:
-        if _BOOTSTRAP.match(line):
+        if _BOOTSTRAP.match(line) or _apt_bootstrap(line):
             changed = True
             continue
         m = _UVX.match(line)

@@ -1,0 +1,73 @@
+"""Harbor's stock verifier bootstrap as real tasks spell it: every spelling whose only fetches are
+apt's curl (and its CA bundle), uv's installer and uvx's pytest is run offline; anything that
+fetches more runs as shipped (and the report says it needs the network)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assay.importers import import_suite
+from assay.importers.harbor_offline import offline_script
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+TAIL = """
+curl -LsSf https://astral.sh/uv/0.9.7/install.sh | sh
+
+source $HOME/.local/bin/env
+
+uvx \\
+  --with pytest==8.4.1 \\
+  --with pytest-json-ctrf==0.3.5 \\
+  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA
+
+status=$?
+if [ "$status" -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+exit "$status"
+"""
+
+#: the apt lines of real tasks' test.sh (a newer Harbor template installs the CA bundle too, one
+#: package a line, with DEBIAN_FRONTEND set)
+STOCK = [
+    "apt-get update\napt-get install -y curl\n",
+    "set -o pipefail\n\nmkdir -p /logs/verifier\n\napt-get update\nDEBIAN_FRONTEND=noninteractive apt-get install -y \\\n"
+    "  --no-install-recommends \\\n  curl \\\n  ca-certificates\n",
+    "apt-get update -qq\napt-get install -qq -y --no-install-recommends ca-certificates curl\n",
+    "export DEBIAN_FRONTEND=noninteractive\napt-get -y update\napt-get -y install curl\n",
+]
+
+
+@pytest.mark.parametrize("apt", STOCK)
+def test_every_stock_spelling_runs_offline(apt: str) -> None:
+    out = offline_script("#!/bin/bash\n" + apt + TAIL)
+    assert out is not None
+    assert "python3 -I -m pytest -p no:cacheprovider /tests/test_outputs.py -rA" in re.sub(" +", " ", out)
+    for gone in ("apt-get", "curl", "uvx", "astral.sh", "--ctrf"):
+        assert gone not in out, (gone, out)
+    assert 'echo 1 > /logs/verifier/reward.txt' in out and 'exit "$status"' in out
+
+
+@pytest.mark.parametrize("apt", [
+    "apt-get update\napt-get install -y curl jq\n",  # jq: the tests need more than the bootstrap
+    "apt-get update\nDEBIAN_FRONTEND=noninteractive apt-get install -y \\\n  curl \\\n  file\n",
+    "apt-get update\napt-get install -y curl && pip install requests\n",
+    "apt-get update\napt-get install -y curl\nwget -q https://example.org/data.bin\n",
+])
+def test_a_script_that_fetches_anything_else_is_not_rewritten(apt: str) -> None:
+    assert offline_script("#!/bin/bash\n" + apt + TAIL) is None
+
+
+def test_the_newer_template_imports_as_approximated_not_as_needing_the_network(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "newer-template")
+    script = src / "newer-template/tests/test.sh"
+    script.write_text("#!/bin/bash\n" + STOCK[1] + TAIL.replace("test_outputs.py", "test_state.py"))
+    [r] = import_suite("harbor", src, tmp_path / "out").tasks
+    assert r.imported and not r.unmapped, r.unmapped
+    assert any("uv bootstrap" in a for a in r.approximated)
+    offline = (tmp_path / "out/tasks/newer-template/hidden/tests/test.sh").read_text()
+    assert "python3 -I -m pytest" in offline and "apt-get" not in offline

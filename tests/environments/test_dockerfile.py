@@ -270,3 +270,28 @@ def test_env_path_extended_with_dollar_path_keeps_the_systems_path() -> None:
     paths = [dict(s.env)["PATH"] for s in df.steps if s.kind == "env" and "PATH" in dict(s.env)]
     assert paths == ["/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                      "/opt/tools/bin:/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+
+
+@pytest.mark.parametrize("base", ["ghcr.io/laude-institute/t-bench/python-3-13:20250620",
+                                  "ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624",
+                                  "ghcr.io/laude-institute/t-bench/ubuntu-24-04:latest"])
+def test_terminal_benchs_base_images_bring_their_workdir(tmp_path: Path, base: str) -> None:
+    """Terminal-Bench's two base images set `WORKDIR /app`, and real tasks rely on it: a Harbor
+    task with no WORKDIR of its own whose oracle writes /app/output.txt, a Terminal-Bench task
+    that does `COPY run_pipeline.sh .`. Mapped to Debian, the image keeps that workdir (said as
+    a deviation), so the workspace is /app and a relative COPY lands there, as under Docker."""
+    from assay.environments.plan import plan_for
+
+    df = parse(DF, f"FROM {base}\nCOPY run.sh .\nRUN pip install pytest==8.4.2\n")
+    assert [(s.kind, s.dest) for s in df.steps][:2] == [("workdir", "/app"), ("copy", "/app/.")]
+    (tmp_path / "Dockerfile").write_text(f"FROM {base}\nCOPY run.sh .\n")
+    (tmp_path / "run.sh").write_text("true\n")
+    plan = plan_for("t", tmp_path, EnvironmentSpec(dockerfile="Dockerfile"))
+    assert plan.workdir == "/app"
+    assert any("WORKDIR /app" in d and base in d for d in plan.deviations), plan.deviations
+    # the task's own WORKDIR still wins, and any other image brings none
+    assert plan_for("t", tmp_path, EnvironmentSpec(dockerfile="Dockerfile")).workdir == "/app"
+    (tmp_path / "Dockerfile").write_text(f"FROM {base}\nWORKDIR /srv\n")
+    assert plan_for("t", tmp_path, EnvironmentSpec(dockerfile="Dockerfile")).workdir == "/srv"
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:24.04\nRUN true\n")
+    assert plan_for("t", tmp_path, EnvironmentSpec(dockerfile="Dockerfile")).workdir is None

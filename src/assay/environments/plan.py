@@ -152,6 +152,8 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
         elif s.kind == "workdir":
             workdir = s.dest
             ops.append(Op("workdir", where, dest=s.dest))
+            if s.deviation:
+                deviations.append(s.deviation)
         elif s.kind == "user":
             user = s.dest
             ops.append(Op("user", where, dest=s.dest))

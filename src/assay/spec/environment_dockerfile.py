@@ -32,6 +32,9 @@ NOT_APPLIED = {
     "STOPSIGNAL": "not applied: the harness ends the sandbox's processes itself",
     "HEALTHCHECK": "not run: the image starts no service here to check",
 }
+#: the WORKDIR a benchmark's own base image sets, which its tasks rely on (a relative COPY, an
+#: oracle writing /app/...): Terminal-Bench's two bases, used by Terminal-Bench 1 and Harbor tasks
+BASE_IMAGE_WORKDIR = ((re.compile(r"^ghcr\.io/laude-institute/t-bench/(python-3-13|ubuntu-24-04)(:|@|$)"), "/app"),)
 #: the environment a base image brings (Debian's, Ubuntu's and Python's images all set this PATH)
 BASE_IMAGE_ENV = (("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),)
 _HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
@@ -319,6 +322,12 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
                 raise DockerfileError(path, ins.line, f"FROM {ins.args!r} is not FROM [--platform=P] IMAGE [AS NAME]",
                                       "write FROM IMAGE")
             from_image, from_line = words[0], ins.line
+            for pattern, base_workdir in BASE_IMAGE_WORKDIR:
+                if pattern.match(from_image):
+                    workdir = base_workdir
+                    steps.append(Step("workdir", ins.line, dest=workdir,
+                                      deviation=f"{path.name}:{ins.line}: FROM {from_image} sets WORKDIR {workdir}; "
+                                      "kept, as that image sets it"))
         elif kw == "ARG":
             for k, v in _pairs(ins, path, scope):
                 args[k] = scope[k] = v

@@ -71,3 +71,18 @@ def test_the_newer_template_imports_as_approximated_not_as_needing_the_network(t
     assert any("uv bootstrap" in a for a in r.approximated)
     offline = (tmp_path / "out/tasks/newer-template/hidden/tests/test.sh").read_text()
     assert "python3 -I -m pytest" in offline and "apt-get" not in offline
+
+
+def test_a_multi_step_task_is_refused_for_its_steps_not_for_a_missing_prompt(tmp_path: Path) -> None:
+    """Harbor's multi-step tasks keep each step's instruction under steps/NAME/ and none at the
+    top: the refusal names what assay lacks (steps), not a prompt the format never puts there."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "milestones")
+    (src / "milestones/instruction.md").unlink()
+    (src / "milestones/steps/milestone_1").mkdir(parents=True)
+    (src / "milestones/steps/milestone_1/instruction.md").write_text("do the first part\n")
+    with open(src / "milestones/task.toml", "a") as f:
+        f.write('\n[[steps]]\nname = "milestone_1"\n')
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "good")  # a suite needs one task imported
+    r = {t.id: t for t in import_suite("harbor", src, tmp_path / "out").tasks}["milestones"]
+    assert not r.imported and any("[[steps]]" in w for w in r.refused) and not any("instruction.md" in w for w in r.refused)

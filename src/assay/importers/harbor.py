@@ -39,15 +39,15 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     except tomllib.TOMLDecodeError as e:
         rep.refuse(f"task.toml is not valid TOML: {e}")
         return None
+    if doc.get("steps"):  # each step's instruction is under steps/NAME/, none at the top
+        rep.refuse("[[steps]] (a multi-step task) has no assay equivalent yet")
+        return None
     instruction = src / "instruction.md"
     if not instruction.is_file() or not instruction.read_text().strip():
         rep.refuse("instruction.md is missing or empty: there is no prompt")
         return None
     digest = _check_digest(src, doc, rep)
     if digest is False:
-        return None
-    if doc.get("steps"):
-        rep.refuse("[[steps]] (a multi-step task) has no assay equivalent yet")
         return None
     env_t, agent_t, ver_t, sol_t = (_table(doc, k) for k in ("environment", "agent", "verifier", "solution"))
     meta, info = _table(doc, "metadata"), _table(doc, "task")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from assay.environments.plan import PYTHON_PACKAGES, plan_for
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.load import load_suite
@@ -81,3 +83,24 @@ def test_runtime_facts_come_from_the_last_env_workdir_and_user(tmp_path: Path) -
                  DOCKER)
     assert dict(p.env) == {"A": "1", "B": "2"} and p.workdir == "/app" and p.user == "root"
     shutil.rmtree(tmp_path / "a")
+
+
+@pytest.mark.parametrize(("image", "packages", "says"), [
+    ("node:20-slim@sha256:" + "0" * 64, ("nodejs", "npm"), "Node.js"),
+    ("docker.io/library/node:18", ("nodejs", "npm"), "Node.js"),
+    ("golang:1.22-bookworm", ("golang-go",), "Go"),
+    ("rust:1.79", ("rustc", "cargo"), "Rust"),
+    ("eclipse-temurin:21-jdk", ("default-jdk-headless",), "Java"),
+    ("ruby:3.3", ("ruby",), "Ruby"),
+])
+def test_a_language_runtime_image_maps_to_debians_runtime(tmp_path: Path, image: str, packages: tuple[str, ...],
+                                                          says: str) -> None:
+    """A `FROM node:20-slim` (a fetched Harbor task's) mapped to bare Debian had no `npm`, and its
+    build failed at `npm install`; like a Python image, a language's official image maps to
+    Debian's packages of that language, installed as the image's first step, the version said
+    to differ."""
+    plan = plan_for("t", _task(tmp_path / "t", f"FROM {image}\nRUN true\n"), DOCKER)
+    first = " ".join(plan.ops[0].argv)
+    assert "apt-get install" in first and all(p in first.split() for p in packages), first
+    assert f"FROM {image} mapped to debian:bookworm with Debian's {', '.join(packages)}" in plan.deviations[0]
+    assert f"its {says} version may differ" in plan.deviations[0]

@@ -21,6 +21,19 @@ BUILDER_VERSION = 3
 VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
 #: a ``FROM`` of a Python image maps to Debian's python with these
 PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv")
+#: a ``FROM`` of a language's official image (its name, the last part of the path, without the tag)
+#: maps to Debian's packages of that language, installed as the image's first step, and the
+#: language named in the deviation (its version may differ)
+RUNTIME_IMAGES: dict[str, tuple[tuple[str, ...], str]] = {
+    "node": (("nodejs", "npm"), "Node.js"),
+    "golang": (("golang-go",), "Go"),
+    "rust": (("rustc", "cargo"), "Rust"),
+    "openjdk": (("default-jdk-headless",), "Java"),
+    "eclipse-temurin": (("default-jdk-headless",), "Java"),
+    "amazoncorretto": (("default-jdk-headless",), "Java"),
+    "ruby": (("ruby",), "Ruby"),
+    "php": (("php-cli",), "PHP"),
+}
 #: every base of one release holds exactly these, so every image of that release (every example
 #: suite's, every imported task's) shares ONE base, built once per store; a task's own packages
 #: are an apt step on top (:func:`apt_step`)
@@ -125,6 +138,11 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
     if name.split(":")[0] in ("python", "docker.io/library/python") or "python" in name.rsplit("/", 1)[-1]:
         return release, PYTHON_PACKAGES, (f"FROM {image} mapped to {target} with Debian's "
                                           f"{', '.join(PYTHON_PACKAGES)} (its Python version may differ)")
+    short = name.rsplit("/", 1)[-1].split(":")[0]
+    if short in RUNTIME_IMAGES:
+        packages, language = RUNTIME_IMAGES[short]
+        return release, packages, (f"FROM {image} mapped to {target} with Debian's {', '.join(packages)} "
+                                   f"(its {language} version may differ)")
     return release, (), f"FROM {image} mapped to {target} (that image cannot be fetched here)"
 
 

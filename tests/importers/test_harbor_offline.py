@@ -86,3 +86,29 @@ def test_a_multi_step_task_is_refused_for_its_steps_not_for_a_missing_prompt(tmp
     shutil.copytree(FIXTURES / "harbor/simple-task", src / "good")  # a suite needs one task imported
     r = {t.id: t for t in import_suite("harbor", src, tmp_path / "out").tasks}["milestones"]
     assert not r.imported and any("[[steps]]" in w for w in r.refused) and not any("instruction.md" in w for w in r.refused)
+
+
+@pytest.mark.parametrize("line", [
+    "if uv run --with pytest pytest /tests/test_resolver.py -v; then",  # a fetched real task's
+    "uv sync --frozen", "uv tool install ruff", "npm install --no-audit", "npm ci", "npx jest",
+    "yarn install", "pnpm install", "git clone https://example.org/repo.git", "go mod download",
+    "go install example.org/tool@latest", "cargo fetch", "gem install rspec", "python3 -m pip install requests",
+])
+def test_every_test_time_fetch_is_named(tmp_path: Path, line: str) -> None:
+    """What the report calls "fetches from the network at test time" (so the audit can label the
+    task `needs` network) includes package managers beyond pip and apt."""
+    from assay.importers.common import network_lines
+
+    script = tmp_path / "test.sh"
+    script.write_text(f"#!/bin/bash\nmkdir -p /logs/verifier\n{line}\necho 1 > /logs/verifier/reward.txt\n")
+    assert network_lines(script) == [f"test.sh:3: {line}"]
+
+
+@pytest.mark.parametrize("line", ["python3 -m pytest /tests -rA", "echo uv is fast", "npm_config=1 true",
+                                  "cat /tests/gitclone.txt", "go_dir=/tmp"])
+def test_a_line_that_fetches_nothing_is_not_named(tmp_path: Path, line: str) -> None:
+    from assay.importers.common import network_lines
+
+    script = tmp_path / "test.sh"
+    script.write_text(f"#!/bin/bash\n{line}\n")
+    assert network_lines(script) == []

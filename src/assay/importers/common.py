@@ -18,7 +18,9 @@ from assay.spec.environment_dockerfile import DockerfileError, parse
 from assay.spec.task_metadata import Author, TaskMetadata, metadata_from
 
 #: a test script line that reaches the network when the tests run (the verifier has none here)
-_FETCH = re.compile(r"\b(curl|wget|apt-get\s+(update|install)|apt\s+install|pip3?\s+install|uv\s+(add|init|pip)|uvx)\b")
+_FETCH = re.compile(r"\b(curl|wget|apt-get\s+(update|install)|apt\s+install|pip3?\s+(install|download)|"
+                    r"uv\s+(add|init|pip|run|sync|tool)|uvx|npm\s+(install|i|ci)|npx|yarn|pnpm|git\s+clone|"
+                    r"go\s+(get|install|mod\s+download)|cargo\s+(install|fetch)|gem\s+install)(?![\w=])")
 #: the base a Dockerfile's FROM maps to when that image cannot be fetched here (the importer's choice)
 DEFAULT_BASE = "debian:bookworm"
 

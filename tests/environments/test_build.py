@@ -174,3 +174,23 @@ def test_each_task_records_its_own_deviations_over_a_shared_image(image_store: I
         assert record(again, "exact").deviations == []
     finally:
         image_store.remove(first.digest)
+
+
+def test_a_python_image_has_the_python_command(image_store: ImageStore, tmp_path: Path) -> None:
+    """Python's official images answer to `python` (and `pip`); Debian's python3 does not. A
+    `FROM python:*` task that runs `python x.py` in a RUN step, its test.sh or its solve.sh (all
+    105 tasks of a fetched multimedia collection; a fetched task's solve.sh ending in
+    `python -c ...` exited 127) gets `python` as python3, said with the mapping."""
+    (tmp_path / "Dockerfile").write_text("FROM python:3.11-slim\nRUN python -c \"print('from python')\" > /opt/py\n")
+    plan = plan_for("py", tmp_path, EnvironmentSpec(dockerfile="Dockerfile"))
+    assert "`python` as python3" in plan.deviations[0]
+    info = build(image_store, plan)
+    try:
+        root = image_store.rootfs(info.digest)
+        assert (root / "opt" / "py").read_text() == "from python\n"
+        assert os.readlink(root / "usr" / "bin" / "python") == "python3" and (root / "usr" / "bin" / "pip").exists()
+    finally:
+        image_store.remove(info.digest)
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:24.04\nRUN true\n")  # not a Python image: no alias
+    assert not any("python" in " ".join(o.argv) for o in plan_for("u", tmp_path, EnvironmentSpec(
+        dockerfile="Dockerfile")).ops)

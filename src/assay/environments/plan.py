@@ -128,6 +128,17 @@ def host_sources_sha() -> str:
     return sha256_json(parts)
 
 
+def python_image(image: str) -> bool:
+    """Whether ``image`` is a Python image (``python:3.12-slim``, a registry's copy of it, a
+    benchmark's ``python-3-13`` base): its ``python`` command is part of what it promises."""
+    name = image.split("@")[0]
+    return name.split(":")[0] in ("python", "docker.io/library/python") or "python" in name.rsplit("/", 1)[-1]
+
+
+#: Python's images answer to ``python``; Debian's python3 does not (its python-is-python3 is this link)
+PYTHON_ALIAS = ("/bin/sh", "-c", "[ -e /usr/bin/python ] || ln -s python3 /usr/bin/python")
+
+
 def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], str | None]:
     """The Debian release a ``FROM`` becomes, the packages it adds, and the deviation (None: exact)."""
     target = env.base or "debian:bookworm"
@@ -135,9 +146,10 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
     name = image.split("@")[0]
     if name in (f"debian:{release}", f"debian:{release}-slim"):
         return release, (), None
-    if name.split(":")[0] in ("python", "docker.io/library/python") or "python" in name.rsplit("/", 1)[-1]:
+    if python_image(image):
         return release, PYTHON_PACKAGES, (f"FROM {image} mapped to {target} with Debian's "
-                                          f"{', '.join(PYTHON_PACKAGES)} (its Python version may differ)")
+                                          f"{', '.join(PYTHON_PACKAGES)} and `python` as python3 "
+                                          "(its Python version may differ)")
     short = name.rsplit("/", 1)[-1].split(":")[0]
     if short in RUNTIME_IMAGES:
         packages, language = RUNTIME_IMAGES[short]
@@ -153,6 +165,8 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     context = (task_dir / env.context).resolve()
     release, extra, deviation = map_from(df.from_image, env)
     ops: list[Op] = apt_step(extra, f"{path.name}:1")
+    if python_image(df.from_image):
+        ops.append(Op("run", f"{path.name}:{df.from_line}", argv=PYTHON_ALIAS))
     state_env: dict[str, str] = {}
     user = workdir = None
     deviations = [deviation] if deviation else []

@@ -15,6 +15,7 @@ import yaml
 from assay.importers.common import (dockerfile_environment, metadata, network_lines, seconds, task_id,
                                     typed_metadata, write_task)
 from assay.importers.report import TaskReport
+from assay.spec.environment_dockerfile import DockerfileError, parse
 from assay.untrusted.yaml_doc import load_yaml
 
 META_KEYS = ("difficulty", "category", "tags", "author_name", "author_email", "expert_time_estimate_min",
@@ -34,6 +35,31 @@ def find_tasks(src: Path) -> list[Path]:
     if (src / "task.yaml").is_file():
         return [src]
     return sorted(p.parent for p in src.rglob("task.yaml") if p.is_file())
+
+
+def _harness_files_stay_out(dockerfile: Path, rep: TaskReport) -> bool:
+    """False (the task refused) when the Dockerfile copies the harness's own files into the image
+    the agent works in: the agent would read its tests or its reference solution. A copy of the
+    whole folder (``COPY . /app``) is built without them, and the report says so. A Dockerfile the
+    reader refuses is left to :func:`dockerfile_environment`, which names why."""
+    try:
+        df = parse(dockerfile)
+    except (DockerfileError, OSError, UnicodeDecodeError):
+        return True
+    harness = sorted(NOT_CONTEXT - {"task.yaml", "docker-compose.yaml"})
+    for step in df.steps:
+        for source in step.sources if step.kind == "copy" else ():
+            first = source.strip("/").removeprefix("./").split("/", 1)[0]
+            if first in NOT_CONTEXT - {"task.yaml", "docker-compose.yaml"}:
+                rep.refuse(f"Dockerfile:{step.line} copies the harness's own {source!r} into the image the agent "
+                           "works in: the agent would read its own tests or reference solution (assay gives the "
+                           "tests to the verifier only; fix: copy it nowhere)")
+                return False
+            if first in ("", ".", "*"):
+                rep.approximated.append(f"Dockerfile:{step.line} COPY {source} {step.dest}: the task folder without "
+                                        f"the harness's own files ({', '.join(harness)}), left out so the agent never "
+                                        "reads its tests or reference solution")
+    return True
 
 
 def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
@@ -67,6 +93,8 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
                                 "and TEST_DIR are the harness's own here")
     if not (src / "Dockerfile").is_file():
         rep.refuse("Dockerfile is missing")
+        return None
+    if not _harness_files_stay_out(src / "Dockerfile", rep):
         return None
     tests = _pytest_files(src, rep)
     if tests is None:

@@ -112,3 +112,13 @@ def test_a_line_that_fetches_nothing_is_not_named(tmp_path: Path, line: str) -> 
     script = tmp_path / "test.sh"
     script.write_text(f"#!/bin/bash\n{line}\n")
     assert network_lines(script) == []
+
+
+def test_the_import_report_names_what_the_dockerfile_does_not_apply(tmp_path: Path) -> None:
+    """The report says what the image's plan says: a `CMD` not run is approximated in both."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "with-cmd")
+    with open(src / "with-cmd/environment/Dockerfile", "a") as f:
+        f.write('\nCMD ["bash"]\n')
+    [r] = import_suite("harbor", src, tmp_path / "out").tasks
+    assert r.imported and any(": CMD not run" in a for a in r.approximated), r.approximated

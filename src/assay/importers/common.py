@@ -88,7 +88,7 @@ def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep:
     rep.mapped.append("Dockerfile -> environment.dockerfile (built by assay's image builder)")
     if deviation:
         rep.approximated.append(deviation)
-    rep.approximated += [s.deviation for s in df.steps if s.deviation]
+    rep.approximated += [*(s.deviation for s in df.steps if s.deviation), *df.not_applied]
     return spec
 
 

@@ -46,18 +46,18 @@ def _harness_files_stay_out(dockerfile: Path, rep: TaskReport) -> bool:
         df = parse(dockerfile)
     except (DockerfileError, OSError, UnicodeDecodeError):
         return True
-    harness = sorted(NOT_CONTEXT - {"task.yaml", "docker-compose.yaml"})
+    harness = NOT_CONTEXT - {"task.yaml", "docker-compose.yaml"}  # the tests and the reference solution
     for step in df.steps:
         for source in step.sources if step.kind == "copy" else ():
             first = source.strip("/").removeprefix("./").split("/", 1)[0]
-            if first in NOT_CONTEXT - {"task.yaml", "docker-compose.yaml"}:
+            if first in harness:
                 rep.refuse(f"Dockerfile:{step.line} copies the harness's own {source!r} into the image the agent "
                            "works in: the agent would read its own tests or reference solution (assay gives the "
                            "tests to the verifier only; fix: copy it nowhere)")
                 return False
             if first in ("", ".", "*"):
                 rep.approximated.append(f"Dockerfile:{step.line} COPY {source} {step.dest}: the task folder without "
-                                        f"the harness's own files ({', '.join(harness)}), left out so the agent never "
+                                        f"the harness's own files ({', '.join(sorted(harness))}), left out so the agent never "
                                         "reads its tests or reference solution")
     return True
 

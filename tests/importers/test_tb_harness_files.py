@@ -39,7 +39,7 @@ def test_a_dockerfile_that_copies_the_harness_files_is_refused_as_a_leak(tmp_pat
     leaky = report["leaky"]
     assert not leaky.imported and report["fine"].imported
     [why] = leaky.refused
-    assert f"Dockerfile:" in why and leaked in why and "would read" in why, why
+    assert "Dockerfile:" in why and leaked in why and "would read" in why, why
     assert "not found in the build context" not in why
 
 

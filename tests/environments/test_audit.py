@@ -108,3 +108,28 @@ def test_harbor_import_then_run_oracle_and_nop_from_the_command_line(tmp_path: P
     got = {(r["task_id"], r["agent"]): r["end_state"] for r in rows}
     assert got == {(t, a): ("pass" if a == "oracle" else "fail") for t in ("simple-task", "multi-reward")
                    for a in ("oracle", "nop")}, got
+
+
+def test_a_task_whose_image_does_not_build_is_labelled_and_the_audit_goes_on(tmp_path: Path,
+                                                                            image_store: ImageStore) -> None:
+    """Auditing a real collection here meets images that cannot be built (media fetched from a
+    host this machine cannot reach, a package built from source past its time). One such task
+    refused the whole audit (exit 2, nothing written); now it is labelled, its file, line and
+    build log named, and every other task is audited as before."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "good")
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "broken")
+    with open(src / "broken/environment/Dockerfile", "a") as f:
+        f.write("\nRUN echo cannot fetch the media here >&2 && exit 3\n")
+    suite = tmp_path / "suite"
+    import_suite("harbor", src, suite)
+    out = tmp_path / "audit"
+    assert main(["audit", str(suite), "-o", str(out), "--keep", "valid"]) == 1  # not every task is valid
+    report = {t["task_id"]: t for t in json.loads((out / "audit.json").read_text())["tasks"]}
+    assert report["good"]["label"] == "valid" and report["good"]["oracle"] == "pass"
+    broken = report["broken"]
+    assert broken["label"] == "image does not build" and broken["oracle"] is None
+    why = " ".join(broken["evidence"])
+    assert "Dockerfile" in why and "exit 3" in why and "cannot fetch the media here" in why, why
+    assert "image does not build: 1" in (out / "audit.md").read_text()
+    assert [t.id for t in load_suite(out / "suite").tasks] == ["good"]

@@ -40,12 +40,14 @@ def problem(e: BuildFailed) -> SpecProblem:
                        "fix the step or the package name; `assay env build` rebuilds")
 
 
-def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: ImageStore | None = None,
-                 progress: Progress | None = None) -> dict[str, ImageInfo]:
-    """Every image the planned tasks need, built if missing; SpecError listing each failure."""
+def build_each(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: ImageStore | None = None,
+               progress: Progress | None = None) -> tuple[dict[str, ImageInfo], dict[str, SpecProblem]]:
+    """Every image the planned tasks need, built if missing: the images, and each task whose
+    build failed with its file, line and build log tail (``assay audit`` labels those tasks and
+    goes on; a run refuses them all, :func:`ensure_suite`)."""
     store = store or ImageStore()
     out: dict[str, ImageInfo] = {}
-    problems: list[SpecProblem] = []
+    failed: dict[str, SpecProblem] = {}
     for t in suite.tasks:
         if task_ids and t.id not in task_ids:
             continue
@@ -55,9 +57,16 @@ def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store
         try:
             out[t.id] = build(store, plan, progress) if progress else build(store, plan)
         except BuildFailed as e:
-            problems.append(problem(e))
-    if problems:
-        raise SpecError(problems)
+            failed[t.id] = problem(e)
+    return out, failed
+
+
+def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: ImageStore | None = None,
+                 progress: Progress | None = None) -> dict[str, ImageInfo]:
+    """Every image the planned tasks need, built if missing; SpecError listing each failure."""
+    out, failed = build_each(suite, task_ids, store=store, progress=progress)
+    if failed:
+        raise SpecError(list(failed.values()))
     return out
 
 

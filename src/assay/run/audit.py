@@ -7,6 +7,8 @@ what the import report says the task needs, give one label per task:
 - ``unsolvable as shipped``: the oracle fails (its failing predicates shown);
 - ``weak``: the do-nothing agent passes, a state mutant survives, or `assay lint` finds what the
   agent should not reach (an answer key, a grader it can rewrite) (shown);
+- ``image does not build``: the task's image could not be built here (its file, line and build
+  log named); nothing of it ran, and every other task is audited all the same;
 - ``valid``: none of these.
 
 ``--keep valid`` writes the valid subset as a new suite version beside the audit."""
@@ -20,12 +22,13 @@ from pathlib import Path
 
 import yaml
 
+from assay.environments.runtime import build_each
 from assay.records.results import EndState
 from assay.run.validate import TaskVerdict, validate_suite
 from assay.spec.load import load_suite
 from assay.untrusted.yaml_doc import load_yaml
 
-LABELS = ("valid", "weak", "unsolvable as shipped", "needs", "no reference solution")
+LABELS = ("valid", "weak", "unsolvable as shipped", "needs", "no reference solution", "image does not build")
 TABLE_HEADER = ("task", "label", "oracle", "nop", "mutants survived")
 #: words in an import report's "could not map" line that name a missing feature (not a detail)
 _NEEDS = ("network", "mcp", "gpu", "compose", "multi-container")
@@ -120,15 +123,24 @@ def _lint_errors(v: TaskVerdict) -> list[str]:
 
 
 def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) -> AuditReport:
-    """Validate every task (with mutants) and label it."""
+    """Validate every task (with mutants) and label it; a task whose image does not build here
+    is labelled so, and the others are audited all the same."""
     suite = load_suite(suite_path)
     needs = needs_of(suite.root)
     has_solution = {t.id: t.spec.solution is not None and (t.dir / t.spec.solution).is_file() for t in suite.tasks}
     deviations = {t.id: list(t.spec.deviations) for t in suite.tasks}
-    report = validate_suite(suite_path, sandbox=sandbox, jobs=jobs, mutants=True)
-    tasks = [label(v, has_solution[v.task_id], needs.get(v.task_id, []), deviations[v.task_id])
-             for v in report.verdicts if v.variant == "base"]
-    return AuditReport(suite.spec.name, suite.spec.version, tasks)
+    _, unbuilt = build_each(suite) if any(t.spec.environment is not None for t in suite.tasks) else ({}, {})
+    runnable = [t.id for t in suite.tasks if t.id not in unbuilt]
+    labelled: dict[str, TaskAudit] = {}
+    if runnable:
+        report = validate_suite(suite_path, sandbox=sandbox, jobs=jobs, mutants=True, tasks=runnable)
+        labelled = {v.task_id: label(v, has_solution[v.task_id], needs.get(v.task_id, []), deviations[v.task_id])
+                    for v in report.verdicts if v.variant == "base"}
+    for tid, why in unbuilt.items():
+        first, *tail = why.message.splitlines()
+        labelled[tid] = TaskAudit(tid, "image does not build", evidence=[
+            f"{why.file}: {why.field}: {first}", *(f"build log: {line.strip()}" for line in tail if line.strip())])
+    return AuditReport(suite.spec.name, suite.spec.version, [labelled[t.id] for t in suite.tasks if t.id in labelled])
 
 
 def keep(suite_path: Path, report: AuditReport, labels: set[str], out: Path) -> list[str]:

@@ -10,7 +10,7 @@ from assay.run.audit import TABLE_HEADER, AuditReport
 
 _CSS = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}"
-        ".valid{color:#1a7f37}.weak,.needs{color:#9a6700}.unsolvable,.no{color:#cf222e}"
+        ".valid{color:#1a7f37}.weak,.needs,.image{color:#9a6700}.unsolvable,.no{color:#cf222e}"
         "li{white-space:pre-wrap;word-break:break-word}")
 
 

@@ -139,10 +139,12 @@ def judge_problems(task: LoadedTask, judge: GatewayRecord | None) -> list[str]:
 
 
 def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path | None = None, jobs: int = 1,
-                   mutants: bool = False, judge_model: str | None = None) -> ValidationReport:
-    """Run oracle and nop over every task and variant; report every task where either misbehaves
-    (and, with ``mutants``, every mutant of the oracle's end state that the verifier lets pass).
-    A task with judge predicates needs ``judge_model``, and a judge calibrated for it."""
+                   mutants: bool = False, judge_model: str | None = None,
+                   tasks: list[str] | None = None) -> ValidationReport:
+    """Run oracle and nop over every task and variant (or only ``tasks``); report every task where
+    either misbehaves (and, with ``mutants``, every mutant of the oracle's end state that the
+    verifier lets pass). A task with judge predicates needs ``judge_model``, and a judge calibrated
+    for it."""
     suite = load_suite(suite_path)
     with tempfile.TemporaryDirectory(prefix="assay-validate-") as tmp:
         out = keep or Path(tmp) / "run"
@@ -152,7 +154,7 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
         try:
             outcome = start_run(RunOptions(suite=suite_path, agents=["oracle", "nop"], out=out, sandbox=sandbox,
                                            network=NetworkProfile.harness, max_retries=0, jobs=jobs,
-                                           model=simulator_model(suite),
+                                           model=simulator_model(suite), tasks=tasks,
                                            run_id=f"validate-{suite.spec.name}", judge_model=judge_model, lint=False))
         finally:
             if mutants:
@@ -164,6 +166,8 @@ def validate_suite(suite_path: Path, *, sandbox: str | None = None, keep: Path |
                 final[key] = r
         verdicts = []
         for task in suite.tasks:
+            if tasks is not None and task.id not in tasks:
+                continue
             for variant in task.spec.variant_ids():
                 v = TaskVerdict(task.id, variant, final.get((task.id, variant, "oracle")),
                                 final.get((task.id, variant, "nop")), trust=trust_levels(task))

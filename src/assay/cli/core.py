@@ -68,6 +68,7 @@ def run(
     max_tokens: Annotated[Optional[int], typer.Option(help="Run-wide budget in input+output tokens over every model call of the run.")] = None,
     variants: Annotated[str, typer.Option(help="all | base")] = "all",
     task: Annotated[list[str], typer.Option("--task", "-t", help="Only these task ids (repeatable).")] = [],  # noqa: B006
+    exclude: Annotated[list[str], typer.Option("--exclude", "-x", help="Leave out these tasks: ids or shell patterns, comma-separated or repeated (recorded in the plan, said beside the scores).")] = [],  # noqa: B006
     track: Annotated[str, typer.Option(help="controlled | native")] = "controlled",
     keep_scratch: Annotated[bool, typer.Option(help="Keep each attempt's scratch workspace (debugging).")] = False,
     expect_digest: Annotated[Optional[str], typer.Option(help="Refuse to start unless the suite (folder or package) has this digest (`assay pack` prints it).")] = None,
@@ -121,8 +122,8 @@ def run(
     plugins = [progress, seen, *run_plugins(metrics_port, otlp, metrics_textfile)]
     where = ExecutorOptions(executor, address, workers=workers)
     if resume is not None:
-        if suite is not None or agent or expect_digest:
-            raise UsageError("--resume takes the run directory only; the suite and agents come from its manifest")
+        if suite is not None or agent or expect_digest or exclude or task:
+            raise UsageError("--resume takes the run directory only; the suite, agents and tasks come from its manifest")
         with _disk_full_is_one_line(resume):
             outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=plugins, keep_scratch=keep_scratch,
                                  run_budget=run_budget, executor=where)
@@ -141,7 +142,8 @@ def run(
             outcome = start_run(RunOptions(suite=suite, agents=agents, repeat=repeat, jobs=jobs, out=out_dir,
                                            sandbox=sandbox, network=network, model=model, judge_model=judge_model,
                                            faults_file=faults, prices_file=prices, max_retries=max_retries,
-                                           variants=variants, tasks=task or None, track=track,
+                                           variants=variants, tasks=task or None, exclude=_split(exclude) or None,
+                                           track=track,
                                            keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget,
                                            executor=where, seed=seed, max_per_agent=max_per_agent,
                                            max_per_model=max_per_model, deadline_s=deadline,

@@ -90,6 +90,7 @@ class PlanRecord(BaseModel):
     executor: str = Field("local", description="local | procs | ray (where the run started; resume may use another).")
     deadline_s: float | None = Field(None, description="Campaign deadline in seconds from the start of execution.")
     controls: bool = Field(False, description="The run added each task's impossible-task controls (--controls).")
+    excluded: list[str] = Field(default_factory=list, description="Tasks of the suite --exclude left out of the plan.")
 
 
 class RunManifest(BaseModel):

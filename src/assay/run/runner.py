@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 from assay._optional import optional_import
 from assay.agents.base import AgentAdapter
 from assay.environments import runtime as env_runtime
-from assay.errors import RunDirError, UsageError
+from assay.errors import RunDirError, SpecError, SpecProblem, UsageError
 from assay.harness.listen import check_listen
 from assay.records.manifest import GatewayRecord, PlanRecord, RunManifest, SandboxRecord
 from assay.records.results import AttemptResult
@@ -34,6 +34,7 @@ from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
 from assay.run.recorder import RunDirRecorder
 from assay.run.replay_source import replay_source_checked, replay_sources_unchanged
+from assay.run.selection import select_tasks
 from assay.run.schedule import ExecutorOptions, Limiter, check_bounds, new_seed, shuffled
 from assay.run_budget.meter import RunBudgetMeter
 from assay.run_budget.stop import BudgetOutcome, record_stop
@@ -71,6 +72,7 @@ class RunOptions:
     max_retries: int = 1
     variants: str = "all"
     tasks: list[str] | None = None
+    exclude: list[str] | None = None  # ids or shell patterns left out of the plan (recorded: plan.excluded)
     track: str = "controlled"
     keep_scratch: bool = False
     plugins: list[object] = field(default_factory=list)
@@ -138,28 +140,38 @@ def _sandbox_record(name: str, backend: SandboxBackend, network: NetworkProfile,
 
 def environments_ready(suite: LoadedSuite, tasks: list[str] | None, backend_name: str) -> dict[str, Any]:
     """Every task image of the run built (or found) before anything is written: a build that
-    fails refuses the run with its file, line and log (docs/environments.md)."""
+    fails refuses the run with its file, line and log (docs/environments.md), and the
+    ``--exclude`` that runs the other tasks (no trial runs on a half-built image, and no build
+    failure is ever scored as the agent's)."""
     if not any(t.spec.environment is not None for t in suite.tasks if not tasks or t.id in tasks):
         return {}
     if backend_name != "bwrap":
         raise UsageError(f"tasks with an `environment:` run over their image in the bwrap sandbox; "
                          f"--sandbox {backend_name} cannot (use --sandbox bwrap)")
-    return env_runtime.ensure_suite(suite, tasks)
+    images, failed = env_runtime.build_each(suite, tasks)
+    if failed:
+        rest = "--exclude " + ",".join(sorted(failed))
+        raise SpecError([*failed.values(), SpecProblem(
+            str(suite.root), "", f"{len(failed)} task image(s) do not build here, so no trial ran",
+            f"`assay run ... {rest}` runs the other tasks (recorded in the plan and said beside the scores)")])
+    return images
 
 
 def start_run(opts: RunOptions) -> RunOutcome:
     """Plan, check, write the manifest, run. Nothing is written if any check fails."""
     suite = load_suite(opts.suite)
-    with controls_added(suite, opts.tasks, opts.controls) as (suite, controls, tasks):
-        return _start(opts, suite, controls, tasks)
+    chosen, excluded = select_tasks(suite, opts.tasks, opts.exclude)
+    with controls_added(suite, chosen, opts.controls) as (suite, controls, tasks):
+        return _start(opts, suite, controls, tasks, excluded)
 
 
-def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: list[str] | None) -> RunOutcome:
+def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: list[str] | None,
+           excluded: list[str]) -> RunOutcome:
     if opts.repeat < 1 or opts.jobs < 1:
         raise UsageError("--repeat and --jobs must be at least 1")
     check_bounds(max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model, deadline_s=opts.deadline_s)
     if opts.network is NetworkProfile.none:
-        needs = harness_network_needs(suite, model=opts.model, task_ids=opts.tasks)
+        needs = harness_network_needs(suite, model=opts.model, task_ids=tasks)
         if needs:
             raise UsageError("--network none cuts the sandbox off from the harness, but this run needs "
                              + "; ".join(needs) + " (use --network harness)")
@@ -200,7 +212,8 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
         plan=PlanRecord(repeat=opts.repeat, jobs=opts.jobs, max_retries=opts.max_retries, variants=opts.variants,
                         trials=[t.id for t in plan], seed=new_seed() if opts.seed is None else opts.seed,
                         max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
-                        executor=opts.executor.name, deadline_s=opts.deadline_s, controls=opts.controls), judge=judge,
+                        executor=opts.executor.name, deadline_s=opts.deadline_s, controls=opts.controls,
+                        excluded=excluded), judge=judge,
         environments={tid: env_runtime.record(info, tid) for tid, info in images.items()},
         extra={"settings": opts.settings} if opts.settings else None,
     ).model_copy(update={"run_budget": budget})
@@ -253,7 +266,8 @@ def _resume_checked(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, notes
             raise RunDirError(f"agent {rec.name!r} is now version {info.version}, the run used {rec.version}; resume refused")
     plan = [parse_trial_id(t) for t in manifest.plan.trials]
     check_extras(suite, plan, executor.name)
-    environments_ready(suite, None, manifest.sandbox.backend)  # an image pruned since is built again
+    # an image pruned since is built again: the planned tasks' only (not a task --task or --exclude left out)
+    environments_ready(suite, sorted({t.task_id for t in plan}), manifest.sandbox.backend)
     change_limits(rd, manifest, run_budget, adapters)  # checked first: a refused value writes nothing
     if jobs is None:  # the run's -j, capped to this host's CPUs (a resume may run on a smaller host); not on a cluster
         jobs = manifest.plan.jobs if executor.name == "ray" else hostload.default_jobs(manifest.plan.jobs)

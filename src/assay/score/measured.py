@@ -22,6 +22,8 @@ INCOMPLETE_FLAG = ("INCOMPLETE: the run budget stopped this run; {n} planned tri
 CONTENDED_FLAG = ("HOST CONTENDED: {n} timeout(s) were taken while the host was overloaded (CPU pressure or "
                   "load, recorded per attempt); they measure the host as much as the agent: rerun them with "
                   "fewer --jobs (trials flagged host_contended)")
+EXCLUDED_FLAG = ("SUBSET: {n} task(s) of the suite were left out of this run by --exclude ({ids}); every "
+                 "figure covers the other tasks only")
 NOMINAL_FLAG = "nominal prices: cost figures exercise the accounting, they are not real spend"
 
 
@@ -38,6 +40,9 @@ def measured_of(manifest: RunManifest, *, incomplete: int = 0, contended: int = 
         flags.append(REPLAY_FLAG)
     if nominal:
         flags.append(NOMINAL_FLAG)
+    if manifest.plan.excluded:
+        ids = manifest.plan.excluded
+        flags.append(EXCLUDED_FLAG.format(n=len(ids), ids=", ".join(ids[:10]) + (" ..." if len(ids) > 10 else "")))
     if incomplete:
         flags.append(INCOMPLETE_FLAG.format(n=incomplete))
     if contended:

@@ -93,7 +93,8 @@ def test_no_trial_runs_when_an_image_does_not_build(image_store: ImageStore, tmp
     (t / "prompt.md").write_text("do it\n")
     with pytest.raises(SpecError) as e:
         start_run(RunOptions(suite=suite, agents=["oracle"], out=tmp_path / "run", max_retries=0))
-    [p] = e.value.problems
+    p, hint = e.value.problems  # the failure, then the flag that runs the other tasks
+    assert "--exclude t" in hint.fix
     assert p.file == str(t / "task.yaml") and p.field == "environment.steps[0]"
     assert "exit 7" in p.message and "step-output" in p.message
     assert not (tmp_path / "run").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from assay.environments.build import BuildFailed, Progress, build
@@ -20,15 +21,15 @@ from assay.spec.environment import EnvironmentRecord
 from assay.spec.load import TASK_FILE, LoadedSuite, LoadedTask
 
 
-def plan_of(task: LoadedTask) -> ImagePlan | None:
-    """The build plan of a task's environment (None: it runs over the host's system)."""
-    env = task.spec.environment
+def plan_of(task: LoadedTask, *, verifier: bool = False) -> ImagePlan | None:
+    """The build plan of a task's environment (None: it runs over the host's system); with
+    ``verifier``, of its verifier's own image (None: the verifier runs over the task's)."""
+    env = task.spec.verifier_environment if verifier else task.spec.environment
     if env is None:
         return None
     plan = plan_for(task.id, task.dir, env, task.dir / TASK_FILE)
     own = getattr(task.spec, "build_timeout_s", None)  # a task-level bound, where the task declares one
     if own:
-        from dataclasses import replace
         plan = replace(plan, timeout_s=float(own))
     return plan
 
@@ -51,14 +52,30 @@ def build_each(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: 
     for t in suite.tasks:
         if task_ids and t.id not in task_ids:
             continue
-        plan = plan_of(t)
-        if plan is None:
-            continue
-        try:
-            out[t.id] = build(store, plan, progress) if progress else build(store, plan)
-        except BuildFailed as e:
-            failed[t.id] = problem(e)
+        for verifier in (False, True):  # the agent's image, then the verifier's own where it has one
+            plan = plan_of(t, verifier=verifier)
+            if plan is None or t.id in failed:
+                continue
+            try:
+                info = build(store, plan, progress) if progress else build(store, plan)
+            except BuildFailed as e:
+                failed[t.id] = problem(e)
+                continue
+            if not verifier:
+                out[t.id] = info
     return out, failed
+
+
+def verifier_records(suite: LoadedSuite, task_ids: list[str] | None = None,
+                     store: ImageStore | None = None) -> dict[str, EnvironmentRecord]:
+    """What the manifest records of each verifier image (built by :func:`build_each` before)."""
+    store = store or ImageStore()
+    out = {}
+    for t in suite.tasks:
+        plan = plan_of(t, verifier=True) if not task_ids or t.id in task_ids else None
+        if plan is not None and (info := store.get(plan.digest)) is not None:
+            out[t.id] = record(info, t.id)
+    return out
 
 
 def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: ImageStore | None = None,
@@ -109,10 +126,24 @@ def seed_workspace(root: ImageRoot | None, workspace: Path) -> int:
 _ROOTS: dict[tuple[Path, str], ImageRoot] = {}
 
 
-def image_root(task: LoadedTask, store: ImageStore | None = None) -> ImageRoot | None:
+def verifier_root(task: LoadedTask, store: ImageStore | None = None) -> ImageRoot | None:
+    """The image a task's verifier sandboxes run over: its own (Harbor's separate verifier) seen
+    with the workspace where the agent saw it (never at the verifier image's WORKDIR), else the
+    task's."""
+    own = image_root(task, store, verifier=True)
+    if own is None:
+        return image_root(task, store)
+    agent = image_root(task, store)
+    seen = task.spec.workdir if "workdir" in task.spec.model_fields_set else (
+        agent.workdir if agent is not None and agent.workdir else task.spec.workdir)
+    return replace(own, workdir=seen)
+
+
+def image_root(task: LoadedTask, store: ImageStore | None = None, *, verifier: bool = False) -> ImageRoot | None:
     """The image a task's sandboxes run over (None: the host's system); SetupError if it was
-    never built (a run builds every image before its first trial)."""
-    plan = plan_of(task)
+    never built (a run builds every image before its first trial). ``verifier``: the verifier's
+    own image as built (None when it has none; :func:`verifier_root` is what a verifier runs over)."""
+    plan = plan_of(task, verifier=verifier)
     if plan is None:
         return None
     store = store or ImageStore()

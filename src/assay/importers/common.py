@@ -65,30 +65,32 @@ def network_lines(script: Path) -> list[str]:
 
 
 def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep: TaskReport,
-                           build_timeout_s: float | None = None) -> dict[str, Any] | None:
-    """Copy a Dockerfile and its build context into ``task_out/environment`` and return the
-    task's ``environment:``; the FROM mapping goes into the report. None (task refused) when
-    assay's Dockerfile reader refuses a line."""
+                           build_timeout_s: float | None = None, *, into: str = "environment",
+                           label: str = "") -> dict[str, Any] | None:
+    """Copy a Dockerfile and its build context into ``task_out/into`` and return the task's
+    ``environment:`` (or ``verifier_environment:``, ``label`` prefixing what the report says of
+    it); the FROM mapping goes into the report. None (task refused) when assay's Dockerfile
+    reader refuses a line."""
     try:
         df = parse(dockerfile)
     except DockerfileError as e:
-        rep.refuse(f"Dockerfile refused by assay's reader: {e} ({e.fix})")
+        rep.refuse(f"{label}Dockerfile refused by assay's reader: {e} ({e.fix})")
         return None
     except (OSError, UnicodeDecodeError) as e:
-        rep.refuse(f"Dockerfile unreadable: {e}")
+        rep.refuse(f"{label}Dockerfile unreadable: {e}")
         return None
-    env_dir = task_out / "environment"
+    env_dir = task_out / into
     shutil.copytree(context, env_dir, symlinks=True, dirs_exist_ok=True)
     if dockerfile.parent != context or dockerfile.name != "Dockerfile":
         shutil.copy2(dockerfile, env_dir / "Dockerfile")
-    spec: dict[str, Any] = {"dockerfile": "environment/Dockerfile", "context": "environment", "base": DEFAULT_BASE}
+    spec: dict[str, Any] = {"dockerfile": f"{into}/Dockerfile", "context": into, "base": DEFAULT_BASE}
     if build_timeout_s:
         spec["build_timeout_s"] = build_timeout_s
     _, extra, deviation = map_from(df.from_image, EnvironmentSpec(**spec))
-    rep.mapped.append("Dockerfile -> environment.dockerfile (built by assay's image builder)")
+    rep.mapped.append(f"{label}Dockerfile -> {into}/Dockerfile (built by assay's image builder)")
     if deviation:
-        rep.approximated.append(deviation)
-    rep.approximated += [*(s.deviation for s in df.steps if s.deviation), *df.not_applied]
+        rep.approximated.append(label + deviation)
+    rep.approximated += [label + d for d in (*(s.deviation for s in df.steps if s.deviation), *df.not_applied)]
     return spec
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from assay.importers.common import (copy_dir, dockerfile_environment, metadata, network_lines, resource, seconds,
                                     task_id, typed_metadata, write_task)
+from assay.importers.harbor_phases import carried_artifacts, network, separate_verifier, verifier_environment
 from assay.importers.harbor_digest import MANIFEST, DigestError, content_digest, find_manifest, pinned
 from assay.importers.harbor_offline import offline_script
 from assay.importers.report import TaskReport
@@ -62,6 +63,9 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     if (env_t.get("gpus") or 0) > 0:
         rep.refuse(f"environment.gpus = {env_t['gpus']}: no GPUs here")
         return None
+    separate = separate_verifier(ver_t, src, rep)
+    if separate is None:
+        return None
     test_sh = src / "tests" / "test.sh"
     if not test_sh.is_file():
         rep.refuse("tests/test.sh is missing: no reward can be computed")
@@ -106,9 +110,11 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     if limits:
         task["limits"] = limits
         rep.mapped.append(f"environment.{{{', '.join(limits)}}} -> limits")
-    if "allow_internet" in env_t:
-        task["allow_internet"] = bool(env_t["allow_internet"])
-        rep.mapped.append("environment.allow_internet -> network" + (" (true read as harness)" if env_t["allow_internet"] else ""))
+    allow = network(env_t, agent_t, ver_t, rep)
+    if allow == "refused":
+        return None
+    if allow is not None:
+        task["allow_internet"] = allow
     roles = {"agent": {}, "verifier": {}, "solution": {}}
     for role, table in (("agent", env_t), ("verifier", ver_t), ("solution", sol_t)):
         roles[role] = {str(k): str(v) for k, v in _table(table, "env").items()}
@@ -120,9 +126,16 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     if env_t.get("mcp_servers"):
         rep.unmapped.append("environment.mcp_servers: MCP servers are not started by this importer")
     copy_dir(src / "tests", dst / "hidden" / "tests")
-    rep.mapped.append("tests/ -> hidden/tests (seen at /tests by the reward_file predicate only)")
-    task["predicates"] = [{"id": "reward", "kind": "reward_file", "tests": "tests", "script": "test.sh",
-                           "threshold": THRESHOLD, "timeout_s": verifier_timeout}]
+    if separate:
+        v_env = verifier_environment(src, dst, ver_t, rep, build_timeout)
+        if v_env is None:
+            return None
+        task["verifier_environment"] = v_env
+        carried_artifacts(doc, env_dir / "Dockerfile", env_t, rep)
+    else:
+        rep.mapped.append("tests/ -> hidden/tests (seen at /tests by the reward_file predicate only)")
+    task["predicates"] = [{"id": "reward", "kind": "reward_file", "tests": None if separate else "tests",
+                           "script": "test.sh", "threshold": THRESHOLD, "timeout_s": verifier_timeout}]
     rep.mapped.append(f"tests/test.sh + /logs/verifier/reward.* -> reward_file predicate (pass: reward >= {THRESHOLD})")
     fetches = network_lines(test_sh)
     offline = offline_script(test_sh.read_text(errors="replace")) if fetches else None

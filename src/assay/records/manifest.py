@@ -32,6 +32,9 @@ class TaskRecord(BaseModel):
                                                      "then has a simulator gateway of its own).")
     environment: EnvironmentRecord | None = Field(None, description="The task's image (name@sha256:...) and how it "
                                                   "deviates from what was declared; None: the host's system.")
+    verifier_environment: EnvironmentRecord | None = Field(
+        None, description="The verifier's own image, where the task has one (Harbor's separate verifier): its "
+        "code-executing checks ran over it.")
     held_out: bool = Field(False, description="A held-out task: reports and exports count it in the aggregates "
                            "but never show its prompt, trace or per-trial rows.")
     workdir: str = Field("/workspace", description="Where the agent and the verifier saw the workspace.")

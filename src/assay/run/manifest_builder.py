@@ -86,13 +86,15 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
                    gateway: GatewayRecord, plan: PlanRecord, track: str = "controlled",
                    capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
                    judge: GatewayRecord | None = None,
-                   environments: dict[str, EnvironmentRecord] | None = None) -> RunManifest:
+                   environments: dict[str, EnvironmentRecord] | None = None,
+                   verifier_environments: dict[str, EnvironmentRecord] | None = None) -> RunManifest:
     tasks = [
         TaskRecord(id=t.id, category=t.spec.category, version=t.spec.version, digest=t.digest, files=t.file_digests,
                    prompt_sha256=sha256_bytes(t.prompt.encode()), budget=t.spec.budget, risk=t.spec.risk.value,
                    tools=list(t.spec.tools), variants=t.spec.variant_ids(), held_out=t.spec.held_out,
                    simulated_user=t.spec.conversation is not None and t.spec.conversation.simulator is not None,
                    environment=(environments or {}).get(t.id),
+                   verifier_environment=(verifier_environments or {}).get(t.id),
                    workdir=_workdir(t.spec, (environments or {}).get(t.id)), network=t.spec.network.value if t.spec.network else None,
                    deviations=list(t.spec.deviations), source_digest=_source_digest(t.spec.extra),
                    metadata=t.spec.metadata)

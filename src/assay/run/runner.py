@@ -215,6 +215,7 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
                         executor=opts.executor.name, deadline_s=opts.deadline_s, controls=opts.controls,
                         excluded=excluded), judge=judge,
         environments={tid: env_runtime.record(info, tid) for tid, info in images.items()},
+        verifier_environments=env_runtime.verifier_records(suite, tasks) if images else None,
         extra={"settings": opts.settings} if opts.settings else None,
     ).model_copy(update={"run_budget": budget})
     manifest = mark_controls(manifest, controls)

@@ -36,21 +36,23 @@ def _is(p: Path, kind: str) -> bool:
         return False
 
 
-def check(task_dir: Path, env: EnvironmentSpec | None, file: Path, problems: list[SpecProblem]) -> None:
-    """Problems of ``env`` (of the task in ``task_dir``) added to ``problems``."""
+def check(task_dir: Path, env: EnvironmentSpec | None, file: Path, problems: list[SpecProblem],
+          field: str = "environment") -> None:
+    """Problems of ``env`` (the task's ``field``: ``environment`` or ``verifier_environment``, of
+    the task in ``task_dir``) added to ``problems``."""
     if env is None:
         return
     context = (task_dir / env.context).resolve()
     if not _is(context, "dir"):
-        problems.append(SpecProblem(str(file), "environment.context", f"folder {short(env.context)} not found",
-                                    "create it or change 'environment.context'"))
+        problems.append(SpecProblem(str(file), f"{field}.context", f"folder {short(env.context)} not found",
+                                    f"create it or change '{field}.context'"))
         return
     if env.dockerfile is None:
         return
     path = (task_dir / env.dockerfile).resolve()
     if not _is(path, "file"):
-        problems.append(SpecProblem(str(file), "environment.dockerfile", f"file {short(env.dockerfile)} not found",
-                                    "create it or change 'environment.dockerfile'"))
+        problems.append(SpecProblem(str(file), f"{field}.dockerfile", f"file {short(env.dockerfile)} not found",
+                                    f"create it or change '{field}.dockerfile'"))
         return
     try:
         parsed = parse(path)
@@ -66,3 +68,18 @@ def check(task_dir: Path, env: EnvironmentSpec | None, file: Path, problems: lis
             if not p.is_relative_to(context) or not _is(p, "any"):
                 problems.append(SpecProblem(str(path), f"line {step.line}", f"COPY source {src!r} not found in the "
                                             f"build context {context}", "put the file there or fix the path"))
+
+
+def check_verifier_image(spec: Any, file: Path, problems: list[SpecProblem]) -> None:
+    """A verifier image stands beside the agent's (never alone: the workspace is seen at the agent's
+    workdir), and a test script read from the image (``reward_file`` with ``tests: null``) needs one."""
+    if spec.verifier_environment is not None and spec.environment is None:
+        problems.append(SpecProblem(str(file), "verifier_environment", "a verifier image needs the task's own "
+                                    "`environment` (the image the agent runs in)",
+                                    "declare `environment:` or drop `verifier_environment:`"))
+    for i, pred in enumerate(spec.predicates):
+        if getattr(pred, "kind", None) == "reward_file" and pred.tests is None and spec.verifier_environment is None:
+            problems.append(SpecProblem(str(file), f"predicates[{i}].tests", "tests: null runs the script the "
+                                        "verifier's image holds at /tests, but the task declares no "
+                                        "`verifier_environment`", "name the folder under hidden/ (tests: tests) "
+                                        "or declare `verifier_environment:`"))

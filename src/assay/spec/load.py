@@ -256,6 +256,8 @@ def _load_task(task_dir: Path, suite: SuiteSpec | None, problems: list[SpecProbl
     _check_links(task_dir, spec, suite_root, problems)
     _check_entries(task_dir, spec, problems)
     environment_check.check(task_dir, spec.environment, file, problems)
+    environment_check.check(task_dir, spec.verifier_environment, file, problems, "verifier_environment")
+    environment_check.check_verifier_image(spec, file, problems)
     if len(problems) == before:
         check_run_time(task_dir, spec, file, problems)
     if len(problems) > before:

@@ -240,7 +240,9 @@ class RewardFile(PredicateSpec):
     name), or with ``reads: pytest_summary`` the test results its output lists."""
 
     kind: Literal["reward_file"] = "reward_file"
-    tests: str = Field("tests", description="Folder under hidden/ seen at /tests (the script's own test files).")
+    tests: str | None = Field("tests", description="Folder under hidden/ seen at /tests (the script's own test "
+                              "files); null: the verifier's image holds them at /tests itself (Harbor's separate "
+                              "verifier), nothing is mounted over it.")
     script: str = Field("test.sh", description="The script inside `tests`, run by its #! line (else /bin/sh).")
     threshold: float = Field(1.0, description="Pass means the reward is at least this.")
     key: str | None = Field(None, description="In reward.json: the value compared; None: every value must reach "

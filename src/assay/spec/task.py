@@ -127,6 +127,10 @@ class TaskSpec(BaseModel):
     environment: EnvironmentSpec | None = Field(
         None, description="The image the task runs in (docs/environments.md); default: the suite's "
         "`default_environment`, else the host's system.")
+    verifier_environment: EnvironmentSpec | None = Field(
+        None, description="The verifier's own image (Harbor's separate verifier: what it holds, e.g. held-out "
+        "answers, the agent's image never does); the task's code-executing predicates run over it instead of "
+        "`environment`. Its paths are relative to task.yaml, usually under hidden/.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Free-form data for plugins.")
     exposure_intended: dict[str, str] = Field(
         default_factory=dict, description="Lint rules (`assay lint`) whose finding this task intends, each with why "

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.environments.runtime import image_root
+from assay.environments.runtime import verifier_root
 from assay.records.results import Trust
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
@@ -68,7 +68,7 @@ class VerifyContext:
         site = await open_site(self.backend, snapshot or self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
                                label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs,
                                workdir=self.task.spec.workdir, env=self.task.spec.env.verifier,
-                               image=image_root(self.task))
+                               image=verifier_root(self.task))
         self.sites.append(site)
         return site
 
@@ -77,6 +77,15 @@ class VerifyContext:
         """The interpreter code under test runs with: the image's own ``python3`` over an image,
         else the harness's."""
         return "python3" if self.task.spec.environment is not None else sys.executable
+
+    def image_file(self, inside: str) -> Path | None:
+        """A file of the verifier's image by its path inside (None: no image, or not a regular
+        file there: a link is never followed out of the image)."""
+        root = verifier_root(self.task)
+        if root is None:
+            return None
+        p = root.rootfs / inside.lstrip("/")
+        return p if p.is_file() and not p.is_symlink() else None
 
     def resolve(self, rel: str, *, base: Path | None = None) -> Path:
         """``base/rel`` if it stays inside ``base`` after resolving every symlink; else PathEscape."""

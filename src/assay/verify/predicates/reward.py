@@ -22,6 +22,7 @@ from assay.spec.predicates import PredicateSpec, RewardFile
 from assay.spec.task_env import ShebangError, interpreter
 from assay.verify.context import Outcome, VerifyContext, excerpt
 from assay.verify.registry import evaluator
+from assay.verify.site import TARGETS
 
 MAX_REWARD_BYTES = 64 << 10
 #: Terminal-Bench 1's pytest parser: the results are the lines after this heading
@@ -113,26 +114,44 @@ def passed(values: dict[str, float], spec: RewardFile) -> tuple[bool, str | None
     return all(v >= spec.threshold for v in values.values()), None
 
 
-@evaluator("reward_file", trust=Trust.in_process)
-async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
-    assert isinstance(spec, RewardFile)
+def _script(spec: RewardFile, ctx: VerifyContext) -> tuple[Path, dict[str, Path]]:
+    """The script (host path, to read its #! line) and what is mounted for it: the task's hidden
+    tests copied and mounted at /tests, or nothing when the verifier's image holds them there
+    itself (``tests: null``, Harbor's separate verifier). A missing script is the task's fault,
+    never the agent's."""
+    if spec.tests is None:
+        inside = f"{TARGETS['tests']}/{spec.script}"
+        found = ctx.image_file(inside)
+        if found is None:
+            raise VerifierError(f"predicate {spec.id!r}: the verifier's image has no {inside} (its Dockerfile must "
+                                "put the script there)", reason="verifier_setup")
+        return found, {}
     tests = ctx.resolve(spec.tests, base=ctx.hidden)
-    if not (tests / spec.script).is_file():  # the task's fault, never the agent's
+    if not (tests / spec.script).is_file():
         raise VerifierError(f"predicate {spec.id!r}: hidden/{spec.tests}/{spec.script} does not exist",
                             reason="verifier_setup")
     copy = ctx.root / "exec" / f"reward-{spec.id}-tests"
     shutil.copytree(tests, copy, symlinks=True)
+    return copy / spec.script, {"tests": copy}
+
+
+@evaluator("reward_file", trust=Trust.in_process)
+async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
+    assert isinstance(spec, RewardFile)
+    script, ro = _script(spec, ctx)
     logs = ctx.root / "exec" / f"reward-{spec.id}-logs"
     logs.mkdir(parents=True)
     logs.chmod(0o755)  # whatever the umask: the script's to write, and read-only only if someone made it so
     try:
-        argv = interpreter(copy / spec.script)
+        argv = interpreter(script)
     except ShebangError as e:
         return Outcome(False, {"script": spec.script, "error": str(e)})
-    site = await ctx.open_site(spec.id, ro={"tests": copy, "logs": logs})
-    res = await site.sandbox.exec([*argv, f"{site.path('tests')}/{spec.script}"], cwd=site.work,
+    site = await ctx.open_site(spec.id, ro={**ro, "logs": logs})
+    where = site.path("tests") if "tests" in ro else TARGETS["tests"]
+    res = await site.sandbox.exec([*argv, f"{where}/{spec.script}"], cwd=site.work,
                                   timeout_s=spec.timeout_s)
-    ev = {"script": f"{spec.tests}/{spec.script}", "exit_code": res.exit_code, "threshold": spec.threshold,
+    shown = f"{spec.tests}/{spec.script}" if spec.tests is not None else f"{where}/{spec.script} (the verifier's image)"
+    ev = {"script": shown, "exit_code": res.exit_code, "threshold": spec.threshold,
           "stdout": excerpt(res.stdout.decode(errors="replace")[-2000:], 2000),
           "stderr": excerpt(res.stderr.decode(errors="replace")[-2000:], 2000)}
     if res.timed_out:

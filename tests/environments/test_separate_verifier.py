@@ -162,3 +162,60 @@ def test_a_verifier_image_the_loader_cannot_use_is_refused_naming_the_field(tmp_
     with pytest.raises(SpecError) as e:
         load_suite(suite)
     assert any(p.field == field and p.file.endswith("task.yaml") and p.fix for p in e.value.problems), e.value.problems
+
+
+def test_a_task_toml_key_the_importer_does_not_read_is_named_never_dropped_silently(tmp_path: Path) -> None:
+    """Harbor's task.toml grows (healthcheck, skills_dir, users, TPUs, Windows tasks...): a key the
+    importer does not read is named in the report and the task's deviations; what cannot run here at
+    all is refused."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "grown")
+    with open(src / "grown/task.toml", "a") as f:
+        f.write('skills_dir = "/skills"\nnew_knob = 3\nnothing = []\n\n[environment.healthcheck]\ncommand = "test -f /ready"\n')
+    toml = (src / "grown/task.toml").read_text().replace("[agent]\n", '[agent]\nuser = "agent"\n')
+    (src / "grown/task.toml").write_text(toml)
+    for name, extra in (("windows", '\nos = "windows"\n'), ("tpu", "\ntpu = 4\n")):
+        shutil.copytree(FIXTURES / "harbor/simple-task", src / name)
+        t = (src / name / "task.toml").read_text()
+        (src / name / "task.toml").write_text(t.replace("[environment]\n", "[environment]" + extra))
+    import_suite("harbor", src, tmp_path / "suite")
+    rep = _report(tmp_path / "suite", "grown")
+    said = " ".join(rep["unmapped"])
+    for key in ("environment.skills_dir", "environment.new_knob", "environment.healthcheck", "agent.user"):
+        assert key in said, (key, said)
+    assert "environment.nothing" not in said  # an empty value configures nothing
+    from assay.spec.load import load_suite
+
+    [t] = load_suite(tmp_path / "suite").tasks
+    assert any("agent.user" in d for d in t.spec.deviations)
+    assert "Windows" in " ".join(_report(tmp_path / "suite", "windows")["refused"])
+    assert "tpu" in " ".join(_report(tmp_path / "suite", "tpu")["refused"])
+
+
+@pytest.mark.parametrize(("given", "limits"), [
+    ('memory = "2G"\nstorage = "10G"', {"memory_mb": 2048, "storage_mb": 10240}),  # a real task's older spelling
+    ('memory = "512M"', {"memory_mb": 512}),
+    ('memory = "4G"\nmemory_mb = 1024', {"memory_mb": 1024}),  # the newer field wins
+])
+def test_harbors_older_memory_and_storage_strings_are_limits(tmp_path: Path, given: str, limits: dict) -> None:
+    """A fetched task (ATU531/mq-auto-restart) gives `memory = "2G"`, `storage = "10G"`: read as
+    nothing before, so the task ran under assay's defaults with no word said."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "sized")
+    toml = (src / "sized/task.toml").read_text()
+    toml = toml.replace("memory_mb = 2048\nstorage_mb = 10240\n", given + "\n")
+    (src / "sized/task.toml").write_text(toml)
+    import_suite("harbor", src, tmp_path / "suite")
+    task = yaml.safe_load((tmp_path / "suite/tasks/sized/task.yaml").read_text())
+    assert {k: v for k, v in task["limits"].items() if k != "cpus"} == limits
+    assert "not read" not in " ".join(_report(tmp_path / "suite", "sized")["unmapped"])
+
+
+def test_a_bad_memory_string_leaves_the_task_out_naming_the_field(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "bad")
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "good")
+    toml = (src / "bad/task.toml").read_text().replace("memory_mb = 2048\n", 'memory = "lots"\n')
+    (src / "bad/task.toml").write_text(toml)
+    import_suite("harbor", src, tmp_path / "suite")
+    assert "environment.memory" in " ".join(_report(tmp_path / "suite", "bad")["refused"])

@@ -10,6 +10,7 @@ from typing import Any
 
 from assay.importers.common import (copy_dir, dockerfile_environment, metadata, network_lines, resource, seconds,
                                     task_id, typed_metadata, write_task)
+from assay.importers.harbor_keys import name_unread, refuse_unrunnable, size_mb
 from assay.importers.harbor_phases import carried_artifacts, network, separate_verifier, verifier_environment
 from assay.importers.harbor_digest import MANIFEST, DigestError, content_digest, find_manifest, pinned
 from assay.importers.harbor_offline import offline_script
@@ -39,6 +40,8 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         doc = tomllib.loads((src / "task.toml").read_text())
     except tomllib.TOMLDecodeError as e:
         rep.refuse(f"task.toml is not valid TOML: {e}")
+        return None
+    if refuse_unrunnable(doc, rep):
         return None
     if doc.get("steps"):  # each step's instruction is under steps/NAME/, none at the top
         rep.refuse("[[steps]] (a multi-step task) has no assay equivalent yet")
@@ -100,6 +103,10 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     task["verifier_timeout_s"] = verifier_timeout + 30
     limits: dict[str, float] = {}
     for key in ("cpus", "memory_mb", "storage_mb"):
+        older = key.removesuffix("_mb")  # Harbor's older size string, read where the newer field is absent
+        if env_t.get(key) is None and key != older and env_t.get(older) is not None:
+            env_t = {**env_t, key: size_mb(env_t[older], f"environment.{older}")}
+            rep.mapped.append(f"environment.{older} = {env_t[older]!r} -> limits.{key}")
         if env_t.get(key) is None:
             continue
         amount = resource(env_t[key], f"environment.{key}")
@@ -123,6 +130,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         task["env"] = {"agent": shared, "verifier": {**shared, **roles["verifier"]},
                        "solution": {**shared, **roles["solution"]}}
         rep.mapped.append("environment.env / verifier.env / solution.env -> env.agent/verifier/solution")
+    name_unread(doc, rep)
     if env_t.get("mcp_servers"):
         rep.unmapped.append("environment.mcp_servers: MCP servers are not started by this importer")
     copy_dir(src / "tests", dst / "hidden" / "tests")

@@ -73,9 +73,11 @@ def test_the_newer_template_imports_as_approximated_not_as_needing_the_network(t
     assert "python3 -I -m pytest" in offline and "apt-get" not in offline
 
 
-def test_a_multi_step_task_is_refused_for_its_steps_not_for_a_missing_prompt(tmp_path: Path) -> None:
+def test_a_multi_step_task_takes_its_prompt_from_its_first_step(tmp_path: Path) -> None:
     """Harbor's multi-step tasks keep each step's instruction under steps/NAME/ and none at the
-    top: the refusal names what assay lacks (steps), not a prompt the format never puts there."""
+    top: the prompt is the first step's (once refused for a missing top-level instruction.md, then
+    for its steps; they import now, tests/environments/test_harbor_steps.py). The step has no tests
+    of its own: the task-level tests/test.sh is its fallback, as in Harbor."""
     src = tmp_path / "src"
     shutil.copytree(FIXTURES / "harbor/simple-task", src / "milestones")
     (src / "milestones/instruction.md").unlink()
@@ -85,7 +87,9 @@ def test_a_multi_step_task_is_refused_for_its_steps_not_for_a_missing_prompt(tmp
         f.write('\n[[steps]]\nname = "milestone_1"\n')
     shutil.copytree(FIXTURES / "harbor/simple-task", src / "good")  # a suite needs one task imported
     r = {t.id: t for t in import_suite("harbor", src, tmp_path / "out").tasks}["milestones"]
-    assert not r.imported and any("[[steps]]" in w for w in r.refused) and not any("instruction.md" in w for w in r.refused)
+    assert r.imported, r.refused
+    assert (tmp_path / "out/tasks/milestones/prompt.md").read_text() == "do the first part\n"
+    assert (tmp_path / "out/tasks/milestones/hidden/steps/milestone_1/tests/test.sh").is_file()
 
 
 @pytest.mark.parametrize("line", [

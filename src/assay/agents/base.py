@@ -169,6 +169,9 @@ class AgentAdapter(abc.ABC):
     session_mechanism: str | None = None
     #: whether it can replay a typed history as its own session (not as text in a prompt)
     seeds_history: bool = False
+    #: whether :meth:`run_step` starts it afresh in a workspace an earlier step left (a
+    #: ``fresh_sessions`` conversation): true of an agent that keeps nothing between runs
+    fresh_steps: bool = True
 
     def conversation_unsupported(self, task: LoadedTask) -> str | None:
         """Why this agent cannot hold ``task``'s conversation through its own session, or None.
@@ -176,12 +179,21 @@ class AgentAdapter(abc.ABC):
         conv = task.spec.conversation
         if conv is None:
             return None
+        if conv.fresh_sessions:  # steps, each run afresh in one workspace (run_step)
+            return None if self.fresh_steps else (
+                f"unsupported: {self.name} keeps its sessions in its home, and starting it afresh there for each "
+                "step of a multi-step task is not checked yet")
         if self.session_mechanism is None:
             return f"unsupported: {self.name} has no session it can continue between turns"
         if conv.history and not self.seeds_history:
             return (f"unsupported: {self.name} cannot replay a typed history as its own session "
                     f"({self.session_mechanism}); the history is never pasted into a prompt")
         return None
+
+    async def run_step(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        """Run one step of a ``fresh_sessions`` conversation: the agent started afresh on
+        ``ctx.prompt`` (that step's message alone), the workspace as the last step left it."""
+        return await self.run(ctx)
 
     async def run_turn(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
         """Run one turn of a conversation (``ctx.prompt`` is the user's message), continuing the

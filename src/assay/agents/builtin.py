@@ -69,6 +69,10 @@ class OracleAgent(AgentAdapter):
             return AgentOutcome(exit_code=0, final_output="")
         return await self._script(ctx, script)
 
+    async def run_step(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        """A step of a multi-step task: the same scripts as turns (step N's is ``turnN.sh``)."""
+        return await self.run_turn(ctx, turn)
+
     async def _script(self, ctx: AgentContext, name: str) -> AgentOutcome:
         inside = ctx.mounts[SOLUTION_MOUNT]
         sol = ctx.task.path(ctx.task.spec.solution)

@@ -88,7 +88,8 @@ async def run_conversation(agent: AgentAdapter, ctx: AgentContext, conv: Convers
         transcript.append({"role": "user", "content": line.text})
         turn = ConversationTurn(number=n, session_id=sid, history=tuple(conv.history) if n == 1 else ())
         try:
-            out = await agent.run_turn(dataclasses.replace(ctx, prompt=line.text, timeout_s=left, turn=turn), turn)
+            step = dataclasses.replace(ctx, prompt=line.text, timeout_s=left, turn=turn)
+            out = await (agent.run_step(step, turn) if conv.fresh_sessions else agent.run_turn(step, turn))
         except SessionLost as e:
             log.ended_by, log.detail = "session_lost", str(e)
             if e.outcome is not None:  # the turn ran: its evidence stays

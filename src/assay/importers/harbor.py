@@ -8,12 +8,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from assay.importers.common import (copy_dir, dockerfile_environment, metadata, network_lines, resource, seconds,
+from assay.importers.common import (copy_dir, dockerfile_environment, metadata, resource, seconds,
                                     task_id, typed_metadata, write_task)
 from assay.importers.harbor_keys import name_unread, refuse_unrunnable, size_mb
+from assay.importers.harbor_steps import read_steps, write_steps
 from assay.importers.harbor_phases import carried_artifacts, network, separate_verifier, verifier_environment
 from assay.importers.harbor_digest import MANIFEST, DigestError, content_digest, find_manifest, pinned
-from assay.importers.harbor_offline import offline_script
+from assay.importers.harbor_offline import rewrite_offline
 from assay.importers.report import TaskReport
 
 #: the importer's choice: a Harbor reward counts as a pass at 1.0 (rewards are 0..1)
@@ -43,13 +44,17 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         return None
     if refuse_unrunnable(doc, rep):
         return None
-    if doc.get("steps"):  # each step's instruction is under steps/NAME/, none at the top
-        rep.refuse("[[steps]] (a multi-step task) has no assay equivalent yet")
+    steps = read_steps(src, doc, rep, _names_reward) if "steps" in doc else None
+    if "steps" in doc and steps is None:
         return None
     instruction = src / "instruction.md"
-    if not instruction.is_file() or not instruction.read_text().strip():
+    if steps is not None:  # each step's instruction is under steps/NAME/: the first is the prompt
+        prompt = steps[0].instruction
+    elif not instruction.is_file() or not instruction.read_text().strip():
         rep.refuse("instruction.md is missing or empty: there is no prompt")
         return None
+    else:
+        prompt = instruction.read_text()
     digest = _check_digest(src, doc, rep)
     if digest is False:
         return None
@@ -69,11 +74,16 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     separate = separate_verifier(ver_t, src, rep)
     if separate is None:
         return None
+    if separate and steps is not None:
+        rep.refuse("a separate verifier in a multi-step task is not mapped yet")
+        return None
     test_sh = src / "tests" / "test.sh"
-    if not test_sh.is_file():
+    if steps is not None:
+        pass  # each step's script was checked by read_steps
+    elif not test_sh.is_file():
         rep.refuse("tests/test.sh is missing: no reward can be computed")
         return None
-    if not _names_reward(src / "tests"):
+    elif not _names_reward(src / "tests"):
         rep.refuse("tests/ never names /logs/verifier/reward.txt or reward.json: the script writes no reward")
         return None
     if not (env_dir / "Dockerfile").is_file():
@@ -133,6 +143,9 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     name_unread(doc, rep)
     if env_t.get("mcp_servers"):
         rep.unmapped.append("environment.mcp_servers: MCP servers are not started by this importer")
+    if steps is not None:
+        write_steps(src, dst, steps, task, rep, task.get("budget", {}).get("wall_time_s"), verifier_timeout, THRESHOLD)
+        return _finish(src, dst, doc, task, rep, meta, info, digest, prompt, steps=True)
     copy_dir(src / "tests", dst / "hidden" / "tests")
     if separate:
         v_env = verifier_environment(src, dst, ver_t, rep, build_timeout)
@@ -145,15 +158,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     task["predicates"] = [{"id": "reward", "kind": "reward_file", "tests": None if separate else "tests",
                            "script": "test.sh", "threshold": THRESHOLD, "timeout_s": verifier_timeout}]
     rep.mapped.append(f"tests/test.sh + /logs/verifier/reward.* -> reward_file predicate (pass: reward >= {THRESHOLD})")
-    fetches = network_lines(test_sh)
-    offline = offline_script(test_sh.read_text(errors="replace")) if fetches else None
-    if offline is not None:
-        (dst / "hidden" / "tests" / "test.sh").write_text(offline)
-        rep.approximated.append("tests/test.sh's uv bootstrap (" + "; ".join(fetches[:3]) + ") replaced by the "
-                                "image's Debian pytest (python3 -I -m pytest, --ctrf dropped); pytest's version may differ")
-    elif fetches:
-        rep.unmapped.append("tests/test.sh fetches from the network at test time; the verifier has no network "
-                            "here, so the script runs as shipped and may fail: " + "; ".join(fetches[:4]))
+    rewrite_offline(test_sh, dst / "hidden" / "tests" / "test.sh", rep)
     if (src / "solution" / "solve.sh").is_file():
         copy_dir(src / "solution", dst / "solution")  # the whole folder: a solution may ship its own files
         task["solution_dir"] = "/solution"  # where Harbor puts it, and where a solve.sh may name its files
@@ -162,6 +167,12 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     else:
         task["solution"] = None
         rep.unmapped.append("no solution/solve.sh: the task has no reference solution")
+    return _finish(src, dst, doc, task, rep, meta, info, digest, prompt)
+
+
+def _finish(src: Path, dst: Path, doc: dict[str, Any], task: dict[str, Any], rep: TaskReport, meta: dict[str, Any],
+            info: dict[str, Any], digest: str | None, prompt: str, *, steps: bool = False) -> str:
+    """What every Harbor task ends with: its metadata, what was not read, task.yaml and prompt.md."""
     kept = metadata(meta, META_KEYS)
     for k in ("name", "authors", "keywords"):
         if info.get(k):
@@ -174,11 +185,12 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     typed_metadata(task, meta, rep, authors=info.get("authors"))
     rep.mapped.append("metadata (difficulty, tags, authors, time estimates) -> metadata (typed), tags, and as "
                       "written in extra.source.metadata")
+    read = ("environment", "tests", "steps") if steps else ("environment", "tests", "solution")
     for extra_dir in sorted(p.name for p in src.iterdir() if p.is_dir()):
-        if extra_dir not in ("environment", "tests", "solution"):
+        if extra_dir not in read:
             rep.unmapped.append(f"{extra_dir}/ is not read by this importer")
-    write_task(dst, task, instruction.read_text(), rep)
-    rep.mapped.append("instruction.md -> prompt.md")
+    write_task(dst, task, prompt, rep)
+    rep.mapped.append("steps/FIRST/instruction.md -> prompt.md" if steps else "instruction.md -> prompt.md")
     return task["category"]
 
 

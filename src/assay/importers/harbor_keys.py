@@ -13,7 +13,7 @@ from assay.importers.report import TaskReport
 #: the keys read, per table ("" is the top level); [metadata] is free-form and kept as written
 READ: dict[str, frozenset[str]] = {
     "": frozenset({"version", "schema_version", "artifacts", "metadata", "task", "environment", "agent", "verifier",
-                   "solution", "steps", "source"}),
+                   "solution", "steps", "source", "multi_step_reward_strategy"}),
     "task": frozenset({"name", "description", "authors", "keywords", "version"}),
     "environment": frozenset({"docker_image", "gpus", "build_timeout_sec", "workdir", "cpus", "memory_mb",
                               "storage_mb", "allow_internet", "network_mode", "allowed_hosts", "env", "mcp_servers",

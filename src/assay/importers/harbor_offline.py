@@ -8,6 +8,10 @@ the folder the script runs in is not imported; ``--ctrf`` dropped), flagged appr
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from assay.importers.common import network_lines
+from assay.importers.report import TaskReport
 
 #: the bootstrap lines dropped: uv's installer, uv's env file, apt's DEBIAN_FRONTEND
 _BOOTSTRAP = re.compile(r"^\s*(curl -LsSf https://astral\.sh/uv/[\w.]+/install\.sh \| sh|"
@@ -59,3 +63,17 @@ def offline_script(text: str) -> str | None:
             ln.split("#", 1)[0] for ln in out)):
         return None
     return "\n".join(out) + "\n"
+
+
+def rewrite_offline(script: Path, written: Path, rep: TaskReport, label: str = "tests/test.sh") -> None:
+    """``written`` (the imported copy of ``script``) run offline when the stock bootstrap is its only
+    fetch, each way said in the report under ``label``."""
+    fetches = network_lines(script)
+    offline = offline_script(script.read_text(errors="replace")) if fetches else None
+    if offline is not None:
+        written.write_text(offline)
+        rep.approximated.append(f"{label}'s uv bootstrap (" + "; ".join(fetches[:3]) + ") replaced by the "
+                                "image's Debian pytest (python3 -I -m pytest, --ctrf dropped); pytest's version may differ")
+    elif fetches:
+        rep.unmapped.append(f"{label} fetches from the network at test time; the verifier has no network "
+                            "here, so the script runs as shipped and may fail: " + "; ".join(fetches[:4]))

@@ -186,6 +186,9 @@ class ConversationSpec(BaseModel):
     stop_words: list[str] = Field(default_factory=list, description="A user message containing one ends the conversation.")
     goal: str | None = Field(None, description="A world tool (WORLD.TOOL) whose execution ends the conversation.")
     max_turns: int | None = Field(None, ge=1, description="Turn limit (default: the scripted turns, or 4 with a simulator).")
+    fresh_sessions: bool = Field(False, description="Each turn starts the agent afresh with only that turn's message, "
+                                 "the workspace kept (Harbor's multi-step tasks): steps, not a conversation, so any "
+                                 "agent can run it; no history, no simulator.")
 
     @model_validator(mode="after")
     def _shape(self) -> "ConversationSpec":
@@ -194,6 +197,9 @@ class ConversationSpec(BaseModel):
         if self.turns and (self.turns[0].reply or self.turns[0].otherwise is not None):
             raise ValueError("turns[0] cannot have `reply`/`otherwise`: there is no agent turn before it to key on "
                              "(give `user`, or nothing for the task's prompt)")
+        if self.fresh_sessions and (self.history or self.simulator is not None):
+            raise ValueError("fresh_sessions starts the agent afresh every turn: a `history` or a `simulator` (which "
+                             "need one session) cannot go with it")
         for i, t in enumerate(self.turns[1:], start=1):
             if t.user is None and not t.reply and t.otherwise is None:
                 raise ValueError(f"turns[{i}] needs `user` (fixed text) or `reply` rules (keyed on the agent's "

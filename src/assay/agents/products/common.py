@@ -78,6 +78,8 @@ class Launch:
 class ProductAgent(AgentAdapter):
     """Base of the Pi, OpenClaw, Hermes and DSH adapters."""
 
+    fresh_steps = False  # its home keeps its sessions: a fresh start there per step is not checked yet
+
     needs_gateway = True
     contract: ToolContract  # what its native tool switches mean (agents/products/contract.py)
     install_spec: install.InstallSpec  # how ``assay agents install`` installs it

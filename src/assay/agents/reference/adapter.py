@@ -54,6 +54,7 @@ class ReferenceAgent(AgentAdapter):
     needs_gateway = True
     session_mechanism = "its own message list, conv/tN/messages.json in the agent home, read back by the loop"
     seeds_history = True
+    fresh_steps = False  # its home keeps its sessions: a fresh start there per step is not checked yet
     resume_mechanism = ("its own message list (messages.json, rewritten after every step) continued by the loop "
                         "after a kill; a call left without its answer is closed with an error result")
 

@@ -32,7 +32,7 @@ def import_suite(fmt: str, src: Path, out: Path, *, repos: Path | None = None) -
     if not sources:
         raise UsageError(f"{src}: no {fmt} task found (a folder holding "
                          f"{'task.toml' if fmt == 'harbor' else 'task.yaml'})")
-    return write_suite(sources, out, ImportReport(format=fmt, source=str(src)), mod.write_task_folder)
+    return write_suite(sources, out, ImportReport(format=fmt, source=str(src)), mod.write_task_folder, collection=src)
 
 
 def _import_swe(src: Path, out: Path, repos: Path | None) -> ImportReport:
@@ -54,7 +54,7 @@ def _import_swe(src: Path, out: Path, repos: Path | None) -> ImportReport:
     sources = swe_bench.find_tasks(src)
     if not sources:
         raise UsageError(f"{src}: no SWE-bench task found (tasks/<instance_id>/task.yaml, or a .jsonl file)")
-    return write_suite(sources, out, report, write)
+    return write_suite(sources, out, report, write, collection=src)
 
 
 __all__ = ["FORMATS", "ImportReport", "TaskReport", "import_suite"]

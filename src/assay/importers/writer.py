@@ -15,6 +15,7 @@ import yaml
 from assay.errors import SpecError, UsageError
 from assay.importers.common import task_id
 from assay.importers.report import ImportReport, TaskReport
+from assay.importers.source_check import source_problem
 from assay.spec.load import load_suite
 
 #: writes one source task into the given folder, filling its report; returns its category (None: refused)
@@ -33,8 +34,10 @@ def _suite_yaml(root: Path, name: str, categories: dict[str, str], source: str) 
     return weights
 
 
-def write_suite(sources: list[Path], out: Path, report: ImportReport, write_one: TaskWriter) -> ImportReport:
-    """Import every source task folder into the suite ``out`` (which must not exist yet)."""
+def write_suite(sources: list[Path], out: Path, report: ImportReport, write_one: TaskWriter,
+                collection: Path | None = None) -> ImportReport:
+    """Import every source task folder into the suite ``out`` (which must not exist yet);
+    ``collection``: the folder the user gave, which every task folder must lie in."""
     out = out.resolve()
     if out.exists():
         raise UsageError(f"{out} already exists; choose a new folder for the imported suite (-o)")
@@ -49,6 +52,11 @@ def write_suite(sources: list[Path], out: Path, report: ImportReport, write_one:
             report.tasks.append(rep)
             dst = tasks_dir / rep.id
             dst.mkdir()
+            why = source_problem(src, collection) if src.is_dir() or src.is_symlink() else None
+            if why is not None:  # nothing of it is read
+                rep.refuse(why)
+                shutil.rmtree(dst)
+                continue
             try:
                 cat = write_one(src, dst, rep)
             except (OSError, UnicodeDecodeError, ValueError) as e:

@@ -126,3 +126,44 @@ def test_the_import_report_names_what_the_dockerfile_does_not_apply(tmp_path: Pa
         f.write('\nCMD ["bash"]\n')
     [r] = import_suite("harbor", src, tmp_path / "out").tasks
     assert r.imported and any(": CMD not run" in a for a in r.approximated), r.approximated
+
+
+#: a fetched task's verifier (Dhruvpatel2684/metrics-aggregation-repair): uv installed in the image
+#: at build time, `uv run --with pytest` at test time, inside an `if`
+UV_RUN = """#!/bin/bash
+set -e
+mkdir -p /logs/verifier
+
+cd /app/runtime
+python3 run_resolver.py
+
+if uv run --with pytest pytest /tests/test_resolver.py -v; then
+    echo "1" > /logs/verifier/reward.txt
+else
+    echo "0" > /logs/verifier/reward.txt
+fi
+"""
+
+
+def test_uv_run_with_pytest_anywhere_in_a_line_runs_offline() -> None:
+    out = offline_script(UV_RUN)
+    assert out is not None
+    assert "if python3 -I -m pytest -p no:cacheprovider /tests/test_resolver.py -v; then" in out
+    assert "uv run" not in out and 'echo "1" > /logs/verifier/reward.txt' in out
+    assert offline_script(UV_RUN.replace("--with pytest pytest", "--with requests pytest")) is None  # more than pytest
+
+
+def test_uv_run_over_a_uv_project_is_left_as_shipped(tmp_path: Path) -> None:
+    """`uv run` inside a project first syncs the project's dependencies, which needs the network:
+    when the task's environment ships a pyproject.toml or uv.lock, the script runs as shipped."""
+    assert offline_script(UV_RUN, uv_project=True) is None
+    src = tmp_path / "src"
+    for name, project in (("plain", False), ("project", True)):
+        shutil.copytree(FIXTURES / "harbor/simple-task", src / name)
+        (src / name / "tests/test.sh").write_text(UV_RUN.replace("python3 run_resolver.py\n", ""))
+        if project:
+            (src / name / "environment/pyproject.toml").write_text("[project]\nname = 'x'\nversion = '0'\n")
+    report = {t.id: t for t in import_suite("harbor", src, tmp_path / "out").tasks}
+    assert any("uv bootstrap" in a for a in report["plain"].approximated)
+    assert any("fetches from the network" in u for u in report["project"].unmapped)
+    assert "python3 -I -m pytest" in (tmp_path / "out/tasks/plain/hidden/tests/test.sh").read_text()

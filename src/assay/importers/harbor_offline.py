@@ -34,14 +34,18 @@ def _apt_bootstrap(line: str) -> bool:
     packages = [w for w in words if not w.startswith("-")]
     return bool(packages) and set(packages) <= _APT_OK
 #: ``uvx [--with PKG]... pytest ARGS`` (one logical line); PKG must be pytest or its ctrf plugin
-_UVX = re.compile(r"^(\s*)uvx\s+((?:--with\s+\S+\s+)*)pytest\b(.*)$", re.S)
+#: ``uvx`` or ``uv run`` with only pytest's packages, then pytest (a word of its own, anywhere in a line)
+_UV_PYTEST = re.compile(r"(?<![\w/.-])(uvx|uv\s+run)\s+((?:--with\s+\S+\s+)*)pytest\b")
 _WITH_OK = re.compile(r"^(pytest|pytest-json-ctrf)(==[\w.]+)?$")
 _CTRF = re.compile(r"\s--ctrf\s+\S+")
 
 
-def offline_script(text: str) -> str | None:
+def offline_script(text: str, *, uv_project: bool = False) -> str | None:
     """The script with the stock bootstrap replaced, or None when it fetches anything else
-    (then it runs as shipped and the report says it needs the network)."""
+    (then it runs as shipped and the report says it needs the network). ``uvx [--with pytest…]
+    pytest`` and ``uv run [--with pytest…] pytest`` (anywhere in a line: ``if uv run … ; then``)
+    become the image's pytest; ``uv run`` only outside a uv project (``uv_project``: the task's
+    environment ships a pyproject.toml or uv.lock, which ``uv run`` would first sync)."""
     lines = text.replace("\\\n", " ").splitlines()
     out: list[str] = []
     changed = False
@@ -49,15 +53,19 @@ def offline_script(text: str) -> str | None:
         if _BOOTSTRAP.match(line) or _apt_bootstrap(line):
             changed = True
             continue
-        m = _UVX.match(line)
-        if m is None:
+        found = list(_UV_PYTEST.finditer(line))
+        if not found:
             out.append(line)
             continue
-        if not all(_WITH_OK.match(p) for p in m.group(2).split()[1::2]):
-            return None
+        for m in found:
+            if not all(_WITH_OK.match(p) for p in m.group(2).split()[1::2]):
+                return None
+            if m.group(1) != "uvx" and uv_project:
+                return None
         # -I: the folder the script runs in (the agent's workspace) is not first on sys.path, as
         # `python3 -m` puts it; an agent's /app/pytest.py would be the test runner (uvx's is not)
-        out.append(f"{m.group(1)}python3 -I -m pytest -p no:cacheprovider{_CTRF.sub('', ' ' + m.group(3))}")
+        rewritten = _UV_PYTEST.sub("python3 -I -m pytest -p no:cacheprovider", line)
+        out.append(_CTRF.sub("", rewritten))
         changed = True
     if not changed or re.search(r"\b(curl|wget|uvx?|pip3?|apt-get|apt)\b", "\n".join(
             ln.split("#", 1)[0] for ln in out)):
@@ -65,11 +73,15 @@ def offline_script(text: str) -> str | None:
     return "\n".join(out) + "\n"
 
 
-def rewrite_offline(script: Path, written: Path, rep: TaskReport, label: str = "tests/test.sh") -> None:
+def rewrite_offline(script: Path, written: Path, rep: TaskReport, label: str = "tests/test.sh",
+                    environment: Path | None = None) -> None:
     """``written`` (the imported copy of ``script``) run offline when the stock bootstrap is its only
-    fetch, each way said in the report under ``label``."""
+    fetch, each way said in the report under ``label``; ``environment``: the image's build context
+    (a uv project there keeps ``uv run`` as shipped)."""
     fetches = network_lines(script)
-    offline = offline_script(script.read_text(errors="replace")) if fetches else None
+    project = environment is not None and any(  # anywhere in it: `uv run` looks up from the folder it runs in
+        p.name in ("pyproject.toml", "uv.lock") for p in environment.rglob("*") if p.is_file())
+    offline = offline_script(script.read_text(errors="replace"), uv_project=project) if fetches else None
     if offline is not None:
         written.write_text(offline)
         rep.approximated.append(f"{label}'s uv bootstrap (" + "; ".join(fetches[:3]) + ") replaced by the "

@@ -120,7 +120,8 @@ def write_steps(src: Path, dst: Path, steps: list[Step], task: dict[str, Any], r
         if (st.folder / "tests").is_dir():
             shutil.copytree(st.folder / "tests", dest, symlinks=True, dirs_exist_ok=True)
         rewrite_offline(st.folder / "tests" / "test.sh" if (st.folder / "tests" / "test.sh").is_file()
-                        else src / "tests" / "test.sh", dest / "test.sh", rep, f"steps/{st.name}/tests/test.sh")
+                        else src / "tests" / "test.sh", dest / "test.sh", rep, f"steps/{st.name}/tests/test.sh",
+                        environment=src / "environment")
         pred: dict[str, Any] = {"id": f"reward-{st.name}", "kind": "reward_file", "tests": f"steps/{st.name}/tests",
                                 "script": "test.sh", "threshold": threshold,
                                 "timeout_s": st.verifier_timeout or verifier_timeout}

@@ -219,3 +219,50 @@ def test_a_bad_memory_string_leaves_the_task_out_naming_the_field(tmp_path: Path
     (src / "bad/task.toml").write_text(toml)
     import_suite("harbor", src, tmp_path / "suite")
     assert "environment.memory" in " ".join(_report(tmp_path / "suite", "bad")["refused"])
+
+
+GRADER_DOCKERFILE = """FROM ubuntu:24.04
+WORKDIR /app
+RUN mkdir -p /app/grader && echo 4217 > /app/grader/expected
+COPY grade.sh /app/grader/grade.sh
+COPY test.sh /tests/test.sh
+"""
+GRADE_SH = """#!/bin/sh
+[ "$(cat /app/answer.txt 2>/dev/null)" = "$(cat /app/grader/expected)" ]
+"""
+GRADED_TEST_SH = """#!/bin/bash
+mkdir -p /logs/verifier
+if sh /app/grader/grade.sh; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+
+@pytest.mark.parametrize("forge", [
+    # the agent's own grader where the verifier image keeps its own
+    "mkdir -p /app/grader && printf '#!/bin/sh\\nexit 0\\n' > /app/grader/grade.sh",
+    # or a link where the grader's folder is, into something it controls
+    "mkdir -p /app/mine && printf 'exit 0\\n' > /app/mine/grade.sh && ln -s /app/mine /app/grader",
+])
+def test_the_verifier_images_own_files_at_the_workdir_are_never_the_agents(tmp_path: Path, image_store: ImageStore,
+                                                                          forge: str) -> None:
+    """The workspace is seen at the agent's workdir in the verifier's sandbox too. A verifier image
+    that keeps its grader under that folder must run its own grader, not one the agent wrote at
+    the same path: the image's files there are laid over the snapshot (in Harbor, the agent's files
+    reach a separate verifier only as declared artifacts). Here the 'agent' is a forged solution:
+    it never writes the answer, only a grader that passes."""
+    t = separate_task(tmp_path / "src", dockerfile=GRADER_DOCKERFILE)
+    (t / "tests/grade.sh").write_text(GRADE_SH)
+    (t / "tests/test.sh").write_text(GRADED_TEST_SH)
+    (t / "solution/solve.sh").write_text(f"#!/bin/bash\n{forge}\n")
+    suite = tmp_path / "suite"
+    import_suite("harbor", tmp_path / "src", suite)
+    out = tmp_path / "run"
+    assert main(["run", str(suite), "-a", "oracle", "-q", "-o", str(out)]) == 0
+    [row] = [json.loads(p.read_text()) for p in out.glob("trials/*/attempts/*/result.json")]
+    assert row["end_state"] == "fail", row["predicates"]
+    # and the honest answer still passes with the image's grader
+    (t / "solution/solve.sh").write_text("#!/bin/bash\necho 4217 > /app/answer.txt\n")
+    shutil.rmtree(suite)
+    import_suite("harbor", tmp_path / "src", suite)
+    assert main(["run", str(suite), "-a", "oracle", "-q", "-o", str(tmp_path / "run2")]) == 0
+    [row] = [json.loads(p.read_text()) for p in (tmp_path / "run2").glob("trials/*/attempts/*/result.json")]
+    assert row["end_state"] == "pass", row["predicates"]

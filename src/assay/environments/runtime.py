@@ -139,6 +139,16 @@ def verifier_root(task: LoadedTask, store: ImageStore | None = None) -> ImageRoo
     return replace(own, workdir=seen)
 
 
+def verifier_files_at_workdir(task: LoadedTask, root: ImageRoot | None) -> Path | None:
+    """The verifier's own image's folder where the workspace is seen (``root``: what
+    :func:`verifier_root` gave), or None: no image of its own, or nothing there. The verifier lays
+    it over its copy of the workspace, so a grader the image keeps there is never the agent's."""
+    if root is None or task.spec.verifier_environment is None or not root.workdir:
+        return None
+    folder = root.rootfs / root.workdir.lstrip("/")
+    return folder if folder.is_dir() and not folder.is_symlink() and any(folder.iterdir()) else None
+
+
 def image_root(task: LoadedTask, store: ImageStore | None = None, *, verifier: bool = False) -> ImageRoot | None:
     """The image a task's sandboxes run over (None: the host's system); SetupError if it was
     never built (a run builds every image before its first trial). ``verifier``: the verifier's

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.environments.runtime import verifier_root
+from assay.environments.runtime import verifier_files_at_workdir, verifier_root
 from assay.records.results import Trust
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits
@@ -68,7 +68,7 @@ class VerifyContext:
         site = await open_site(self.backend, snapshot or self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
                                label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs,
                                workdir=self.task.spec.workdir, env=self.task.spec.env.verifier,
-                               image=verifier_root(self.task))
+                               image=(root := verifier_root(self.task)), keep=verifier_files_at_workdir(self.task, root))
         self.sites.append(site)
         return site
 

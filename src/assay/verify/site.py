@@ -8,6 +8,9 @@ the harness owns. When the predicate ends, whatever it left running is killed an
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +19,7 @@ from assay.sandbox import overlay_ws
 from assay.sandbox.base import CleanupReport, Mount, Sandbox, SandboxBackend, SandboxSpec
 from assay.sandbox.image_root import ImageRoot
 from assay.spec.budget import Limits, NetworkProfile
-from assay.untrusted.tree import remove_untrusted
+from assay.untrusted.tree import remove_untrusted, walk_untrusted
 from assay.verify.snapshot import copy_snapshot
 
 #: where read-only verifier material appears inside a predicate's sandbox
@@ -52,17 +55,21 @@ class ExecSite:
 
 async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, label: str, limits: Limits,
                     ro: dict[str, Path], inputs: dict[str, str] | None = None, workdir: str = "/workspace",
-                    env: dict[str, str] | None = None, image: ImageRoot | None = None) -> ExecSite:
+                    env: dict[str, str] | None = None, image: ImageRoot | None = None,
+                    keep: Path | None = None) -> ExecSite:
     """Copy ``snapshot`` to ``host_dir/ws`` (over a frozen overlay workspace: a fresh overlay layer
     on it, :func:`assay.sandbox.overlay_ws.stack`) and start a verifier sandbox with it at ``workdir``
     (the path the agent saw; over an image without one, the image's WORKDIR), each of ``ro``
     (name -> host path) mounted read-only, ``inputs`` (relative path -> text, written by the
     harness before anything runs) mounted read-only as ``cases``; ``env``: the task's variables
-    for the verifier."""
+    for the verifier; ``keep``: a verifier image's own folder at ``workdir``, laid over the copy
+    (:func:`lay_over`), so its files there are never the agent's."""
     ws = host_dir / "ws"
     host_dir.mkdir(parents=True)
     if overlay_ws.stack(snapshot, ws, host_dir / "ws.layers") is None:  # a frozen overlay: a layer over it
         copy_snapshot(snapshot, ws)
+    if keep is not None:
+        lay_over(keep, ws)
     if inputs is not None:
         cases = host_dir / "cases"
         cases.mkdir(mode=0o755)
@@ -75,6 +82,34 @@ async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, 
                                           workdir=workdir, env=dict(env or {}), limits=limits,
                                           mounts=tuple(mounts.values()), label=label, image=image))
     return ExecSite(sb, host_dir, mounts)
+
+
+def lay_over(trusted: Path, ws: Path) -> int:
+    """Every entry of ``trusted`` (a verifier image's own files at the workdir) put into ``ws`` at
+    its path, replacing whatever the agent left there (a file, a folder, a link: removed without
+    following, then made anew): the verifier runs its own grader, never one the agent wrote at the
+    same path. Returns the entries laid."""
+    if not trusted.is_dir() or trusted.is_symlink():
+        return 0
+    n = 0
+    for rel, full, st in walk_untrusted(trusted, max_entries=None, deadline_s=None):
+        if st is None:
+            continue
+        dest = ws / os.fsdecode(rel)
+        kind = stat.S_IFMT(st.st_mode)
+        there = os.lstat(dest) if os.path.lexists(dest) else None
+        if there is not None and not (kind == stat.S_IFDIR and stat.S_ISDIR(there.st_mode)):
+            remove_untrusted(dest)
+        if kind == stat.S_IFDIR:
+            dest.mkdir(mode=stat.S_IMODE(st.st_mode) | 0o700, exist_ok=True)
+        elif kind == stat.S_IFLNK:
+            dest.symlink_to(os.readlink(full))
+        elif kind == stat.S_IFREG:
+            shutil.copy2(full, dest, follow_symlinks=False)
+        else:
+            continue
+        n += 1
+    return n
 
 
 def leftover_incident(predicate: str, report: CleanupReport) -> Incident:

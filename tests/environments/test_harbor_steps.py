@@ -123,10 +123,12 @@ def test_a_step_assay_cannot_run_as_harbor_does_is_refused_naming_it(tmp_path: P
 
 
 def test_who_may_run_steps_afresh(tmp_path: Path) -> None:
-    """An agent that keeps nothing between runs starts afresh each step; the product adapters keep
+    """An agent that keeps nothing between runs starts afresh each step, and so does Pi (a new
+    session per step, tests/agents/products/test_fresh_steps_e2e.py); the other product adapters keep
     their sessions in their home (a second run there is not checked to start afresh), so they are
     skipped as unsupported rather than run with a context Harbor would not give them."""
     from assay.agents.builtin import NopAgent, OracleAgent
+    from assay.agents.products.openclaw.adapter import OpenClawAgent
     from assay.agents.products.pi.adapter import PiAgent
     from assay.agents.reference.adapter import ReferenceAgent
     from assay.spec.load import load_suite
@@ -134,7 +136,8 @@ def test_who_may_run_steps_afresh(tmp_path: Path) -> None:
     steps_task(tmp_path / "src")
     import_suite("harbor", tmp_path / "src", tmp_path / "suite")
     [task] = load_suite(tmp_path / "suite").tasks
-    assert NopAgent().conversation_unsupported(task) is None and OracleAgent().conversation_unsupported(task) is None
-    for agent in (PiAgent(), ReferenceAgent()):
+    for agent in (NopAgent(), OracleAgent(), PiAgent()):
+        assert agent.conversation_unsupported(task) is None, agent.name
+    for agent in (OpenClawAgent(), ReferenceAgent()):
         why = agent.conversation_unsupported(task)
         assert why is not None and why.startswith("unsupported:") and "step" in why

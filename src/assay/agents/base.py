@@ -8,6 +8,7 @@ says about its own success is recorded (``final_output``) and never used to deci
 from __future__ import annotations
 
 import abc
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,13 @@ class ConversationTurn:
     session_id: str  # stable per attempt: the same agent session across every turn
     history: tuple[HistoryEvent, ...] = ()
     native_session: str | None = None  # the agent's own id of the session, where the agent picks it (DSH)
+
+
+def step_session_id(session_id: str, number: int) -> str:
+    """A session id of its own for step ``number`` of a ``fresh_sessions`` conversation (UUID-shaped,
+    as the conversation's: some agents accept nothing else), derived from the conversation's."""
+    h = hashlib.sha256(f"{session_id}:step:{number}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@
         tool_calls:
           - {name: shell, arguments: {command: "sed -i 's/a - b/a + b/' calc.py"}}
       - text: "Done."          # a turn without tool_calls ends the conversation
+
+or, for a multi-step task (``conversation.fresh_sessions``), ``steps:``: one such list per step.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assay.errors import SpecError, SpecProblem
 from assay.spec.user_file import read_user_yaml
@@ -33,12 +35,24 @@ class ScriptTurn(BaseModel):
 
 
 class ModelScript(BaseModel):
-    """What the scripted backend answers, turn by turn."""
+    """What the scripted backend answers, turn by turn; or, for a multi-step task whose every step
+    starts a new session (``conversation.fresh_sessions``), one list of turns per step."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    turns: list[ScriptTurn] = Field(min_length=1)
+    turns: list[ScriptTurn] = Field(default_factory=list)
+    steps: list[list[ScriptTurn]] = Field(default_factory=list, description="One list of turns per step of a "
+                                          "fresh_sessions task, each answered from its own start.")
     final_text: str = Field("Done.", description="Answer once the conversation is past the last turn.")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "ModelScript":
+        if bool(self.turns) == bool(self.steps):
+            raise ValueError("give `turns` (one conversation) or `steps` (one list of turns per step of a "
+                             "fresh_sessions task), not both and not neither")
+        if any(not step for step in self.steps):
+            raise ValueError("every step needs at least one turn")
+        return self
 
 
 def load_script(path: Path) -> ModelScript:

@@ -123,11 +123,13 @@ def test_a_step_assay_cannot_run_as_harbor_does_is_refused_naming_it(tmp_path: P
 
 
 def test_who_may_run_steps_afresh(tmp_path: Path) -> None:
-    """An agent that keeps nothing between runs starts afresh each step, and so does Pi (a new
-    session per step, tests/agents/products/test_fresh_steps_e2e.py); the other product adapters keep
-    their sessions in their home (a second run there is not checked to start afresh), so they are
-    skipped as unsupported rather than run with a context Harbor would not give them."""
+    """An agent that keeps nothing between runs starts afresh each step, and so does each product
+    adapter (a new session per step, each checked end to end in
+    tests/agents/products/test_fresh_steps_e2e.py); ``reference`` keeps its message list in its home
+    and is skipped as unsupported rather than run with a context Harbor would not give it."""
     from assay.agents.builtin import NopAgent, OracleAgent
+    from assay.agents.products.dsh.adapter import DshAgent
+    from assay.agents.products.hermes.adapter import HermesAgent
     from assay.agents.products.openclaw.adapter import OpenClawAgent
     from assay.agents.products.pi.adapter import PiAgent
     from assay.agents.reference.adapter import ReferenceAgent
@@ -136,8 +138,7 @@ def test_who_may_run_steps_afresh(tmp_path: Path) -> None:
     steps_task(tmp_path / "src")
     import_suite("harbor", tmp_path / "src", tmp_path / "suite")
     [task] = load_suite(tmp_path / "suite").tasks
-    for agent in (NopAgent(), OracleAgent(), PiAgent()):
+    for agent in (NopAgent(), OracleAgent(), PiAgent(), DshAgent(), HermesAgent(), OpenClawAgent()):
         assert agent.conversation_unsupported(task) is None, agent.name
-    for agent in (OpenClawAgent(), ReferenceAgent()):
-        why = agent.conversation_unsupported(task)
-        assert why is not None and why.startswith("unsupported:") and "step" in why
+    why = ReferenceAgent().conversation_unsupported(task)
+    assert why is not None and why.startswith("unsupported:") and "step" in why

@@ -39,20 +39,23 @@ MODEL = """steps:
 
 
 @pytest.mark.timeout(900)
-def test_pi_runs_each_step_afresh_in_the_workspace_the_step_before_left(tmp_path) -> None:
-    why = _missing() or (None if install.find("pi") else "pi is not installed")
+@pytest.mark.parametrize("agent", ["pi", "dsh", "hermes", "openclaw"])
+def test_a_product_runs_each_step_afresh_in_the_workspace_the_step_before_left(tmp_path, agent: str) -> None:
+    why = _missing() or (None if install.find(agent) else f"{agent} is not installed")
     if why:
         pytest.skip(why)
     suite = write_suite(tmp_path / "suite")
     write_task(suite, "two-steps", task=STEPS_TASK, prompt="Write one into a.txt.", files={"model.yaml": MODEL})
-    out = start_run(RunOptions(suite=suite, agents=["pi"], model="scripted", sandbox="bwrap", out=tmp_path / "run"))
+    out = start_run(RunOptions(suite=suite, agents=[agent], model="scripted", sandbox="bwrap", out=tmp_path / "run"))
     [r] = out.results
     assert r.end_state.value == "pass", (r.reason, r.errors, [(p.id, p.evidence) for p in r.predicates if not p.passed])
     assert {(p.id, p.turn) for p in r.predicates if p.passed} >= {("step1", 1), ("step2", 2), ("kept", None)}
     events = list(read_events(out.run_dir.trace_path(r.trial_id), attempt=1))
     argvs = [e.data["config"]["argv"] for e in events if e.kind == EventKind.log and e.data.get("phase") == "agent_run"]
-    sessions = [a[a.index("--session-id") + 1] for a in argvs]
-    assert len(sessions) == 2 and sessions[0] != sessions[1], argvs  # a session of its own per step
+    assert len(argvs) == 2, argvs
+    named = [a[a.index("--session-id") + 1] for a in argvs if "--session-id" in a]
+    assert len(set(named)) == len(named), argvs  # where a step names its session, a session of its own
+    assert not any("--resume" in a for a in argvs), argvs  # and none continues another
     # the model's first request of each step: step 2's carries no assistant turn of step 1
     firsts, seen_turns = [], set()
     for e in events:
@@ -61,3 +64,11 @@ def test_pi_runs_each_step_afresh_in_the_workspace_the_step_before_left(tmp_path
         if e.kind == EventKind.model_request and len(firsts) < len(seen_turns):
             firsts.append(e.data)
     assert [f["assistant_turns"] for f in firsts] == [0, 0], firsts
+    # each step's own session was read into the trace: the agent's two shell calls, one per step
+    turn, calls = 0, []
+    for e in events:
+        if e.kind == EventKind.user_message:
+            turn = e.data["turn"]
+        if e.source.value == "agent" and e.kind == EventKind.tool_call:
+            calls.append((turn, e.data["arguments"].get("command")))
+    assert calls == [(1, "echo one > a.txt"), (2, "echo two > b.txt")], calls

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.agents.base import AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn, SessionLost
+from assay.agents.base import (AgentAdapter, AgentContext, AgentInfo, AgentOutcome, ConversationTurn, SessionLost,
+                               step_session_id)
 from assay.agents.products import install
 from assay.agents.products.native_browser import BROWSER
 from assay.agents.products.contract import Selection, ToolContract
@@ -75,10 +76,20 @@ class Launch:
     config: dict[str, Any] = field(default_factory=dict)  # the effective config, recorded in the outcome
 
 
+@dataclass(frozen=True)
+class StepMark:
+    """What :meth:`ProductAgent.read_turn` is handed for a step of a multi-step task: the sessions
+    there before it, so the step's own session is the one it made."""
+
+    before: frozenset[str] = frozenset()
+
+
 class ProductAgent(AgentAdapter):
     """Base of the Pi, OpenClaw, Hermes and DSH adapters."""
 
-    fresh_steps = False  # its home keeps its sessions: a fresh start there per step is not checked yet
+    #: its home keeps its sessions: an adapter sets this once a fresh start there per step is checked
+    #: end to end (tests/agents/products/test_fresh_steps_e2e.py)
+    fresh_steps = False
 
     needs_gateway = True
     contract: ToolContract  # what its native tool switches mean (agents/products/contract.py)
@@ -258,6 +269,19 @@ class ProductAgent(AgentAdapter):
             except SessionLost as e:
                 raise SessionLost(str(e), outcome) from None
         return outcome
+
+    async def run_step(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
+        """A step of a multi-step task: a new session, named by an id of its own where the agent
+        takes one (never the session an earlier step made), on that step's message alone; a later
+        step's config is written aside, as for a turn (the home is the agent's by then)."""
+        own = dataclasses.replace(turn, session_id=step_session_id(turn.session_id, turn.number), history=(),
+                                  native_session=None)
+        return await self.run(dataclasses.replace(ctx, turn=own), StepMark(self.sessions_before(ctx)))
+
+    def sessions_before(self, ctx: AgentContext) -> frozenset[str]:
+        """The sessions the agent's store holds before a step (an adapter whose store keeps every
+        step's session reads only the new one after it; default: none known)."""
+        return frozenset()
 
     async def seed_session(self, ctx: AgentContext, turn: ConversationTurn) -> None:
         """Write the typed history as the agent's own session (only adapters with ``seeds_history``)."""

@@ -97,6 +97,7 @@ class DshAgent(ProductAgent):
     ), own_browser="DSH's headless profile has no browser tool (web_fetch and web_search only)")
     install_spec = InstallSpec("dsh", "pip", "deepseek-harness-sdk", "0.2.1rc2", "venv/bin/dsh")
     world_exposure = "mcp"
+    fresh_steps = True  # a step afresh: a new session (ProductAgent.run_step)
     session_mechanism = "DSH's own session log under $DSH_HOME/sessions, continued with --session-id"
     seeds_history = False  # its zstd v4 log is seq-numbered runtime state; not written from outside
 

@@ -29,7 +29,7 @@ import yaml
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
+from assay.agents.products.common import (StepMark, KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, python_env)
 from assay.agents.products.contract import ToolContract, ToolGroup
 from assay.agents.products.hermes import conversation as hermes_session, session_format as hermes_format
@@ -117,6 +117,7 @@ class HermesAgent(ProductAgent):
     browser_part = AGENT_BROWSER.label
     world_exposure = "mcp"
     mcp_part = "mcp"  # the hermes-agent[mcp] extra: without the mcp SDK Hermes ignores mcp_servers
+    fresh_steps = True  # a step afresh: a new session (ProductAgent.run_step)
     session_mechanism = ("Hermes' own session in $HERMES_HOME/state.db: every turn is hermes chat -q -Q, "
                          "continued with --resume <id>")
     seeds_history = True  # written by Hermes' own SessionDB, in the sandbox, before turn 1
@@ -209,11 +210,21 @@ class HermesAgent(ProductAgent):
             return Mark()  # turn 1 without a history: Hermes creates the store
         return hermes_session.mark_of(hermes_session.the_session(ctx.home, f"before turn {turn.number}", None))
 
+    def sessions_before(self, ctx: AgentContext) -> frozenset[str]:
+        if not hermes_session.present(ctx.home):
+            return frozenset()
+        return frozenset(str(x.get("id")) for x in hermes_session.sessions(ctx.home, "before the step"))
+
     def read_turn(self, ctx: AgentContext, stdout: bytes, since: object) -> list[Normalized]:
         """What this turn added to the conversation's session (messages after the mark, tokens
-        since it)."""
+        since it); for a step of a multi-step task, the one session the step made, whole."""
         if not hermes_session.present(ctx.home):
             return []
+        if isinstance(since, StepMark):
+            new = [x for x in hermes_session.sessions(ctx.home, "reading the step") if str(x.get("id")) not in since.before]
+            if len(new) != 1:
+                raise ValueError(f"the step made {len(new)} Hermes sessions, not one: which is its own is not certain")
+            return hermes_format.normalize(new[0])
         session = hermes_session.the_session(ctx.home, "reading the turn", None)
         return hermes_format.normalize(hermes_session.since(session, since if isinstance(since, Mark) else Mark()))
 

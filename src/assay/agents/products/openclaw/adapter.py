@@ -24,7 +24,7 @@ from typing import Any
 
 from assay.agents.base import AgentContext, ConversationTurn
 from assay.agents.history import chat_messages
-from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
+from assay.agents.products.common import (StepMark, KEY_ENV, MCP_SERVER, PROVIDER, TOOLS_KEY_ENV, Launch, ProductAgent,
                                           gateway_v1, mcp_url, node_env)
 from assay.agents.products.contract import ToolContract, ToolGroup, single
 from assay.agents.products.install import InstallSpec, Installation
@@ -96,6 +96,7 @@ class OpenClawAgent(ProductAgent):
     #: Node reserves address space per worker thread: OpenClaw does not start under RLIMIT_AS
     #: below this (measured: fails at 8192 MiB, runs at 16384 MiB). Real memory use is far lower.
     min_address_space_mb = 16384
+    fresh_steps = True  # a step afresh: a new session (ProductAgent.run_step)
     session_mechanism = ("OpenClaw's own session in its SQLite store ($HOME/state): every turn is "
                          "openclaw agent --local --session-id <id>")
     seeds_history = True  # its legacy session files, imported by its own doctor --session-sqlite import
@@ -211,8 +212,14 @@ class OpenClawAgent(ProductAgent):
         return openclaw_session.mark_of(openclaw_session.check(ctx.home, turn.session_id, f"before turn {turn.number}"))
 
     def read_turn(self, ctx: AgentContext, stdout: bytes, since: object) -> list[Normalized]:
-        """What this turn added to the conversation's session (transcript and runtime events after the mark)."""
+        """What this turn added to the conversation's session (transcript and runtime events after the
+        mark); for a step of a multi-step task, the step's own session (named by its id) whole."""
         assert ctx.turn is not None
+        if isinstance(since, StepMark):
+            store = openclaw_session.read_store(ctx.home, "reading the step")
+            sid = ctx.turn.session_id
+            return openclaw_format.normalize([e for s, _, e in store.transcript if s == sid],
+                                             [e for s, _, e in store.runtime if s == sid])
         store = openclaw_session.check(ctx.home, ctx.turn.session_id, "reading the turn")
         return openclaw_session.turn_events(store, since if isinstance(since, openclaw_session.Mark)
                                             else openclaw_session.Mark())

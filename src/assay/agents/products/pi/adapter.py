@@ -15,13 +15,11 @@ tools (no codemode, no tool search); the bearer key is read from the environment
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
-from assay.agents.base import (RESUME_NOTE, AgentContext, AgentOutcome, ConversationTurn, Resume, SessionLost,
-                               step_session_id)
+from assay.agents.base import RESUME_NOTE, AgentContext, ConversationTurn, Resume, SessionLost
 from assay.agents.history import chat_messages
 from assay.agents.live import LiveInput
 from assay.agents.products.common import (KEY_ENV, MCP_SERVER, PROVIDER, SYSTEM_PATH, TOOLS_KEY_ENV, Launch,
@@ -75,14 +73,7 @@ class PiAgent(ProductAgent):
     seeds_history = True
     resume_mechanism = ("Pi's own JSONL session in $HOME/sessions, continued with --session-id after a kill "
                         "(Pi itself answers a call left without its result with an error result)")
-    fresh_steps = True  # a step afresh is a session id of its own (run_step)
-
-    async def run_step(self, ctx: AgentContext, turn: ConversationTurn) -> AgentOutcome:
-        """A step of a multi-step task: a new session, named by an id of its own (never the session
-        an earlier step made), on that step's message alone; the config of a later step is written
-        aside, as for a turn (the home is the agent's by then)."""
-        own = dataclasses.replace(turn, session_id=step_session_id(turn.session_id, turn.number), history=())
-        return await self.run(dataclasses.replace(ctx, turn=own))
+    fresh_steps = True  # a step afresh is a session id of its own (ProductAgent.run_step)
 
     def resume_point(self, ctx: AgentContext) -> Resume | str:
         sid, why = resumable(ctx.home, SESSION_GLOBS[0])

@@ -72,3 +72,25 @@ def test_a_product_runs_each_step_afresh_in_the_workspace_the_step_before_left(t
         if e.source.value == "agent" and e.kind == EventKind.tool_call:
             calls.append((turn, e.data["arguments"].get("command")))
     assert calls == [(1, "echo one > a.txt"), (2, "echo two > b.txt")], calls
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("target", ["old.db", "/etc/hostname"])
+def test_a_hermes_store_swapped_for_a_link_between_steps_is_tampering_never_an_infra_error(tmp_path,
+                                                                                        target: str) -> None:
+    """Step 1's shell moves Hermes' state.db aside and puts a link in its place. The store is never
+    read through the link (to a reader that follows none, there is no store: the step's trace is
+    empty), step 2 still runs and is verified, and the planted link is an ``agent_home_trap``
+    incident, which decides first: the attempt fails, reason ``tampering``, never an infra error a
+    denominator would treat as the harness's."""
+    why = _missing() or (None if install.find("hermes") else "hermes is not installed")
+    if why:
+        pytest.skip(why)
+    swap = f"echo one > a.txt && cd $HOME/hermes && mv state.db old.db && ln -s {target} state.db"
+    suite = write_suite(tmp_path / "suite")
+    write_task(suite, "two-steps", task=STEPS_TASK, prompt="Write one into a.txt.",
+               files={"model.yaml": MODEL.replace("echo one > a.txt", swap)})
+    out = start_run(RunOptions(suite=suite, agents=["hermes"], model="scripted", sandbox="bwrap",
+                               out=tmp_path / "run"))
+    [r] = out.results
+    assert (r.end_state.value, r.reason) == ("fail", "tampering"), (r.end_state, r.reason, r.errors)

@@ -25,6 +25,22 @@ _FETCH = re.compile(r"\b(curl|wget|apt-get\s+(update|install)|apt\s+install|pip3
 DEFAULT_BASE = "debian:bookworm"
 
 
+def table(doc: Any, key: str) -> dict[str, Any]:
+    """A TOML table of ``doc`` by key, {} when it is absent or not a table (a format's optional table)."""
+    v = doc.get(key, {}) if isinstance(doc, dict) else {}
+    return v if isinstance(v, dict) else {}
+
+
+def names_reward(tests: Path) -> bool:
+    """Whether any test file names a reward file (test.sh may source a helper that writes it)."""
+    for p in tests.rglob("*"):
+        if p.is_file() and not p.is_symlink() and p.stat().st_size < (1 << 20):
+            text = p.read_text(errors="replace")
+            if "reward.txt" in text or "reward.json" in text:
+                return True
+    return False
+
+
 def seconds(value: Any, field: str) -> float:
     """A format's timeout field as seconds: a positive, finite number (a numeric string too, never
     a bool); a ValueError naming the field otherwise, so that task is left out with its reason."""

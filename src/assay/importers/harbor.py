@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from assay.importers.common import (copy_dir, dockerfile_environment, metadata, resource, seconds,
+from assay.importers.common import (copy_dir, dockerfile_environment, metadata, names_reward, resource, seconds, table,
                                     task_id, typed_metadata, write_task)
 from assay.importers.harbor_keys import name_unread, refuse_unrunnable, size_mb
 from assay.importers.harbor_steps import read_steps, write_steps
@@ -30,11 +30,6 @@ def find_tasks(src: Path) -> list[Path]:
     return sorted(p.parent for p in src.rglob("task.toml") if p.is_file())
 
 
-def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
-    v = doc.get(key, {})
-    return v if isinstance(v, dict) else {}
-
-
 def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     """One Harbor task as an assay task in ``dst``; returns its category (None: refused)."""
     try:
@@ -44,7 +39,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         return None
     if refuse_unrunnable(doc, rep):
         return None
-    steps = read_steps(src, doc, rep, _names_reward) if "steps" in doc else None
+    steps = read_steps(src, doc, rep) if "steps" in doc else None
     if "steps" in doc and steps is None:
         return None
     instruction = src / "instruction.md"
@@ -58,8 +53,8 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     digest = _check_digest(src, doc, rep)
     if digest is False:
         return None
-    env_t, agent_t, ver_t, sol_t = (_table(doc, k) for k in ("environment", "agent", "verifier", "solution"))
-    meta, info = _table(doc, "metadata"), _table(doc, "task")
+    env_t, agent_t, ver_t, sol_t = (table(doc, k) for k in ("environment", "agent", "verifier", "solution"))
+    meta, info = table(doc, "metadata"), table(doc, "task")
     env_dir = src / "environment"
     for compose in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml"):
         if (env_dir / compose).is_file():
@@ -83,7 +78,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     elif not test_sh.is_file():
         rep.refuse("tests/test.sh is missing: no reward can be computed")
         return None
-    elif not _names_reward(src / "tests"):
+    elif not names_reward(src / "tests"):
         rep.refuse("tests/ never names /logs/verifier/reward.txt or reward.json: the script writes no reward")
         return None
     if not (env_dir / "Dockerfile").is_file():
@@ -128,13 +123,13 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         task["limits"] = limits
         rep.mapped.append(f"environment.{{{', '.join(limits)}}} -> limits")
     allow = network(env_t, agent_t, ver_t, rep)
-    if allow == "refused":
+    if not rep.imported:
         return None
     if allow is not None:
         task["allow_internet"] = allow
     roles = {"agent": {}, "verifier": {}, "solution": {}}
-    for role, table in (("agent", env_t), ("verifier", ver_t), ("solution", sol_t)):
-        roles[role] = {str(k): str(v) for k, v in _table(table, "env").items()}
+    for role, section in (("agent", env_t), ("verifier", ver_t), ("solution", sol_t)):
+        roles[role] = {str(k): str(v) for k, v in table(section, "env").items()}
     shared = roles.pop("agent")
     if shared or any(roles.values()):
         task["env"] = {"agent": shared, "verifier": {**shared, **roles["verifier"]},
@@ -204,7 +199,7 @@ def _check_digest(src: Path, doc: dict[str, Any], rep: TaskReport) -> str | None
     except DigestError as e:
         rep.refuse(str(e))
         return False
-    name = _table(doc, "task").get("name")
+    name = table(doc, "task").get("name")
     if name is None:  # as Harbor's publisher names a task without [task].name: by its folder
         name = next((n for n in pins if n.split("/", 1)[-1] == src.name), None)
     if name not in pins:
@@ -220,16 +215,6 @@ def _check_digest(src: Path, doc: dict[str, Any], rep: TaskReport) -> str | None
         return False
     rep.mapped.append(f"{MANIFEST} digest {got[:19]}... verified -> extra.source.digest (and the run's manifest)")
     return got
-
-
-def _names_reward(tests: Path) -> bool:
-    """Whether any test file names a reward file (test.sh may source a helper that writes it)."""
-    for p in tests.rglob("*"):
-        if p.is_file() and not p.is_symlink() and p.stat().st_size < (1 << 20):
-            text = p.read_text(errors="replace")
-            if "reward.txt" in text or "reward.json" in text:
-                return True
-    return False
 
 
 def _category(meta: dict[str, Any]) -> str:

@@ -15,16 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.importers.common import dockerfile_environment
+from assay.importers.common import dockerfile_environment, table
 from assay.importers.report import TaskReport
 from assay.spec.environment_dockerfile import DockerfileError, parse
 
 MODES = ("public", "no-network", "allowlist")
-
-
-def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
-    v = doc.get(key, {})
-    return v if isinstance(v, dict) else {}
 
 
 def separate_verifier(ver_t: dict[str, Any], src: Path, rep: TaskReport) -> bool | None:
@@ -60,7 +55,7 @@ def verifier_environment(src: Path, dst: Path, ver_t: dict[str, Any], rep: TaskR
         return None
     rep.mapped.append("verifier.environment_mode = 'separate' -> verifier_environment (tests/Dockerfile, context "
                       "tests/: the verifier's own image; the reward script runs from its /tests)")
-    own = _table(ver_t, "environment")
+    own = table(ver_t, "environment")
     if own:
         rep.approximated.append("verifier.environment (" + ", ".join(sorted(own)) + "): the verifier's sandbox takes "
                                 "the task's limits and never has the network here")
@@ -100,16 +95,16 @@ def _image_workdir(dockerfile: Path) -> str | None:
 
 
 def network(env_t: dict[str, Any], agent_t: dict[str, Any], ver_t: dict[str, Any],
-            rep: TaskReport) -> bool | None | str:
+            rep: TaskReport) -> bool | None:
     """The task's ``allow_internet`` from ``network_mode`` (the agent's override, else the
     environment's baseline), or from the older ``allow_internet``: True/False, None when the task
-    says neither, "refused" for a mode Harbor does not know."""
+    says neither (or a mode Harbor does not know: the task is refused in ``rep``)."""
     baseline, phase = env_t.get("network_mode"), agent_t.get("network_mode")
     for where, mode in (("environment", baseline), ("agent", phase), ("verifier", ver_t.get("network_mode"))):
         if mode is not None and mode not in MODES:
             rep.refuse(f"{where}.network_mode = {mode!r}: Harbor knows {', '.join(MODES)}")
-            return "refused"
-    verifier_mode = ver_t.get("network_mode") or _table(ver_t, "environment").get("network_mode")
+            return None
+    verifier_mode = ver_t.get("network_mode") or table(ver_t, "environment").get("network_mode")
     if verifier_mode in ("public", "allowlist"):
         rep.unmapped.append(f"verifier network_mode = {verifier_mode!r}: assay's verifier never has the network, so "
                             "a test script that fetches fails here")

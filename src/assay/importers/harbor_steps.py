@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.importers.common import copy_dir, seconds
+from assay.importers.common import copy_dir, names_reward, seconds, table
 from assay.importers.harbor_offline import rewrite_offline
 from assay.importers.report import TaskReport
 
@@ -36,13 +36,7 @@ class Step:
     counted: bool
 
 
-def _table(doc: Any, key: str) -> dict[str, Any]:
-    v = doc.get(key, {}) if isinstance(doc, dict) else {}
-    return v if isinstance(v, dict) else {}
-
-
-def read_steps(src: Path, doc: dict[str, Any], rep: TaskReport,
-               names_reward: Any) -> list[Step] | None:
+def read_steps(src: Path, doc: dict[str, Any], rep: TaskReport) -> list[Step] | None:
     """The task's steps in order, or None (refused, with the step and the reason)."""
     strategy = doc.get("multi_step_reward_strategy", "mean")
     if strategy not in STRATEGIES:
@@ -68,7 +62,7 @@ def read_steps(src: Path, doc: dict[str, Any], rep: TaskReport,
                 rep.refuse(f"steps/{name}/{what}: files or a setup hook run into the shared environment before "
                            "the step are not mapped yet")
                 return None
-        verifier = _table(s, "verifier")
+        verifier = table(s, "verifier")
         if verifier.get("environment_mode") == "separate" or isinstance(verifier.get("environment"), dict):
             rep.refuse(f"steps[{i}] ({name}): a step's separate verifier is not mapped yet")
             return None
@@ -81,7 +75,7 @@ def read_steps(src: Path, doc: dict[str, Any], rep: TaskReport,
             rep.refuse(f"step {name!r}: its tests never name /logs/verifier/reward.txt or reward.json")
             return None
         try:
-            agent_t = _table(s, "agent").get("timeout_sec")
+            agent_t = table(s, "agent").get("timeout_sec")
             verifier_t = verifier.get("timeout_sec")
             steps.append(Step(name, folder, instruction.read_text(errors="replace"),
                               None if agent_t is None else seconds(agent_t, f"steps[{i}].agent.timeout_sec"),

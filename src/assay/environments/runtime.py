@@ -11,6 +11,7 @@ import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from assay.environments.build import BuildFailed, Progress, build
 from assay.environments.plan import ImagePlan, plan_for
@@ -41,50 +42,44 @@ def problem(e: BuildFailed) -> SpecProblem:
                        "fix the step or the package name; `assay env build` rebuilds")
 
 
+class Built(NamedTuple):
+    """What :func:`build_each` made ready: each task's image, the tasks whose build failed (with
+    file, line and build log tail), and each verifier's own image where a task has one."""
+
+    images: dict[str, ImageInfo]
+    failed: dict[str, SpecProblem]
+    verifier: dict[str, ImageInfo]
+
+
 def build_each(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: ImageStore | None = None,
-               progress: Progress | None = None) -> tuple[dict[str, ImageInfo], dict[str, SpecProblem]]:
-    """Every image the planned tasks need, built if missing: the images, and each task whose
-    build failed with its file, line and build log tail (``assay audit`` labels those tasks and
-    goes on; a run refuses them all, :func:`ensure_suite`)."""
+               progress: Progress | None = None) -> Built:
+    """Every image the planned tasks need, built if missing (``assay audit`` labels the tasks whose
+    build failed and goes on; a run refuses them all, :func:`ensure_suite`)."""
     store = store or ImageStore()
-    out: dict[str, ImageInfo] = {}
-    failed: dict[str, SpecProblem] = {}
+    built = Built({}, {}, {})
     for t in suite.tasks:
         if task_ids and t.id not in task_ids:
             continue
         for verifier in (False, True):  # the agent's image, then the verifier's own where it has one
             plan = plan_of(t, verifier=verifier)
-            if plan is None or t.id in failed:
+            if plan is None or t.id in built.failed:
                 continue
             try:
                 info = build(store, plan, progress) if progress else build(store, plan)
             except BuildFailed as e:
-                failed[t.id] = problem(e)
+                built.failed[t.id] = problem(e)
                 continue
-            if not verifier:
-                out[t.id] = info
-    return out, failed
-
-
-def verifier_records(suite: LoadedSuite, task_ids: list[str] | None = None,
-                     store: ImageStore | None = None) -> dict[str, EnvironmentRecord]:
-    """What the manifest records of each verifier image (built by :func:`build_each` before)."""
-    store = store or ImageStore()
-    out = {}
-    for t in suite.tasks:
-        plan = plan_of(t, verifier=True) if not task_ids or t.id in task_ids else None
-        if plan is not None and (info := store.get(plan.digest)) is not None:
-            out[t.id] = record(info, t.id)
-    return out
+            (built.verifier if verifier else built.images)[t.id] = info
+    return built
 
 
 def ensure_suite(suite: LoadedSuite, task_ids: list[str] | None = None, *, store: ImageStore | None = None,
                  progress: Progress | None = None) -> dict[str, ImageInfo]:
     """Every image the planned tasks need, built if missing; SpecError listing each failure."""
-    out, failed = build_each(suite, task_ids, store=store, progress=progress)
-    if failed:
-        raise SpecError(list(failed.values()))
-    return out
+    built = build_each(suite, task_ids, store=store, progress=progress)
+    if built.failed:
+        raise SpecError(list(built.failed.values()))
+    return built.images
 
 
 def record(info: ImageInfo, task_id: str) -> EnvironmentRecord:

@@ -129,7 +129,7 @@ def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) 
     needs = needs_of(suite.root)
     has_solution = {t.id: t.spec.solution is not None and (t.dir / t.spec.solution).is_file() for t in suite.tasks}
     deviations = {t.id: list(t.spec.deviations) for t in suite.tasks}
-    _, unbuilt = build_each(suite)  # a task without an environment builds nothing
+    unbuilt = build_each(suite).failed  # a task without an environment builds nothing
     runnable = [t.id for t in suite.tasks if t.id not in unbuilt]
     labelled: dict[str, TaskAudit] = {}
     if runnable:

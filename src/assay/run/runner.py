@@ -138,23 +138,23 @@ def _sandbox_record(name: str, backend: SandboxBackend, network: NetworkProfile,
                          details={**backend.facts(), **status.facts})
 
 
-def environments_ready(suite: LoadedSuite, tasks: list[str] | None, backend_name: str) -> dict[str, Any]:
+def environments_ready(suite: LoadedSuite, tasks: list[str] | None, backend_name: str) -> env_runtime.Built:
     """Every task image of the run built (or found) before anything is written: a build that
     fails refuses the run with its file, line and log (docs/environments.md), and the
     ``--exclude`` that runs the other tasks (no trial runs on a half-built image, and no build
     failure is ever scored as the agent's)."""
     if not any(t.spec.environment is not None for t in suite.tasks if not tasks or t.id in tasks):
-        return {}
+        return env_runtime.Built({}, {}, {})
     if backend_name != "bwrap":
         raise UsageError(f"tasks with an `environment:` run over their image in the bwrap sandbox; "
                          f"--sandbox {backend_name} cannot (use --sandbox bwrap)")
-    images, failed = env_runtime.build_each(suite, tasks)
-    if failed:
-        rest = "--exclude " + ",".join(sorted(failed))
-        raise SpecError([*failed.values(), SpecProblem(
-            str(suite.root), "", f"{len(failed)} task image(s) do not build here, so no trial ran",
+    built = env_runtime.build_each(suite, tasks)
+    if built.failed:
+        rest = "--exclude " + ",".join(sorted(built.failed))
+        raise SpecError([*built.failed.values(), SpecProblem(
+            str(suite.root), "", f"{len(built.failed)} task image(s) do not build here, so no trial ran",
             f"`assay run ... {rest}` runs the other tasks (recorded in the plan and said beside the scores)")])
-    return images
+    return built
 
 
 def start_run(opts: RunOptions) -> RunOutcome:
@@ -194,7 +194,7 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
     check_extras(suite, plan, opts.executor.name)
     check_task_limits(suite, {t.task_id for t in plan})  # before any image is built
     backend_name = opts.sandbox or default_backend_name()
-    images = environments_ready(suite, tasks, backend_name)
+    built = environments_ready(suite, tasks, backend_name)
     backend = get_backend(backend_name)  # the run's one backend object: checked here, used by every attempt
     sandbox = _sandbox_record(backend_name, backend, opts.network, suite.spec.default_limits)
     gateway = gateway_record(opts.model, suite, faults_file=opts.faults_file, prices_file=opts.prices_file)
@@ -214,8 +214,8 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
                         max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
                         executor=opts.executor.name, deadline_s=opts.deadline_s, controls=opts.controls,
                         excluded=excluded), judge=judge,
-        environments={tid: env_runtime.record(info, tid) for tid, info in images.items()},
-        verifier_environments=env_runtime.verifier_records(suite, tasks) if images else None,
+        environments={tid: env_runtime.record(info, tid) for tid, info in built.images.items()},
+        verifier_environments={tid: env_runtime.record(info, tid) for tid, info in built.verifier.items()},
         extra={"settings": opts.settings} if opts.settings else None,
     ).model_copy(update={"run_budget": budget})
     manifest = mark_controls(manifest, controls)

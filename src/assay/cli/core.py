@@ -92,6 +92,9 @@ def run(
     """Run a suite against one or more agents and write a run directory (exit 6 when the run
     budget stopped it with trials pending, 5 when nothing was scored, 4 above --max-infra-rate,
     130 when interrupted, with the resume hint)."""
+    from assay.cli import startup
+
+    startup.importing()
     from assay.cli.controls import controls_line
     from assay.cli.outcome import RunDirSeen, check_budget, check_stopped, score_finished_run
     from assay.cli.progress import ProgressPlugin
@@ -102,6 +105,7 @@ def run(
     from assay.score.gates import check_run
     from assay.spec.user_file import check_output_path
 
+    startup.settled()
     if jobs < 1 or repeat < 1 or max_retries < 0:
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")

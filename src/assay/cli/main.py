@@ -86,6 +86,9 @@ def new_app(command: str | None) -> Any:
     def _root(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                            help="Print assay's version and exit.")) -> None:
         """Evaluate AI agents: versioned tasks, sandboxes, independent verifiers."""
+        from assay.cli.startup import settled
+
+        settled()  # the invoked command's module is imported by now
 
     wanted = COMMAND_MODULES if command is None else tuple(m for n, (m, _) in COMMANDS.items() if n == command)
     registered: set[str] = set()
@@ -206,6 +209,10 @@ def _run(args: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the process entry: the collector waits for the imports (cli/startup.py)
+        from assay.cli.startup import begin
+
+        begin()
     try:
         code = _run(args)
     except KeyboardInterrupt:  # at any point: while importing, parsing or running

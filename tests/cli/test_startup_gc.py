@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import write_suite, write_task
+from tests.conftest import cli_timeout, write_suite, write_task
 
 #: runs ``assay run`` as the console script does (``main()`` with no argv) and records the
 #: collector's state when the run starts, after the command's imports
@@ -45,7 +45,8 @@ def _suite(tmp_path: Path) -> Path:
 def test_a_run_starts_with_the_collector_on_and_the_imports_frozen(tmp_path: Path) -> None:
     seen = tmp_path / "seen.json"
     proc = subprocess.run([sys.executable, "-c", PROBE, str(seen), "run", str(_suite(tmp_path)), "-a", "nop",
-                           "--quiet", "-o", str(tmp_path / "run")], capture_output=True, text=True, timeout=300)
+                           "--quiet", "-o", str(tmp_path / "run")], capture_output=True, text=True,
+                          timeout=cli_timeout())
     assert proc.returncode == 0, proc.stderr
     state = json.loads(seen.read_text())
     assert state["enabled"] is True  # a long run must still collect its cycles
@@ -56,7 +57,7 @@ def test_a_run_starts_with_the_collector_on_and_the_imports_frozen(tmp_path: Pat
 
 def test_a_usage_error_still_exits_cleanly_with_the_collector_off(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "assay.cli.main", "run", str(tmp_path / "missing"), "-a", "nop"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=cli_timeout())
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
 

@@ -117,7 +117,8 @@ def test_heredoc_scripts_run_as_a_shell_runs_them(tmp_path: Path) -> None:
     ("RUN true\nFROM debian:bookworm\n", 1, "before FROM"),
     ("FROM debian:bookworm\nRUN <<EOF\necho never closed\n", 2, "never closed"),
     ("FROM debian:bookworm\nCOPY ../outside /x\n", 2, "leaves the build context"),
-    ("FROM debian:bookworm\nRUN --mount=type=cache,target=/x true\n", 2, "--mount"),
+    ("FROM debian:bookworm\nRUN --mount=type=secret,id=x true\n", 2, "type=secret"),  # cache mounts: test_run_flags
+    ("FROM debian:bookworm\nENTRYPOINT [\"/start.sh\"]\n", 2, "ENTRYPOINT"),
     ("# nothing\n", 1, "no FROM"),
 ])
 def test_lines_assay_cannot_honour_are_refused_with_their_line(text: str, line: int, words: str) -> None:
@@ -173,6 +174,17 @@ def test_what_the_image_would_run_or_label_is_not_applied_and_said(tmp_path: Pat
     assert "not run" in said[-1] and all(d in b.deviations for d in a.deviations)
     (tmp_path / "s").mkdir()
     assert load_suite(_suite(tmp_path / "s", body + tail, {"here.txt": "x"})).tasks[0].spec.environment is not None
+
+
+def test_an_entrypoint_that_clears_the_base_images_is_not_applied_and_said() -> None:
+    """`ENTRYPOINT []` clears what the base image would run around the command; assay runs no
+    entrypoint at all, so the line changes nothing here (a fetched Terminal-Bench 2.1 task's
+    Dockerfile is `FROM golang:...` and `ENTRYPOINT []`). Any other ENTRYPOINT stays refused."""
+    df = parse(DF, "FROM golang:1.22-bookworm\nENTRYPOINT []\nRUN true\nENTRYPOINT [\"\"]\n")
+    assert [s.kind for s in df.steps] == ["run"]
+    assert [n.split(" ", 2)[:2] for n in df.not_applied] == [["Dockerfile:2:", "ENTRYPOINT"],
+                                                             ["Dockerfile:4:", "ENTRYPOINT"]]
+    assert "assay runs none" in df.not_applied[0]
 
 
 def test_a_copy_source_that_is_missing_is_refused(tmp_path: Path) -> None:

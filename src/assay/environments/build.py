@@ -9,14 +9,16 @@ with the build log's tail, and leaves nothing in the store but the log of the at
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from assay.environments import debian, reproducible, steps
@@ -142,7 +144,34 @@ def _apply(op: Op, rootfs: Path, state: dict[str, object], log: Path, deadline: 
         if user not in (None, "root", "0") and (pw := _passwd(rootfs, str(user))) is not None:
             argv = ["setpriv", f"--reuid={pw[0]}", f"--regid={pw[1]}", "--init-groups", "--", *argv]
         cwd = str(state.get("workdir") or "/")
-        steps.run(steps.bwrap_argv(rootfs, argv, env={**dict(op.env), **env}, cwd=cwd), log, deadline)
+        with _step_mounts(op) as mounts:
+            steps.run(steps.bwrap_argv(rootfs, argv, env={**dict(op.env), **env}, cwd=cwd, network=op.network,
+                                       mounts=mounts), log, deadline)
+
+
+@contextlib.contextmanager
+def _step_mounts(op: Op) -> Iterator[tuple[tuple[str, str, str], ...]]:
+    """bwrap's mounts for ``op``: a cache or tmpfs mount is an empty tmpfs, a bind the context's
+    path read-only, or a throw-away copy of it when ``rw`` (BuildKit discards what a step writes
+    through either)."""
+    if not op.mounts:
+        yield ()
+        return
+    with tempfile.TemporaryDirectory(prefix="assay-mount-") as scratch:
+        out = []
+        for i, m in enumerate(op.mounts):
+            if m.source is None:
+                out.append(("--tmpfs", "", m.target))
+            elif not m.rw:
+                out.append(("--ro-bind", str(m.source), m.target))
+            else:
+                copy = Path(scratch) / str(i)
+                if m.source.is_dir():
+                    shutil.copytree(m.source, copy, symlinks=True)
+                else:
+                    shutil.copy2(m.source, copy)
+                out.append(("--bind", str(copy), m.target))
+        yield tuple(out)
 
 
 def as_planned(info: ImageInfo, plan: ImagePlan) -> ImageInfo:

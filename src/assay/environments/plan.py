@@ -14,7 +14,8 @@ from pathlib import Path
 
 from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.environment import EnvironmentSpec
-from assay.spec.environment_dockerfile import Dockerfile, parse
+from assay.spec.dockerfile_run_flags import Mount
+from assay.spec.environment_dockerfile import Dockerfile, DockerfileError, parse
 
 BUILDER_VERSION = 3
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
@@ -53,11 +54,33 @@ class Op:
     sources: tuple[Path, ...] = ()
     dest: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    network: bool = True  # run: False for a step with a loopback only
+    mounts: tuple[OpMount, ...] = ()  # run: BuildKit's --mount= of that step
 
     def key(self) -> dict[str, object]:
-        """What of this step enters the digest (copied files by content, not by host path)."""
-        return {"kind": self.kind, "argv": list(self.argv), "dest": self.dest, "env": [list(p) for p in self.env],
-                "sources": [{"name": s.name, "sha256": tree_sha(s)} for s in self.sources]}
+        """What of this step enters the digest (copied files by content, not by host path); the
+        network and mounts only when set, so every image built before them keeps its digest."""
+        key: dict[str, object] = {"kind": self.kind, "argv": list(self.argv), "dest": self.dest,
+                                  "env": [list(p) for p in self.env],
+                                  "sources": [{"name": s.name, "sha256": tree_sha(s)} for s in self.sources]}
+        if not self.network:
+            key["network"] = False
+        if self.mounts:
+            key["mounts"] = [{"kind": m.kind, "target": m.target, "rw": m.rw,
+                              "source": None if m.source is None else {"name": m.source.name, "sha256": tree_sha(m.source)}}
+                             for m in self.mounts]
+        return key
+
+
+@dataclass(frozen=True)
+class OpMount:
+    """A RUN step's mount: ``kind`` cache or tmpfs (an empty folder, thrown away) or bind (``source``,
+    a host path inside the build context; read-only unless ``rw``, whose writes are thrown away)."""
+
+    kind: str
+    target: str
+    source: Path | None = None
+    rw: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,7 +198,8 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
         if s.kind == "copy":
             ops.append(Op("copy", where, sources=tuple(context / x for x in s.sources), dest=s.dest))
         elif s.kind == "run":
-            ops.append(Op("run", where, argv=s.argv, env=s.env))
+            ops.append(Op("run", where, argv=s.argv, env=s.env, network=s.network,
+                          mounts=tuple(_mount(m, context, path, s.line) for m in s.mounts)))
             if s.deviation:
                 deviations.append(s.deviation)
         elif s.kind == "env":
@@ -196,6 +220,20 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     return ImagePlan(name, BasePlan(release, BASE_PACKAGES), tuple(ops), path,
                      env.build_timeout_s, tuple(deviations), tuple(state_env.items()), user, workdir,
                      {"dockerfile": path.name, "from": df.from_image})
+
+
+def _mount(m: Mount, context: Path, dockerfile: Path, line: int) -> OpMount:
+    """A step's mount with its bind source found in the build context (never outside it)."""
+    if m.kind != "bind":
+        return OpMount(m.kind, m.target)
+    source = (context / m.source).resolve()
+    if source != context and context not in source.parents:
+        raise DockerfileError(dockerfile, line, f"--mount source {m.source!r} leads out of the build context",
+                              "name a path inside the Dockerfile's folder")
+    if not source.exists():
+        raise DockerfileError(dockerfile, line, f"--mount source {m.source!r} is not in the build context",
+                              "add it, or fix the path")
+    return OpMount("bind", m.target, source, m.rw)
 
 
 def _from_steps(name: str, task_dir: Path, env: EnvironmentSpec, file: Path) -> ImagePlan:

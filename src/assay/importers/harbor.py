@@ -12,7 +12,8 @@ from assay.importers.common import (copy_dir, dockerfile_environment, metadata, 
                                     task_id, typed_metadata, write_task)
 from assay.importers.harbor_keys import name_unread, refuse_unrunnable, size_mb
 from assay.importers.harbor_steps import read_steps, write_steps
-from assay.importers.harbor_phases import carried_artifacts, network, separate_verifier, verifier_environment
+from assay.importers.harbor_phases import (carried_artifacts, network, prebuilt_from_dockerfile, separate_verifier,
+                                           verifier_environment)
 from assay.importers.harbor_digest import MANIFEST, DigestError, content_digest, find_manifest, pinned
 from assay.importers.harbor_offline import rewrite_offline
 from assay.importers.report import TaskReport
@@ -60,8 +61,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         if (env_dir / compose).is_file():
             rep.refuse(f"environment/{compose}: multi-container tasks (compose files) cannot run here")
             return None
-    if env_t.get("docker_image"):
-        rep.refuse(f"environment.docker_image {env_t['docker_image']!r}: a prebuilt image cannot be fetched here")
+    if env_t.get("docker_image") and not prebuilt_from_dockerfile(env_t["docker_image"], env_dir, "environment", rep):
         return None
     if (env_t.get("gpus") or 0) > 0:
         rep.refuse(f"environment.gpus = {env_t['gpus']}: no GPUs here")

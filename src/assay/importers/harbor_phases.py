@@ -22,6 +22,21 @@ from assay.spec.environment_dockerfile import DockerfileError, parse
 MODES = ("public", "no-network", "allowlist")
 
 
+def prebuilt_from_dockerfile(image: Any, folder: Path, table_name: str, rep: TaskReport) -> bool:
+    """A ``docker_image`` (a prebuilt image, which cannot be pulled here) beside the Dockerfile it
+    was built from: built from that Dockerfile, as Harbor does with ``force_build`` (and its
+    container backends whenever the Dockerfile exists), and said. False (refused): no Dockerfile."""
+    where = f"{folder.name}/Dockerfile"
+    if not (folder / "Dockerfile").is_file():
+        rep.refuse(f"{table_name}.docker_image {image!r}: a prebuilt image cannot be fetched here, and there is no "
+                   f"{where} to build it from")
+        return False
+    rep.approximated.append(f"{table_name}.docker_image {image!r} is not fetched here: the image is built from "
+                            f"{where} instead (Harbor's force_build), so it can differ from the prebuilt one where "
+                            "that Dockerfile's steps fetch moving versions")
+    return True
+
+
 def separate_verifier(ver_t: dict[str, Any], src: Path, rep: TaskReport) -> bool | None:
     """Whether the verifier runs in its own environment (None: refused, as Harbor refuses it)."""
     mode = ver_t.get("environment_mode")
@@ -35,8 +50,8 @@ def separate_verifier(ver_t: dict[str, Any], src: Path, rep: TaskReport) -> bool
         return None
     if mode != "separate" and not isinstance(own, dict):
         return False
-    if isinstance(own, dict) and own.get("docker_image"):
-        rep.refuse(f"verifier.environment.docker_image {own['docker_image']!r}: a prebuilt image cannot be fetched here")
+    if isinstance(own, dict) and own.get("docker_image") and not prebuilt_from_dockerfile(
+            own["docker_image"], src / "tests", "verifier.environment", rep):
         return None
     if not (src / "tests" / "Dockerfile").is_file():
         rep.refuse("a separate verifier without tests/Dockerfile: Harbor builds the verifier's image from tests/ "

@@ -72,10 +72,10 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     if not isinstance(doc, dict):
         rep.refuse("task.yaml is not a mapping")
         return None
-    instruction = doc.get("instruction")
-    if not isinstance(instruction, str) or not instruction.strip():
-        rep.refuse("task.yaml has no instruction: there is no prompt")
+    prompts = _prompts(doc, rep)
+    if prompts is None or not _test_scripts(doc, rep):
         return None
+    instruction, variants = prompts
     if doc.get("parser_name", "pytest") != "pytest":
         rep.refuse(f"parser_name {doc['parser_name']!r}: only pytest's verdict is mapped")
         return None
@@ -144,9 +144,72 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     typed_metadata(task, doc, rep)
     rep.mapped.append("metadata (difficulty, author, tags, time estimates) -> metadata (typed), tags, and as "
                       "written in extra.source.metadata")
+    if variants:
+        task["variants"] = variants
     write_task(dst, task, instruction, rep)
-    rep.mapped.append("instruction -> prompt.md")
     return task["category"]
+
+
+def _prompts(doc: dict[str, Any], rep: TaskReport) -> tuple[str, list[dict[str, str]]] | None:
+    """The prompt and the prompt variants: ``instruction:``, or the first format's ``descriptions:``
+    (``key: base`` the prompt, every other key a rewording run against the same tests, as
+    Terminal-Bench ran each key as its own task over one set of tests). None: refused."""
+    if "instruction" in doc or "descriptions" not in doc:
+        instruction = doc.get("instruction")
+        if not isinstance(instruction, str) or not instruction.strip():
+            rep.refuse("task.yaml has no instruction: there is no prompt")
+            return None
+        rep.mapped.append("instruction -> prompt.md")
+        return instruction, []
+    descriptions = doc["descriptions"]
+    if not isinstance(descriptions, list):
+        rep.refuse("task.yaml descriptions is not a list of {key, description} (fix: a list, one item per prompt)")
+        return None
+    if not descriptions:
+        rep.refuse("task.yaml has no instruction: its descriptions list is empty, there is no prompt")
+        return None
+    texts: dict[str, str] = {}
+    for i, d in enumerate(descriptions):
+        text = d.get("description") if isinstance(d, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            rep.refuse(f"task.yaml descriptions[{i}] has no description text (fix: add `description: ...`)")
+            return None
+        key = task_id(str(d.get("key") or f"description-{i}"))
+        if key in texts:
+            rep.refuse(f"task.yaml descriptions names the key {key!r} twice (fix: one description per key)")
+            return None
+        texts[key] = text
+    base = "base" if "base" in texts else next(iter(texts))
+    if base != "base":
+        rep.approximated.append(f"descriptions has no 'base' key: the first, {base!r}, is the prompt")
+    others = [k for k in texts if k != base]
+    rep.mapped.append(f"descriptions[{base}] -> prompt.md" + (
+        f"; descriptions[{', '.join(others)}] -> prompt variants of the same tests (variants)" if others else ""))
+    return texts[base], [{"id": k, "prompt": texts[k]} for k in others]
+
+
+#: the test scripts of Terminal-Bench's own repository that its first task format names: install
+#: uv and pytest, then run pytest over tests/test_outputs.py (what assay's pytest predicate does)
+STOCK_TEST_SCRIPTS = ("setup-uv-pytest.sh", "run-uv-pytest.sh")
+
+
+def _test_scripts(doc: dict[str, Any], rep: TaskReport) -> bool:
+    """``test_scripts`` of the first format: the stock pair maps to the pytest predicate; any
+    other is a script the task does not ship, so its tests cannot be run (False: refused)."""
+    scripts = doc.get("test_scripts")
+    if scripts is None:
+        return True
+    if not isinstance(scripts, list) or not all(isinstance(s, str) for s in scripts):
+        rep.refuse("task.yaml test_scripts is not a list of script names")
+        return False
+    unknown = [s for s in scripts if s not in STOCK_TEST_SCRIPTS]
+    if unknown:
+        rep.refuse(f"task.yaml test_scripts names {', '.join(unknown)}: not a script the task ships, nor one of "
+                   f"Terminal-Bench's stock {' and '.join(STOCK_TEST_SCRIPTS)} (fix: ship it as run-tests.sh)")
+        return False
+    rep.mapped.append(f"test_scripts ({', '.join(scripts)}: Terminal-Bench's stock uv and pytest) -> the image's "
+                      "pytest over tests/")
+    return True
 
 
 def _custom_runner(src: Path, dst: Path, task: dict[str, Any], timeout_s: float, rep: TaskReport) -> None:

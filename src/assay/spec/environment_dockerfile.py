@@ -14,6 +14,7 @@ never skipped.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -21,6 +22,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from assay.spec.dockerfile_run_flags import Mount, RunFlagError, split_flags
 
 HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
 #: instructions that build nothing and are not applied here, each with why (said as a deviation)
@@ -95,6 +98,8 @@ class Step:
     dest: str = ""
     env: tuple[tuple[str, str], ...] = ()  # env: the variables set; run: the ARGs in scope
     deviation: str = ""  # what this step does other than the line says (recorded with the image)
+    network: bool = True  # run: False for ``RUN --network=none`` (a loopback only)
+    mounts: tuple[Mount, ...] = ()  # run: BuildKit's ``--mount=`` cache, tmpfs and bind mounts
 
 
 @dataclass(frozen=True)
@@ -249,7 +254,20 @@ def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str) -> 
     return Step("copy", ins.line, sources=tuple(words[:-1]), dest=dest)
 
 
-def _run(ins: Instruction, path: Path, args: dict[str, str]) -> Step:
+def _run(ins: Instruction, path: Path, args: dict[str, str], scope: dict[str, str], workdir: str) -> Step:
+    if ins.args.startswith("--"):
+        try:
+            flags = split_flags(_flag_words(ins.args, scope), workdir)
+        except RunFlagError as e:
+            raise DockerfileError(path, ins.line, e.message, e.fix) from None
+        first, nl, later = flags.command.partition("\n")
+        heredoc = ins.heredoc
+        if (m := _HEREDOC.match(first)) and later:  # ``RUN --mount=... <<EOF``: the body is the script
+            body = later.split("\n")
+            heredoc = "\n".join(body[:-1]) + "\n" if body[-1] == m.group(3) else later + "\n"
+            first, nl, later = "", "", ""
+        step = _run(Instruction(ins.keyword, first + nl + later, ins.line, heredoc), path, args, scope, workdir)
+        return dataclasses.replace(step, network=flags.network, mounts=flags.mounts)
     env = tuple(args.items())
     if ins.heredoc is not None:
         if ins.heredoc.startswith("#!"):  # BuildKit runs such a body as a script, by its own #! line
@@ -264,12 +282,28 @@ def _run(ins: Instruction, path: Path, args: dict[str, str]) -> Step:
             return Step("run", ins.line, argv=tuple(argv), env=env)
         if argv is not None:
             raise DockerfileError(path, ins.line, "RUN exec form is not a JSON list of strings", "fix the list")
-    if ins.args.startswith("--"):
-        raise DockerfileError(path, ins.line, f"RUN flag {ins.args.split()[0]} is not honoured here",
-                              "drop the flag (every RUN has the network while building)")
     if not ins.args:
         raise DockerfileError(path, ins.line, "RUN without a command", "write the command")
     return Step("run", ins.line, argv=("/bin/sh", "-c", ins.args), env=env)
+
+
+def _no_entrypoint(args: str) -> bool:
+    """``ENTRYPOINT []`` (or ``[""]``): Docker's way to clear an entrypoint, which assay never runs."""
+    try:
+        return json.loads(args) in ([], [""])
+    except ValueError:
+        return False
+
+
+def _flag_words(args: str, scope: dict[str, str]) -> str:
+    """``args`` with the variables of its leading flags substituted (BuildKit expands them there;
+    the command after them is the shell's to expand)."""
+    first, nl, later = args.partition("\n")
+    words = first.split(" ")
+    n = 0
+    while n < len(words) and (words[n].startswith("--") or words[n] == ""):
+        n += 1
+    return " ".join([substitute(w, scope) for w in words[:n]] + words[n:]) + nl + later
 
 
 def _script_by_shebang(body: str) -> str:
@@ -296,6 +330,10 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
         kw = ins.keyword
         if kw in NOT_APPLIED and from_image:
             not_applied.append(f"{path.name}:{ins.line}: {kw} {NOT_APPLIED[kw]}")
+            continue
+        if kw == "ENTRYPOINT" and from_image and _no_entrypoint(ins.args):
+            not_applied.append(f"{path.name}:{ins.line}: ENTRYPOINT {ins.args} not applied: it clears the base "
+                               "image's entrypoint, and assay runs none (as under Harbor with it)")
             continue
         if kw not in HONOURED:
             raise DockerfileError(path, ins.line, f"instruction {kw} is not honoured by assay's builder",
@@ -336,7 +374,7 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
             scope.update(pairs)
             steps.append(Step("env", ins.line, env=tuple(pairs)))
         elif kw == "RUN":
-            steps.append(_run(ins, path, args))
+            steps.append(_run(ins, path, args, scope, workdir))
         elif kw in ("COPY", "ADD"):
             steps.append(_copy(ins, path, scope, workdir))
         elif kw == "WORKDIR":

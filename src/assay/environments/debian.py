@@ -32,6 +32,10 @@ def argv(plan: BasePlan, target: Path) -> list[str]:
         for conf in sorted(APT_CONF.iterdir()):
             if conf.is_file() and conf.name.startswith("99"):
                 args.append(f"--aptopt={conf}")
+    # mmdebstrap names a sources file it is given 0000NAME; Debian's images keep it as NAME
+    # (debian.sources, which Dockerfiles edit to add components or pin a snapshot)
+    args.append('--customize-hook=for f in "$1"/etc/apt/sources.list.d/0000*; do [ -e "$f" ] || continue; '
+                'mv "$f" "${f%/*}/${f##*/0000}"; done')
     args += [plan.release, str(target)]
     src = sources_file()
     if src is not None:

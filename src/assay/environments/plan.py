@@ -17,7 +17,7 @@ from assay.spec.environment import EnvironmentSpec
 from assay.spec.dockerfile_run_flags import Mount
 from assay.spec.environment_dockerfile import Dockerfile, DockerfileError, parse
 
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4  # 4: the base keeps its apt sources as debian.sources, as Debian's images
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
 VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
 #: a ``FROM`` of a Python image maps to Debian's python with these

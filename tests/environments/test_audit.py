@@ -133,3 +133,30 @@ def test_a_task_whose_image_does_not_build_is_labelled_and_the_audit_goes_on(tmp
     assert "Dockerfile" in why and "exit 3" in why and "cannot fetch the media here" in why, why
     assert "image does not build: 1" in (out / "audit.md").read_text()
     assert [t.id for t in load_suite(out / "suite").tasks] == ["good"]
+
+
+def test_a_build_step_that_could_not_reach_its_host_makes_the_task_need_the_network(tmp_path: Path,
+                                                                                  image_store: ImageStore) -> None:
+    """A fetched task installs Rust with `RUN curl ... https://sh.rustup.rs | sh -s -- -y`. Here the
+    host does not resolve, curl fails, the pipe's `sh` reads nothing and exits 0: the image builds
+    without Rust, the oracle fails with `cargo: command not found`, and the audit said
+    "unsolvable as shipped", blaming the task for this machine's network. The build log says what
+    could not be reached; now the audit reads it and the task `needs` the network, naming the line."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "good")
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "silent-fetch")
+    with open(src / "silent-fetch/environment/Dockerfile", "a") as f:  # .invalid never resolves, anywhere
+        f.write("\nRUN python3 -c \"import urllib.request; urllib.request.urlopen('http://assay-tool.invalid/x')\""
+                " || true\n")
+    solve = src / "silent-fetch/solution/solve.sh"
+    solve.write_text(solve.read_text().replace("echo", "command -v assay-tool || exit 127\necho", 1))
+    suite = tmp_path / "suite"
+    import_suite("harbor", src, suite)
+    out = tmp_path / "audit"
+    assert main(["audit", str(suite), "-o", str(out)]) == 1
+    report = {t["task_id"]: t for t in json.loads((out / "audit.json").read_text())["tasks"]}
+    assert report["good"]["label"] == "valid"
+    need = report["silent-fetch"]
+    assert need["label"] == "needs" and need["oracle"] == "fail", need
+    [said] = [n for n in need["needs"] if "build" in n]
+    assert "Dockerfile:5" in said and ("resolution" in said or "not known" in said), said

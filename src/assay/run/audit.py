@@ -3,7 +3,9 @@ state mutants of the oracle's end state (:func:`validate_suite`, not a second en
 what the import report says the task needs, give one label per task:
 
 - ``no reference solution``: nothing to run as the oracle, so solvability is unknown;
-- ``needs``: the oracle fails and the task needs what is not available here (named);
+- ``needs``: the oracle fails and the task needs what is not available here (named): what the
+  import report could not map (the network at test time, a GPU), or a host its image's build
+  could not reach (the build log's line, under the step that met it);
 - ``unsolvable as shipped``: the oracle fails (its failing predicates shown);
 - ``weak``: the do-nothing agent passes, a state mutant survives, or `assay lint` finds what the
   agent should not reach (an answer key, a grader it can rewrite) (shown);
@@ -22,7 +24,9 @@ from pathlib import Path
 
 import yaml
 
+from assay.environments.build_log import unreached
 from assay.environments.runtime import build_each
+from assay.environments.store import LOG, ImageStore
 from assay.records.results import EndState
 from assay.run.validate import TaskVerdict, validate_suite
 from assay.spec.load import load_suite
@@ -129,7 +133,12 @@ def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) 
     needs = needs_of(suite.root)
     has_solution = {t.id: t.spec.solution is not None and (t.dir / t.spec.solution).is_file() for t in suite.tasks}
     deviations = {t.id: list(t.spec.deviations) for t in suite.tasks}
-    unbuilt = build_each(suite).failed  # a task without an environment builds nothing
+    store = ImageStore()
+    built = build_each(suite, store=store)  # a task without an environment builds nothing
+    unbuilt = built.failed
+    for tid, info in [*built.images.items(), *built.verifier.items()]:  # a build that could not fetch
+        needs.setdefault(tid, []).extend(f"network at build time: {where} (what that step fetches is not in the "
+                                         "image)" for where in unreached(store.path(info.digest) / LOG))
     runnable = [t.id for t in suite.tasks if t.id not in unbuilt]
     labelled: dict[str, TaskAudit] = {}
     if runnable:

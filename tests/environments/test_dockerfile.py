@@ -113,7 +113,7 @@ def test_heredoc_scripts_run_as_a_shell_runs_them(tmp_path: Path) -> None:
     ("FROM debian:bookworm\nFROBNICATE x\n", 2, "FROBNICATE"),
     ("FROM debian:bookworm\nCOPY --from=build /x /y\n", 2, "--from"),
     ("FROM debian:bookworm\nADD https://example.org/x.tgz /x\n", 2, "URL"),
-    ("FROM a AS one\nRUN true\nFROM b\n", 3, "second FROM"),
+    ("FROM a AS one\nRUN true\nFROM b AS one\n", 3, "named twice"),  # stages: test_multistage
     ("RUN true\nFROM debian:bookworm\n", 1, "before FROM"),
     ("FROM debian:bookworm\nRUN <<EOF\necho never closed\n", 2, "never closed"),
     ("FROM debian:bookworm\nCOPY ../outside /x\n", 2, "leaves the build context"),

@@ -22,8 +22,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from assay.environments import debian, reproducible, steps
+from assay.environments.copy_step import CopyFailed, copy_argv
 from assay.environments.plan import BasePlan, ImagePlan, Op
 from assay.environments.store import LOG, ROOTFS, ImageInfo, ImageStore, rootfs_digest
+from assay.untrusted.rooted import matches
 
 #: what a progress display is told: (what, detail) at each stage of a build
 Progress = Callable[[str, str], None]
@@ -113,19 +115,7 @@ def _passwd(rootfs: Path, user: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _copy(op: Op, rootfs: Path) -> None:
-    dest = rootfs / op.dest.lstrip("/")
-    as_dir = op.dest.endswith("/") or len(op.sources) > 1 or dest.is_dir()
-    for src in op.sources:
-        if src.is_dir():
-            shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
-        else:
-            target = dest / src.name if as_dir else dest
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, target)
-
-
-def _apply(op: Op, rootfs: Path, state: dict[str, object], log: Path, deadline: float) -> None:
+def _apply(op: Op, rootfs: Path, state: dict[str, object], log: Path, deadline: float, store: ImageStore) -> None:
     env: dict[str, str] = state["env"]  # type: ignore[assignment]
     with open(log, "a") as f:
         f.write(f"\n### {op.where}: {op.kind} {' '.join(op.argv) or op.dest}\n")
@@ -136,8 +126,19 @@ def _apply(op: Op, rootfs: Path, state: dict[str, object], log: Path, deadline: 
         (rootfs / op.dest.lstrip("/")).mkdir(parents=True, exist_ok=True)
     elif op.kind == "user":
         state["user"] = op.dest
-    elif op.kind == "copy":
-        _copy(op, rootfs)
+    elif op.kind == "copy":  # inside the build's sandbox: a link in the image resolves in the image
+        if op.stage is not None:
+            stage_root = store.rootfs(op.stage.digest)
+            sources = []
+            for src in op.stage_sources:
+                found = matches(stage_root, src)
+                if not found:
+                    raise CopyFailed(f"COPY --from source {src} is not in that stage's image (resolved inside it)")
+                sources += found
+        else:
+            sources = list(op.sources)
+        argv, mounts = copy_argv(sources, op.dest)
+        steps.run(steps.bwrap_argv(rootfs, argv, env={}, cwd="/", mounts=mounts), log, deadline)
     elif op.kind == "run":
         argv = list(op.argv)
         user = state.get("user")
@@ -188,6 +189,9 @@ def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> Im
         return as_planned(info, plan)
     deadline = time.monotonic() + plan.timeout_s
     base = ensure_base(store, plan.base, plan.file, deadline, progress)
+    for op in plan.ops:  # the earlier stages it copies from, each an image of its own
+        if op.stage is not None:
+            build(store, op.stage, progress)
     with store.lock(digest):
         if (info := store.get(digest)) is not None:
             return as_planned(info, plan)
@@ -204,7 +208,7 @@ def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> Im
             state: dict[str, object] = {"env": {}, "workdir": None, "user": None}
             for i, op in enumerate(plan.ops):
                 progress("step", f"{i + 1}/{len(plan.ops)} {op.where}")
-                _apply(op, rootfs, state, log, deadline)
+                _apply(op, rootfs, state, log, deadline, store)
             reproducible.scrub(rootfs)
             sha, size = rootfs_digest(rootfs)
             info = ImageInfo(digest=digest, name=plan.name, kind="image", rootfs_sha256=sha, env=dict(plan.env),
@@ -212,11 +216,11 @@ def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> Im
                              inputs={**plan.inputs, "base": base.ref, "ops": [o.where for o in plan.ops]},
                              build_s=round(time.monotonic() - t0, 2), size_bytes=size, created_at=time.time())
             return store.commit(work, info)
+        except CopyFailed as e:
+            raise BuildFailed(plan.file, _line_of(op), str(e), log_tail(log), _keep_log(store, log, digest)) from None
         except steps.StepFailed as e:
             kept = _keep_log(store, log, digest)
-            where = op.where if op is not None else "environment"
-            file_where = where.split(":", 1)
-            at = f"line {file_where[1]}" if len(file_where) == 2 else where
+            at = _line_of(op)
             what = ("the build ran past its build_timeout_s" if e.timed_out else
                     f"step failed (exit {e.exit_code}): {' '.join(op.argv)[:200] if op else ''}")
             raise BuildFailed(plan.file, at, what, log_tail(log), kept) from None
@@ -227,6 +231,13 @@ def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> Im
             os.close(fd)
             if work.exists():
                 store.discard(work)
+
+
+def _line_of(op: Op | None) -> str:
+    """``line N`` of a Dockerfile step, else the field it came from."""
+    where = op.where if op is not None else "environment"
+    file_where = where.split(":", 1)
+    return f"line {file_where[1]}" if len(file_where) == 2 else where
 
 
 def describe(info: ImageInfo) -> str:

@@ -7,14 +7,17 @@ time). Equal inputs name the same image wherever they are declared.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.untrusted.rooted import matches
 from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.dockerfile_run_flags import Mount
+from assay.spec.dockerfile_stages import Stage
 from assay.spec.environment_dockerfile import Dockerfile, DockerfileError, parse
 
 BUILDER_VERSION = 4  # 4: the base keeps its apt sources as debian.sources, as Debian's images
@@ -56,10 +59,14 @@ class Op:
     env: tuple[tuple[str, str], ...] = ()
     network: bool = True  # run: False for a step with a loopback only
     mounts: tuple[OpMount, ...] = ()  # run: BuildKit's --mount= of that step
+    stage: ImagePlan | None = None  # copy: ``COPY --from=STAGE``, the plan of that stage's image
+    stage_sources: tuple[str, ...] = ()  # copy from a stage: absolute paths inside its image
 
     def key(self) -> dict[str, object]:
         """What of this step enters the digest (copied files by content, not by host path); the
         network and mounts only when set, so every image built before them keeps its digest."""
+        if self.stage is not None:  # what a stage's image holds is its plan's digest
+            return {"kind": self.kind, "stage": self.stage.digest, "paths": list(self.stage_sources), "dest": self.dest}
         key: dict[str, object] = {"kind": self.kind, "argv": list(self.argv), "dest": self.dest,
                                   "env": [list(p) for p in self.env],
                                   "sources": [{"name": s.name, "sha256": tree_sha(s)} for s in self.sources]}
@@ -186,17 +193,47 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     path = (task_dir / env.dockerfile).resolve()
     df: Dockerfile = parse(path)
     context = (task_dir / env.context).resolve()
-    release, extra, deviation = map_from(df.from_image, env)
-    ops: list[Op] = apt_step(extra, f"{path.name}:1")
-    if python_image(df.from_image):
-        ops.append(Op("run", f"{path.name}:{df.from_line}", argv=PYTHON_ALIAS))
+    final = Stage("", df.from_image, df.from_line, df.steps, df.platform, df.from_stage)
+    plan = _stage_plan(name, df, final, _StageRead(context, path, env, {}), final=True)
+    return dataclasses.replace(plan, deviations=(*plan.deviations, *df.not_applied))
+
+
+@dataclass(frozen=True)
+class _StageRead:
+    """What every stage of one Dockerfile is read with, and the stage plans made so far."""
+
+    context: Path
+    path: Path
+    env: EnvironmentSpec
+    plans: dict[int, ImagePlan]
+
+
+def _stage_plan(name: str, df: Dockerfile, stage: Stage, read: _StageRead, final: bool = False) -> ImagePlan:
+    """One stage's image: the image its ``FROM`` chain starts from, the chain's steps, its own; a
+    ``COPY --from`` names the plan of that stage (built first, by its own digest)."""
+    chain = [stage]
+    while chain[-1].from_stage is not None:
+        chain.append(df.stages[chain[-1].from_stage])
+    chain.reverse()
+    root, path, context = chain[0], read.path, read.context
+    release, extra, deviation = map_from(root.from_image, read.env)
+    ops: list[Op] = apt_step(extra, f"{path.name}:{root.from_line}")
+    if python_image(root.from_image):
+        ops.append(Op("run", f"{path.name}:{root.from_line}", argv=PYTHON_ALIAS))
     state_env: dict[str, str] = {}
     user = workdir = None
     deviations = [deviation] if deviation else []
-    for s in df.steps:
+    for s in (s for st in chain for s in st.steps):
         where = f"{path.name}:{s.line}"
-        if s.kind == "copy":
-            ops.append(Op("copy", where, sources=tuple(context / x for x in s.sources), dest=s.dest))
+        if s.kind == "copy" and s.from_stage is not None:
+            sub = read.plans.get(s.from_stage)
+            if sub is None:
+                earlier = df.stages[s.from_stage]
+                sub = read.plans[s.from_stage] = _stage_plan(f"{name}@{earlier.name or s.from_stage}", df, earlier, read)
+            ops.append(Op("copy", where, dest=s.dest, stage=sub, stage_sources=s.sources))
+            deviations += [d for d in sub.deviations if d not in deviations]
+        elif s.kind == "copy":
+            ops.append(Op("copy", where, sources=_context_sources(context, s.sources, path, s.line), dest=s.dest))
         elif s.kind == "run":
             ops.append(Op("run", where, argv=s.argv, env=s.env, network=s.network,
                           mounts=tuple(_mount(m, context, path, s.line) for m in s.mounts)))
@@ -213,13 +250,24 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
         elif s.kind == "user":
             user = s.dest
             ops.append(Op("user", where, dest=s.dest))
-    if user not in (None, "root", "0"):
+    if final and user not in (None, "root", "0"):
         deviations.append(f"USER {user}: the agent runs as the sandbox's own unprivileged uid with that user's "
                           "name and home")
-    deviations.extend(df.not_applied)
     return ImagePlan(name, BasePlan(release, BASE_PACKAGES), tuple(ops), path,
-                     env.build_timeout_s, tuple(deviations), tuple(state_env.items()), user, workdir,
-                     {"dockerfile": path.name, "from": df.from_image})
+                     read.env.build_timeout_s, tuple(deviations), tuple(state_env.items()), user, workdir,
+                     {"dockerfile": path.name, "from": root.from_image})
+
+
+def _context_sources(context: Path, sources: tuple[str, ...], dockerfile: Path, line: int) -> tuple[Path, ...]:
+    """What a COPY's sources name in the build context, resolved inside it (a glob matches)."""
+    found: list[Path] = []
+    for src in sources:
+        hits = matches(context, src)
+        if not hits:
+            raise DockerfileError(dockerfile, line, f"COPY source {src!r} not found in the build context {context}",
+                                  "put the file there or fix the path")
+        found += hits
+    return tuple(found)
 
 
 def _mount(m: Mount, context: Path, dockerfile: Path, line: int) -> OpMount:

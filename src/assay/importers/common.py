@@ -106,7 +106,11 @@ def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep:
     rep.mapped.append(f"{label}Dockerfile -> {into}/Dockerfile (built by assay's image builder)")
     if deviation:
         rep.approximated.append(label + deviation)
-    rep.approximated += [label + d for d in (*(s.deviation for s in df.steps if s.deviation), *df.not_applied)]
+    for stage in df.stages:  # a builder stage's FROM is read the same way, and said with its name
+        said = map_from(stage.from_image, EnvironmentSpec(**spec))[2]
+        if said and stage.from_stage is None:
+            rep.approximated.append(f"{label}stage {stage.name or '(unnamed)'}: {said}")
+    rep.approximated += [label + d for d in (*(s.deviation for st in (*df.stages, df) for s in st.steps if s.deviation), *df.not_applied)]
     return spec
 
 

@@ -102,7 +102,7 @@ def carried_artifacts(doc: dict[str, Any], dockerfile: Path, env_t: dict[str, An
 
 def _image_workdir(dockerfile: Path) -> str | None:
     try:
-        steps = parse(dockerfile).steps
+        steps = parse(dockerfile).image_steps()
     except (DockerfileError, OSError, UnicodeDecodeError):
         return None
     dirs = [s.dest for s in steps if s.kind == "workdir" and s.dest.startswith("/")]

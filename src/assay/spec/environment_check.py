@@ -13,6 +13,7 @@ from assay.spec.environment import EnvironmentSpec
 from assay.spec.environment_dockerfile import DockerfileError, parse
 from assay.spec.suite import SuiteSpec
 from assay.spec.task_checks import short
+from assay.untrusted.rooted import matches
 
 
 def with_default(data: dict[str, Any], suite: SuiteSpec | None, task_dir: Path, suite_root: Path | None) -> dict[str, Any]:
@@ -62,10 +63,11 @@ def check(task_dir: Path, env: EnvironmentSpec | None, file: Path, problems: lis
     except (OSError, UnicodeDecodeError) as e:
         problems.append(SpecProblem(str(path), "", f"cannot be read: {e}", "save the Dockerfile as UTF-8 text"))
         return
-    for step in parsed.steps:
+    for step in (s for stage in (*parsed.stages, parsed) for s in stage.steps):
+        if step.kind != "copy" or step.from_stage is not None:  # a stage's paths are checked when it is built
+            continue
         for src in step.sources:
-            p = (context / src).resolve()
-            if not p.is_relative_to(context) or not _is(p, "any"):
+            if not matches(context, src):  # resolved inside the context, as the builder reads it
                 problems.append(SpecProblem(str(path), f"line {step.line}", f"COPY source {src!r} not found in the "
                                             f"build context {context}", "put the file there or fix the path"))
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.spec.dockerfile_run_flags import Mount, RunFlagError, split_flags
+from assay.spec.dockerfile_stages import Stage, StageError, stage_name, stage_path, stage_ref
 
 HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
 #: instructions that build nothing and are not applied here, each with why (said as a deviation)
@@ -100,6 +101,7 @@ class Step:
     deviation: str = ""  # what this step does other than the line says (recorded with the image)
     network: bool = True  # run: False for ``RUN --network=none`` (a loopback only)
     mounts: tuple[Mount, ...] = ()  # run: BuildKit's ``--mount=`` cache, tmpfs and bind mounts
+    from_stage: int | None = None  # copy: ``COPY --from=STAGE`` (its index); sources are paths in it
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,16 @@ class Dockerfile:
     steps: tuple[Step, ...] = field(default_factory=tuple)
     platform: str = ""  # FROM's --platform, when given (always this machine's: another is refused)
     not_applied: tuple[str, ...] = ()  # the NOT_APPLIED lines, each named with its line and why
+    stages: tuple[Stage, ...] = ()  # the earlier stages of a multi-stage build (the image is the last)
+    from_stage: int | None = None  # the earlier stage the image is ``FROM`` (``from_image`` its chain's image)
+
+    def image_steps(self) -> tuple[Step, ...]:
+        """The steps that make the image: those of the earlier stages it starts ``FROM``, then its own."""
+        chain, at = [], self.from_stage
+        while at is not None:
+            chain.append(self.stages[at])
+            at = self.stages[at].from_stage
+        return tuple(s for stage in reversed(chain) for s in stage.steps) + self.steps
 
 
 def instructions(path: Path, text: str) -> list[Instruction]:
@@ -221,11 +233,21 @@ def _uv_copy(ins: Instruction, words: list[str], path: Path, workdir: str) -> St
                           "wheel (the same binaries; the image itself cannot be fetched here)")
 
 
-def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str) -> Step:
+def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str, names: dict[str, int],
+          count: int) -> Step:
+    from_stage = None
     if not ins.args.startswith("[") and ins.keyword == "COPY" and "--from=" in ins.args:
         uv = _uv_copy(ins, shlex.split(ins.args), path, workdir)
         if uv is not None:
             return uv
+        words = shlex.split(ins.args)
+        value = substitute(next(w for w in words if w.startswith("--from="))[len("--from="):], scope)
+        try:
+            from_stage = stage_ref(value, names, count)
+        except StageError as e:
+            raise DockerfileError(path, ins.line, e.message, e.fix) from None
+        ins = Instruction(ins.keyword, " ".join(shlex.quote(w) for w in words if not w.startswith("--from=")),
+                          ins.line)
     if ins.args.startswith("["):
         try:
             words = [str(w) for w in json.loads(ins.args)]
@@ -241,6 +263,13 @@ def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str) -> 
     words = [substitute(w, scope) for w in words if not w.startswith("--")]
     if len(words) < 2:
         raise DockerfileError(path, ins.line, f"{ins.keyword} needs a source and a destination", "write COPY SRC DEST")
+    dest = words[-1] if words[-1].startswith("/") else f"{workdir.rstrip('/')}/{words[-1]}"
+    if from_stage is not None:
+        try:
+            sources = tuple(stage_path(w) for w in words[:-1])
+        except StageError as e:
+            raise DockerfileError(path, ins.line, e.message, e.fix) from None
+        return Step("copy", ins.line, sources=sources, dest=dest, from_stage=from_stage)
     for src in words[:-1]:
         if re.match(r"^[a-z]+://", src):
             raise DockerfileError(path, ins.line, f"{ins.keyword} of a URL ({src}) is not fetched while building",
@@ -248,9 +277,6 @@ def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str) -> 
         if src.startswith("/") or ".." in Path(src).parts:
             raise DockerfileError(path, ins.line, f"{ins.keyword} source {src!r} leaves the build context",
                                   "name a file inside the Dockerfile's folder")
-    dest = words[-1]
-    if not dest.startswith("/"):
-        dest = f"{workdir.rstrip('/')}/{dest}"
     return Step("copy", ins.line, sources=tuple(words[:-1]), dest=dest)
 
 
@@ -326,6 +352,12 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
     from_image, from_line, plat = "", 0, ""
     steps: list[Step] = []
     not_applied: list[str] = []
+    # a multi-stage build: the stages closed so far, their names, and each one's scope and workdir
+    # at its end (a stage FROM it starts there); the ARGs before the first FROM stay in scope
+    stages: list[Stage] = []
+    names: dict[str, int] = {}
+    ends: list[tuple[dict[str, str], str]] = []
+    name, from_stage, global_scope = "", None, scope
     for ins in instructions(path, text):
         kw = ins.keyword
         if kw in NOT_APPLIED and from_image:
@@ -341,10 +373,15 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
         if not from_image and kw not in ("FROM", "ARG"):
             raise DockerfileError(path, ins.line, f"{kw} before FROM", "start the Dockerfile with FROM")
         if kw == "FROM":
-            if from_image:
-                raise DockerfileError(path, ins.line, "a second FROM (a multi-stage build) is not honoured",
-                                      "build in one stage")
-            words = substitute(ins.args, {**_platform_scope(), **scope}).split()
+            if from_image:  # the stage so far is an earlier stage of a multi-stage build
+                stages.append(Stage(name, from_image, from_line, tuple(steps), plat, from_stage))
+                if name:
+                    names[name] = len(stages) - 1
+                ends.append((scope, workdir))
+                steps, plat, args = [], "", {}  # a stage's ARGs are its own
+            else:
+                global_scope = dict(scope)
+            words = substitute(ins.args, {**_platform_scope(), **global_scope}).split()
             while words and words[0].startswith("--"):
                 flag, _, value = words.pop(0).partition("=")
                 if flag != "--platform" or not value:
@@ -356,10 +393,20 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
                                           f"{host_platform()} images only (no emulation)",
                                           f"build on a {want} machine, or drop the flag if the image is portable")
                 plat = want
-            if not words or (len(words) > 1 and not (len(words) == 3 and words[1].upper() == "AS")):
+            if not words:
                 raise DockerfileError(path, ins.line, f"FROM {ins.args!r} is not FROM [--platform=P] IMAGE [AS NAME]",
                                       "write FROM IMAGE")
+            try:
+                name = stage_name(words, ins.args, names)
+            except StageError as e:
+                raise DockerfileError(path, ins.line, e.message, e.fix) from None
             from_image, from_line = words[0], ins.line
+            from_stage = names.get(from_image.lower())
+            if from_stage is not None:  # FROM an earlier stage: its image, scope and workdir go on
+                from_image = stages[from_stage].from_image
+                scope, workdir = dict(ends[from_stage][0]), ends[from_stage][1]
+                continue
+            scope, workdir = dict(global_scope), "/"
             for pattern, base_workdir in BASE_IMAGE_WORKDIR:
                 if pattern.match(from_image):
                     workdir = base_workdir
@@ -376,7 +423,7 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
         elif kw == "RUN":
             steps.append(_run(ins, path, args, scope, workdir))
         elif kw in ("COPY", "ADD"):
-            steps.append(_copy(ins, path, scope, workdir))
+            steps.append(_copy(ins, path, scope, workdir, names, len(stages)))
         elif kw == "WORKDIR":
             target = substitute(ins.args.strip().strip('"'), scope)
             if not target:
@@ -390,4 +437,5 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
             steps.append(Step("user", ins.line, dest=user))
     if not from_image:
         raise DockerfileError(path, 1, "no FROM instruction", "start the Dockerfile with FROM")
-    return Dockerfile(path, from_image, from_line, tuple(steps), platform=plat, not_applied=tuple(not_applied))
+    return Dockerfile(path, from_image, from_line, tuple(steps), platform=plat, not_applied=tuple(not_applied),
+                      stages=tuple(stages), from_stage=from_stage)

@@ -61,7 +61,7 @@ def _workdir(task: LoadedTask, df: Dockerfile) -> str:
     """Where the agent's workspace appears: the task's workdir, else the image's last WORKDIR."""
     if task.spec.workdir != DEFAULT_WORKDIR:
         return task.spec.workdir
-    last = [s.dest for s in df.steps if s.kind == "workdir"]
+    last = [s.dest for s in df.image_steps() if s.kind == "workdir"]
     return last[-1] if last else DEFAULT_WORKDIR
 
 
@@ -71,8 +71,11 @@ def _copied(task: LoadedTask, df: Dockerfile) -> dict[str, int]:
     assert env is not None
     context = (task.dir / env.context).resolve()
     out: dict[str, int] = {}
-    for step in df.steps:
+    for step in df.image_steps():
         if step.kind != "copy":
+            continue
+        if step.from_stage is not None:  # a stage's files are known once it is built: its destination only
+            out[os.path.normpath(step.dest)] = step.line
             continue
         into_dir = step.dest.endswith("/") or len(step.sources) > 1
         for src in step.sources:
@@ -89,7 +92,7 @@ def _copied(task: LoadedTask, df: Dockerfile) -> dict[str, int]:
 
 def _is_dir_dest(dest: str, df: Dockerfile) -> bool:
     """A COPY destination that names a folder the Dockerfile made (``COPY x /app``, WORKDIR /app)."""
-    return any(s.kind == "workdir" and s.dest.rstrip("/") == dest.rstrip("/") for s in df.steps)
+    return any(s.kind == "workdir" and s.dest.rstrip("/") == dest.rstrip("/") for s in df.image_steps())
 
 
 #: where a RUN step writes a file: a redirect, tee, or the last operand of cp/mv/install
@@ -101,7 +104,7 @@ def _written(df: Dockerfile) -> dict[str, int]:
     """Every absolute path a RUN step writes a file to -> its Dockerfile line (a path it merely
     names, an install prefix or a tool it runs, is not one)."""
     out: dict[str, int] = {}
-    for step in df.steps:
+    for step in df.image_steps():
         if step.kind == "run":
             for m in _WRITES.finditer(" ".join(step.argv[-1:]) if step.argv[:2] == ("/bin/sh", "-c") else ""):
                 out.setdefault(os.path.normpath(m.group(1) or m.group(2)), step.line)
@@ -125,7 +128,7 @@ def _guarded(df: Dockerfile) -> list[str]:
     """Paths a RUN step takes read away from others: the agent runs as a uid of its own (never
     the image's root), so what the image's root keeps to itself the agent cannot read here."""
     out: list[str] = []
-    for step in df.steps:
+    for step in df.image_steps():
         if step.kind == "run" and step.argv[:2] == ("/bin/sh", "-c"):
             for m in _CHMOD.finditer(step.argv[-1]):
                 if _unreadable_to_others(m.group(1)):

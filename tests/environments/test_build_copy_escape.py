@@ -44,3 +44,53 @@ def test_a_copy_through_a_planted_link_stays_in_the_image(image_store: ImageStor
         assert (root / "srv/tree/sub/deep.txt").read_text() == "deep\n" and (root / "x/sub").is_symlink()
     finally:
         image_store.remove(info.digest)
+
+
+def test_the_seal_of_an_image_never_reaches_through_its_links(image_store: ImageStore, tmp_path: Path) -> None:
+    """Attack: a build step makes `/root` a link to a host folder; sealing the image empties
+    `/root/.cache` (what a build leaves by when it ran), which on the host was the host folder's
+    `.cache`. The seal resolves those paths inside the image now."""
+    victim = tmp_path / "victim"
+    (victim / ".cache").mkdir(parents=True)
+    (victim / ".cache" / "precious.txt").write_text("keep me\n")
+    (tmp_path / "task").mkdir()
+    info = _build(image_store, tmp_path / "task", f"FROM debian:bookworm\nRUN rm -rf /root && ln -s {victim} /root\n")
+    try:
+        assert (victim / ".cache" / "precious.txt").read_text() == "keep me\n"
+    finally:
+        image_store.remove(info.digest)
+
+
+def test_a_workdir_through_a_planted_link_makes_nothing_on_the_host(image_store: ImageStore, tmp_path: Path) -> None:
+    """`WORKDIR` makes its folder: on the host before, through the image's `/app -> /HOST/PATH`."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (tmp_path / "task").mkdir()
+    info = _build(image_store, tmp_path / "task", f"FROM debian:bookworm\nRUN ln -s {host} /app\nWORKDIR /app/made\n")
+    try:
+        assert list(host.iterdir()) == []
+    finally:
+        image_store.remove(info.digest)
+
+
+def test_the_workspace_is_seeded_from_the_image_never_through_its_links(image_store: ImageStore,
+                                                                        tmp_path: Path) -> None:
+    """The image's WORKDIR files are copied into each fresh workspace. An image whose WORKDIR
+    passes through a link to a host folder handed that host folder's files to the agent."""
+    from assay.environments.runtime import root_of, seed_workspace
+
+    secret = tmp_path / "host" / "app"
+    secret.mkdir(parents=True)
+    (secret / "secret.txt").write_text("host secret\n")
+    (tmp_path / "task").mkdir()
+    info = _build(image_store, tmp_path / "task", f"FROM debian:bookworm\nRUN mkdir -p /srv/real/app "
+                                                  f"&& echo image > /srv/real/app/own.txt && ln -s {tmp_path / 'host'} "
+                                                  "/srv/link\nWORKDIR /srv/link/app\n")
+    try:
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        seed_workspace(root_of(info, image_store), workspace)
+        assert not (workspace / "secret.txt").exists()
+        assert list(workspace.iterdir()) == []  # the folder is not in the image (its /tmp emptied at the seal)
+    finally:
+        image_store.remove(info.digest)

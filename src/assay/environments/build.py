@@ -25,7 +25,7 @@ from assay.environments import debian, reproducible, steps
 from assay.environments.copy_step import CopyFailed, copy_argv
 from assay.environments.plan import BasePlan, ImagePlan, Op
 from assay.environments.store import LOG, ROOTFS, ImageInfo, ImageStore, rootfs_digest
-from assay.untrusted.rooted import matches
+from assay.untrusted.rooted import matches, resolve_in
 
 #: what a progress display is told: (what, detail) at each stage of a build
 Progress = Callable[[str, str], None]
@@ -106,7 +106,8 @@ def ensure_base(store: ImageStore, plan: BasePlan, file: Path, deadline: float, 
 def _passwd(rootfs: Path, user: str) -> tuple[str, str, str] | None:
     """(uid, gid, home) of ``user`` in the image's /etc/passwd."""
     try:
-        for line in (rootfs / "etc" / "passwd").read_text().splitlines():
+        passwd = resolve_in(rootfs, "/etc/passwd")  # the image's, never a host file it links to
+        for line in (passwd.read_text() if passwd is not None else "").splitlines():
             f = line.split(":")
             if len(f) >= 6 and (f[0] == user or f[2] == user):
                 return f[2], f[3], f[5]
@@ -122,8 +123,9 @@ def _apply(op: Op, rootfs: Path, state: dict[str, object], log: Path, deadline: 
     if op.kind == "env":
         env.update(op.env)
     elif op.kind == "workdir":
-        state["workdir"] = op.dest
-        (rootfs / op.dest.lstrip("/")).mkdir(parents=True, exist_ok=True)
+        state["workdir"] = op.dest  # made inside the build's sandbox: a link on its way resolves in the image
+        make = 'mkdir -p -- "$(realpath -m -- "$1")"'  # a dangling link on the way made, as BuildKit does
+        steps.run(steps.bwrap_argv(rootfs, ["/bin/sh", "-c", make, "sh", op.dest], env={}, cwd="/"), log, deadline)
     elif op.kind == "user":
         state["user"] = op.dest
     elif op.kind == "copy":  # inside the build's sandbox: a link in the image resolves in the image

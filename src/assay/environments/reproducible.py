@@ -15,6 +15,8 @@ import os
 import shutil
 from pathlib import Path
 
+from assay.untrusted.rooted import resolve_in
+
 #: 2024-01-01T00:00:00Z: the epoch every build claims (a constant, so equal inputs anywhere agree)
 SOURCE_DATE_EPOCH = 1704067200
 
@@ -48,16 +50,20 @@ def _empty(folder: Path) -> None:
 
 def scrub(rootfs: Path) -> None:
     """Remove what depends on the build's time and host; clamp every mtime to the epoch. The
-    rootfs is the harness's own build output (not an agent's): plain walks."""
+    rootfs is what a task's Dockerfile built (a third party's): every path is resolved inside it,
+    so a link it holds (``/root -> /HOST/PATH``) never leads the harness, which is root, to the
+    host's files (before 2026-12-06 the seal emptied such a host folder's ``.cache``)."""
     for rel in _EMPTIED:
-        _empty(rootfs / rel)
+        if (folder := resolve_in(rootfs, rel)) is not None:
+            _empty(folder)
     for rel in _REMOVED:
-        p = rootfs / rel
-        if p.is_file() or p.is_symlink():
+        parent = resolve_in(rootfs, os.path.dirname(rel))
+        p = parent / os.path.basename(rel) if parent is not None else None
+        if p is not None and (p.is_file() or p.is_symlink()):
             p.unlink()
     for rel in _BACKUPS:
-        base = rootfs / rel
-        if base.is_dir() and not base.is_symlink():
+        base = resolve_in(rootfs, rel)
+        if base is not None and base.is_dir():
             for entry in os.scandir(base):
                 if entry.name.endswith("-old") and entry.is_file(follow_symlinks=False):
                     os.unlink(entry.path)

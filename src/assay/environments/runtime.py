@@ -20,6 +20,7 @@ from assay.errors import SetupError, SpecError, SpecProblem
 from assay.sandbox.image_root import ImageRoot
 from assay.spec.environment import EnvironmentRecord
 from assay.spec.load import TASK_FILE, LoadedSuite, LoadedTask
+from assay.untrusted.rooted import resolve_in
 
 
 def plan_of(task: LoadedTask, *, verifier: bool = False) -> ImagePlan | None:
@@ -99,8 +100,8 @@ def seed_workspace(root: ImageRoot | None, workspace: Path) -> int:
     that folder, so it would otherwise vanish. Returns the files copied."""
     if root is None or not root.workdir:
         return 0
-    src = root.rootfs / root.workdir.lstrip("/")
-    if not src.is_dir() or src.is_symlink():
+    src = resolve_in(root.rootfs, root.workdir)  # inside the image: a link there never leads to the host
+    if src is None or not src.is_dir():
         return 0
     n = 0
     for p in sorted(src.rglob("*")):
@@ -140,8 +141,8 @@ def verifier_files_at_workdir(task: LoadedTask, root: ImageRoot | None) -> Path 
     it over its copy of the workspace, so a grader the image keeps there is never the agent's."""
     if root is None or task.spec.verifier_environment is None or not root.workdir:
         return None
-    folder = root.rootfs / root.workdir.lstrip("/")
-    return folder if folder.is_dir() and not folder.is_symlink() and any(folder.iterdir()) else None
+    folder = resolve_in(root.rootfs, root.workdir)  # inside the image, as the verifier's own system sees it
+    return folder if folder is not None and folder.is_dir() and any(folder.iterdir()) else None
 
 
 def image_root(task: LoadedTask, store: ImageStore | None = None, *, verifier: bool = False) -> ImageRoot | None:

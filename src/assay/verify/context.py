@@ -16,6 +16,7 @@ from assay.spec.load import LoadedTask
 from assay.trace.events import TraceEvent
 from assay.verify.site import open_site
 from assay.records.verifier_inputs import VerifierInputs
+from assay.untrusted.rooted import resolve_in
 
 
 class PathEscape(Exception):
@@ -84,8 +85,8 @@ class VerifyContext:
         root = verifier_root(self.task)
         if root is None:
             return None
-        p = root.rootfs / inside.lstrip("/")
-        return p if p.is_file() and not p.is_symlink() else None
+        p = resolve_in(root.rootfs, inside)  # links on the way resolved in the image, never on the host
+        return p if p is not None and p.is_file() else None
 
     def resolve(self, rel: str, *, base: Path | None = None) -> Path:
         """``base/rel`` if it stays inside ``base`` after resolving every symlink; else PathEscape."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from assay.untrusted.rooted import matches
 from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.environment import EnvironmentSpec
-from assay.spec.dockerfile_run_flags import Mount
+from assay.spec.dockerfile_parts import Mount
 from assay.spec.dockerfile_stages import Stage
 from assay.spec.environment_dockerfile import Dockerfile, DockerfileError, parse
 

@@ -17,28 +17,11 @@ import csv
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from assay.spec.dockerfile_parts import LineError, Mount
+
 #: the mount options assay honours or may ignore without changing what the step builds
 _SHARING_KEYS = frozenset({"id", "sharing", "mode", "uid", "gid", "required", "size"})
 _READONLY = {"ro": True, "readonly": True, "rw": False, "readwrite": False}
-
-
-class RunFlagError(ValueError):
-    """A RUN flag that cannot be honoured: what it is, and the fix."""
-
-    def __init__(self, message: str, fix: str):
-        super().__init__(message)
-        self.message, self.fix = message, fix
-
-
-@dataclass(frozen=True)
-class Mount:
-    """One ``--mount`` of a RUN step: ``kind`` cache, tmpfs or bind; ``source`` a path of the build
-    context (bind only, ``.`` its root); ``rw`` a bind whose writes are discarded."""
-
-    kind: str
-    target: str
-    source: str = ""
-    rw: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,7 +35,7 @@ class RunFlags:
 
 def split_flags(args: str, workdir: str) -> RunFlags:
     """The leading ``--flag=value`` words of a RUN line's ``args`` and the command after them
-    (targets relative to ``workdir`` made absolute); :class:`RunFlagError` for a flag not honoured."""
+    (targets relative to ``workdir`` made absolute); :class:`LineError` for a flag not honoured."""
     first, nl, later = args.partition("\n")
     words = first.split(" ")
     network, mounts = True, []
@@ -60,19 +43,19 @@ def split_flags(args: str, workdir: str) -> RunFlags:
         word = words.pop(0)
         name, eq, value = word.partition("=")
         if not eq:
-            raise RunFlagError(f"RUN flag {word} has no value", f"write it as {word}=VALUE, as BuildKit requires")
+            raise LineError(f"RUN flag {word} has no value", f"write it as {word}=VALUE, as BuildKit requires")
         if name == "--network":
             if value not in ("default", "host", "none"):
-                raise RunFlagError(f"RUN flag {word}: BuildKit's networks are default, host and none",
+                raise LineError(f"RUN flag {word}: BuildKit's networks are default, host and none",
                                    "use one of them (every build step here has the network unless --network=none)")
             network = value != "none"
         elif name == "--mount":
             mounts.append(_mount(value, workdir))
         elif name == "--security":
-            raise RunFlagError(f"RUN flag {word} is not honoured here (build steps are never privileged)",
+            raise LineError(f"RUN flag {word} is not honoured here (build steps are never privileged)",
                                "drop the flag, and do what needs the privilege when the task runs")
         else:
-            raise RunFlagError(f"RUN flag {name} is not honoured here",
+            raise LineError(f"RUN flag {name} is not honoured here",
                                "drop the flag (--network= and --mount= are the RUN flags assay honours)")
         while words and words[0] == "":
             words.pop(0)
@@ -83,33 +66,33 @@ def _mount(spec: str, workdir: str) -> Mount:
     try:
         [fields] = list(csv.reader([spec]))
     except (csv.Error, ValueError):
-        raise RunFlagError(f"--mount={spec} is not a comma-separated list of options", "write type=...,target=...")
+        raise LineError(f"--mount={spec} is not a comma-separated list of options", "write type=...,target=...")
     opts: dict[str, str] = {}
     for f in fields:
         key, eq, value = f.partition("=")
         opts[key.strip().lower()] = value.strip() if eq else "true"
     kind = opts.pop("type", "bind")
     if kind in ("secret", "ssh"):
-        raise RunFlagError(f"--mount=type={kind}: a build here has no {'secrets' if kind == 'secret' else 'SSH agent'} to give",
+        raise LineError(f"--mount=type={kind}: a build here has no {'secrets' if kind == 'secret' else 'SSH agent'} to give",
                            "put what the step needs in the build context, or fetch it when the task runs")
     if kind not in ("cache", "tmpfs", "bind"):
-        raise RunFlagError(f"--mount=type={kind} is not a mount type BuildKit has", "use cache, tmpfs or bind")
+        raise LineError(f"--mount=type={kind} is not a mount type BuildKit has", "use cache, tmpfs or bind")
     if "from" in opts:
-        raise RunFlagError(f"--mount from={opts['from']}: mounts of another stage or image are not built here",
+        raise LineError(f"--mount from={opts['from']}: mounts of another stage or image are not built here",
                            "copy what the step needs into the build context")
     target = opts.pop("target", None) or opts.pop("dst", None) or opts.pop("destination", None)
     if not target:
-        raise RunFlagError(f"--mount={spec} names no target", "add target=/path")
+        raise LineError(f"--mount={spec} names no target", "add target=/path")
     path = PurePosixPath(target if target.startswith("/") else f"{workdir.rstrip('/')}/{target}")
     if path == PurePosixPath("/") or ".." in path.parts:
-        raise RunFlagError(f"--mount target {target!r} would cover the whole image or leave it",
+        raise LineError(f"--mount target {target!r} would cover the whole image or leave it",
                            "mount at a folder of its own")
     source = ""
     rw = False
     if kind == "bind":
         source = opts.pop("source", None) or opts.pop("src", None) or "."
         if ".." in PurePosixPath(source).parts:
-            raise RunFlagError(f"--mount source {source!r} leaves the build context",
+            raise LineError(f"--mount source {source!r} leaves the build context",
                                "name a path inside the Dockerfile's folder")
         source = source.lstrip("/") or "."  # BuildKit reads a bind's source from the context's root
         for key, ro in _READONLY.items():
@@ -117,5 +100,5 @@ def _mount(spec: str, workdir: str) -> Mount:
                 rw = not ro
     unknown = sorted(set(opts) - _SHARING_KEYS - set(_READONLY))
     if unknown:
-        raise RunFlagError(f"--mount option {unknown[0]} is not honoured here", "drop it")
+        raise LineError(f"--mount option {unknown[0]} is not honoured here", "drop it")
     return Mount(kind, str(path), source, rw)

@@ -10,15 +10,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from assay.spec.dockerfile_parts import LineError
+
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-
-
-class StageError(ValueError):
-    """A stage line assay cannot honour: what, and the fix."""
-
-    def __init__(self, message: str, fix: str):
-        super().__init__(message)
-        self.message, self.fix = message, fix
 
 
 @dataclass(frozen=True)
@@ -39,12 +33,12 @@ def stage_name(words: list[str], line_args: str, names: dict[str, int]) -> str:
     if len(words) == 1:
         return ""
     if len(words) != 3 or words[1].upper() != "AS":
-        raise StageError(f"FROM {line_args!r} is not FROM [--platform=P] IMAGE [AS NAME]", "write FROM IMAGE [AS NAME]")
+        raise LineError(f"FROM {line_args!r} is not FROM [--platform=P] IMAGE [AS NAME]", "write FROM IMAGE [AS NAME]")
     name = words[2].lower()
     if not _NAME.match(name):
-        raise StageError(f"stage name {words[2]!r} is not a name", "name it with letters, digits, '_', '-', '.'")
+        raise LineError(f"stage name {words[2]!r} is not a name", "name it with letters, digits, '_', '-', '.'")
     if name in names:
-        raise StageError(f"stage {name!r} is named twice", "give each stage its own name")
+        raise LineError(f"stage {name!r} is named twice", "give each stage its own name")
     return name
 
 
@@ -55,16 +49,16 @@ def stage_ref(value: str, names: dict[str, int], count: int) -> int:
     if value.isdigit():
         if int(value) < count:
             return int(value)
-        raise StageError(f"COPY --from={value}: there are only {count} earlier stage(s)", "name an earlier stage")
+        raise LineError(f"COPY --from={value}: there are only {count} earlier stage(s)", "name an earlier stage")
     if any(c in value for c in ":/@."):
-        raise StageError(f"COPY --from={value}: copying from another image (not a stage of this Dockerfile) is not "
+        raise LineError(f"COPY --from={value}: copying from another image (not a stage of this Dockerfile) is not "
                          "honoured here: that image cannot be fetched", "build what it holds in a stage of your own")
-    raise StageError(f"COPY --from={value} names no earlier stage", "name a stage declared before it (FROM ... AS NAME)")
+    raise LineError(f"COPY --from={value} names no earlier stage", "name a stage declared before it (FROM ... AS NAME)")
 
 
 def stage_path(src: str) -> str:
     """A ``COPY --from`` source as an absolute path inside the stage (relative ones start at its
     root); ``..`` is refused, so no source can name anything above it."""
     if ".." in PurePosixPath(src).parts:
-        raise StageError(f"COPY --from source {src!r} has '..'", "name the path from the stage's root")
+        raise LineError(f"COPY --from source {src!r} has '..'", "name the path from the stage's root")
     return src if src.startswith("/") else "/" + src

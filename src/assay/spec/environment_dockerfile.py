@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import platform
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.spec.dockerfile_run_flags import Mount, RunFlagError, split_flags
-from assay.spec.dockerfile_stages import Stage, StageError, stage_name, stage_path, stage_ref
+from assay.spec.dockerfile_copy import copy_step
+from assay.spec.dockerfile_parts import DockerfileError, Instruction, LineError, Step, substitute
+from assay.spec.dockerfile_run_flags import split_flags
+from assay.spec.dockerfile_stages import Stage, stage_name
 
 HONOURED = ("FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER")
 #: instructions that build nothing and are not applied here, each with why (said as a deviation)
@@ -44,7 +45,6 @@ BASE_IMAGE_ENV = (("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
 _HEREDOC = re.compile(r"^<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2\s*$")
 #: a heredoc opened inside a RUN command (``cat > f <<'EOF'``); ``<<<`` (a here-string) is not one
 _INNER_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 #: this machine's architecture in Docker's and OCI's spelling (the image config's too: environments/oci.py)
@@ -68,40 +68,6 @@ def _platform_scope() -> dict[str, str]:
     os_, arch = host.split("/", 1)
     return {"BUILDPLATFORM": host, "TARGETPLATFORM": host, "BUILDOS": os_, "TARGETOS": os_, "BUILDARCH": arch,
             "TARGETARCH": arch}
-
-
-class DockerfileError(ValueError):
-    """A Dockerfile line assay cannot honour; ``line`` is 1-based."""
-
-    def __init__(self, path: Path, line: int, message: str, fix: str):
-        super().__init__(f"{path}:{line}: {message}")
-        self.path, self.line, self.message, self.fix = path, line, message, fix
-
-
-@dataclass(frozen=True)
-class Instruction:
-    """One instruction: its keyword, what followed it (continuations joined) and its first line."""
-
-    keyword: str
-    args: str
-    line: int
-    heredoc: str | None = None
-
-
-@dataclass(frozen=True)
-class Step:
-    """What the builder does for one instruction (``kind``: run, copy, workdir, env, user)."""
-
-    kind: str
-    line: int
-    argv: tuple[str, ...] = ()  # run: exec form or ("/bin/sh", "-c", script)
-    sources: tuple[str, ...] = ()  # copy: relative to the context
-    dest: str = ""
-    env: tuple[tuple[str, str], ...] = ()  # env: the variables set; run: the ARGs in scope
-    deviation: str = ""  # what this step does other than the line says (recorded with the image)
-    network: bool = True  # run: False for ``RUN --network=none`` (a loopback only)
-    mounts: tuple[Mount, ...] = ()  # run: BuildKit's ``--mount=`` cache, tmpfs and bind mounts
-    from_stage: int | None = None  # copy: ``COPY --from=STAGE`` (its index); sources are paths in it
 
 
 @dataclass(frozen=True)
@@ -178,11 +144,6 @@ def _heredoc_body(path: Path, start: int, lines: list[str], i: int, word: str, s
     return doc, i + 1
 
 
-def substitute(value: str, scope: dict[str, str]) -> str:
-    """``$NAME``, ``${NAME}`` and ``${NAME:-default}`` from ``scope`` (unknown names: empty)."""
-    return _VAR.sub(lambda m: scope.get(m.group(1) or m.group(3), m.group(2) or ""), value)
-
-
 def _pairs(ins: Instruction, path: Path, scope: dict[str, str]) -> list[tuple[str, str]]:
     """``ENV``/``ARG`` arguments: ``K=V K2="V 2"`` or the old ``K V`` form."""
     try:
@@ -202,89 +163,11 @@ def _pairs(ins: Instruction, path: Path, scope: dict[str, str]) -> list[tuple[st
     return out
 
 
-#: ``COPY --from=`` of uv's own image (a two-line install many Harbor tasks use): the same uv,
-#: version for version, is a wheel on PyPI whose ``bin/`` holds ``uv`` and ``uvx``
-_UV_IMAGE = re.compile(r"^--from=(?:ghcr\.io/astral-sh/uv|(?:docker\.io/)?astral/uv)(?::([0-9][0-9A-Za-z.]*)[^\s@]*|"
-                       r":latest)?(?:@sha256:[0-9a-f]{64})?$")
-_UV_FILES = {"/uv": "uv", "/uvx": "uvx", "/bin/uv": "uv", "/bin/uvx": "uvx"}
-
-
-def _uv_copy(ins: Instruction, words: list[str], path: Path, workdir: str) -> Step | None:
-    """``COPY --from=ghcr.io/astral-sh/uv:X /uv /uvx DEST`` as a RUN that installs uv X from PyPI
-    and copies its two binaries to DEST (None: not that shape, refused as before)."""
-    flags = [w for w in words if w.startswith("--")]
-    m = _UV_IMAGE.match(flags[0]) if len(flags) == 1 else None
-    rest = [w for w in words if not w.startswith("--")]
-    if m is None or len(rest) < 2 or not all(src in _UV_FILES for src in rest[:-1]):
-        return None
-    version, dest = m.group(1), rest[-1]
-    if not dest.startswith("/"):
-        dest = f"{workdir.rstrip('/')}/{dest}"
-    into = dest if dest.endswith("/") or len(rest) > 2 else None
-    pin = f"uv=={version}" if version else "uv"
-    copies = " && ".join(f"cp /tmp/.assay-uv/bin/{_UV_FILES[src]} {shlex.quote(into + _UV_FILES[src] if into else dest)}"
-                         for src in rest[:-1])
-    script = (f"python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check --target /tmp/.assay-uv "
-              f"{shlex.quote(pin)} && mkdir -p {shlex.quote(into or os.path.dirname(dest) or '/')} && {copies} && "
-              "rm -rf /tmp/.assay-uv")
-    what = f"uv {version}" if version else "the newest uv (the image's tag names no version)"
-    return Step("run", ins.line, argv=("/bin/sh", "-c", script),
-                deviation=f"{path.name}:{ins.line}: COPY {flags[0]} ({' '.join(rest[:-1])}) read as {what} from PyPI's "
-                          "wheel (the same binaries; the image itself cannot be fetched here)")
-
-
-def _copy(ins: Instruction, path: Path, scope: dict[str, str], workdir: str, names: dict[str, int],
-          count: int) -> Step:
-    from_stage = None
-    if not ins.args.startswith("[") and ins.keyword == "COPY" and "--from=" in ins.args:
-        uv = _uv_copy(ins, shlex.split(ins.args), path, workdir)
-        if uv is not None:
-            return uv
-        words = shlex.split(ins.args)
-        value = substitute(next(w for w in words if w.startswith("--from="))[len("--from="):], scope)
-        try:
-            from_stage = stage_ref(value, names, count)
-        except StageError as e:
-            raise DockerfileError(path, ins.line, e.message, e.fix) from None
-        ins = Instruction(ins.keyword, " ".join(shlex.quote(w) for w in words if not w.startswith("--from=")),
-                          ins.line)
-    if ins.args.startswith("["):
-        try:
-            words = [str(w) for w in json.loads(ins.args)]
-        except ValueError as e:
-            raise DockerfileError(path, ins.line, f"{ins.keyword} exec form is not a JSON list", "fix the list") from e
-    else:
-        words = shlex.split(ins.args)
-    flags = [w for w in words if w.startswith("--")]
-    for f in flags:
-        if not f.startswith("--chown=") and not f.startswith("--chmod="):
-            raise DockerfileError(path, ins.line, f"{ins.keyword} {f}: only local files are copied here",
-                                  "copy from the build context (drop the flag)")
-    words = [substitute(w, scope) for w in words if not w.startswith("--")]
-    if len(words) < 2:
-        raise DockerfileError(path, ins.line, f"{ins.keyword} needs a source and a destination", "write COPY SRC DEST")
-    dest = words[-1] if words[-1].startswith("/") else f"{workdir.rstrip('/')}/{words[-1]}"
-    if from_stage is not None:
-        try:
-            sources = tuple(stage_path(w) for w in words[:-1])
-        except StageError as e:
-            raise DockerfileError(path, ins.line, e.message, e.fix) from None
-        return Step("copy", ins.line, sources=sources, dest=dest, from_stage=from_stage)
-    for src in words[:-1]:
-        if re.match(r"^[a-z]+://", src):
-            raise DockerfileError(path, ins.line, f"{ins.keyword} of a URL ({src}) is not fetched while building",
-                                  "download it in a RUN step (curl) or put the file in the context")
-        if src.startswith("/") or ".." in Path(src).parts:
-            raise DockerfileError(path, ins.line, f"{ins.keyword} source {src!r} leaves the build context",
-                                  "name a file inside the Dockerfile's folder")
-    return Step("copy", ins.line, sources=tuple(words[:-1]), dest=dest)
-
-
 def _run(ins: Instruction, path: Path, args: dict[str, str], scope: dict[str, str], workdir: str) -> Step:
     if ins.args.startswith("--"):
         try:
             flags = split_flags(_flag_words(ins.args, scope), workdir)
-        except RunFlagError as e:
+        except LineError as e:
             raise DockerfileError(path, ins.line, e.message, e.fix) from None
         first, nl, later = flags.command.partition("\n")
         heredoc = ins.heredoc
@@ -398,7 +281,7 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
                                       "write FROM IMAGE")
             try:
                 name = stage_name(words, ins.args, names)
-            except StageError as e:
+            except LineError as e:
                 raise DockerfileError(path, ins.line, e.message, e.fix) from None
             from_image, from_line = words[0], ins.line
             from_stage = names.get(from_image.lower())
@@ -423,7 +306,7 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
         elif kw == "RUN":
             steps.append(_run(ins, path, args, scope, workdir))
         elif kw in ("COPY", "ADD"):
-            steps.append(_copy(ins, path, scope, workdir, names, len(stages)))
+            steps.append(copy_step(ins, path, scope, workdir, names, len(stages)))
         elif kw == "WORKDIR":
             target = substitute(ins.args.strip().strip('"'), scope)
             if not target:
@@ -439,3 +322,7 @@ def parse(path: Path, text: str | None = None) -> Dockerfile:
         raise DockerfileError(path, 1, "no FROM instruction", "start the Dockerfile with FROM")
     return Dockerfile(path, from_image, from_line, tuple(steps), platform=plat, not_applied=tuple(not_applied),
                       stages=tuple(stages), from_stage=from_stage)
+
+
+__all__ = ["BASE_IMAGE_ENV", "Dockerfile", "DockerfileError", "Instruction", "Step", "host_arch", "host_platform",
+           "instructions", "parse", "substitute"]

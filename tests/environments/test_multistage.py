@@ -136,3 +136,19 @@ def test_a_stage_link_to_a_host_path_copies_nothing_of_the_host(image_store: Ima
         build(image_store, plan)
     assert e.value.where == "line 4" and "/out/s" in e.value.message
     assert image_store.get(plan.digest) is None
+
+
+def test_a_go_image_keeps_gos_official_layout(tmp_path: Path) -> None:
+    """Go's official image keeps Go at `/usr/local/go` and `GOPATH=/go`, and multi-stage
+    Dockerfiles copy exactly those (`COPY --from=builder /usr/local/go /usr/local/go`, and the
+    modules a builder downloaded, `/go/pkg/mod`). A `FROM golang:*` mapped to Debian's Go gets the
+    same paths (a link to Debian's Go, `GOPATH=/go`, the same `PATH`), said with the mapping."""
+    (tmp_path / "Dockerfile").write_text("FROM golang:1.22-bookworm\nRUN go version\n")
+    plan = plan_for("go", tmp_path, EnvironmentSpec(dockerfile="Dockerfile"))
+    layout = [o for o in plan.ops if o.kind == "run" and "/usr/local/go" in " ".join(o.argv)]
+    assert layout and plan.ops.index(layout[0]) < [o.kind for o in plan.ops].index("run", 2)
+    env = dict(plan.env)
+    assert env["GOPATH"] == "/go" and env["PATH"].startswith("/go/bin:/usr/local/go/bin:")
+    assert any("/usr/local/go" in d for d in plan.deviations)
+    (tmp_path / "Dockerfile").write_text("FROM debian:bookworm\nRUN true\n")
+    assert "GOPATH" not in dict(plan_for("d", tmp_path, EnvironmentSpec(dockerfile="Dockerfile")).env)

@@ -18,7 +18,7 @@ from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.dockerfile_parts import Mount
 from assay.spec.dockerfile_stages import Stage
-from assay.spec.environment_dockerfile import Dockerfile, DockerfileError, parse
+from assay.spec.environment_dockerfile import BASE_IMAGE_ENV, Dockerfile, DockerfileError, parse
 
 BUILDER_VERSION = 4  # 4: the base keeps its apt sources as debian.sources, as Debian's images
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
@@ -167,6 +167,15 @@ def python_image(image: str) -> bool:
 
 #: Python's images answer to ``python``; Debian's python3 does not (its python-is-python3 is this link)
 PYTHON_ALIAS = ("/bin/sh", "-c", "[ -e /usr/bin/python ] || ln -s python3 /usr/bin/python")
+#: Go's official image: Go at /usr/local/go, GOPATH=/go on the PATH (what multi-stage builds copy:
+#: ``COPY --from=builder /usr/local/go /usr/local/go``, ``/go/pkg/mod``); Debian's Go linked there
+GO_LAYOUT = ("/bin/sh", "-c", "mkdir -p /usr/local /go/bin /go/src && ln -sfn /usr/lib/go /usr/local/go")
+GO_ENV = (("GOPATH", "/go"), ("PATH", "/go/bin:/usr/local/go/bin:" + dict(BASE_IMAGE_ENV)["PATH"]))
+
+
+def _short_name(image: str) -> str:
+    """An image's name without its registry, path, tag and digest (``golang``)."""
+    return image.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
 
 
 def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], str | None]:
@@ -180,10 +189,11 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
         return release, PYTHON_PACKAGES, (f"FROM {image} mapped to {target} with Debian's "
                                           f"{', '.join(PYTHON_PACKAGES)} and `python` as python3 "
                                           "(its Python version may differ)")
-    short = name.rsplit("/", 1)[-1].split(":")[0]
+    short = _short_name(image)
     if short in RUNTIME_IMAGES:
         packages, language = RUNTIME_IMAGES[short]
-        return release, packages, (f"FROM {image} mapped to {target} with Debian's {', '.join(packages)} "
+        layout = " at /usr/local/go, GOPATH=/go, as Go's image" if short == "golang" else ""
+        return release, packages, (f"FROM {image} mapped to {target} with Debian's {', '.join(packages)}{layout} "
                                    f"(its {language} version may differ)")
     return release, (), f"FROM {image} mapped to {target} (that image cannot be fetched here)"
 
@@ -218,9 +228,13 @@ def _stage_plan(name: str, df: Dockerfile, stage: Stage, read: _StageRead, final
     root, path, context = chain[0], read.path, read.context
     release, extra, deviation = map_from(root.from_image, read.env)
     ops: list[Op] = apt_step(extra, f"{path.name}:{root.from_line}")
+    state_env: dict[str, str] = {}
     if python_image(root.from_image):
         ops.append(Op("run", f"{path.name}:{root.from_line}", argv=PYTHON_ALIAS))
-    state_env: dict[str, str] = {}
+    elif _short_name(root.from_image) == "golang":
+        ops += [Op("run", f"{path.name}:{root.from_line}", argv=GO_LAYOUT),
+                Op("env", f"{path.name}:{root.from_line}", env=GO_ENV)]
+        state_env.update(GO_ENV)
     user = workdir = None
     deviations = [deviation] if deviation else []
     for s in (s for st in chain for s in st.steps):

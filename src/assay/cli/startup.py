@@ -3,8 +3,8 @@
 A command imports about 700 modules, which make about 70,000 long-lived containers the
 collector tracks (pydantic's schemas, dataclasses' generated methods, class dicts). With the
 collector on, it walks them again and again while they are being made, and once more in full when
-the interpreter exits: on a one-trial run that was about a sixth of its wall time (docs/cli.md). So the process entry turns the collector
-off, and once the command's imports are done :func:`settled` freezes what they made (the
+the interpreter exits: on a one-trial run that was about a sixth of its wall time (docs/cli.md).
+So the process entry turns the collector off, and once the command's imports are done :func:`settled` freezes what they made (the
 collections of a long run never walk it) and turns it back on: a run of 10⁵ trials still collects
 its own cycles. At exit the same freeze skips the final full walk; only cyclic garbage made after
 the last collection goes unfinalized then, and assay closes every file it writes explicitly.

@@ -13,12 +13,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.untrusted.rooted import matches
 from assay.spec.digest import sha256_file, sha256_json
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.dockerfile_parts import Mount
 from assay.spec.dockerfile_stages import Stage
 from assay.spec.environment_dockerfile import BASE_IMAGE_ENV, Dockerfile, DockerfileError, parse
+from assay.untrusted.rooted import matches, resolve_in
 
 BUILDER_VERSION = 4  # 4: the base keeps its apt sources as debian.sources, as Debian's images
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
@@ -221,10 +221,7 @@ class _StageRead:
 def _stage_plan(name: str, df: Dockerfile, stage: Stage, read: _StageRead, final: bool = False) -> ImagePlan:
     """One stage's image: the image its ``FROM`` chain starts from, the chain's steps, its own; a
     ``COPY --from`` names the plan of that stage (built first, by its own digest)."""
-    chain = [stage]
-    while chain[-1].from_stage is not None:
-        chain.append(df.stages[chain[-1].from_stage])
-    chain.reverse()
+    chain = [*df.chain_of(stage.from_stage), stage]
     root, path, context = chain[0], read.path, read.context
     release, extra, deviation = map_from(root.from_image, read.env)
     ops: list[Op] = apt_step(extra, f"{path.name}:{root.from_line}")
@@ -288,13 +285,10 @@ def _mount(m: Mount, context: Path, dockerfile: Path, line: int) -> OpMount:
     """A step's mount with its bind source found in the build context (never outside it)."""
     if m.kind != "bind":
         return OpMount(m.kind, m.target)
-    source = (context / m.source).resolve()
-    if source != context and context not in source.parents:
-        raise DockerfileError(dockerfile, line, f"--mount source {m.source!r} leads out of the build context",
-                              "name a path inside the Dockerfile's folder")
-    if not source.exists():
-        raise DockerfileError(dockerfile, line, f"--mount source {m.source!r} is not in the build context",
-                              "add it, or fix the path")
+    source = resolve_in(context, m.source)  # the one resolver of context paths, as COPY's sources
+    if source is None:
+        raise DockerfileError(dockerfile, line, f"--mount source {m.source!r} is not in the build context "
+                              "(resolved inside it)", "add it, or fix the path")
     return OpMount("bind", m.target, source, m.rw)
 
 

@@ -110,7 +110,7 @@ def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep:
         said = map_from(stage.from_image, EnvironmentSpec(**spec))[2]
         if said and stage.from_stage is None:
             rep.approximated.append(f"{label}stage {stage.name or '(unnamed)'}: {said}")
-    rep.approximated += [label + d for d in (*(s.deviation for st in (*df.stages, df) for s in st.steps if s.deviation), *df.not_applied)]
+    rep.approximated += [label + d for d in (*(s.deviation for s in df.every_step() if s.deviation), *df.not_applied)]
     return spec
 
 

@@ -47,7 +47,7 @@ def _harness_files_stay_out(dockerfile: Path, rep: TaskReport) -> bool:
     except (DockerfileError, OSError, UnicodeDecodeError):
         return True
     harness = NOT_CONTEXT - {"task.yaml", "docker-compose.yaml"}  # the tests and the reference solution
-    for step in (s for stage in (*df.stages, df) for s in stage.steps):  # a builder stage's copies too
+    for step in df.every_step():  # a builder stage's copies too
         for source in step.sources if step.kind == "copy" and step.from_stage is None else ():
             first = source.strip("/").removeprefix("./").split("/", 1)[0]
             if first in harness:

@@ -48,10 +48,10 @@ def copy_step(ins: Instruction, path: Path, scope: dict[str, str], workdir: str,
     """The step of one COPY/ADD line (``names``: the earlier stages by name, ``count`` of them)."""
     from_stage = None
     if not ins.args.startswith("[") and ins.keyword == "COPY" and "--from=" in ins.args:
-        uv = _uv_copy(ins, shlex.split(ins.args), path, workdir)
+        words = shlex.split(ins.args)
+        uv = _uv_copy(ins, words, path, workdir)
         if uv is not None:
             return uv
-        words = shlex.split(ins.args)
         value = substitute(next(w for w in words if w.startswith("--from="))[len("--from="):], scope)
         try:
             from_stage = stage_ref(value, names, count)

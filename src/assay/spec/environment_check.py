@@ -63,7 +63,7 @@ def check(task_dir: Path, env: EnvironmentSpec | None, file: Path, problems: lis
     except (OSError, UnicodeDecodeError) as e:
         problems.append(SpecProblem(str(path), "", f"cannot be read: {e}", "save the Dockerfile as UTF-8 text"))
         return
-    for step in (s for stage in (*parsed.stages, parsed) for s in stage.steps):
+    for step in parsed.every_step():
         if step.kind != "copy" or step.from_stage is not None:  # a stage's paths are checked when it is built
             continue
         for src in step.sources:

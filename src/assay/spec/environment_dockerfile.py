@@ -83,13 +83,21 @@ class Dockerfile:
     stages: tuple[Stage, ...] = ()  # the earlier stages of a multi-stage build (the image is the last)
     from_stage: int | None = None  # the earlier stage the image is ``FROM`` (``from_image`` its chain's image)
 
+    def chain_of(self, from_stage: int | None) -> list[Stage]:
+        """The earlier stages a stage ``FROM`` ``from_stage`` starts from, the first one's first."""
+        chain: list[Stage] = []
+        while from_stage is not None:
+            chain.append(self.stages[from_stage])
+            from_stage = self.stages[from_stage].from_stage
+        return chain[::-1]
+
     def image_steps(self) -> tuple[Step, ...]:
         """The steps that make the image: those of the earlier stages it starts ``FROM``, then its own."""
-        chain, at = [], self.from_stage
-        while at is not None:
-            chain.append(self.stages[at])
-            at = self.stages[at].from_stage
-        return tuple(s for stage in reversed(chain) for s in stage.steps) + self.steps
+        return tuple(s for stage in self.chain_of(self.from_stage) for s in stage.steps) + self.steps
+
+    def every_step(self) -> tuple[Step, ...]:
+        """Every stage's steps, the image's last (what any stage copies or says)."""
+        return tuple(s for stage in self.stages for s in stage.steps) + self.steps
 
 
 def instructions(path: Path, text: str) -> list[Instruction]:

@@ -193,3 +193,23 @@ def test_host_env_canary_is_not_visible(tmp_path: Path) -> None:
         asyncio.run(main())
     """, env={"ASSAY_HOST_CANARY": "canary-env-91bd"})
     assert "canary-env-91bd" not in ans["stdout"] + ans["stderr"]
+
+
+def test_a_timed_out_group_is_gone_when_exec_returns(tmp_path: Path) -> None:
+    """A member of the exec's group that takes a while to die (a large address space torn down
+    after SIGKILL) is waited for by the exec: destroy then finds nothing left, and the report
+    is clean. Before, the sweep could meet it still dying and call it a leftover."""
+    hog = ("python3 -c \"import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); b = bytearray(b'x') * (1536 << 20); print('big', flush=True); time.sleep(600)\" "
+           "> big.log 2>&1")  # holds none of the exec's pipes, so reading them to the end waits not for it
+    ans = run_walled(f"""
+        async def main():
+            sb, res, _ = await sandboxed({hog + " & trap '' TERM; while :; do sleep 1; done"!r},
+                                         workspace={str(tmp_path)!r}, timeout=4, destroy=False)
+            left = [p.pid for p in sb.watcher.processes() if not p.zombie and p.pid not in sb.watcher.exempt]
+            rep = await sb.destroy()
+            answer({{"result": result_dict(res), "left": left, "clean": rep.clean}})
+        asyncio.run(main())
+    """)
+    assert ans["result"]["timed_out"], ans
+    assert (tmp_path / "big.log").read_text() == "big\n", ans
+    assert ans["left"] == [] and ans["clean"], ans

@@ -31,6 +31,7 @@ class ProcInfo:
     cpu_s: float  # own user + system time
     child_cpu_s: float  # user + system time of children it reaped
     rss_bytes: int
+    pgrp: int = 0  # its process group, as the host numbers it
 
 
 def pid_namespace(pid: int) -> str | None:
@@ -48,10 +49,10 @@ def _info(pid: int, ns: str) -> ProcInfo | None:
     except OSError:
         return None
     rest = stat[stat.rindex(")") + 2:].split()
-    # fields after the command: state ppid ... utime(11) stime(12) cutime(13) cstime(14) ... rss(21)
+    # fields after the command: state ppid pgrp ... utime(11) stime(12) cutime(13) cstime(14) ... rss(21)
     try:
         return ProcInfo(pid, int(rest[1]), ns, rest[0] == "Z", (int(rest[11]) + int(rest[12])) / _CLK_TCK,
-                        (int(rest[13]) + int(rest[14])) / _CLK_TCK, int(rest[21]) * PAGE)
+                        (int(rest[13]) + int(rest[14])) / _CLK_TCK, int(rest[21]) * PAGE, int(rest[2]))
     except (IndexError, ValueError):
         return None
 

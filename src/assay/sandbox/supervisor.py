@@ -107,6 +107,17 @@ def _killpg(pgid: int, sig: int) -> None:
         pass
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether any process is still in group ``pgid`` (killed ones still dying count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 async def _capture(pipe, cap: int, loop: asyncio.AbstractEventLoop) -> _Capture:  # noqa: ANN001 - a file object
     _, proto = await loop.connect_read_pipe(lambda: _Capture(cap, loop), pipe)
     return proto
@@ -146,7 +157,8 @@ async def run_child(argv: list[str], *, env: dict[str, str], cwd: str | None, ti
     """Run one process tree in its own session, with a timeout and a process-group kill.
 
     After the leader exits (or on timeout: SIGTERM, a grace period, then SIGKILL) the whole
-    group is killed; a child that left the group (``setsid``, double fork) survives, and only
+    group is killed; ``group_left`` says some of it was still dying when the leader was reaped
+    (a backend that can list them waits for them). A child that left the group (``setsid``, double fork) survives, and only
     the pipes it still holds are abandoned after a short wait. Returns plain data.
     ``started``: the process, already started in a session of its own with stdout and stderr
     piped and stdin piped when ``stdin`` is given (``argv``, ``env``, ``cwd`` are then unused).
@@ -178,6 +190,7 @@ async def run_child(argv: list[str], *, env: dict[str, str], cwd: str | None, ti
         rc = proc.wait()
         # a child that left the group may still hold the pipes: wait a little, keep what came
         await asyncio.wait([c.eof for c in captures], timeout=DRAIN_S)
+        group_left = _group_alive(pgid)  # the leader is reaped: only killed members, still dying
     except BaseException:
         _killpg(pgid, signal.SIGKILL)
         proc.wait()
@@ -190,7 +203,7 @@ async def run_child(argv: list[str], *, env: dict[str, str], cwd: str | None, ti
         "exit_code": None if timed_out else rc, "signal": -rc if rc < 0 else None, "timed_out": timed_out,
         "stdout": out, "stderr": err, "stdout_bytes": out_n, "stderr_bytes": err_n,
         "stdout_arrivals": tuple(captures[0].arrivals) if captures else (),
-        "duration_s": time.monotonic() - start,
+        "duration_s": time.monotonic() - start, "group_left": group_left,
     }
 
 

@@ -243,6 +243,10 @@ class BwrapSandbox(Sandbox):
             running = True  # run_child waits for it, whatever happens
             r = await run_child(argv, env=full_env, cwd="/", timeout=timeout_s, stdin=stdin, cap=OUTPUT_CAP,
                                 started=started)
+            if r["group_left"]:  # an exec ends with its group: what runs or is swept next never meets it
+                procs = self.watcher.processes() if self.group is not None else \
+                    await asyncio.to_thread(self.watcher.processes)
+                await ending.group_gone(procs, started.pid)
         except (OSError, subprocess.SubprocessError) as e:
             if self.init_fd is not None and nsproc.exited(self.init_fd):
                 raise SandboxError(f"the sandbox is gone: {e}", reason="sandbox_gone") from e

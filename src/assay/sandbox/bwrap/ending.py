@@ -1,4 +1,5 @@
-"""Ending a sandbox's workload without ending the sandbox (an injected agent kill, docs/recovery.md).
+"""Ending a sandbox's workload without ending the sandbox (an injected agent kill, docs/recovery.md),
+and waiting for one exec's killed process group to be gone.
 
 One scan lists what is alive; a process that double-forks between one scan's reads can slip
 through it, so the scan is repeated (killing what it finds, waiting on pidfds, never sleeping)
@@ -7,7 +8,7 @@ until two scans in a row find nothing, within a bounded number of rounds.
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Sequence
 
 from assay.errors import SandboxError
 from assay.sandbox import nsproc
@@ -35,3 +36,15 @@ async def kill_until_quiet(sweep: Sweep, rounds: int = ROUNDS) -> CleanupReport:
             return CleanupReport(tuple(seen), tuple(c for c, _ in seen.values()),
                                  tuple(p for p, (_, nested) in seen.items() if nested))
     raise SandboxError(f"the workload kept starting processes through {rounds} kill rounds", reason="sandbox_workload")
+
+
+#: how long an exec waits for its killed group to finish dying before leaving it to the sweep
+GROUP_GONE_S = 10.0
+
+
+async def group_gone(procs: Sequence[nsproc.ProcInfo], pgid: int) -> bool:
+    """Wait for the members of an exec's process group, already sent SIGKILL, to finish dying (a
+    large address space takes a while to tear down); killed again through pidfds, so a pid that
+    was reused is never signalled. False: some were still there after :data:`GROUP_GONE_S`."""
+    fds = nsproc.kill_all([p.pid for p in procs if p.pgrp == pgid and not p.zombie])
+    return await nsproc.wait_gone_async(fds, timeout_s=GROUP_GONE_S) if fds else True

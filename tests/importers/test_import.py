@@ -90,7 +90,7 @@ def test_terminal_bench_1_maps_to_pytest_in_the_image(tmp_path: Path) -> None:
     assert meta["difficulty"] == "easy" and meta["author_name"] == "unknown"
     assert s.tags == ["evoeval", "programming", "python"]
     r = rep.tasks[0]
-    assert any("python-3-13" in a and "debian:bookworm" in a for a in r.approximated)
+    assert any("python-3-13" in a and "debian:trixie" in a and "Python is 3.13" in a for a in r.approximated)
     assert any("run-tests.sh's network bootstrap" in a for a in r.approximated)
 
 

@@ -83,7 +83,10 @@ def ensure_base(store: ImageStore, plan: BasePlan, file: Path, deadline: float, 
         progress("base", f"mmdebstrap {plan.release} with {len(plan.packages)} package(s)")
         try:
             log.write_text(f"### base {plan.release}: {' '.join(plan.packages)}\n")
-            steps.run(debian.argv(plan, work / ROOTFS), log, deadline)
+            sources = debian.write_sources(plan.release, work / "sources")
+            steps.run(debian.argv(plan, work / ROOTFS, sources), log, deadline)
+            if sources is not None:
+                shutil.rmtree(sources.parent)
             reproducible.scrub(work / ROOTFS)
             sha, size = rootfs_digest(work / ROOTFS)
             info = ImageInfo(digest=digest, name=plan.name, kind="base", rootfs_sha256=sha,
@@ -95,7 +98,7 @@ def ensure_base(store: ImageStore, plan: BasePlan, file: Path, deadline: float, 
             what = "the build ran past its build_timeout_s" if e.timed_out else \
                 f"the Debian base did not build (mmdebstrap {e.exit_code}: a package that does not exist?)"
             raise BuildFailed(file, "environment.packages", what, log_tail(log), kept) from None
-        except FileNotFoundError as e:
+        except (FileNotFoundError, ValueError) as e:
             raise BuildFailed(file, "environment", str(e), "", None) from None
         finally:
             os.close(fd)

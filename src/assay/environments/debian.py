@@ -3,6 +3,7 @@ package: ``apt-get install mmdebstrap``), from the host's Debian sources and apt
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -20,8 +21,48 @@ def sources_file() -> Path | None:
     return next((p for p in SOURCES if p.is_file() and p.stat().st_size), None)
 
 
-def argv(plan: BasePlan, target: Path) -> list[str]:
-    """mmdebstrap's command line for ``plan`` into the (not yet existing) folder ``target``."""
+_SUITE = re.compile(r"^(bullseye|bookworm|trixie)(-updates|-security|-backports)?$")
+
+
+def _suite(word: str, release: str, seen: list[str]) -> str:
+    m = _SUITE.match(word)
+    if m is None:
+        return word
+    seen.append(m.group(1))
+    return release + (m.group(2) or "")
+
+
+def sources_for(text: str, release: str) -> str:
+    """The host's Debian sources (deb822 or one-line) naming ``release``'s suites instead of its
+    own (``bookworm-updates`` -> ``trixie-updates``): mirrors, components and options kept, so a
+    trixie base is trixie's packages. ValueError when they name no Debian release to replace."""
+    seen: list[str] = []
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        if body.startswith("Suites:"):
+            words = body[len("Suites:"):].split()
+            body = "Suites: " + " ".join(_suite(w, release, seen) for w in words)
+        elif body.startswith(("deb ", "deb-src ")):
+            words = body.split()
+            at = 1
+            if len(words) > 1 and words[1].startswith("["):  # options: up to the word ending in ]
+                while at < len(words) and not words[at].endswith("]"):
+                    at += 1
+                at += 1
+            if at + 1 < len(words):
+                words[at + 1] = _suite(words[at + 1], release, seen)
+            body = " ".join(words)
+        out.append(body + line[len(line.rstrip("\n")):])
+    if not seen:
+        raise ValueError("the host's apt sources name no Debian release (bullseye, bookworm, trixie) to build "
+                         f"debian:{release} from; give the host Debian's sources")
+    return "".join(out)
+
+
+def argv(plan: BasePlan, target: Path, sources: Path | None = None) -> list[str]:
+    """mmdebstrap's command line for ``plan`` into the (not yet existing) folder ``target``, from
+    ``sources`` (default: the host's own, as they are)."""
     binary = mmdebstrap()
     if binary is None:
         raise FileNotFoundError("mmdebstrap is not installed (apt-get install mmdebstrap)")
@@ -37,7 +78,19 @@ def argv(plan: BasePlan, target: Path) -> list[str]:
     args.append('--customize-hook=for f in "$1"/etc/apt/sources.list.d/0000*; do [ -e "$f" ] || continue; '
                 'mv "$f" "${f%/*}/${f##*/0000}"; done')
     args += [plan.release, str(target)]
-    src = sources_file()
+    src = sources or sources_file()
     if src is not None:
         args.append(str(src))
     return args
+
+
+def write_sources(release: str, folder: Path) -> Path | None:
+    """The host's sources for ``release`` written into ``folder`` under the host file's name (the
+    name the base keeps), or None when the host has none."""
+    src = sources_file()
+    if src is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / src.name
+    dest.write_text(sources_for(src.read_text(), release))
+    return dest

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.spec.digest import sha256_file, sha256_json
-from assay.spec.environment import EnvironmentSpec
+from assay.environments import releases
+from assay.spec.environment import DEBIAN_RELEASES, EnvironmentSpec
 from assay.spec.dockerfile_parts import Mount
 from assay.spec.dockerfile_stages import Stage
 from assay.spec.environment_dockerfile import BASE_IMAGE_ENV, Dockerfile, DockerfileError, parse
 from assay.untrusted.rooted import matches, resolve_in
 
-BUILDER_VERSION = 4  # 4: the base keeps its apt sources as debian.sources, as Debian's images
+BUILDER_VERSION = 5  # 5: a base is built from its own release's suites (trixie was bookworm's packages)
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
 VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
 #: a ``FROM`` of a Python image maps to Debian's python with these
@@ -179,23 +180,31 @@ def _short_name(image: str) -> str:
 
 
 def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], str | None]:
-    """The Debian release a ``FROM`` becomes, the packages it adds, and the deviation (None: exact)."""
-    target = env.base or "debian:bookworm"
-    release = env.release()
-    name = image.split("@")[0]
-    if name in (f"debian:{release}", f"debian:{release}-slim"):
-        return release, (), None
-    if python_image(image):
-        return release, PYTHON_PACKAGES, (f"FROM {image} mapped to {target} with Debian's "
-                                          f"{', '.join(PYTHON_PACKAGES)} and `python` as python3 "
-                                          "(its Python version may differ)")
+    """The Debian release a ``FROM`` becomes, the packages it adds, and the deviation (None: exact).
+    A language's image gets the release whose Debian package of it matches its version
+    (:mod:`assay.environments.releases`); another system's image, the declared ``base``."""
+    fallback = env.release()
     short = _short_name(image)
+    if short == "debian" and (own := releases.tag_release(image)) in DEBIAN_RELEASES:
+        exact = image.split("@")[0].rsplit("/", 1)[-1].partition(":")[2].split("-")[0] in (own, *_NUMBER_OF[own])
+        return own, (), None if exact else f"FROM {image} read as debian:{own}"
+    if python_image(image):
+        choice = releases.choose(image, "Python", fallback)
+        return choice.release, PYTHON_PACKAGES, (f"FROM {image} mapped to debian:{choice.release} with Debian's "
+                                                 f"{', '.join(PYTHON_PACKAGES)} and `python` as python3 "
+                                                 f"({choice.said})")
     if short in RUNTIME_IMAGES:
         packages, language = RUNTIME_IMAGES[short]
+        choice = releases.choose(image, language, fallback)
         layout = " at /usr/local/go, GOPATH=/go, as Go's image" if short == "golang" else ""
-        return release, packages, (f"FROM {image} mapped to {target} with Debian's {', '.join(packages)}{layout} "
-                                   f"(its {language} version may differ)")
-    return release, (), f"FROM {image} mapped to {target} (that image cannot be fetched here)"
+        return choice.release, packages, (f"FROM {image} mapped to debian:{choice.release} with Debian's "
+                                          f"{', '.join(packages)}{layout} ({choice.said})")
+    return fallback, (), f"FROM {image} mapped to debian:{fallback} (that image cannot be fetched here)"
+
+
+#: a release's number, by which a ``debian:`` tag may name it exactly (``debian:12-slim``)
+_NUMBER_OF = {r: tuple(n for n, named in releases.NUMBERS.items() if named == r and n.isdigit())
+              for r in DEBIAN_RELEASES}
 
 
 def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePlan:
@@ -205,7 +214,35 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     context = (task_dir / env.context).resolve()
     final = Stage("", df.from_image, df.from_line, df.steps, df.platform, df.from_stage)
     plan = _stage_plan(name, df, final, _StageRead(context, path, env, {}), final=True)
-    return dataclasses.replace(plan, deviations=(*plan.deviations, *df.not_applied))
+    plan, moved = _one_release(plan, releases.newest(_releases_of(plan)))
+    return dataclasses.replace(plan, deviations=(*plan.deviations, *[m for m in moved if m not in plan.deviations],
+                                                 *df.not_applied))
+
+
+def _releases_of(plan: ImagePlan) -> list[str]:
+    """The release of ``plan`` and of every stage it copies from."""
+    return [plan.base.release, *(r for o in plan.ops if o.stage is not None for r in _releases_of(o.stage))]
+
+
+def _one_release(plan: ImagePlan, release: str) -> tuple[ImagePlan, list[str]]:
+    """``plan`` and its stages all on ``release`` (a binary one stage builds for another is linked
+    to its C library), and what was moved, said."""
+    moved: list[str] = []
+    ops = []
+    for o in plan.ops:
+        if o.stage is not None:
+            sub, said = _one_release(o.stage, release)
+            moved += said
+            o = dataclasses.replace(o, stage=sub)
+        ops.append(o)
+    deviations = plan.deviations
+    if plan.base.release != release:
+        said = (f"FROM {plan.inputs.get('from')} built on debian:{release} with the image's other stages "
+                "(what one stage copies from another needs one C library)")
+        moved.append(said)
+        deviations = (*deviations, said)
+    return dataclasses.replace(plan, base=dataclasses.replace(plan.base, release=release), ops=tuple(ops),
+                               deviations=deviations), moved
 
 
 @dataclass(frozen=True)

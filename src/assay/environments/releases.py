@@ -1,0 +1,99 @@
+"""Which Debian release a ``FROM`` is built on: the one whose packaged language is the image's.
+
+An official language image (``python:3.13-slim``, ``golang:1.24-bookworm``) promises a version of
+its language; the builder maps it to Debian's package of that language, so the release decides the
+version. The default release first, then newer ones: the first whose version is at least the
+image's. None is: the newest, and the deviation says the version is older. A ``debian:`` image is
+built on its own release. The versions are Debian's (``apt-cache policy``, major.minor).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: the releases this builder makes, oldest first (``assay.spec.environment.DEBIAN_RELEASES``)
+ORDER = ("bullseye", "bookworm", "trixie")
+NEWEST = ORDER[-1]
+#: Debian's release numbers, and the suites that name the current one
+NUMBERS = {"11": "bullseye", "12": "bookworm", "13": "trixie", "stable": NEWEST, "latest": NEWEST}
+
+#: each language's version as Debian packages it, per release
+VERSIONS: dict[str, dict[str, tuple[int, ...]]] = {
+    "Python": {"bullseye": (3, 9), "bookworm": (3, 11), "trixie": (3, 13)},
+    "Go": {"bullseye": (1, 15), "bookworm": (1, 19), "trixie": (1, 24)},
+    "Rust": {"bullseye": (1, 48), "bookworm": (1, 63), "trixie": (1, 85)},
+    "Node.js": {"bullseye": (12,), "bookworm": (18,), "trixie": (20,)},
+    "Java": {"bullseye": (11,), "bookworm": (17,), "trixie": (21,)},
+    "Ruby": {"bullseye": (2, 7), "bookworm": (3, 1), "trixie": (3, 3)},
+    "PHP": {"bullseye": (7, 4), "bookworm": (8, 2), "trixie": (8, 4)},
+}
+
+_TAG_VERSION = re.compile(r"^(\d{1,2})(?:\.(\d{1,3}))?(?![\d])")
+_NAME_VERSION = re.compile(r"(\d{1,2})[.-](\d{1,3})$")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A release, and what to say about the language's version there (None: nothing to say)."""
+
+    release: str
+    said: str | None = None
+
+
+def _parts(image: str) -> tuple[str, str]:
+    """(last part of the name, tag) of ``image``, without registry, path or digest."""
+    name = image.split("@")[0].rsplit("/", 1)[-1]
+    base, _, tag = name.partition(":")
+    return base, tag
+
+
+def tag_release(image: str) -> str | None:
+    """A release the tag names as a word (``3.13-slim-bookworm``), or a ``debian:`` image's."""
+    base, tag = _parts(image)
+    words = re.split(r"[-._]", tag)
+    if base == "debian":
+        return NUMBERS.get(words[0], words[0] if words[0] in ORDER else None) if tag else NEWEST
+    return next((w for w in words if w in ORDER), None)
+
+
+def tag_version(image: str, language: str) -> tuple[int, ...] | None:
+    """The version an image promises: its tag's leading ``3.13`` / ``20``, or its name's ``3-13``
+    (a benchmark's ``python-3-13:20250620``); None when it names none (``latest``, ``slim``)."""
+    base, tag = _parts(image)
+    m = _TAG_VERSION.match(tag)
+    if m:
+        return tuple(int(g) for g in m.groups() if g is not None)
+    m = _NAME_VERSION.search(base)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _v(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def choose(image: str, language: str, default: str) -> Choice:
+    """The release for a ``FROM`` of ``language``'s image, and the sentence on its version."""
+    have = VERSIONS[language]
+    want = tag_version(image, language)
+    named = tag_release(image)
+    if want is None:
+        return Choice(NEWEST, f"Debian {NEWEST}'s {language} is {_v(have[NEWEST])}; the image names no version")
+    later = ORDER[ORDER.index(default) + 1:] if default in ORDER else ()
+    candidates = [r for r in dict.fromkeys([*([named] if named else []), default, *later]) if r in have]
+    release = next((r for r in candidates if have[r] >= want), NEWEST)
+    got = have[release]
+    if got < want:
+        said = f"Debian {release}'s {language} is {_v(got)}, older than the image's {_v(want)}"
+    elif got[:len(want)] == want:
+        said = f"Debian {release}'s {language} is {_v(got)}, as the image's"
+    else:
+        said = f"Debian {release}'s {language} is {_v(got)}; the image's is {_v(want)}"
+    if named and named != release and named in have:
+        said += f" ({named}'s is {_v(have[named])})"
+    return Choice(release, said)
+
+
+def newest(releases: list[str]) -> str:
+    """The newest of ``releases`` (what stages handing files to each other are built on)."""
+    return max(releases, key=ORDER.index)

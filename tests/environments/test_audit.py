@@ -160,3 +160,20 @@ def test_a_build_step_that_could_not_reach_its_host_makes_the_task_need_the_netw
     assert need["label"] == "needs" and need["oracle"] == "fail", need
     [said] = [n for n in need["needs"] if "build" in n]
     assert "Dockerfile:5" in said and ("resolution" in said or "not known" in said), said
+
+
+def test_a_python_313_task_is_audited_on_python_313(tmp_path: Path, image_store: ImageStore) -> None:
+    """EvoEval task 4 of a real Terminal-Bench 1 collection (`tests/fixtures/import/terminal-bench-py313`,
+    Apache-2.0): its reference sums floats with `sum()`, which Python 3.12 made compensated, and
+    its image is the benchmark's `python-3-13`. Mapped to Debian bookworm's Python 3.11 it gave
+    2.5499999999999994 for 2.55 and was labelled unsolvable as shipped; on trixie's 3.13 it is
+    valid, and the mapping says which Python it is."""
+    out = tmp_path / "suite"
+    import_suite("terminal-bench", FIXTURES / "terminal-bench-py313", out)
+    [task] = load_suite(out).tasks
+    assert any("debian:trixie" in d and "Python is 3.13, as the image's" in d for d in task.spec.deviations), \
+        task.spec.deviations
+    audit = tmp_path / "audit"
+    assert main(["audit", str(out), "-o", str(audit)]) == 0
+    doc = json.loads((audit / "audit.json").read_text())
+    assert [(t["task_id"], t["label"]) for t in doc["tasks"]] == [("evoeval-4", "valid")], doc["tasks"]

@@ -145,3 +145,48 @@ def test_a_go_124_builder_builds_and_its_binary_runs_in_the_final_stage(image_st
         assert ran.stdout == "012\n", ran
     finally:
         image_store.remove(info.digest)
+
+
+def test_pip_in_a_python_image_installs_for_the_agent(image_store: ImageStore, tmp_path: Path) -> None:
+    """Python's own images carry no EXTERNALLY-MANAGED marker, so `pip install` works there; mapped
+    to Debian's python3 it stopped with "externally-managed-environment". The agent (unprivileged
+    here) now installs a wheel into its user site, as pip does for a user who cannot write the
+    system's."""
+    import asyncio
+    import zipfile
+
+    from assay.environments.runtime import root_of
+    from assay.sandbox.base import SandboxSpec
+    from assay.sandbox.bwrap.backend import BwrapBackend
+    from assay.spec.budget import NetworkProfile
+
+    plan = _plan(tmp_path, "FROM python:3.13-slim\nRUN true\n")
+    assert any("EXTERNALLY-MANAGED" in d for d in plan.deviations), plan.deviations
+    info = build(image_store, plan)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    wheel = "hello-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(ws / wheel, "w") as z:  # a pure-Python wheel, written as pip writes one
+        files = {"hello/__init__.py": "X = 42\n",
+                 "hello-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: hello\nVersion: 0.1\n",
+                 "hello-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                              "Tag: py3-none-any\n"}
+        for name, text in files.items():
+            z.writestr(name, text)
+        z.writestr("hello-0.1.dist-info/RECORD", "".join(f"{n},,\n" for n in files) + "hello-0.1.dist-info/RECORD,,\n")
+
+    async def go() -> tuple[int | None, str]:
+        sb = await BwrapBackend().create(SandboxSpec(workspace=ws, network=NetworkProfile.none,
+                                                     image=root_of(info, image_store), label="pip"))
+        try:
+            r = await sb.exec(["/bin/sh", "-c", f"cd / && python3 -m pip install --no-index -q /workspace/{wheel} "
+                               "2>&1; python3 -c 'import hello; print(hello.X)'"], timeout_s=120)
+            return r.exit_code, r.stdout.decode() + r.stderr.decode()
+        finally:
+            await sb.destroy()
+    try:
+        code, out = asyncio.run(go())
+        assert code == 0 and out.strip().endswith("42"), out
+        assert "externally-managed" not in out, out
+    finally:
+        image_store.remove(info.digest)

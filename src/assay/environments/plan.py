@@ -166,8 +166,11 @@ def python_image(image: str) -> bool:
     return name.split(":")[0] in ("python", "docker.io/library/python") or "python" in name.rsplit("/", 1)[-1]
 
 
-#: Python's images answer to ``python``; Debian's python3 does not (its python-is-python3 is this link)
-PYTHON_ALIAS = ("/bin/sh", "-c", "[ -e /usr/bin/python ] || ln -s python3 /usr/bin/python")
+#: Python's images answer to ``python`` (Debian's python-is-python3 is this link), and carry no
+#: EXTERNALLY-MANAGED marker, so ``pip install`` works there (for a user who cannot write the
+#: system's packages, into the user site)
+PYTHON_ALIAS = ("/bin/sh", "-c", "[ -e /usr/bin/python ] || ln -s python3 /usr/bin/python; "
+                "rm -f /usr/lib/python3*/EXTERNALLY-MANAGED")
 #: Go's official image: Go at /usr/local/go, GOPATH=/go on the PATH (what multi-stage builds copy:
 #: ``COPY --from=builder /usr/local/go /usr/local/go``, ``/go/pkg/mod``); Debian's Go linked there
 GO_LAYOUT = ("/bin/sh", "-c", "mkdir -p /usr/local /go/bin /go/src && ln -sfn /usr/lib/go /usr/local/go")
@@ -191,8 +194,8 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
     if python_image(image):
         choice = releases.choose(image, "Python", fallback)
         return choice.release, PYTHON_PACKAGES, (f"FROM {image} mapped to debian:{choice.release} with Debian's "
-                                                 f"{', '.join(PYTHON_PACKAGES)} and `python` as python3 "
-                                                 f"({choice.said})")
+                                                 f"{', '.join(PYTHON_PACKAGES)}, `python` as python3 and no "
+                                                 f"EXTERNALLY-MANAGED marker, as Python's image ({choice.said})")
     if short in RUNTIME_IMAGES:
         packages, language = RUNTIME_IMAGES[short]
         choice = releases.choose(image, language, fallback)

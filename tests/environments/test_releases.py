@@ -190,3 +190,66 @@ def test_pip_in_a_python_image_installs_for_the_agent(image_store: ImageStore, t
         assert "externally-managed" not in out, out
     finally:
         image_store.remove(info.digest)
+
+
+def _wheel(folder: Path, name: str, version: str, module: str) -> str:
+    """A pure-Python wheel of ``name`` ``version`` holding ``module``, written as pip writes one."""
+    import zipfile
+
+    wheel = f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
+    files = {f"{name}/__init__.py": module,
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    with zipfile.ZipFile(folder / wheel, "w") as z:
+        for n, text in files.items():
+            z.writestr(n, text)
+        z.writestr(f"{info}/RECORD", "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n")
+    return wheel
+
+
+def test_a_package_the_base_added_is_replaced_by_pip_as_in_pythons_image(image_store: ImageStore,
+                                                                          tmp_path: Path) -> None:
+    """A fetched Terminal-Bench 2.1 task's `RUN python -m pip install pytest==8.4.1` failed to build:
+    the base carries Debian's pytest for the verifier, and pip cannot uninstall a Debian package
+    ("uninstall-no-record-file"). Python's image has no pytest, and its pip replaces what pip
+    installed. The base's Python packages now say which files are theirs (a RECORD from dpkg's
+    list), so pip replaces them: here Debian's pluggy (a pytest dependency) by a wheel, offline."""
+    wheel = _wheel(tmp_path, "pluggy", "99.0", "VERSION = 99\n")
+    plan = _plan(tmp_path, f"FROM python:3.13-slim\nCOPY {wheel} /tmp/\n"
+                           f"RUN python -m pip install --no-index /tmp/{wheel} && rm /tmp/{wheel}\n"
+                           "RUN python -c 'import pluggy; print(pluggy.VERSION)' > /pluggy-version\n")
+    info = build(image_store, plan)
+    try:
+        root = image_store.rootfs(info.digest)
+        assert (root / "pluggy-version").read_text() == "99\n"
+        assert not list((root / "usr/lib/python3/dist-packages").glob("pluggy*"))  # Debian's, removed by pip
+    finally:
+        image_store.remove(info.digest)
+
+
+GO_COPIED = """\
+FROM golang:1.24-bookworm AS builder
+RUN go version
+FROM python:3.13-slim-bookworm
+COPY --from=builder /usr/local/go /usr/local/go
+ENV PATH="/usr/local/go/bin:${PATH}"
+WORKDIR /app
+COPY go.mod main.go ./
+RUN go build -o /app/hello . && /app/hello > /app/said
+"""
+
+
+def test_go_copied_from_a_builder_is_whole_in_the_final_stage(image_store: ImageStore, tmp_path: Path) -> None:
+    """A fetched Terminal-Bench 2.1 task (loki-logql-label-filter-stage-pipeline) copies Go from its
+    builder (`COPY --from=builder /usr/local/go /usr/local/go`) and builds at test time. Debian's Go
+    tree links its sources to /usr/share/go-1.24, so the copy held dangling links and `go build`
+    said "package fmt is not in std". Go's image has a whole tree at /usr/local/go; so does the
+    mapped builder now."""
+    (tmp_path / "go.mod").write_text("module hello\n\ngo 1.24\n")
+    (tmp_path / "main.go").write_text(GO_MAIN)
+    info = build(image_store, _plan(tmp_path, GO_COPIED))
+    try:
+        assert (image_store.rootfs(info.digest) / "app/said").read_text() == "012\n"
+    finally:
+        image_store.remove(info.digest)

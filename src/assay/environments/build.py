@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from assay.environments import debian, reproducible, steps
+from assay.environments import debian, pip_records, reproducible, steps
 from assay.environments.copy_step import CopyFailed, copy_argv
 from assay.environments.plan import BasePlan, ImagePlan, Op
 from assay.environments.store import LOG, ROOTFS, ImageInfo, ImageStore, rootfs_digest
@@ -87,6 +87,7 @@ def ensure_base(store: ImageStore, plan: BasePlan, file: Path, deadline: float, 
             steps.run(debian.argv(plan, work / ROOTFS, sources), log, deadline)
             if sources is not None:
                 shutil.rmtree(sources.parent)
+            pip_records.write_records(work / ROOTFS)  # what the base added, pip may replace
             reproducible.scrub(work / ROOTFS)
             sha, size = rootfs_digest(work / ROOTFS)
             info = ImageInfo(digest=digest, name=plan.name, kind="base", rootfs_sha256=sha,

@@ -21,7 +21,7 @@ from assay.spec.dockerfile_stages import Stage
 from assay.spec.environment_dockerfile import BASE_IMAGE_ENV, Dockerfile, DockerfileError, parse
 from assay.untrusted.rooted import matches, resolve_in
 
-BUILDER_VERSION = 5  # 5: a base is built from its own release's suites (trixie was bookworm's packages)
+BUILDER_VERSION = 6  # 5: a base from its own release's suites; 6: its Python packages replaceable by pip
 #: always in a base: the verifier runs hidden tests with the image's own python3 and pytest
 VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
 #: a ``FROM`` of a Python image maps to Debian's python with these
@@ -171,10 +171,14 @@ def python_image(image: str) -> bool:
 #: system's packages, into the user site)
 PYTHON_ALIAS = ("/bin/sh", "-c", "[ -e /usr/bin/python ] || ln -s python3 /usr/bin/python; "
                 "rm -f /usr/lib/python3*/EXTERNALLY-MANAGED")
-#: Go's official image: Go at /usr/local/go, GOPATH=/go on the PATH (what multi-stage builds copy:
-#: ``COPY --from=builder /usr/local/go /usr/local/go``, ``/go/pkg/mod``); Debian's Go linked there
-GO_LAYOUT = ("/bin/sh", "-c", "mkdir -p /usr/local /go/bin /go/src && ln -sfn /usr/lib/go /usr/local/go")
-GO_ENV = (("GOPATH", "/go"), ("PATH", "/go/bin:/usr/local/go/bin:" + dict(BASE_IMAGE_ENV)["PATH"]))
+#: Go's official image: a whole Go tree at /usr/local/go, GOPATH=/go on the PATH, no toolchain
+#: download (what multi-stage builds copy: ``COPY --from=builder /usr/local/go /usr/local/go``,
+#: ``/go/pkg/mod``). Debian's tree links its sources to /usr/share/go-*, which a copy would leave
+#: dangling, so /usr/local/go is that tree with every link followed, as hard links (no extra space)
+GO_LAYOUT = ("/bin/sh", "-c", "mkdir -p /usr/local /go/bin /go/src && rm -rf /usr/local/go && "
+             "cp -rLl /usr/lib/go/. /usr/local/go")
+GO_ENV = (("GOPATH", "/go"), ("GOTOOLCHAIN", "local"),
+          ("PATH", "/go/bin:/usr/local/go/bin:" + dict(BASE_IMAGE_ENV)["PATH"]))
 
 
 def _short_name(image: str) -> str:
@@ -199,7 +203,7 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
     if short in RUNTIME_IMAGES:
         packages, language = RUNTIME_IMAGES[short]
         choice = releases.choose(image, language, fallback)
-        layout = " at /usr/local/go, GOPATH=/go, as Go's image" if short == "golang" else ""
+        layout = " as a whole tree at /usr/local/go, GOPATH=/go, as Go's image" if short == "golang" else ""
         return choice.release, packages, (f"FROM {image} mapped to debian:{choice.release} with Debian's "
                                           f"{', '.join(packages)}{layout} ({choice.said})")
     return fallback, (), f"FROM {image} mapped to debian:{fallback} (that image cannot be fetched here)"

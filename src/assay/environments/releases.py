@@ -90,7 +90,7 @@ def choose(image: str, language: str, default: str) -> Choice:
     else:
         said = f"Debian {release}'s {language} is {_v(got)}; the image's is {_v(want)}"
     if named and named != release and named in have:
-        said += f" ({named}'s is {_v(have[named])})"
+        said += f"; {named}'s is {_v(have[named])}"
     return Choice(release, said)
 
 

@@ -253,3 +253,45 @@ def test_go_copied_from_a_builder_is_whole_in_the_final_stage(image_store: Image
         assert (image_store.rootfs(info.digest) / "app/said").read_text() == "012\n"
     finally:
         image_store.remove(info.digest)
+
+
+RUST_TOOL = """\
+FROM rust:1.85-slim
+COPY tool /src/tool
+RUN cargo install --offline --path /src/tool
+"""
+
+
+def test_a_rust_image_keeps_cargos_home_on_the_path(image_store: ImageStore, tmp_path: Path) -> None:
+    """Rust's image sets CARGO_HOME=/usr/local/cargo with its bin on the PATH, so a Dockerfile's
+    `cargo install` puts the tool where every user finds it. Mapped to Debian's cargo without it,
+    the tool went to /root/.cargo/bin: off the PATH, and unreadable to the unprivileged agent."""
+    import asyncio
+
+    from assay.environments.runtime import root_of
+    from assay.sandbox.base import SandboxSpec
+    from assay.sandbox.bwrap.backend import BwrapBackend
+    from assay.spec.budget import NetworkProfile
+
+    (tmp_path / "tool" / "src").mkdir(parents=True)
+    (tmp_path / "tool" / "Cargo.toml").write_text('[package]\nname = "tool"\nversion = "0.1.0"\nedition = "2021"\n')
+    (tmp_path / "tool" / "src" / "main.rs").write_text('fn main() { println!("tool ran"); }\n')
+    plan = _plan(tmp_path, RUST_TOOL)
+    assert dict(plan.env).get("CARGO_HOME") == "/usr/local/cargo", plan.env
+    info = build(image_store, plan)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    async def go() -> tuple[int | None, str]:
+        sb = await BwrapBackend().create(SandboxSpec(workspace=ws, network=NetworkProfile.none,
+                                                     image=root_of(info, image_store), label="rust"))
+        try:
+            r = await sb.exec(["/bin/sh", "-c", "tool && cargo --version"], timeout_s=120)
+            return r.exit_code, r.stdout.decode() + r.stderr.decode()
+        finally:
+            await sb.destroy()
+    try:
+        code, out = asyncio.run(go())
+        assert code == 0 and out.startswith("tool ran\ncargo 1.85"), out
+    finally:
+        image_store.remove(info.digest)

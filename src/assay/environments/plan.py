@@ -179,6 +179,17 @@ GO_LAYOUT = ("/bin/sh", "-c", "mkdir -p /usr/local /go/bin /go/src && rm -rf /us
              "cp -rLl /usr/lib/go/. /usr/local/go")
 GO_ENV = (("GOPATH", "/go"), ("GOTOOLCHAIN", "local"),
           ("PATH", "/go/bin:/usr/local/go/bin:" + dict(BASE_IMAGE_ENV)["PATH"]))
+#: Rust's official image: CARGO_HOME=/usr/local/cargo with its bin first on the PATH (where a
+#: Dockerfile's ``cargo install`` puts a tool every user finds), cargo and rustc named there too
+RUST_LAYOUT = ("/bin/sh", "-c", "mkdir -p /usr/local/cargo/bin /usr/local/rustup && for t in cargo rustc rustdoc; "
+               "do ln -sf /usr/bin/$t /usr/local/cargo/bin/$t; done")
+RUST_ENV = (("CARGO_HOME", "/usr/local/cargo"), ("RUSTUP_HOME", "/usr/local/rustup"),
+            ("PATH", "/usr/local/cargo/bin:" + dict(BASE_IMAGE_ENV)["PATH"]))
+#: the official layouts kept, by image name: the step that makes it and the ENV it sets
+LAYOUTS = {"golang": (GO_LAYOUT, GO_ENV), "rust": (RUST_LAYOUT, RUST_ENV)}
+#: how each layout is said in the mapping
+_LAYOUT_SAID = {"golang": " as a whole tree at /usr/local/go, GOPATH=/go, as Go's image",
+                "rust": ", CARGO_HOME=/usr/local/cargo on the PATH, as Rust's image"}
 
 
 def _short_name(image: str) -> str:
@@ -203,7 +214,7 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
     if short in RUNTIME_IMAGES:
         packages, language = RUNTIME_IMAGES[short]
         choice = releases.choose(image, language, fallback)
-        layout = " as a whole tree at /usr/local/go, GOPATH=/go, as Go's image" if short == "golang" else ""
+        layout = _LAYOUT_SAID.get(short, "")
         return choice.release, packages, (f"FROM {image} mapped to debian:{choice.release} with Debian's "
                                           f"{', '.join(packages)}{layout} ({choice.said})")
     return fallback, (), f"FROM {image} mapped to debian:{fallback} (that image cannot be fetched here)"
@@ -272,10 +283,10 @@ def _stage_plan(name: str, df: Dockerfile, stage: Stage, read: _StageRead, final
     state_env: dict[str, str] = {}
     if python_image(root.from_image):
         ops.append(Op("run", f"{path.name}:{root.from_line}", argv=PYTHON_ALIAS))
-    elif _short_name(root.from_image) == "golang":
-        ops += [Op("run", f"{path.name}:{root.from_line}", argv=GO_LAYOUT),
-                Op("env", f"{path.name}:{root.from_line}", env=GO_ENV)]
-        state_env.update(GO_ENV)
+    elif (layout := LAYOUTS.get(_short_name(root.from_image))) is not None:
+        ops += [Op("run", f"{path.name}:{root.from_line}", argv=layout[0]),
+                Op("env", f"{path.name}:{root.from_line}", env=layout[1])]
+        state_env.update(layout[1])
     user = workdir = None
     deviations = [deviation] if deviation else []
     for s in (s for st in chain for s in st.steps):

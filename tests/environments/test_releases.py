@@ -6,7 +6,9 @@ given to mmdebstrap as they were."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,11 @@ from assay.environments.build import build
 from assay.environments.debian import sources_for
 from assay.environments.plan import plan_for
 from assay.environments.releases import choose, tag_version
-from assay.environments.store import ImageStore
+from assay.environments.runtime import root_of
+from assay.environments.store import ImageInfo, ImageStore
+from assay.sandbox.base import SandboxSpec
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.spec.budget import NetworkProfile
 from assay.spec.environment import EnvironmentSpec
 
 DOCKER = EnvironmentSpec(dockerfile="Dockerfile")
@@ -24,6 +30,19 @@ DOCKER = EnvironmentSpec(dockerfile="Dockerfile")
 def _plan(tmp_path: Path, text: str, env: EnvironmentSpec = DOCKER):  # noqa: ANN202
     (tmp_path / "Dockerfile").write_text(text)
     return plan_for("t", tmp_path, env)
+
+
+def _as_agent(info: ImageInfo, store: ImageStore, ws: Path, script: str) -> tuple[int | None, str]:
+    """``script`` run in an agent's sandbox over the built image (unprivileged, no network)."""
+    async def go() -> tuple[int | None, str]:
+        sb = await BwrapBackend().create(SandboxSpec(workspace=ws, network=NetworkProfile.none,
+                                                     image=root_of(info, store), label="agent"))
+        try:
+            r = await sb.exec(["/bin/sh", "-c", script], timeout_s=120)
+            return r.exit_code, r.stdout.decode() + r.stderr.decode()
+        finally:
+            await sb.destroy()
+    return asyncio.run(go())
 
 
 @pytest.mark.parametrize(("image", "release", "says"), [
@@ -152,40 +171,15 @@ def test_pip_in_a_python_image_installs_for_the_agent(image_store: ImageStore, t
     to Debian's python3 it stopped with "externally-managed-environment". The agent (unprivileged
     here) now installs a wheel into its user site, as pip does for a user who cannot write the
     system's."""
-    import asyncio
-    import zipfile
-
-    from assay.environments.runtime import root_of
-    from assay.sandbox.base import SandboxSpec
-    from assay.sandbox.bwrap.backend import BwrapBackend
-    from assay.spec.budget import NetworkProfile
-
     plan = _plan(tmp_path, "FROM python:3.13-slim\nRUN true\n")
     assert any("EXTERNALLY-MANAGED" in d for d in plan.deviations), plan.deviations
     info = build(image_store, plan)
     ws = tmp_path / "ws"
     ws.mkdir()
-    wheel = "hello-0.1-py3-none-any.whl"
-    with zipfile.ZipFile(ws / wheel, "w") as z:  # a pure-Python wheel, written as pip writes one
-        files = {"hello/__init__.py": "X = 42\n",
-                 "hello-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: hello\nVersion: 0.1\n",
-                 "hello-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                                              "Tag: py3-none-any\n"}
-        for name, text in files.items():
-            z.writestr(name, text)
-        z.writestr("hello-0.1.dist-info/RECORD", "".join(f"{n},,\n" for n in files) + "hello-0.1.dist-info/RECORD,,\n")
-
-    async def go() -> tuple[int | None, str]:
-        sb = await BwrapBackend().create(SandboxSpec(workspace=ws, network=NetworkProfile.none,
-                                                     image=root_of(info, image_store), label="pip"))
-        try:
-            r = await sb.exec(["/bin/sh", "-c", f"cd / && python3 -m pip install --no-index -q /workspace/{wheel} "
-                               "2>&1; python3 -c 'import hello; print(hello.X)'"], timeout_s=120)
-            return r.exit_code, r.stdout.decode() + r.stderr.decode()
-        finally:
-            await sb.destroy()
+    wheel = _wheel(ws, "hello", "0.1", "X = 42\n")
+    script = f"cd / && python3 -m pip install --no-index -q /workspace/{wheel} 2>&1; python3 -c 'import hello; print(hello.X)'"
     try:
-        code, out = asyncio.run(go())
+        code, out = _as_agent(info, image_store, ws, script)
         assert code == 0 and out.strip().endswith("42"), out
         assert "externally-managed" not in out, out
     finally:
@@ -194,8 +188,6 @@ def test_pip_in_a_python_image_installs_for_the_agent(image_store: ImageStore, t
 
 def _wheel(folder: Path, name: str, version: str, module: str) -> str:
     """A pure-Python wheel of ``name`` ``version`` holding ``module``, written as pip writes one."""
-    import zipfile
-
     wheel = f"{name}-{version}-py3-none-any.whl"
     info = f"{name}-{version}.dist-info"
     files = {f"{name}/__init__.py": module,
@@ -266,13 +258,6 @@ def test_a_rust_image_keeps_cargos_home_on_the_path(image_store: ImageStore, tmp
     """Rust's image sets CARGO_HOME=/usr/local/cargo with its bin on the PATH, so a Dockerfile's
     `cargo install` puts the tool where every user finds it. Mapped to Debian's cargo without it,
     the tool went to /root/.cargo/bin: off the PATH, and unreadable to the unprivileged agent."""
-    import asyncio
-
-    from assay.environments.runtime import root_of
-    from assay.sandbox.base import SandboxSpec
-    from assay.sandbox.bwrap.backend import BwrapBackend
-    from assay.spec.budget import NetworkProfile
-
     (tmp_path / "tool" / "src").mkdir(parents=True)
     (tmp_path / "tool" / "Cargo.toml").write_text('[package]\nname = "tool"\nversion = "0.1.0"\nedition = "2021"\n')
     (tmp_path / "tool" / "src" / "main.rs").write_text('fn main() { println!("tool ran"); }\n')
@@ -281,17 +266,8 @@ def test_a_rust_image_keeps_cargos_home_on_the_path(image_store: ImageStore, tmp
     info = build(image_store, plan)
     ws = tmp_path / "ws"
     ws.mkdir()
-
-    async def go() -> tuple[int | None, str]:
-        sb = await BwrapBackend().create(SandboxSpec(workspace=ws, network=NetworkProfile.none,
-                                                     image=root_of(info, image_store), label="rust"))
-        try:
-            r = await sb.exec(["/bin/sh", "-c", "tool && cargo --version"], timeout_s=120)
-            return r.exit_code, r.stdout.decode() + r.stderr.decode()
-        finally:
-            await sb.destroy()
     try:
-        code, out = asyncio.run(go())
+        code, out = _as_agent(info, image_store, ws, "tool && cargo --version")
         assert code == 0 and out.startswith("tool ran\ncargo 1.85"), out
     finally:
         image_store.remove(info.digest)

@@ -177,3 +177,21 @@ def test_a_python_313_task_is_audited_on_python_313(tmp_path: Path, image_store:
     assert main(["audit", str(out), "-o", str(audit)]) == 0
     doc = json.loads((audit / "audit.json").read_text())
     assert [(t["task_id"], t["label"]) for t in doc["tasks"]] == [("evoeval-4", "valid")], doc["tasks"]
+
+
+def test_official_terminal_bench_2_tasks_are_audited_offline(tmp_path: Path, image_store: ImageStore) -> None:
+    """Two official Terminal-Bench 2.0 tasks (`tests/fixtures/import/terminal-bench-2`, Apache-2.0).
+    Their test.sh spells the uv bootstrap `uvx -p 3.13 -w pytest==8.4.1 …`, which was read as a
+    fetch of something else, so both ran it as shipped with no network and were labelled `needs`.
+    Now it runs offline: cancel-async-tasks is valid, and log-summary-date-ranges `needs` the
+    network for its reference solution (`apt-get install` under `set -e`), said as such."""
+    out = tmp_path / "suite"
+    report = import_suite("harbor", FIXTURES / "terminal-bench-2", out)
+    for r in report.tasks:
+        assert not [u for u in r.unmapped if "tests/test.sh" in u], r.unmapped
+    audit = tmp_path / "audit"
+    assert main(["audit", str(out), "-o", str(audit)]) == 1  # one task is not valid
+    labels = {t["task_id"]: t for t in json.loads((audit / "audit.json").read_text())["tasks"]}
+    assert labels["cancel-async-tasks"]["label"] == "valid", labels["cancel-async-tasks"]
+    assert labels["log-summary-date-ranges"]["label"] == "needs", labels["log-summary-date-ranges"]
+    assert any("solve.sh" in n for n in labels["log-summary-date-ranges"]["needs"])

@@ -167,3 +167,71 @@ def test_uv_run_over_a_uv_project_is_left_as_shipped(tmp_path: Path) -> None:
     assert any("uv bootstrap" in a for a in report["plain"].approximated)
     assert any("fetches from the network" in u for u in report["project"].unmapped)
     assert "python3 -I -m pytest" in (tmp_path / "out/tasks/plain/hidden/tests/test.sh").read_text()
+
+
+#: the official Terminal-Bench 2.0 tasks' test.sh (`terminal-bench-2/cancel-async-tasks`, Apache-2.0):
+#: uvx's short `-w` for `--with` and `-p 3.13` for the Python it runs pytest with
+TB2_0 = """#!/bin/bash
+
+# Install curl
+apt-get update
+apt-get install -y curl
+
+# Install uv
+curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh
+source $HOME/.local/bin/env
+
+cp /tests/test.py /app/test.py
+
+uvx \\
+  -p 3.13 \\
+  -w pytest==8.4.1 \\
+  -w pytest-json-ctrf==0.3.5 \\
+  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA
+
+
+if [ $? -eq 0 ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+
+def test_terminal_bench_2_0s_short_flags_run_offline() -> None:
+    """Every official Terminal-Bench 2.0 task fetched (6 of 6) spells it `uvx -p 3.13 -w pytest==…`:
+    read as a fetch of something else, their scripts ran as shipped and every task was labelled
+    `needs` (network). `-w`/`--with=` name the same packages; `-p`/`--python` the Python, which is
+    the image's here (its version is said with the FROM's mapping)."""
+    out = offline_script(TB2_0)
+    assert out is not None
+    assert "python3 -I -m pytest -p no:cacheprovider /tests/test_outputs.py -rA" in re.sub(" +", " ", out), out
+    assert "cp /tests/test.py /app/test.py" in out
+    code = "\n".join(line.split("#", 1)[0] for line in out.splitlines())  # its comments are kept as written
+    for gone in ("apt-get", "curl", "uvx", "-w pytest", "-p 3.13", "--ctrf"):
+        assert gone not in code, (gone, out)
+    for spelled in ("uvx --python 3.13 --with=pytest==8.4.1 pytest /t.py", "uvx --python=3.12 -w pytest pytest /t.py"):
+        assert offline_script(f"apt-get update\napt-get install -y curl\n{spelled}\n") is not None, spelled
+    for other in ("uvx -w requests pytest /t.py", "uvx -p 3.13 -w pytest --from x pytest /t.py"):
+        assert offline_script(f"apt-get update\napt-get install -y curl\n{other}\n") is None, other
+
+
+def test_a_reference_solution_that_fetches_says_so(tmp_path: Path) -> None:
+    """The official Terminal-Bench 2.0 task log-summary-date-ranges's solve.sh starts with `apt-get
+    update && apt-get install -y grep coreutils` under `set -e`. Here the agent's sandbox has no
+    network (and no root), so the oracle stops there, and the audit called the task unsolvable as
+    shipped. The report now names the fetch, so an oracle that fails is labelled `needs` network."""
+    from assay.run.audit import needs_of
+
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "fetching-solution")
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "quiet-solution")
+    (src / "fetching-solution/solution/solve.sh").write_text(
+        "#!/bin/bash\nset -euo pipefail\napt-get update && apt-get install -y grep coreutils\necho done > /app/out\n")
+    report = import_suite("harbor", src, tmp_path / "out")
+    by_id = {r.id: r for r in report.tasks}
+    fetching = [u for u in by_id["fetching-solution"].unmapped if "solution/solve.sh" in u]
+    assert fetching and "solve.sh:3: apt-get update && apt-get install -y grep coreutils" in fetching[0], \
+        by_id["fetching-solution"].unmapped
+    assert not [u for u in by_id["quiet-solution"].unmapped if "solution/solve.sh" in u]
+    assert any("solve.sh" in n for n in needs_of(tmp_path / "out")["fetching-solution"])

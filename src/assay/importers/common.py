@@ -80,6 +80,16 @@ def network_lines(script: Path) -> list[str]:
     return out
 
 
+def solution_fetches(script: Path, rep: TaskReport, label: str = "solution/solve.sh") -> None:
+    """Say in the report when the reference solution fetches from the network: the agent's sandbox
+    has none here (nor root, which apt-get wants), so an oracle that fails there is labelled
+    ``needs`` network by the audit, not unsolvable as shipped."""
+    fetches = network_lines(script) if script.is_file() else []
+    if fetches:
+        rep.unmapped.append(f"{label} fetches from the network (" + "; ".join(fetches[:3]) + "); the agent's "
+                            "sandbox has no network here, so the reference solution may fail")
+
+
 def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep: TaskReport,
                            build_timeout_s: float | None = None, *, into: str = "environment",
                            label: str = "") -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.importers.common import (copy_dir, dockerfile_environment, metadata, names_reward, resource, seconds, table,
-                                    task_id, typed_metadata, write_task)
+                                    solution_fetches, task_id, typed_metadata, write_task)
 from assay.importers.harbor_keys import name_unread, refuse_unrunnable, size_mb
 from assay.importers.harbor_steps import read_steps, write_steps
 from assay.importers.harbor_phases import (carried_artifacts, network, prebuilt_from_dockerfile, separate_verifier,
@@ -159,6 +159,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         task["solution_dir"] = "/solution"  # where Harbor puts it, and where a solve.sh may name its files
         rep.mapped.append("solution/ -> solution/ (the oracle runs solve.sh; the folder at /solution and "
                           "/assay/solution)")
+        solution_fetches(src / "solution" / "solve.sh", rep)
     else:
         task["solution"] = None
         rep.unmapped.append("no solution/solve.sh: the task has no reference solution")

@@ -33,9 +33,12 @@ def _apt_bootstrap(line: str) -> bool:
         return all(w.startswith("-") for w in words)
     packages = [w for w in words if not w.startswith("-")]
     return bool(packages) and set(packages) <= _APT_OK
-#: ``uvx [--with PKG]... pytest ARGS`` (one logical line); PKG must be pytest or its ctrf plugin
-#: ``uvx`` or ``uv run`` with only pytest's packages, then pytest (a word of its own, anywhere in a line)
-_UV_PYTEST = re.compile(r"(?<![\w/.-])(uvx|uv\s+run)\s+((?:--with\s+\S+\s+)*)pytest\b")
+#: ``uvx`` or ``uv run`` with only pytest's packages, then pytest (a word of its own, anywhere in a
+#: line): ``--with PKG``, ``-w PKG`` or ``--with=PKG`` (PKG pytest or its ctrf plugin), and the Python
+#: asked for, ``-p 3.13``/``--python 3.13`` (the official Terminal-Bench 2.0 spelling), run here by
+#: the image's python3
+_UV_PYTEST = re.compile(r"(?<![\w/.-])(uvx|uv\s+run)\s+((?:(?:--with|-w|-p|--python)(?:\s+|=)\S+\s+)*)pytest\b")
+_OPTION = re.compile(r"(--with|-w|-p|--python)(?:\s+|=)(\S+)")
 _WITH_OK = re.compile(r"^(pytest|pytest-json-ctrf)(==[\w.]+)?$")
 _CTRF = re.compile(r"\s--ctrf\s+\S+")
 
@@ -58,7 +61,7 @@ def offline_script(text: str, *, uv_project: bool = False) -> str | None:
             out.append(line)
             continue
         for m in found:
-            if not all(_WITH_OK.match(p) for p in m.group(2).split()[1::2]):
+            if not all(_WITH_OK.match(value) for flag, value in _OPTION.findall(m.group(2)) if flag in ("--with", "-w")):
                 return None
             if m.group(1) != "uvx" and uv_project:
                 return None

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from assay.importers.common import (dockerfile_environment, metadata, network_lines, seconds, task_id,
+from assay.importers.common import (dockerfile_environment, metadata, network_lines, seconds, solution_fetches, task_id,
                                     typed_metadata, write_task)
 from assay.importers.report import TaskReport
 from assay.spec.environment_dockerfile import DockerfileError, parse
@@ -132,6 +132,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         (dst / "solution").mkdir()
         shutil.copy2(src / "solution.sh", dst / "solution" / "solve.sh")
         rep.mapped.append("solution.sh -> solution (the oracle)")
+        solution_fetches(src / "solution.sh", rep, "solution.sh")
     else:
         task["solution"] = None
         why = "solution.yaml (terminal commands) is not converted" if (src / "solution.yaml").is_file() else "none shipped"

@@ -195,3 +195,35 @@ def test_official_terminal_bench_2_tasks_are_audited_offline(tmp_path: Path, ima
     assert labels["cancel-async-tasks"]["label"] == "valid", labels["cancel-async-tasks"]
     assert labels["log-summary-date-ranges"]["label"] == "needs", labels["log-summary-date-ranges"]
     assert any("solve.sh" in n for n in labels["log-summary-date-ranges"]["needs"])
+
+
+def test_packages_uvx_names_for_the_tests_are_installed_at_build_time(tmp_path: Path, image_store: ImageStore) -> None:
+    """41 of the 88 official Terminal-Bench 2.0 tasks that import name more than pytest for their tests
+    (`uvx -p 3.13 -w pytest==8.4.1 -w numpy==2.3.3 … pytest`), which uvx fetches at test time:
+    with no network there the script ran as shipped and wrote reward 0. The importer now installs
+    what uvx names into a venv of the image's python3 when the image is built (PyPI is reachable
+    then), and the script's pytest runs from it: the oracle passes, the do-nothing agent fails."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "uvx-packages")
+    task = src / "uvx-packages"
+    script = (task / "tests/test.sh").read_text().replace(
+        "  --with pytest==8.4.1 \\\n", "  -p 3.13 \\\n  -w pytest==8.4.1 \\\n  -w iniconfig==2.1.0 \\\n")
+    assert "-w iniconfig==2.1.0" in script
+    (task / "tests/test.sh").write_text(script)
+    (task / "tests/test_state.py").write_text((task / "tests/test_state.py").read_text() + (
+        "\n\ndef test_the_package_uvx_named_is_there():\n    import iniconfig\n    import pytest\n\n"
+        "    assert pytest.__version__ == '8.4.1' and iniconfig.__file__.startswith('/opt/assay-verifier/')\n"))
+    out = tmp_path / "suite"
+    [r] = import_suite("harbor", src, out).tasks
+    assert r.imported and not [u for u in r.unmapped if "test.sh" in u], r.unmapped
+    assert any("/opt/assay-verifier" in a and "iniconfig==2.1.0" in a for a in r.approximated), r.approximated
+    dockerfile = (out / "tasks/uvx-packages/environment/Dockerfile").read_text()
+    assert "/opt/assay-verifier/bin/pip install --no-cache-dir pytest==8.4.1 iniconfig==2.1.0" in dockerfile
+    assert "-w iniconfig" not in (task / "environment/Dockerfile").read_text()  # the source is never written
+    run = tmp_path / "run"
+    main(["run", str(out), "-a", "oracle,nop", "-o", str(run)])
+    verdicts = {}
+    for result in run.glob("trials/*/attempts/1/result.json"):
+        doc = json.loads(result.read_text())
+        verdicts[doc["agent"]] = doc["end_state"]
+    assert verdicts == {"oracle": "pass", "nop": "fail"}, verdicts

@@ -203,8 +203,8 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
     (:mod:`assay.environments.releases`); another system's image, the declared ``base``."""
     fallback = env.release()
     short = _short_name(image)
-    if short == "debian" and (own := releases.tag_release(image)) in DEBIAN_RELEASES:
-        exact = image.split("@")[0].rsplit("/", 1)[-1].partition(":")[2].split("-")[0] in (own, *_NUMBER_OF[own])
+    if short == "debian" and (debian := releases.debian_tag(image))[0] in DEBIAN_RELEASES:
+        own, exact = debian
         return own, (), None if exact else f"FROM {image} read as debian:{own}"
     if python_image(image):
         choice = releases.choose(image, "Python", fallback)
@@ -219,10 +219,6 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
                                           f"{', '.join(packages)}{layout} ({choice.said})")
     return fallback, (), f"FROM {image} mapped to debian:{fallback} (that image cannot be fetched here)"
 
-
-#: a release's number, by which a ``debian:`` tag may name it exactly (``debian:12-slim``)
-_NUMBER_OF = {r: tuple(n for n, named in releases.NUMBERS.items() if named == r and n.isdigit())
-              for r in DEBIAN_RELEASES}
 
 
 def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePlan:

@@ -35,10 +35,10 @@ _NAME_VERSION = re.compile(r"(\d{1,2})[.-](\d{1,3})$")
 
 @dataclass(frozen=True)
 class Choice:
-    """A release, and what to say about the language's version there (None: nothing to say)."""
+    """A release, and what to say about the language's version there."""
 
     release: str
-    said: str | None = None
+    said: str
 
 
 def _parts(image: str) -> tuple[str, str]:
@@ -46,6 +46,14 @@ def _parts(image: str) -> tuple[str, str]:
     name = image.split("@")[0].rsplit("/", 1)[-1]
     base, _, tag = name.partition(":")
     return base, tag
+
+
+def debian_tag(image: str) -> tuple[str | None, bool]:
+    """A ``debian:`` image's release (None: not one this builder makes) and whether its tag names
+    that release exactly (``bookworm-slim``, ``12``; not ``stable``, which moves)."""
+    release = tag_release(image)
+    word = _parts(image)[1].split("-")[0]
+    return release, word == release or NUMBERS.get(word) == release and word.isdigit()
 
 
 def tag_release(image: str) -> str | None:

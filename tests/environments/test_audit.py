@@ -62,7 +62,8 @@ def test_harbor_tasks_that_fetch_at_test_time_need_the_network(tmp_path: Path, i
     shutil.copytree(FIXTURES / "harbor", src)
     shutil.copytree(src / "simple-task", src / "fetches-more")
     script = src / "fetches-more/tests/test.sh"
-    script.write_text(script.read_text().replace("source $HOME", "pip install requests\nsource $HOME"))
+    # (a `pip install requests` goes to the verifier's image now: tests/environments/test_verifier_extends.py)
+    script.write_text(script.read_text().replace("source $HOME", "pip install -r /tests/req.txt\nsource $HOME"))
     suite = tmp_path / "suite"
     import_suite("harbor", src, suite)
     out = tmp_path / "audit"
@@ -184,7 +185,8 @@ def test_official_terminal_bench_2_tasks_are_audited_offline(tmp_path: Path, ima
     Their test.sh spells the uv bootstrap `uvx -p 3.13 -w pytest==8.4.1 …`, which was read as a
     fetch of something else, so both ran it as shipped with no network and were labelled `needs`.
     Now it runs offline: cancel-async-tasks is valid, and log-summary-date-ranges `needs` the
-    network for its reference solution (`apt-get install` under `set -e`), said as such."""
+    network for its reference solution (`apt-get install` under `set -e`), said as such. A third,
+    extract-elf, installs gcc for its tests (below)."""
     out = tmp_path / "suite"
     report = import_suite("harbor", FIXTURES / "terminal-bench-2", out)
     for r in report.tasks:
@@ -195,6 +197,13 @@ def test_official_terminal_bench_2_tasks_are_audited_offline(tmp_path: Path, ima
     assert labels["cancel-async-tasks"]["label"] == "valid", labels["cancel-async-tasks"]
     assert labels["log-summary-date-ranges"]["label"] == "needs", labels["log-summary-date-ranges"]
     assert any("solve.sh" in n for n in labels["log-summary-date-ranges"]["needs"])
+    # extract-elf's test.sh installs gcc after the agent (`apt-get install -y curl gcc`): it ran as
+    # shipped and was labelled `needs` before 2026-12-06; now gcc is in a verifier image over the
+    # task's own, the oracle passes, nop fails, and one mutant (a.out left as given) survives
+    elf = labels["extract-elf"]
+    assert (elf["oracle"], elf["nop"], elf["label"]) == ("pass", "fail", "weak"), elf
+    [r] = [t for t in report.tasks if t.id == "extract-elf"]
+    assert any("Debian's gcc" in a and "for the verifier alone" in a for a in r.approximated), r.approximated
 
 
 def test_packages_uvx_names_for_the_tests_are_installed_at_build_time(tmp_path: Path, image_store: ImageStore) -> None:
@@ -217,9 +226,12 @@ def test_packages_uvx_names_for_the_tests_are_installed_at_build_time(tmp_path: 
     [r] = import_suite("harbor", src, out).tasks
     assert r.imported and not [u for u in r.unmapped if "test.sh" in u], r.unmapped
     assert any("/opt/assay-verifier" in a and "iniconfig==2.1.0" in a for a in r.approximated), r.approximated
-    dockerfile = (out / "tasks/uvx-packages/environment/Dockerfile").read_text()
-    assert "/opt/assay-verifier/bin/pip install --no-cache-dir pytest==8.4.1 iniconfig==2.1.0" in dockerfile
-    assert "-w iniconfig" not in (task / "environment/Dockerfile").read_text()  # the source is never written
+    # in the verifier's image alone, over the task's own (before 2026-12-06: appended to the agent's Dockerfile)
+    declared = yaml.safe_load((out / "tasks/uvx-packages/task.yaml").read_text())["verifier_environment"]
+    assert declared["extends"] == "environment"
+    assert any("/opt/assay-verifier/bin/pip install --no-cache-dir pytest==8.4.1 iniconfig==2.1.0" in s
+               for s in declared["steps"]), declared
+    assert (out / "tasks/uvx-packages/environment/Dockerfile").read_text() == (task / "environment/Dockerfile").read_text()
     run = tmp_path / "run"
     main(["run", str(out), "-a", "oracle,nop", "-o", str(run)])
     verdicts = {}

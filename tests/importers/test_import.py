@@ -56,7 +56,8 @@ def test_a_harbor_script_that_fetches_anything_else_runs_as_shipped(tmp_path: Pa
     src = tmp_path / "src"
     shutil.copytree(FIXTURES / "harbor/simple-task", src / "fetches-more")
     script = src / "fetches-more/tests/test.sh"
-    script.write_text(script.read_text().replace("source $HOME", "pip install requests\nsource $HOME"))
+    # (a `pip install requests` is moved to the verifier's image now: tests/environments/test_verifier_extends.py)
+    script.write_text(script.read_text().replace("source $HOME", "pip install -r /tests/req.txt\nsource $HOME"))
     [r] = import_suite("harbor", src, tmp_path / "out").tasks
     assert any("fetches from the network at test time" in u and "pip install" in u for u in r.unmapped)
     assert (tmp_path / "out/tasks/fetches-more/hidden/tests/test.sh").read_text() == script.read_text()
@@ -323,3 +324,18 @@ def test_a_harbor_timeout_that_is_not_a_number_leaves_the_task_out(tmp_path: Pat
     for table, field in fields.items():
         assert field in why[f"bad-{table}"], why
     assert {t.id for t in load_suite(tmp_path / "out").tasks} == {"simple-task"}
+
+
+def test_the_report_says_when_a_stage_is_built_on_the_release_of_the_others(tmp_path: Path) -> None:
+    """A `rust:1.85-bookworm` builder goes to trixie (Rust 1.85), so the `debian:bookworm-slim`
+    final stage that runs its binary is built on trixie too (one C library). The run's manifest
+    said so; the import report did not, since it read each FROM alone."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "two-stage")
+    (src / "two-stage/environment/Dockerfile").write_text(
+        "FROM rust:1.85-bookworm AS builder\nRUN cargo --version\n"
+        "FROM debian:bookworm-slim\nCOPY --from=builder /usr/bin/cargo /usr/local/bin/cargo\nWORKDIR /app\n")
+    [r] = import_suite("harbor", src, tmp_path / "out").tasks
+    said = [a for a in r.approximated if "with the image's other stages" in a]
+    assert said == ["FROM debian:bookworm-slim built on debian:trixie with the image's other stages (what one "
+                    "stage copies from another needs one C library)"], r.approximated

@@ -194,7 +194,9 @@ def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> Im
     if (info := store.get(digest)) is not None:
         return as_planned(info, plan)
     deadline = time.monotonic() + plan.timeout_s
-    base = ensure_base(store, plan.base, plan.file, deadline, progress)
+    # the image it starts from: the Debian base, or (``extends``) the task's own image as built
+    base = ensure_base(store, plan.base, plan.file, deadline, progress) if plan.parent is None else \
+        build(store, plan.parent, progress)
     for op in plan.ops:  # the earlier stages it copies from, each an image of its own
         if op.stage is not None:
             build(store, op.stage, progress)
@@ -211,7 +213,8 @@ def build(store: ImageStore, plan: ImagePlan, progress: Progress = _quiet) -> Im
             subprocess.run(["cp", "-a", "--reflink=auto", str(store.rootfs(base.digest)), str(rootfs)], check=True)
             steps.ensure_resolver(rootfs)
             log.write_text(f"### image {plan.name} over {base.ref}\n")
-            state: dict[str, object] = {"env": {}, "workdir": None, "user": None}
+            # over a parent: its ENV and WORKDIR hold, and the steps run as root whatever its USER
+            state: dict[str, object] = {"env": dict(base.env), "workdir": base.workdir, "user": None}
             for i, op in enumerate(plan.ops):
                 progress("step", f"{i + 1}/{len(plan.ops)} {op.where}")
                 _apply(op, rootfs, state, log, deadline, store)

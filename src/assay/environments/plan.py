@@ -120,11 +120,15 @@ class ImagePlan:
     user: str | None = None
     workdir: str | None = None
     inputs: dict[str, object] = field(default_factory=dict)
+    parent: ImagePlan | None = None  # built over that image instead of ``base`` (``extends: environment``)
 
     @property
     def digest(self) -> str:
-        return "sha256:" + sha256_json({"builder": BUILDER_VERSION, "base": self.base.digest,
-                                        "ops": [o.key() for o in self.ops]})
+        key: dict[str, object] = {"builder": BUILDER_VERSION, "base": self.base.digest,
+                                  "ops": [o.key() for o in self.ops]}
+        if self.parent is not None:  # only then, so every other image keeps its digest
+            key["parent"] = self.parent.digest
+        return "sha256:" + sha256_json(key)
 
 
 def apt_step(packages: set[str] | tuple[str, ...], where: str) -> list[Op]:
@@ -233,6 +237,10 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
                                                  *df.not_applied))
 
 
+#: how a stage moved to the release of the image's other stages is said (the importer's report finds it so)
+ONE_RELEASE = "with the image's other stages"
+
+
 def _releases_of(plan: ImagePlan) -> list[str]:
     """The release of ``plan`` and of every stage it copies from."""
     return [plan.base.release, *(r for o in plan.ops if o.stage is not None for r in _releases_of(o.stage))]
@@ -251,7 +259,7 @@ def _one_release(plan: ImagePlan, release: str) -> tuple[ImagePlan, list[str]]:
         ops.append(o)
     deviations = plan.deviations
     if plan.base.release != release:
-        said = (f"FROM {plan.inputs.get('from')} built on debian:{release} with the image's other stages "
+        said = (f"FROM {plan.inputs.get('from')} built on debian:{release} {ONE_RELEASE} "
                 "(what one stage copies from another needs one C library)")
         moved.append(said)
         deviations = (*deviations, said)
@@ -343,21 +351,40 @@ def _mount(m: Mount, context: Path, dockerfile: Path, line: int) -> OpMount:
     return OpMount("bind", m.target, source, m.rw)
 
 
-def _from_steps(name: str, task_dir: Path, env: EnvironmentSpec, file: Path) -> ImagePlan:
-    ops: list[Op] = apt_step(tuple(env.packages), "environment.packages")
+def _declared_ops(env: EnvironmentSpec, field: str = "environment") -> list[Op]:
+    """The steps of a declared environment: its packages, its pip requirements, its shell steps, its ENV."""
+    ops: list[Op] = apt_step(tuple(env.packages), f"{field}.packages")
     if env.pip:
-        ops.append(Op("run", "environment.pip", argv=("python3", "-m", "pip", "install", "--no-cache-dir",
-                                                      "--break-system-packages", *env.pip)))
-    ops += [Op("run", f"environment.steps[{i}]", argv=("/bin/sh", "-c", s)) for i, s in enumerate(env.steps)]
+        ops.append(Op("run", f"{field}.pip", argv=("python3", "-m", "pip", "install", "--no-cache-dir",
+                                                   "--break-system-packages", *env.pip)))
+    ops += [Op("run", f"{field}.steps[{i}]", argv=("/bin/sh", "-c", s)) for i, s in enumerate(env.steps)]
     if env.env:
-        ops.append(Op("env", "environment.env", env=tuple(sorted(env.env.items()))))
+        ops.append(Op("env", f"{field}.env", env=tuple(sorted(env.env.items()))))
+    return ops
+
+
+def extension_plan(name: str, parent: ImagePlan, env: EnvironmentSpec, file: Path) -> ImagePlan:
+    """A verifier's image over the task's own (``extends: environment``): ``parent`` as built, then
+    ``env``'s packages, pip and steps, as root (the parent's USER, WORKDIR and ENV kept after them).
+    What a test script installs before its tests (gcc, pytest's plugins) is the verifier's alone."""
+    return ImagePlan(name, parent.base, tuple(_declared_ops(env, "verifier_environment")), file,
+                     env.build_timeout_s, parent.deviations, (*parent.env, *sorted(env.env.items())), parent.user,
+                     parent.workdir,
+                     {"extends": parent.name, "packages": list(env.packages), "pip": list(env.pip)}, parent)
+
+
+def _from_steps(name: str, task_dir: Path, env: EnvironmentSpec, file: Path) -> ImagePlan:
+    ops = _declared_ops(env)
     return ImagePlan(name, BasePlan(env.release(), BASE_PACKAGES), tuple(ops), file, env.build_timeout_s,
                      (), tuple(sorted(env.env.items())), None, None,
                      {"base": env.base, "packages": list(env.packages), "pip": list(env.pip)})
 
 
 def plan_for(name: str, task_dir: Path, env: EnvironmentSpec, file: Path | None = None) -> ImagePlan:
-    """The build plan of ``env`` declared by the task in ``task_dir`` (``name``: what lists it)."""
+    """The build plan of ``env`` declared by the task in ``task_dir`` (``name``: what lists it); an
+    image that extends another is :func:`extension_plan`'s."""
+    if env.extends is not None:
+        raise ValueError(f"{name}: an environment that extends the task's image is planned over that image's plan")
     if env.dockerfile is not None:
         return _from_dockerfile(name, task_dir, env)
     return _from_steps(name, task_dir, env, file or task_dir / "task.yaml")

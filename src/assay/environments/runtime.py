@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from assay.environments.build import BuildFailed, Progress, build
-from assay.environments.plan import ImagePlan, plan_for
+from assay.environments.plan import ImagePlan, extension_plan, plan_for
 from assay.environments.store import ImageInfo, ImageStore
 from assay.errors import SetupError, SpecError, SpecProblem
 from assay.sandbox.image_root import ImageRoot
@@ -29,7 +29,15 @@ def plan_of(task: LoadedTask, *, verifier: bool = False) -> ImagePlan | None:
     env = task.spec.verifier_environment if verifier else task.spec.environment
     if env is None:
         return None
-    plan = plan_for(task.id, task.dir, env, task.dir / TASK_FILE)
+    if env.extends is not None:  # the task's own image, then the verifier's steps
+        parent = plan_of(task)
+        if parent is None:
+            raise SpecError([SpecProblem(str(task.dir / TASK_FILE), "verifier_environment.extends",
+                                         "it extends the task's image, but the task has no `environment`",
+                                         "declare `environment:` or drop `extends`")])
+        plan = extension_plan(f"{task.id}.verifier", parent, env, task.dir / TASK_FILE)
+    else:
+        plan = plan_for(task.id, task.dir, env, task.dir / TASK_FILE)
     own = getattr(task.spec, "build_timeout_s", None)  # a task-level bound, where the task declares one
     if own:
         plan = replace(plan, timeout_s=float(own))
@@ -139,8 +147,9 @@ def verifier_files_at_workdir(task: LoadedTask, root: ImageRoot | None) -> Path 
     """The verifier's own image's folder where the workspace is seen (``root``: what
     :func:`verifier_root` gave), or None: no image of its own, or nothing there. The verifier lays
     it over its copy of the workspace, so a grader the image keeps there is never the agent's."""
-    if root is None or task.spec.verifier_environment is None or not root.workdir:
-        return None
+    env = task.spec.verifier_environment
+    if root is None or env is None or env.extends is not None or not root.workdir:
+        return None  # an image over the task's holds the task's own files there, which the agent had
     folder = resolve_in(root.rootfs, root.workdir)  # inside the image, as the verifier's own system sees it
     return folder if folder is not None and folder.is_dir() and any(folder.iterdir()) else None
 

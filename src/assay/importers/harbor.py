@@ -153,8 +153,10 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
     task["predicates"] = [{"id": "reward", "kind": "reward_file", "tests": None if separate else "tests",
                            "script": "test.sh", "threshold": THRESHOLD, "timeout_s": verifier_timeout}]
     rep.mapped.append(f"tests/test.sh + /logs/verifier/reward.* -> reward_file predicate (pass: reward >= {THRESHOLD})")
-    rewrite_offline(test_sh, dst / "hidden" / "tests" / "test.sh", rep, environment=env_dir,
-                    dockerfile=None if separate else dst / "environment" / "Dockerfile")  # the imported copy
+    tests_image = rewrite_offline(test_sh, dst / "hidden" / "tests" / "test.sh", rep, environment=env_dir,
+                                  own_verifier=separate)
+    if tests_image is not None:
+        task["verifier_environment"] = tests_image
     if (src / "solution" / "solve.sh").is_file():
         copy_dir(src / "solution", dst / "solution")  # the whole folder: a solution may ship its own files
         task["solution_dir"] = "/solution"  # where Harbor puts it, and where a solve.sh may name its files

@@ -10,13 +10,14 @@ deviation, never silent.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: the Debian releases a base may name (built with mmdebstrap from the host's Debian mirror)
 DEBIAN_RELEASES = ("bookworm", "trixie", "bullseye")
 _BASE_RE = re.compile(r"^debian:([a-z]+)(-slim)?$")
-_PKG_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]*(:[a-z0-9]+)?(=[A-Za-z0-9.+~:-]+)?$")
+DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]*(:[a-z0-9]+)?(=[A-Za-z0-9.+~:-]+)?$")
 
 
 def debian_release(base: str) -> str:
@@ -33,6 +34,10 @@ class EnvironmentSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    extends: Literal["environment"] | None = Field(
+        None, description="verifier_environment only: `environment` builds the verifier's image over the task's own "
+        "image (then its packages, pip and steps), for what a test script installs before the tests (a compiler, "
+        "pytest's plugins) that the agent's image never holds.")
     base: str | None = Field(None, description="Debian base, e.g. debian:bookworm. With a Dockerfile: the base its "
                              "FROM maps to when that image cannot be fetched here (default debian:bookworm).")
     packages: list[str] = Field(default_factory=list, description="Debian packages installed into the base.")
@@ -57,12 +62,17 @@ class EnvironmentSpec(BaseModel):
     @classmethod
     def _packages(cls, v: list[str]) -> list[str]:
         for p in v:
-            if not _PKG_RE.match(p):
+            if not DEBIAN_PACKAGE.match(p):
                 raise ValueError(f"{p!r} is not a Debian package name (lowercase letters, digits, + - .)")
         return v
 
     @model_validator(mode="after")
     def _one_form(self) -> "EnvironmentSpec":
+        if self.extends is not None:
+            if self.dockerfile is not None or self.base is not None:
+                raise ValueError("an environment that extends the task's image takes no `base` or `dockerfile` "
+                                 "of its own; keep packages/pip/steps/env, or drop `extends`")
+            return self
         if self.dockerfile is not None and (self.packages or self.pip or self.steps or self.env):
             raise ValueError("an environment is either a Dockerfile or a base with packages/pip/steps/env, not both; "
                              "move the steps into the Dockerfile")

@@ -43,6 +43,12 @@ def check(task_dir: Path, env: EnvironmentSpec | None, file: Path, problems: lis
     the task in ``task_dir``) added to ``problems``."""
     if env is None:
         return
+    if env.extends is not None:
+        if field != "verifier_environment":
+            problems.append(SpecProblem(str(file), f"{field}.extends", "only a verifier's image extends the task's "
+                                        "image (the agent's image is the one it extends)",
+                                        "move it under `verifier_environment:`, or drop `extends`"))
+        return
     context = (task_dir / env.context).resolve()
     if not _is(context, "dir"):
         problems.append(SpecProblem(str(file), f"{field}.context", f"folder {short(env.context)} not found",

@@ -239,3 +239,44 @@ def test_packages_uvx_names_for_the_tests_are_installed_at_build_time(tmp_path: 
         doc = json.loads(result.read_text())
         verdicts[doc["agent"]] = doc["end_state"]
     assert verdicts == {"oracle": "pass", "nop": "fail"}, verdicts
+
+
+ROOT_TEST_SH = """#!/bin/bash
+# Harbor runs this as root: the tests start a server under /server (headless-terminal's do)
+mkdir -p /logs/verifier
+if mkdir -p /server && cp /app/answer.txt /server/ && [ "$(cat /server/answer.txt)" = 42 ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+
+def test_a_verifier_refused_a_write_outside_the_workspace_needs_root_not_a_fix(tmp_path: Path,
+                                                                               image_store: ImageStore) -> None:
+    """Official Terminal-Bench 2.0 headless-terminal's tests `mkdir /server`; Harbor runs them as
+    root, here the verifier is an unprivileged user over a read-only image, so its oracle failed on
+    "mkdir: cannot create directory ‘/server’: Permission denied" and the audit blamed the task
+    (`unsolvable as shipped`). It is what this machine cannot give: `needs` root, the line quoted.
+    A task whose oracle fails for its own reason stays unsolvable, a pytest cache warning about
+    the read-only /tests beside it or not."""
+    src = tmp_path / "src"
+    for name, solve in (("needs-root", "echo 42 > /app/answer.txt"), ("wrong", "echo 41 > /app/answer.txt")):
+        shutil.copytree(FIXTURES / "harbor/simple-task", src / name)
+        (src / name / "solution/solve.sh").write_text(f"#!/bin/bash\n{solve}\n")
+    (src / "needs-root/tests/test.sh").write_text(ROOT_TEST_SH)
+    (src / "wrong/tests/test.sh").write_text(ROOT_TEST_SH.replace("mkdir -p /server && cp /app/answer.txt /server/ "
+                                                                  "&& [ \"$(cat /server/answer.txt)\" = 42 ]",
+                                                                  "[ \"$(cat /app/answer.txt)\" = 42 ]")
+                                              .replace("# Harbor", "echo 'PytestCacheWarning: could not create cache "
+                                                       "path /tests/.pytest_cache: [Errno 30] Read-only file system: "
+                                                       "'\"'\"'/tests/x'\"'\"''\n# Harbor"))
+    suite = tmp_path / "suite"
+    import_suite("harbor", src, suite)
+    out = tmp_path / "audit"
+    assert main(["audit", str(suite), "-o", str(out)]) == 1
+    labels = {t["task_id"]: t for t in json.loads((out / "audit.json").read_text())["tasks"]}
+    root = labels["needs-root"]
+    assert root["label"] == "needs" and root["oracle"] == "fail", root
+    assert any("root" in n and "/server" in n and "Permission denied" in n for n in root["needs"]), root["needs"]
+    assert labels["wrong"]["label"] == "unsolvable as shipped", labels["wrong"]

@@ -5,7 +5,8 @@ what the import report says the task needs, give one label per task:
 - ``no reference solution``: nothing to run as the oracle, so solvability is unknown;
 - ``needs``: the oracle fails and the task needs what is not available here (named): what the
   import report could not map (the network at test time, a GPU), or a host its image's build
-  could not reach (the build log's line, under the step that met it);
+  could not reach (the build log's line, under the step that met it), or root: the oracle's verifier
+  was refused a write outside the workspace (:mod:`assay.run.refused_writes`);
 - ``unsolvable as shipped``: the oracle fails (its failing predicates shown);
 - ``weak``: the do-nothing agent passes, a state mutant survives, or `assay lint` finds what the
   agent should not reach (an answer key, a grader it can rewrite) (shown);
@@ -25,11 +26,12 @@ from pathlib import Path
 import yaml
 
 from assay.environments.build_log import unreached
-from assay.environments.runtime import build_each
+from assay.environments.runtime import build_each, verifier_root
 from assay.environments.store import LOG, ImageStore
 from assay.records.results import EndState
+from assay.run.refused_writes import needs_root, refused_writes
 from assay.run.validate import TaskVerdict, validate_suite
-from assay.spec.load import load_suite
+from assay.spec.load import LoadedTask, load_suite
 from assay.untrusted.yaml_doc import load_yaml
 
 LABELS = ("valid", "weak", "unsolvable as shipped", "needs", "no reference solution", "image does not build")
@@ -143,6 +145,10 @@ def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) 
     labelled: dict[str, TaskAudit] = {}
     if runnable:
         report = validate_suite(suite_path, sandbox=sandbox, jobs=jobs, mutants=True, tasks=runnable)
+        workdirs = {t.id: _seen_at(t, store) for t in suite.tasks if t.id in runnable}
+        for v in report.verdicts:
+            if v.variant == "base" and (refused := refused_writes(v.oracle, workdirs.get(v.task_id))):
+                needs.setdefault(v.task_id, []).append(needs_root(refused))
         labelled = {v.task_id: label(v, has_solution[v.task_id], needs.get(v.task_id, []), deviations[v.task_id])
                     for v in report.verdicts if v.variant == "base"}
     for tid, why in unbuilt.items():
@@ -150,6 +156,14 @@ def audit_suite(suite_path: Path, *, sandbox: str | None = None, jobs: int = 1) 
         labelled[tid] = TaskAudit(tid, "image does not build", evidence=[
             f"{why.file}: {why.field}: {first}", *(f"build log: {line.strip()}" for line in tail if line.strip())])
     return AuditReport(suite.spec.name, suite.spec.version, [labelled[t.id] for t in suite.tasks if t.id in labelled])
+
+
+def _seen_at(task: LoadedTask, store: ImageStore) -> str | None:
+    """Where the verifier sees the workspace: the image's WORKDIR unless the task names its own."""
+    root = verifier_root(task, store)
+    if root is not None and root.workdir:
+        return root.workdir
+    return task.spec.workdir
 
 
 def keep(suite_path: Path, report: AuditReport, labels: set[str], out: Path) -> list[str]:

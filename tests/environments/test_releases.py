@@ -271,3 +271,25 @@ def test_a_rust_image_keeps_cargos_home_on_the_path(image_store: ImageStore, tmp
         assert code == 0 and out.startswith("tool ran\ncargo 1.85"), out
     finally:
         image_store.remove(info.digest)
+
+
+def test_a_package_the_newer_release_dropped_is_installed_as_its_successor(tmp_path: Path) -> None:
+    """Two official Terminal-Bench 2.0 images (build-cython-ext, video-processing) are
+    `python:3.13-slim-bookworm` and `apt-get install libgl1-mesa-glx`, a transitional package of
+    bookworm. For Python 3.13 they are built on trixie, which dropped it: "Package
+    'libgl1-mesa-glx' has no installation candidate", the image did not build. It is installed
+    as what it stood for (libgl1 libglx-mesa0), said; an image left on its own release is untouched."""
+    run = ("RUN apt-get update && apt-get install -y git build-essential libgl1-mesa-glx && rm -rf /var/lib/apt/lists/*\n"
+           'RUN ["apt-get", "install", "-y", "libegl1-mesa"]\n')
+    plan = _plan(tmp_path, "FROM python:3.13-slim-bookworm\n" + run)
+    assert plan.base.release == "trixie"
+    commands = [" ".join(o.argv) for o in plan.ops if o.kind == "run"]
+    assert any("install -y git build-essential libgl1 libglx-mesa0 && rm" in c for c in commands), commands
+    assert any(c == "apt-get install -y libegl1" for c in commands), commands
+    assert not any("-mesa-glx" in c or "libegl1-mesa" in c for c in commands), commands
+    said = [d for d in plan.deviations if "transitional" in d]
+    assert len(said) == 2 and "libgl1-mesa-glx installed as libgl1 libglx-mesa0" in said[0], plan.deviations
+    kept = _plan(tmp_path, "FROM python:3.11-slim-bookworm\n" + run)
+    assert kept.base.release == "bookworm"
+    assert any("libgl1-mesa-glx" in " ".join(o.argv) for o in kept.ops), kept.ops
+    assert not [d for d in kept.deviations if "transitional" in d]

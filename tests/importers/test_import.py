@@ -339,3 +339,14 @@ def test_the_report_says_when_a_stage_is_built_on_the_release_of_the_others(tmp_
     said = [a for a in r.approximated if "with the image's other stages" in a]
     assert said == ["FROM debian:bookworm-slim built on debian:trixie with the image's other stages (what one "
                     "stage copies from another needs one C library)"], r.approximated
+
+
+def test_the_report_says_a_dropped_package_is_installed_as_its_successor(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "mesa")
+    (src / "mesa/environment/Dockerfile").write_text(
+        "FROM python:3.13-slim-bookworm\nRUN apt-get update && apt-get install -y libgl1-mesa-glx\nWORKDIR /app\n")
+    [r] = import_suite("harbor", src, tmp_path / "out").tasks
+    assert [a for a in r.approximated if "transitional" in a] == [
+        "Dockerfile:2: libgl1-mesa-glx installed as libgl1 libglx-mesa0 (Debian trixie has no libgl1-mesa-glx, a "
+        "transitional package of the release python:3.13-slim-bookworm names)"], r.approximated

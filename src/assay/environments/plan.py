@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.spec.digest import sha256_file, sha256_json
-from assay.environments import releases
+from assay.environments import releases, stage_release
 from assay.spec.environment import DEBIAN_RELEASES, EnvironmentSpec
 from assay.spec.dockerfile_parts import Mount
 from assay.spec.dockerfile_stages import Stage
@@ -232,39 +232,10 @@ def _from_dockerfile(name: str, task_dir: Path, env: EnvironmentSpec) -> ImagePl
     context = (task_dir / env.context).resolve()
     final = Stage("", df.from_image, df.from_line, df.steps, df.platform, df.from_stage)
     plan = _stage_plan(name, df, final, _StageRead(context, path, env, {}), final=True)
-    plan, moved = _one_release(plan, releases.newest(_releases_of(plan)))
+    plan, moved = stage_release.one_release(plan, releases.newest(stage_release.releases_of(plan)))
+    plan = stage_release.with_successors(plan)
     return dataclasses.replace(plan, deviations=(*plan.deviations, *[m for m in moved if m not in plan.deviations],
                                                  *df.not_applied))
-
-
-#: how a stage moved to the release of the image's other stages is said (the importer's report finds it so)
-ONE_RELEASE = "with the image's other stages"
-
-
-def _releases_of(plan: ImagePlan) -> list[str]:
-    """The release of ``plan`` and of every stage it copies from."""
-    return [plan.base.release, *(r for o in plan.ops if o.stage is not None for r in _releases_of(o.stage))]
-
-
-def _one_release(plan: ImagePlan, release: str) -> tuple[ImagePlan, list[str]]:
-    """``plan`` and its stages all on ``release`` (a binary one stage builds for another is linked
-    to its C library), and what was moved, said."""
-    moved: list[str] = []
-    ops = []
-    for o in plan.ops:
-        if o.stage is not None:
-            sub, said = _one_release(o.stage, release)
-            moved += said
-            o = dataclasses.replace(o, stage=sub)
-        ops.append(o)
-    deviations = plan.deviations
-    if plan.base.release != release:
-        said = (f"FROM {plan.inputs.get('from')} built on debian:{release} {ONE_RELEASE} "
-                "(what one stage copies from another needs one C library)")
-        moved.append(said)
-        deviations = (*deviations, said)
-    return dataclasses.replace(plan, base=dataclasses.replace(plan.base, release=release), ops=tuple(ops),
-                               deviations=deviations), moved
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,53 @@ def choose(image: str, language: str, default: str) -> Choice:
 def newest(releases: list[str]) -> str:
     """The newest of ``releases`` (what stages handing files to each other are built on)."""
     return max(releases, key=ORDER.index)
+
+
+#: by release: the transitional packages of the release before that it no longer has, and what
+#: each stood for (its Depends), as a Dockerfile written for the older release names them
+SUCCESSORS: dict[str, dict[str, str]] = {
+    "trixie": {"libgl1-mesa-glx": "libgl1 libglx-mesa0", "libegl1-mesa": "libegl1", "libgles2-mesa": "libgles2"},
+}
+
+
+def successors(named: str | None, release: str) -> dict[str, str]:
+    """The packages to install as their successors when an image that names ``named``
+    (``python:3.13-slim-bookworm``) is built on the newer ``release``: none when it is not newer."""
+    if named not in ORDER or release not in ORDER or ORDER.index(named) >= ORDER.index(release):
+        return {}
+    out: dict[str, str] = {}
+    for r in ORDER[ORDER.index(named) + 1:ORDER.index(release) + 1]:
+        out.update(SUCCESSORS.get(r, {}))
+    return out
+
+
+def renamed(argv: tuple[str, ...], table: dict[str, str]) -> tuple[tuple[str, ...], list[str]]:
+    """A RUN step's argv with every package of ``table`` named in an apt install replaced by its
+    successors (the shell form's text word by word, the exec form's arguments), and the names
+    replaced."""
+    if not table:
+        return argv, []
+    found: list[str] = []
+
+    def sub(text: str) -> str:
+        if "install" not in text or "apt" not in text:
+            return text
+        for old, new in table.items():
+            text, n = re.subn(rf"(?<![\w.+:-]){re.escape(old)}(?![\w.+:-])", new, text)
+            if n and old not in found:
+                found.append(old)
+        return text
+
+    if argv[:2] == ("/bin/sh", "-c") and len(argv) >= 3:
+        return (*argv[:2], sub(argv[2]), *argv[3:]), found
+    if any(a.startswith("apt") for a in argv[:1]) and "install" in argv:
+        out: list[str] = []
+        for a in argv:
+            if a in table:
+                out += table[a].split()
+                if a not in found:
+                    found.append(a)
+            else:
+                out.append(a)
+        return tuple(out), found
+    return argv, []

@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-from assay.environments.plan import ONE_RELEASE, map_from, plan_for
+from assay.environments.plan import map_from, plan_for
+from assay.environments.stage_release import SAID
 from assay.importers.report import TaskReport
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.environment_dockerfile import DockerfileError, parse
@@ -121,11 +122,11 @@ def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep:
         if said and stage.from_stage is None:
             rep.approximated.append(f"{label}stage {stage.name or '(unnamed)'}: {said}")
     rep.approximated += [label + d for d in (*(s.deviation for s in df.every_step() if s.deviation), *df.not_applied)]
-    try:  # stages moved to one release are known once the whole file is planned (no file is hashed for it)
+    try:  # stages moved to one release, packages it dropped: known once the whole file is planned (nothing hashed)
         planned = plan_for(into, task_out, EnvironmentSpec(**spec)).deviations
     except (DockerfileError, OSError, ValueError):
         planned = ()  # a COPY source missing: the build will name it
-    rep.approximated += [label + d for d in planned if ONE_RELEASE in d]
+    rep.approximated += [label + d for d in planned if any(s in d for s in SAID)]
     return spec
 
 

@@ -161,3 +161,23 @@ def test_a_verifier_image_over_the_tasks_holds_what_the_agents_never_does(tmp_pa
     [rec] = json.loads((run / "manifest.json").read_text())["tasks"]
     assert rec["verifier_environment"]["image"].endswith(verifier.digest)
     shutil.rmtree(run)
+
+
+def test_uvx_reading_another_index_installs_from_it_beside_pypi() -> None:
+    """Official Terminal-Bench 2.0 pytorch-model-cli's tests take torch from PyTorch's CPU index
+    (`uvx --index https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match -w
+    torch==2.7.1 …`): pip reads it beside PyPI for the verifier's venv (every index, the best
+    version: uv's unsafe-best-match). An index named by a variable or over plain HTTP is not read."""
+    script = ("#!/bin/bash\napt-get update\napt-get install -y curl ffmpeg\n"
+              "curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh\nsource $HOME/.local/bin/env\n"
+              "uvx \\\n  --index https://download.pytorch.org/whl/cpu \\\n  --index-strategy unsafe-best-match \\\n"
+              "  -p 3.13 \\\n  -w torch==2.7.1 \\\n  -w pytest==8.4.1 \\\n"
+              "  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -v -rA\n")
+    plan = offline_plan(script)
+    assert plan is not None
+    assert plan.indexes == ("https://download.pytorch.org/whl/cpu",) and plan.venv == ("torch==2.7.1", "pytest==8.4.1")
+    assert plan.apt == ("ffmpeg",)
+    assert any("--extra-index-url https://download.pytorch.org/whl/cpu torch==2.7.1" in s for s in plan.verifier_steps)
+    assert "/opt/assay-verifier/bin/python -I -m pytest" in plan.script and "--index" not in plan.script
+    for other in ("--index $INDEX", "--index http://example.org/simple"):
+        assert offline_plan(script.replace("--index https://download.pytorch.org/whl/cpu", other)) is None, other

@@ -40,8 +40,11 @@ def _apt_bootstrap(line: str) -> bool:
 #: line): ``--with PKG``, ``-w PKG`` or ``--with=PKG`` (PKG pytest or its ctrf plugin), and the Python
 #: asked for, ``-p 3.13``/``--python 3.13`` (the official Terminal-Bench 2.0 spelling), run here by
 #: the image's python3
-_UV_PYTEST = re.compile(r"(?<![\w/.-])(uvx|uv\s+run)\s+((?:(?:--with|-w|-p|--python)(?:\s+|=)\S+\s+)*)pytest\b")
-_OPTION = re.compile(r"(--with|-w|-p|--python)(?:\s+|=)(\S+)")
+_UV_PYTEST = re.compile(r"(?<![\w/.-])(uvx|uv\s+run)\s+((?:(?:--with|-w|-p|--python|--index|--extra-index-url|"
+                        r"--index-strategy)(?:\s+|=)\S+\s+)*)pytest\b")
+_OPTION = re.compile(r"(--with|-w|-p|--python|--index|--extra-index-url|--index-strategy)(?:\s+|=)(\S+)")
+#: another package index uv reads beside PyPI (PyTorch's ``--index https://download.pytorch.org/whl/cpu``)
+_INDEX = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~/-]*)?$")
 _WITH_OK = re.compile(r"^(pytest|pytest-json-ctrf)(==[\w.]+)?$")
 _CTRF = re.compile(r"\s--ctrf\s+\S+")
 
@@ -60,6 +63,7 @@ class OfflinePlan:
 
     script: str
     venv: tuple[str, ...] = ()  # what uvx names beyond pytest's packages: into VERIFIER_VENV
+    indexes: tuple[str, ...] = ()  # the package indexes uvx reads beside PyPI, for that venv
     apt: tuple[str, ...] = ()  # Debian packages beyond the bootstrap's curl
     pip: tuple[str, ...] = ()  # what it pip-installs into the image's Python
 
@@ -75,7 +79,9 @@ class OfflinePlan:
             out.append("PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir "
                        + " ".join(shlex.quote(p) for p in self.pip))
         if self.venv:
+            # pip reads every index and takes the best version, as uv's --index-strategy unsafe-best-match
             out.append(f"python3 -m venv {VERIFIER_VENV} && {VERIFIER_VENV}/bin/pip install --no-cache-dir "
+                       + "".join(f"--extra-index-url {shlex.quote(i)} " for i in self.indexes)
                        + " ".join(shlex.quote(p) for p in self.venv))
         return out
 
@@ -136,6 +142,7 @@ def offline_plan(text: str, *, uv_project: bool = False) -> OfflinePlan | None:
     packages: list[str] = []
     apt: list[str] = []
     pip: list[str] = []
+    indexes: list[str] = []
     changed = False
     for line in lines:
         if _BOOTSTRAP.match(line) or _apt_bootstrap(line):
@@ -151,9 +158,12 @@ def offline_plan(text: str, *, uv_project: bool = False) -> OfflinePlan | None:
             out.append(line)
             continue
         for m in found:
-            named = [value for flag, value in _OPTION.findall(m.group(2)) if flag in ("--with", "-w")]
-            if not all(_REQUIREMENT.match(value) for value in named):
+            options = _OPTION.findall(m.group(2))
+            named = [value for flag, value in options if flag in ("--with", "-w")]
+            read = [value for flag, value in options if flag in ("--index", "--extra-index-url")]
+            if not all(_REQUIREMENT.match(value) for value in named) or not all(_INDEX.match(i) for i in read):
                 return None
+            indexes += [i for i in read if i not in indexes]
             if m.group(1) != "uvx" and uv_project:
                 return None
             packages += [p for p in named if p not in packages]
@@ -168,7 +178,10 @@ def offline_plan(text: str, *, uv_project: bool = False) -> OfflinePlan | None:
     if not changed or re.search(r"\b(curl|wget|uvx?|pip3?|apt-get|apt)\b", "\n".join(
             ln.split("#", 1)[0] for ln in out)):
         return None
-    return OfflinePlan("\n".join(out) + "\n", tuple(packages) if extra else (), tuple(apt), tuple(pip))
+    if indexes and not extra:
+        return None  # another index for pytest's own packages: not the image's pytest
+    return OfflinePlan("\n".join(out) + "\n", venv=tuple(packages) if extra else (), apt=tuple(apt), pip=tuple(pip),
+                       indexes=tuple(indexes))
 
 
 def rewrite_offline(script: Path, written: Path, rep: TaskReport, label: str = "tests/test.sh",
@@ -194,7 +207,8 @@ def rewrite_offline(script: Path, written: Path, rep: TaskReport, label: str = "
         + ") replaced by "
     if plan.venv:
         pytest = (f"the pytest of {VERIFIER_VENV}, a venv of the image's python3 holding what uvx named ("
-                  + ", ".join(plan.venv) + f"; {VERIFIER_VENV}/bin/python -I -m pytest, --ctrf dropped; uvx's "
+                  + ", ".join(plan.venv) + "".join(f", from {i} beside PyPI" for i in plan.indexes)
+                  + f"; {VERIFIER_VENV}/bin/python -I -m pytest, --ctrf dropped; uvx's "
                   "`-p` Python is the image's python3)")
     elif plan.pip:
         pytest = "the script's own pytest"

@@ -280,3 +280,29 @@ def test_a_verifier_refused_a_write_outside_the_workspace_needs_root_not_a_fix(t
     assert root["label"] == "needs" and root["oracle"] == "fail", root
     assert any("root" in n and "/server" in n and "Permission denied" in n for n in root["needs"]), root["needs"]
     assert labels["wrong"]["label"] == "unsolvable as shipped", labels["wrong"]
+
+
+def test_a_reference_solution_without_a_shebang_runs_with_bash_as_harbor_runs_it(tmp_path: Path,
+                                                                                 image_store: ImageStore) -> None:
+    """37 of the 89 official Terminal-Bench 2.0 solve.sh have no #! line (constraints-scheduling
+    starts with `set -euo pipefail`). Harbor runs the script from bash, which runs such a file as
+    bash; assay ran it with /bin/sh, where `set -o pipefail` is an illegal option, so the oracle
+    failed and the task was labelled unsolvable as shipped. The imported copy now starts with
+    #!/bin/bash, said (the source is never written); a test.sh without one the same."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "bare")
+    bare = "# a comment first, as Terminal-Bench's canary\nset -euo pipefail\nif [[ -d /app ]]; then echo 'Hello, world!' > /app/hello.txt; fi\n"
+    (src / "bare/solution/solve.sh").write_text(bare)
+    test_sh = (src / "bare/tests/test.sh").read_text()
+    (src / "bare/tests/test.sh").write_text(test_sh.removeprefix("#!/bin/bash\n"))
+    suite = tmp_path / "suite"
+    [r] = import_suite("harbor", src, suite).tasks
+    assert (suite / "tasks/bare/solution/solve.sh").read_text() == "#!/bin/bash\n" + bare
+    assert (suite / "tasks/bare/hidden/tests/test.sh").read_text().startswith("#!/bin/bash\n")
+    assert (src / "bare/solution/solve.sh").read_text() == bare  # the source is never written
+    assert any("solution/solve.sh has no #! line" in a for a in r.approximated), r.approximated
+    assert any("tests/test.sh has no #! line" in a for a in r.approximated), r.approximated
+    out = tmp_path / "audit"
+    main(["audit", str(suite), "-o", str(out)])
+    [label] = json.loads((out / "audit.json").read_text())["tasks"]
+    assert (label["oracle"], label["nop"]) == ("pass", "fail"), label

@@ -130,6 +130,20 @@ def dockerfile_environment(task_out: Path, dockerfile: Path, context: Path, rep:
     return spec
 
 
+def bash_when_bare(written: Path, label: str, rep: TaskReport, runner: str = "Harbor") -> None:
+    """``written`` (an imported copy of the script ``label``) started with ``#!/bin/bash`` when it has
+    no ``#!`` line, said: ``runner`` runs it from bash, which runs such a file as bash, where assay
+    runs a script by its ``#!`` line, else /bin/sh (dash: no ``set -o pipefail``, no ``[[``)."""
+    try:
+        data = written.read_bytes()
+    except OSError:
+        return
+    if data.startswith(b"#!"):
+        return
+    written.write_bytes(b"#!/bin/bash\n" + data)
+    rep.approximated.append(f"{label} has no #! line: #!/bin/bash put first ({runner} runs it with bash)")
+
+
 def copy_dir(src: Path, dst: Path) -> None:
     """A source folder copied as it is (links kept as links, never followed)."""
     shutil.copytree(src, dst, symlinks=True)

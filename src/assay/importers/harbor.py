@@ -8,8 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from assay.importers.common import (copy_dir, dockerfile_environment, metadata, names_reward, resource, seconds, table,
-                                    solution_fetches, task_id, typed_metadata, write_task)
+from assay.importers.common import (bash_when_bare, copy_dir, dockerfile_environment, metadata, names_reward,
+                                    resource, seconds, solution_fetches, table, task_id, typed_metadata, write_task)
 from assay.importers.harbor_keys import name_unread, refuse_unrunnable, size_mb
 from assay.importers.harbor_steps import read_steps, write_steps
 from assay.importers.harbor_phases import (carried_artifacts, network, prebuilt_from_dockerfile, separate_verifier,
@@ -157,12 +157,14 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
                                   own_verifier=separate)
     if tests_image is not None:
         task["verifier_environment"] = tests_image
+    bash_when_bare(dst / "hidden" / "tests" / "test.sh", "tests/test.sh", rep)
     if (src / "solution" / "solve.sh").is_file():
         copy_dir(src / "solution", dst / "solution")  # the whole folder: a solution may ship its own files
         task["solution_dir"] = "/solution"  # where Harbor puts it, and where a solve.sh may name its files
         rep.mapped.append("solution/ -> solution/ (the oracle runs solve.sh; the folder at /solution and "
                           "/assay/solution)")
         solution_fetches(src / "solution" / "solve.sh", rep)
+        bash_when_bare(dst / "solution" / "solve.sh", "solution/solve.sh", rep)
     else:
         task["solution"] = None
         rep.unmapped.append("no solution/solve.sh: the task has no reference solution")

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from assay.importers.common import (dockerfile_environment, metadata, network_lines, seconds, solution_fetches, task_id,
-                                    typed_metadata, write_task)
+from assay.importers.common import (bash_when_bare, dockerfile_environment, metadata, network_lines, seconds,
+                                    solution_fetches, task_id, typed_metadata, write_task)
 from assay.importers.report import TaskReport
 from assay.spec.environment_dockerfile import DockerfileError, parse
 from assay.untrusted.yaml_doc import load_yaml
@@ -133,6 +133,7 @@ def write_task_folder(src: Path, dst: Path, rep: TaskReport) -> str | None:
         shutil.copy2(src / "solution.sh", dst / "solution" / "solve.sh")
         rep.mapped.append("solution.sh -> solution (the oracle)")
         solution_fetches(src / "solution.sh", rep, "solution.sh")
+        bash_when_bare(dst / "solution" / "solve.sh", "solution.sh", rep, "Terminal-Bench")
     else:
         task["solution"] = None
         why = "solution.yaml (terminal commands) is not converted" if (src / "solution.yaml").is_file() else "none shipped"
@@ -217,10 +218,7 @@ def _custom_runner(src: Path, dst: Path, task: dict[str, Any], timeout_s: float,
     """A custom run-tests.sh is the test command, as Terminal-Bench runs it: at /tests beside the
     tests, ``$TEST_DIR=/tests``, in the workdir, its output read by Terminal-Bench's pytest parser."""
     shutil.copy2(src / CUSTOM, dst / "hidden" / "tests" / CUSTOM)
-    text = (src / CUSTOM).read_text(errors="replace")
-    if not text.startswith("#!"):  # Terminal-Bench runs it as `bash run-tests.sh`; assay by its #! line
-        (dst / "hidden" / "tests" / CUSTOM).write_text("#!/bin/bash\n" + text)
-        rep.approximated.append("run-tests.sh has no #! line: #!/bin/bash put first (Terminal-Bench runs it with bash)")
+    bash_when_bare(dst / "hidden" / "tests" / CUSTOM, "run-tests.sh", rep, "Terminal-Bench")
     task["env"] = {"verifier": {"TEST_DIR": "/tests"}}
     rep.mapped.append("tests/ + run-tests.sh -> hidden/tests, seen at /tests ($TEST_DIR = /tests for the verifier)")
     task["predicates"] = [{"id": "run-tests", "kind": "reward_file", "reads": "pytest_summary", "tests": "tests",

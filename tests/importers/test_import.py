@@ -350,3 +350,13 @@ def test_the_report_says_a_dropped_package_is_installed_as_its_successor(tmp_pat
     assert [a for a in r.approximated if "transitional" in a] == [
         "Dockerfile:2: libgl1-mesa-glx installed as libgl1 libglx-mesa0 (Debian trixie has no libgl1-mesa-glx, a "
         "transitional package of the release python:3.13-slim-bookworm names)"], r.approximated
+
+
+def test_a_harbor_task_that_names_no_network_is_said_to_lose_harbors_default_internet(tmp_path: Path) -> None:
+    """Every official Terminal-Bench 2.0 task names no network_mode; Harbor's default is public (the
+    internet, where an agent may install what it wants). Here the agent has the run's --network,
+    never the internet: the same as an explicit `public`, which was said, while the default was not."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "default-net")
+    [r] = import_suite("harbor", src, tmp_path / "out").tasks
+    assert any("no network_mode: Harbor's default is public" in a for a in r.approximated), r.approximated

@@ -128,6 +128,8 @@ def network(env_t: dict[str, Any], agent_t: dict[str, Any], ver_t: dict[str, Any
         if "allow_internet" in env_t:
             rep.mapped.append("environment.allow_internet -> network" + (" (true read as harness)" if env_t["allow_internet"] else ""))
             return bool(env_t["allow_internet"])
+        rep.approximated.append("no network_mode: Harbor's default is public (the internet, where an agent may "
+                                "apt-get or pip install); here the agent has the run's --network, never the internet")
         return None
     if "allow_internet" in env_t:
         rep.approximated.append("environment.allow_internet is overridden by network_mode, as in Harbor")

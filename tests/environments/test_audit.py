@@ -306,3 +306,31 @@ def test_a_reference_solution_without_a_shebang_runs_with_bash_as_harbor_runs_it
     main(["audit", str(suite), "-o", str(out)])
     [label] = json.loads((out / "audit.json").read_text())["tasks"]
     assert (label["oracle"], label["nop"]) == ("pass", "fail"), label
+
+
+def test_a_helper_the_reference_solution_wrote_and_the_task_never_asks_for_is_not_weakness(
+        tmp_path: Path, image_store: ImageStore) -> None:
+    """Official Terminal-Bench 2.0 solutions write helper scripts beside the answer (circuit-fibsqrt's
+    soln.py, db-wal-recovery's decrypt_wal.py, distribution-search's search_distributions.py): the
+    tests read the answer, never the helper, so deleting the helper "survived" and 5 of 13 audited
+    tasks were labelled weak for it. A file whose every mutant survives, that the prompt never
+    names, while a mutant of another output was caught, is the solution's own: shown, not counted.
+    An output the prompt names stays weakness, and so does a task whose outputs are all unread."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "harbor/simple-task", src / "helper")
+    (src / "helper/solution/solve.sh").write_text(
+        "#!/bin/bash\ncat > /app/make_hello.py <<'EOF'\nopen('/app/hello.txt', 'w').write('Hello, world!\\n')\nEOF\n"
+        "python3 /app/make_hello.py\n")
+    shutil.copytree(src / "helper", src / "named")
+    (src / "named/instruction.md").write_text((src / "named/instruction.md").read_text()
+                                              + "\nKeep the script you used as /app/make_hello.py.\n")
+    suite = tmp_path / "suite"
+    import_suite("harbor", src, suite)
+    out = tmp_path / "audit"
+    main(["audit", str(suite), "-o", str(out)])
+    labels = {t["task_id"]: t for t in json.loads((out / "audit.json").read_text())["tasks"]}
+    helper = labels["helper"]
+    assert helper["label"] == "valid", helper
+    assert any("make_hello.py" in e and "not counted" in e for e in helper["evidence"]), helper["evidence"]
+    named = labels["named"]
+    assert named["label"] == "weak" and "delete make_hello.py" in named["mutants_survived"], named

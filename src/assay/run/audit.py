@@ -119,6 +119,10 @@ def label(v: TaskVerdict, has_solution: bool, needs: list[str], approximated: li
         a.evidence = [p for p in v.problems if p.startswith(("nop", "mutant", "lint"))]
     if a.label != "weak":  # what lint found stands beside whatever label the runs gave
         a.evidence += _lint_errors(v)
+    unasked = sorted({m.file for m in v.unasked if m.file})
+    if unasked:
+        a.evidence.append("not counted: every mutant of " + ", ".join(unasked) + " passed, a file the reference "
+                          "solution wrote that the prompt never names, while another output's mutant was caught")
     return a
 
 

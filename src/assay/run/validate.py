@@ -42,7 +42,13 @@ class TaskVerdict:
 
     @property
     def survivors(self) -> list[MutantResult]:
-        return [m for m in self.mutants if m.survived]
+        """The mutants that passed and count: not those of a file the task never asks for."""
+        return [m for m in self.mutants if m.survived and not m.unasked]
+
+    @property
+    def unasked(self) -> list[MutantResult]:
+        """Survivors of a file the reference solution wrote for itself (shown, not counted)."""
+        return [m for m in self.mutants if m.survived and m.unasked]
 
     @property
     def ok(self) -> bool:

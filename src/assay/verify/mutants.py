@@ -50,6 +50,7 @@ class OracleState:
 class Mutant:
     name: str
     apply_files: Callable[[Path], None] | None = None
+    file: str | None = None  # the output file it deletes, truncates or alters (workspace-relative)
     extra: VerifierInputs | None = None
     #: (world, table, rows before, rows after): applied to a copy of the world's database when it runs
     db_changes: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
@@ -63,6 +64,10 @@ class MutantResult:
     survived: bool
     held: list[str] = field(default_factory=list)  # required predicates that passed on the mutant
     error: str | None = None
+    file: str | None = None  # the output file the mutant broke (file mutants only)
+    #: a file of the reference solution's own the task never asks for (:func:`mark_unasked`): its
+    #: survival is shown, not counted as the verifier's weakness
+    unasked: bool = False
 
 
 def alter_text(text: str) -> str:
@@ -119,11 +124,12 @@ def file_mutants(state: OracleState) -> list[Mutant]:
     out: list[Mutant] = []
     touched = sorted(p for p, d in final.items() if initial.get(p) != d and not d.startswith("symlink:"))
     for rel in touched:
-        out.append(Mutant(f"delete {rel}", lambda w, r=rel: (w / r).unlink()))
-        out.append(Mutant(f"truncate {rel}", lambda w, r=rel: (w / r).write_bytes(b"")))
+        out.append(Mutant(f"delete {rel}", lambda w, r=rel: (w / r).unlink(), file=rel))
+        out.append(Mutant(f"truncate {rel}", lambda w, r=rel: (w / r).write_bytes(b""), file=rel))
         if Path(rel).suffix not in CODE_SUFFIXES:  # a changed literal in source code is often an equivalent program
             out.append(Mutant(f"alter one value in {rel}",
-                              lambda w, r=rel: (w / r).write_text(alter_text((w / r).read_text(errors="replace")))))
+                              lambda w, r=rel: (w / r).write_text(alter_text((w / r).read_text(errors="replace"))),
+                              file=rel))
     source = state.task.dir / state.task.spec.workspace
     for rel in sorted(set(initial) - set(final)):
         if (source / rel).is_file() and not (source / rel).is_symlink():
@@ -264,8 +270,35 @@ async def try_mutants(state: OracleState, variant: str, backend: SandboxBackend)
                 results.append(MutantResult(state.task.id, variant, m.name, False, error=str(e)[:300]))
                 continue
             held = [p.id for p in report.predicates if p.required and p.passed]
-            results.append(MutantResult(state.task.id, variant, m.name, report.held, held))
+            results.append(MutantResult(state.task.id, variant, m.name, report.held, held, file=m.file))
+    return mark_unasked(results, state.task.prompt_for(variant))
+
+
+def mark_unasked(results: list[MutantResult], prompt: str) -> list[MutantResult]:
+    """Mark the mutants of a file the reference solution wrote for itself: every mutant of it
+    survived, the prompt never names it (its path or its name as a word), and a mutant of another
+    output was caught, so the verifier reads the task's outputs, just not this one (a helper
+    script beside the answer). An output the prompt names, or a task none of whose outputs is
+    read, keeps its survivors as weakness."""
+    by_file: dict[str, list[MutantResult]] = {}
+    for r in results:
+        if r.file is not None:
+            by_file.setdefault(r.file, []).append(r)
+    caught = {f for f, rs in by_file.items() if any(not r.survived for r in rs)}
+    if not caught:
+        return results
+    for f, rs in by_file.items():
+        if f not in caught and not _named(f, prompt):
+            for r in rs:
+                r.unasked = True
     return results
+
+
+def _named(rel: str, prompt: str) -> bool:
+    """Whether ``prompt`` names the file ``rel``: its path, or its file name as a word of its own."""
+    if rel in prompt:
+        return True
+    return re.search(rf"(?<![\w.-]){re.escape(Path(rel).name)}(?![\w-])", prompt) is not None
 
 
 class Recorder:

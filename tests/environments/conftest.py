@@ -29,6 +29,17 @@ def shared_env(**kw: object) -> EnvironmentSpec:
     return EnvironmentSpec(base="debian:bookworm", packages=SHARED_PACKAGES, **kw)  # type: ignore[arg-type]
 
 
+def oracle_and_nop(suite: Path, run: Path) -> dict[str, str]:
+    """``assay run SUITE -a oracle,nop``: each agent's end state (one task)."""
+    import json
+
+    from assay.cli.main import main
+
+    main(["run", str(suite), "-a", "oracle,nop", "-o", str(run)])
+    return {doc["agent"]: doc["end_state"] for doc in
+            (json.loads(p.read_text()) for p in run.glob("trials/*/attempts/1/result.json"))}
+
+
 def _why_not() -> str | None:
     if os.geteuid() != 0:
         return "building a Debian base needs root (mmdebstrap --mode=root)"

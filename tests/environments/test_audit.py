@@ -17,6 +17,7 @@ from assay.cli.main import main
 from assay.environments.store import ImageStore
 from assay.importers import import_suite
 from assay.spec.load import load_suite
+from tests.environments.conftest import oracle_and_nop
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 
@@ -233,11 +234,7 @@ def test_packages_uvx_names_for_the_tests_are_installed_at_build_time(tmp_path: 
                for s in declared["steps"]), declared
     assert (out / "tasks/uvx-packages/environment/Dockerfile").read_text() == (task / "environment/Dockerfile").read_text()
     run = tmp_path / "run"
-    main(["run", str(out), "-a", "oracle,nop", "-o", str(run)])
-    verdicts = {}
-    for result in run.glob("trials/*/attempts/1/result.json"):
-        doc = json.loads(result.read_text())
-        verdicts[doc["agent"]] = doc["end_state"]
+    verdicts = oracle_and_nop(out, run)
     assert verdicts == {"oracle": "pass", "nop": "fail"}, verdicts
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assay.cli.main import main
 from assay.environments.runtime import image_root, plan_of
 from assay.environments.store import ImageStore
 from assay.errors import SpecError
@@ -27,34 +26,14 @@ from assay.importers import import_suite
 from assay.importers.harbor_offline import offline_plan
 from assay.spec.environment import EnvironmentSpec
 from assay.spec.load import load_suite
+from tests.environments.conftest import oracle_and_nop
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 
-#: the stock Terminal-Bench 2.0 script of a task whose tests need a tool the agent's image lacks
-TEST_SH = """#!/bin/bash
-
-# Install curl and bc (bc needed by the tests)
-apt-get update
-apt-get install -y curl bc
-
-# Install uv
-curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh
-
-source $HOME/.local/bin/env
-
-# Run pytest
-uvx \\
-  -p 3.13 \\
-  -w pytest==8.4.1 \\
-  -w pytest-json-ctrf==0.3.5 \\
-  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA
-
-if [ $? -eq 0 ]; then
-  echo 1 > /logs/verifier/reward.txt
-else
-  echo 0 > /logs/verifier/reward.txt
-fi
-"""
+#: the stock Terminal-Bench 2.0 script of a task whose tests need a tool the agent's image lacks:
+#: extract-elf's own (a shipped fixture), installing bc where it installs gcc
+TEST_SH = (FIXTURES / "terminal-bench-2/extract-elf/tests/test.sh").read_text().replace("curl gcc", "curl bc")
+assert "apt-get install -y curl bc" in TEST_SH
 TESTS = """import subprocess
 from pathlib import Path
 
@@ -147,11 +126,7 @@ def test_a_verifier_image_over_the_tasks_holds_what_the_agents_never_does(tmp_pa
     assert (out / "tasks/needs-bc/environment/Dockerfile").read_text() == \
         (tmp_path / "src/needs-bc/environment/Dockerfile").read_text()  # the agent's image as shipped
     run = tmp_path / "run"
-    main(["run", str(out), "-a", "oracle,nop", "-o", str(run)])
-    verdicts = {}
-    for result in run.glob("trials/*/attempts/1/result.json"):
-        doc = json.loads(result.read_text())
-        verdicts[doc["agent"]] = doc["end_state"]
+    verdicts = oracle_and_nop(out, run)
     assert verdicts == {"oracle": "pass", "nop": "fail"}, verdicts
     loaded = load_suite(out).tasks[0]
     agent, verifier = image_root(loaded, image_store), image_root(loaded, image_store, verifier=True)

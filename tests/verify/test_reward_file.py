@@ -180,3 +180,50 @@ def answer():
 def test_a_reward_the_agents_code_locked_against_the_script_fails(tmp_path: Path, solution: str) -> None:
     forged = verify(tmp_path, RUNS_AGENT_CODE, {"solution.py": solution})
     assert not forged.passed, forged.evidence
+
+
+#: the agent's solution, version three: wrong, and it rewrites the rest of the running script in
+#: place (bash reads a script as it goes), so the lines after it write a reward of 1
+REWRITES_SCRIPT = """import os
+with open("/tests/test.sh", "r+b") as f:
+    text = f.read()
+    f.seek(0)
+    f.write(text.replace(b"echo 0 >", b"echo 1 >"))
+def answer():
+    return 0
+"""
+UNLINKS_SCRIPT = """import os
+os.unlink("/tests/test.sh")
+open("/tests/test.sh", "w").write("#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n")
+def answer():
+    return 0
+"""
+
+
+@pytest.mark.parametrize("solution", [REWRITES_SCRIPT, UNLINKS_SCRIPT])
+def test_the_agents_code_cannot_rewrite_the_running_test_script(tmp_path: Path, solution: str) -> None:
+    """The test folder is the verifier's to write (below); the script that decides stays as shipped."""
+    forged = verify(tmp_path, RUNS_AGENT_CODE, {"solution.py": solution})
+    assert not forged.passed, forged.evidence
+    assert forged.evidence["rewards"] == {"reward": 0.0}, forged.evidence
+
+
+#: what official Terminal-Bench 2.0 feal-differential-cryptanalysis's tests do: build a C module
+#: in the tests' own folder (`cd /tests && python setup.py build_ext --inplace`)
+BUILDS_IN_TESTS = """#!/bin/bash
+cd /tests && mkdir -p build && echo built > build/module.txt && cd - > /dev/null
+if [ "$(cat /tests/build/module.txt)" = built ] && [ "$(cat out.txt)" = "$(cat /tests/expected.txt)" ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+
+def test_the_test_script_may_write_in_its_own_folder(tmp_path: Path) -> None:
+    """Harbor uploads the tests into the container, where the script may build beside them; here
+    they were mounted read-only ("Read-only file system"), so such a task's oracle failed. The
+    folder is a copy of the task's tests made for this verification alone, thrown away after it."""
+    ok = verify(tmp_path / "a", BUILDS_IN_TESTS, {"out.txt": "hello\n"})
+    assert ok.passed, ok.evidence
+    assert not verify(tmp_path / "b", BUILDS_IN_TESTS, {"out.txt": "bye\n"}).passed

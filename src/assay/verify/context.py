@@ -60,16 +60,19 @@ class VerifyContext:
     cpu_s: float | None = None  # CPU seconds of the predicates' sandboxes so far (None: not measured)
 
     async def open_site(self, predicate: str, ro: dict[str, Path] | None = None,
-                        inputs: dict[str, str] | None = None, snapshot: Path | None = None) -> Any:
+                        inputs: dict[str, str] | None = None, snapshot: Path | None = None,
+                        pinned: dict[str, Path] | None = None) -> Any:
         """A fresh sandbox over a fresh copy of the snapshot for one code-executing predicate,
         with ``ro`` (``hidden``/``code``/``events``/``input`` -> host path) mounted read-only.
         The verifier destroys it when the predicate ends and fails the predicate if anything was
-        left running in it. ``snapshot``: a prepared copy to start from instead of the final state."""
+        left running in it. ``snapshot``: a prepared copy to start from instead of the final state;
+        ``pinned``: files bound read-only over the mounts (:func:`assay.verify.site.open_site`)."""
         n = len(list((self.root / "exec").glob("*"))) if (self.root / "exec").is_dir() else 0
         site = await open_site(self.backend, snapshot or self.work, self.root / "exec" / f"{n:03d}", limits=self.limits,
                                label=f"verify:{self.task.id}:{predicate}", ro=dict(ro or {}), inputs=inputs,
                                workdir=self.task.spec.workdir, env=self.task.spec.env.verifier,
-                               image=(root := verifier_root(self.task)), keep=verifier_files_at_workdir(self.task, root))
+                               image=(root := verifier_root(self.task)), keep=verifier_files_at_workdir(self.task, root),
+                               pinned=pinned)
         self.sites.append(site)
         return site
 

@@ -26,8 +26,10 @@ from assay.verify.snapshot import copy_snapshot
 TARGETS = {"hidden": "/verifier/hidden", "code": "/verifier/code", "events": "/verifier/events.jsonl",
            "input": "/verifier/input", "cases": "/verifier/cases",
            "tests": "/tests", "logs": "/logs/verifier"}  # tests, logs: a task's own test script (reward_file)
-#: the mounts a predicate's process may write (its own scratch folder, read back by the harness)
-WRITABLE = frozenset({"logs"})
+#: the mounts a predicate's process may write: its own scratch folder, read back by the harness, and
+#: the copy of the task's tests made for this verification alone (a script may build beside them, as
+#: in Harbor's container; the script itself is pinned read-only: ``open_site``'s ``pinned``)
+WRITABLE = frozenset({"logs", "tests"})
 
 
 @dataclass
@@ -56,14 +58,17 @@ class ExecSite:
 async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, label: str, limits: Limits,
                     ro: dict[str, Path], inputs: dict[str, str] | None = None, workdir: str = "/workspace",
                     env: dict[str, str] | None = None, image: ImageRoot | None = None,
-                    keep: Path | None = None) -> ExecSite:
+                    keep: Path | None = None, pinned: dict[str, Path] | None = None) -> ExecSite:
     """Copy ``snapshot`` to ``host_dir/ws`` (over a frozen overlay workspace: a fresh overlay layer
     on it, :func:`assay.sandbox.overlay_ws.stack`) and start a verifier sandbox with it at ``workdir``
     (the path the agent saw; over an image without one, the image's WORKDIR), each of ``ro``
     (name -> host path) mounted read-only, ``inputs`` (relative path -> text, written by the
     harness before anything runs) mounted read-only as ``cases``; ``env``: the task's variables
     for the verifier; ``keep``: a verifier image's own folder at ``workdir``, laid over the copy
-    (:func:`lay_over`), so its files there are never the agent's."""
+    (:func:`lay_over`), so its files there are never the agent's; ``pinned``: files (path inside ->
+    host path) bound read-only over what the mounts show there, made after them (the test script in
+    its writable folder: code the script runs can neither rewrite it in place, which bash would read
+    on, nor unlink it)."""
     ws = host_dir / "ws"
     host_dir.mkdir(parents=True)
     if overlay_ws.stack(snapshot, ws, host_dir / "ws.layers") is None:  # a frozen overlay: a layer over it
@@ -78,9 +83,10 @@ async def open_site(backend: SandboxBackend, snapshot: Path, host_dir: Path, *, 
             (cases / rel).write_text(text)
         ro = {**ro, "cases": cases}
     mounts = {name: Mount(source=src, target=TARGETS[name], writable=name in WRITABLE) for name, src in ro.items()}
+    pins = tuple(Mount(source=src, target=inside, writable=False) for inside, src in (pinned or {}).items())
     sb = await backend.create(SandboxSpec(workspace=ws, network=NetworkProfile.none, identity="verifier",
                                           workdir=workdir, env=dict(env or {}), limits=limits,
-                                          mounts=tuple(mounts.values()), label=label, image=image))
+                                          mounts=(*mounts.values(), *pins), label=label, image=image))
     return ExecSite(sb, host_dir, mounts)
 
 

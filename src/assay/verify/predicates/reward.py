@@ -146,7 +146,9 @@ async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
         argv = interpreter(script)
     except ShebangError as e:
         return Outcome(False, {"script": spec.script, "error": str(e)})
-    site = await ctx.open_site(spec.id, ro={**ro, "logs": logs})
+    # the tests' copy is the script's to write in; the script itself is pinned as shipped
+    pinned = {f"{TARGETS['tests']}/{spec.script}": script} if "tests" in ro else None
+    site = await ctx.open_site(spec.id, ro={**ro, "logs": logs}, pinned=pinned)
     where = site.path("tests") if "tests" in ro else TARGETS["tests"]
     res = await site.sandbox.exec([*argv, f"{where}/{spec.script}"], cwd=site.work,
                                   timeout_s=spec.timeout_s)

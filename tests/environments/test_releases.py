@@ -170,17 +170,21 @@ def test_pip_in_a_python_image_installs_for_the_agent(image_store: ImageStore, t
     """Python's own images carry no EXTERNALLY-MANAGED marker, so `pip install` works there; mapped
     to Debian's python3 it stopped with "externally-managed-environment". The agent (unprivileged
     here) now installs a wheel into its user site, as pip does for a user who cannot write the
-    system's."""
+    system's. Python's images also carry Python.h (official Terminal-Bench 2.0
+    feal-differential-cryptanalysis's tests build a C module against it: "Python.h: No such file or
+    directory" before 2026-12-06), so the image gets Debian's python3-dev."""
     plan = _plan(tmp_path, "FROM python:3.13-slim\nRUN true\n")
     assert any("EXTERNALLY-MANAGED" in d for d in plan.deviations), plan.deviations
     info = build(image_store, plan)
     ws = tmp_path / "ws"
     ws.mkdir()
     wheel = _wheel(ws, "hello", "0.1", "X = 42\n")
-    script = f"cd / && python3 -m pip install --no-index -q /workspace/{wheel} 2>&1; python3 -c 'import hello; print(hello.X)'"
+    script = (f"cd / && python3 -m pip install --no-index -q /workspace/{wheel} 2>&1; python3 -c 'import hello; "
+              "import os, sysconfig; print(os.path.isfile(os.path.join(sysconfig.get_path(\"include\"), \"Python.h\")), "
+              "hello.X)'")
     try:
         code, out = _as_agent(info, image_store, ws, script)
-        assert code == 0 and out.strip().endswith("42"), out
+        assert code == 0 and out.strip().endswith("True 42"), out
         assert "externally-managed" not in out, out
     finally:
         image_store.remove(info.digest)

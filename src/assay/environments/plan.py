@@ -26,6 +26,8 @@ BUILDER_VERSION = 6  # 5: a base from its own release's suites; 6: its Python pa
 VERIFIER_PACKAGES = ("python3", "python3-pytest", "ca-certificates")
 #: a ``FROM`` of a Python image maps to Debian's python with these
 PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv")
+#: and what else Python's own images carry: the headers a C extension builds against (Python.h)
+PYTHON_IMAGE_PACKAGES = (*PYTHON_PACKAGES, "python3-dev")
 #: a ``FROM`` of a language's official image (its name, the last part of the path, without the tag)
 #: maps to Debian's packages of that language, installed as the image's first step, and the
 #: language named in the deviation (its version may differ)
@@ -212,9 +214,9 @@ def map_from(image: str, env: EnvironmentSpec) -> tuple[str, tuple[str, ...], st
         return own, (), None if exact else f"FROM {image} read as debian:{own}"
     if python_image(image):
         choice = releases.choose(image, "Python", fallback)
-        return choice.release, PYTHON_PACKAGES, (f"FROM {image} mapped to debian:{choice.release} with Debian's "
-                                                 f"{', '.join(PYTHON_PACKAGES)}, `python` as python3 and no "
-                                                 f"EXTERNALLY-MANAGED marker, as Python's image ({choice.said})")
+        return choice.release, PYTHON_IMAGE_PACKAGES, (f"FROM {image} mapped to debian:{choice.release} with Debian's "
+                                                       f"{', '.join(PYTHON_IMAGE_PACKAGES)}, `python` as python3 and no "
+                                                       f"EXTERNALLY-MANAGED marker, as Python's image ({choice.said})")
     if short in RUNTIME_IMAGES:
         packages, language = RUNTIME_IMAGES[short]
         choice = releases.choose(image, language, fallback)

@@ -227,3 +227,28 @@ def test_the_test_script_may_write_in_its_own_folder(tmp_path: Path) -> None:
     ok = verify(tmp_path / "a", BUILDS_IN_TESTS, {"out.txt": "hello\n"})
     assert ok.passed, ok.evidence
     assert not verify(tmp_path / "b", BUILDS_IN_TESTS, {"out.txt": "bye\n"}).passed
+
+
+def test_a_test_script_linked_out_of_its_folder_is_refused_not_bound(tmp_path: Path) -> None:
+    """The script is pinned read-only by its host path; a script that is a link would make that
+    another file of the host bound into the verifier's sandbox (the loader already refuses a link
+    out of the suite). A link leading out of the tests' folder is the task's fault, named; one
+    inside it is pinned where it leads."""
+    need_bwrap()
+    suite = write_suite(tmp_path / "suite")
+    d = write_task(suite, "t", task={"category": "code", "predicates": [{"id": "reward", "kind": "reward_file"}]},
+                   hidden={"tests/real.sh": TEST_SH, "tests/expected.txt": "hello\n",
+                           "elsewhere.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"})
+    (d / "hidden/tests/test.sh").symlink_to("../elsewhere.sh")
+    ws = tmp_path / "final"
+    ws.mkdir()
+    (ws / "out.txt").write_text("hello\n")
+    with pytest.raises(VerifierError) as e:
+        asyncio.run(run_verifier(load_task(d), ws, tmp_path / "verify", initial_digests={}, events=[],
+                                 backend=BwrapBackend()))
+    assert "link" in str(e.value) and e.value.reason == "verifier_setup"
+    (d / "hidden/tests/test.sh").unlink()
+    (d / "hidden/tests/test.sh").symlink_to("real.sh")
+    r = asyncio.run(run_verifier(load_task(d), ws, tmp_path / "verify2", initial_digests={}, events=[],
+                                 backend=BwrapBackend()))
+    assert r.predicates[0].passed, r.predicates[0].evidence

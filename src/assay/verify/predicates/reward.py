@@ -132,7 +132,12 @@ def _script(spec: RewardFile, ctx: VerifyContext) -> tuple[Path, dict[str, Path]
                             reason="verifier_setup")
     copy = ctx.root / "exec" / f"reward-{spec.id}-tests"
     shutil.copytree(tests, copy, symlinks=True)
-    return copy / spec.script, {"tests": copy}
+    # the script is pinned by its host path (reward_file): where a link leads, inside the copy only
+    script = Path(os.path.realpath(copy / spec.script))
+    if not script.is_relative_to(copy.resolve()) or not script.is_file():
+        raise VerifierError(f"predicate {spec.id!r}: hidden/{spec.tests}/{spec.script} is a link leading out of "
+                            f"hidden/{spec.tests}; replace it with the file", reason="verifier_setup")
+    return script, {"tests": copy}
 
 
 @evaluator("reward_file", trust=Trust.in_process)
@@ -147,7 +152,7 @@ async def reward_file(spec: PredicateSpec, ctx: VerifyContext) -> Outcome:
     except ShebangError as e:
         return Outcome(False, {"script": spec.script, "error": str(e)})
     # the tests' copy is the script's to write in; the script itself is pinned as shipped
-    pinned = {f"{TARGETS['tests']}/{spec.script}": script} if "tests" in ro else None
+    pinned = {f"{TARGETS['tests']}/{spec.script}": script} if "tests" in ro else None  # the file it leads to
     site = await ctx.open_site(spec.id, ro={**ro, "logs": logs}, pinned=pinned)
     where = site.path("tests") if "tests" in ro else TARGETS["tests"]
     res = await site.sandbox.exec([*argv, f"{where}/{spec.script}"], cwd=site.work,

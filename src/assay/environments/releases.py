@@ -144,7 +144,7 @@ def renamed(argv: tuple[str, ...], table: dict[str, str]) -> tuple[tuple[str, ..
 
     if argv[:2] == ("/bin/sh", "-c") and len(argv) >= 3:
         return (*argv[:2], sub(argv[2]), *argv[3:]), found
-    if any(a.startswith("apt") for a in argv[:1]) and "install" in argv:
+    if argv and argv[0].startswith("apt") and "install" in argv:
         out: list[str] = []
         for a in argv:
             if a in table:

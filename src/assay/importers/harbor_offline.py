@@ -25,17 +25,6 @@ _APT = re.compile(r"^\s*(?:DEBIAN_FRONTEND=\S+\s+)?apt-get\s+((?:-\S+\s+)*)(upda
 _APT_OK = frozenset({"curl", "ca-certificates"})
 
 
-def _apt_bootstrap(line: str) -> bool:
-    """Whether ``line`` is apt's part of the bootstrap: an update, or an install of curl and its
-    CA bundle only (flags anywhere)."""
-    m = _APT.match(line)
-    if m is None:
-        return False
-    words = m.group(3).split()
-    if m.group(2) == "update":
-        return all(w.startswith("-") for w in words)
-    packages = [w for w in words if not w.startswith("-")]
-    return bool(packages) and set(packages) <= _APT_OK
 #: ``uvx`` or ``uv run`` with only pytest's packages, then pytest (a word of its own, anywhere in a
 #: line): ``--with PKG``, ``-w PKG`` or ``--with=PKG`` (PKG pytest or its ctrf plugin), and the Python
 #: asked for, ``-p 3.13``/``--python 3.13`` (the official Terminal-Bench 2.0 spelling), run here by
@@ -145,9 +134,10 @@ def offline_plan(text: str, *, uv_project: bool = False) -> OfflinePlan | None:
     indexes: list[str] = []
     changed = False
     for line in lines:
-        if _BOOTSTRAP.match(line) or _apt_bootstrap(line):
+        if _BOOTSTRAP.match(line):
             changed = True
             continue
+        # apt's part of the bootstrap (an update, curl and its CA bundle) is an install that adds nothing
         if re.search(r"\b(apt-get|pip3?)\b", line.split("#", 1)[0]) and (got := _installs(line)) is not None:
             apt += [p for p in got[0] if p not in apt]
             pip += [p for p in got[1] if p not in pip]

@@ -299,11 +299,15 @@ class sqlite_copy:
 
     def __enter__(self) -> sqlite3.Connection:
         self.tmp = tempfile.mkdtemp(prefix="assay-native-db-")
-        target = Path(self.tmp) / "db.sqlite"
-        target.write_bytes(read_bytes(self.home, self.rel))
-        wal = self.rel.with_name(self.rel.name + "-wal")
-        if is_file(self.home, wal):
-            (Path(self.tmp) / "db.sqlite-wal").write_bytes(read_bytes(self.home, wal))
+        try:
+            target = Path(self.tmp) / "db.sqlite"
+            target.write_bytes(read_bytes(self.home, self.rel))
+            wal = self.rel.with_name(self.rel.name + "-wal")
+            if is_file(self.home, wal):
+                (Path(self.tmp) / "db.sqlite-wal").write_bytes(read_bytes(self.home, wal))
+        except BaseException:  # refused (a link, too large): __exit__ is not called for a failed __enter__
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
         self.db = sqlite3.connect(target)  # a private copy: its schema may use SQL functions (OpenClaw's uses json_valid)
         self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQL_VALUE_BYTES)
         ticks = iter(range(SQL_STEPS // _STEP_EVERY))

@@ -16,7 +16,6 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 from typing import Any
 
 
@@ -75,22 +74,21 @@ def main(argv: list[str]) -> int:
     for d in reversed([p for p in pythonpath.split(os.pathsep) if p]):
         sys.path.insert(at, os.path.normpath(os.path.join(work, d)))
         _forget(os.path.join(work, d))
-    if inifile:
-        ini = os.path.join(work, inifile)
-    else:
-        fd, ini = tempfile.mkstemp(suffix=".ini")
-        os.write(fd, b"[pytest]\n")
-        os.close(fd)
     os.chdir(work)
     files = sorted({i.split("::", 1)[0] for i in wanted})
     present = [f for f in files if os.path.isfile(os.path.join(work, f))]
     if not present:
         stream.emit(finish=5, collected=0)
         return 5
-    return int(pytest.main([
-        *present, "-q", "-p", "no:cacheprovider", "-p", "no:stepwise", "-c", ini, f"--rootdir={work}",
-        f"--confcutdir={work}", "-o", "addopts=", "-o", "xfail_strict=false",
-    ], plugins=[stream, Select(set(wanted))]))
+    ini = os.path.join(work, inifile) if inifile else runner.empty_ini()
+    try:
+        return int(pytest.main([
+            *present, "-q", "-p", "no:cacheprovider", "-p", "no:stepwise", "-c", ini, f"--rootdir={work}",
+            f"--confcutdir={work}", "-o", "addopts=", "-o", "xfail_strict=false",
+        ], plugins=[stream, Select(set(wanted))]))
+    finally:
+        if not inifile:
+            os.unlink(ini)
 
 
 if __name__ == "__main__":

@@ -63,15 +63,25 @@ def main(argv: list[str]) -> int:
     stream = Stream(out, nonce)
     stream.emit(started=True)
     sys.path.append(work)
+    ini = empty_ini()
+    os.chdir(hidden)
+    try:
+        return int(pytest.main([
+            os.path.join(hidden, tests), "-q", "-p", "no:cacheprovider", "-p", "no:stepwise", "-c", ini,
+            f"--rootdir={hidden}", f"--confcutdir={hidden}", "-o", "addopts=", "-o", "python_files=test_*.py *_test.py",
+            "-o", "python_functions=test*", "-o", "python_classes=Test*", "-o", "xfail_strict=false",
+        ], plugins=[stream]))
+    finally:
+        os.unlink(ini)
+
+
+def empty_ini() -> str:
+    """A fresh ``[pytest]`` file of ours (the caller removes it): pytest then reads no configuration
+    the agent wrote."""
     fd, ini = tempfile.mkstemp(suffix=".ini")
     os.write(fd, b"[pytest]\n")
     os.close(fd)
-    os.chdir(hidden)
-    return int(pytest.main([
-        os.path.join(hidden, tests), "-q", "-p", "no:cacheprovider", "-p", "no:stepwise", "-c", ini,
-        f"--rootdir={hidden}", f"--confcutdir={hidden}", "-o", "addopts=", "-o", "python_files=test_*.py *_test.py",
-        "-o", "python_functions=test*", "-o", "python_classes=Test*", "-o", "xfail_strict=false",
-    ], plugins=[stream]))
+    return ini
 
 
 if __name__ == "__main__":

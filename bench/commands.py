@@ -2,8 +2,8 @@
 (JSON, Markdown, HTML), `assay export` and `assay verify`, each as its own `assay` process (wall
 time, CPU time and peak RSS of that process), beside DuckDB computing the headline figures from the
 same result files end to end (when duckdb is installed: ``pip install duckdb``), and the kernel's
-floor: ``find | xargs cat`` listing and reading every file of ``trials/`` in one process, what any
-reader of one file per trial pays before it parses anything. Each line ends with the machine's
+floor: ``find | xargs cat`` listing and reading every file of ``trials/``, the ledger and the results
+log in one process, what any reader pays before it parses anything. Each line ends with the machine's
 1-minute load average when the command ended (2 cores: above 2, it waited for a core). CPU time
 is the process's and its children's (the scan's reading processes); peak RSS is the largest of
 them, not their sum (each reading process holds about 20 MiB).
@@ -14,6 +14,7 @@ lines, without 10^6 fsyncs), generated once into ``--keep DIR`` and reused.
     python bench/commands.py --sizes 10000 100000 --keep /tmp/runs
     python bench/commands.py --sizes 10000 --only score report-html
     python bench/commands.py --run /work/runs/real-18000 --only score verify   # bench/replicate.py's
+    python bench/commands.py --sizes 1000000 --results log --keep /tmp/runs   # results in one log
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def measure(argv: list[str], src: Path | None = None) -> dict[str, float]:
     return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024}
 
 
+def floor_paths(run: Path) -> str:
+    """What the floor reads: every file of ``trials/``, and the ledger and the results log, which
+    every command reads whole too (quoted for ``sh``)."""
+    return " ".join(f"'{p}'" for p in (run / "trials", run / "ledger.jsonl", run / "results.jsonl") if p.exists())
+
+
 def duckdb_figures(run: Path, source: str = "files") -> dict[str, float] | None:
     """DuckDB end to end: strict rate, cost, tokens and p95 wall per agent, over the run's result
     files (``files``) or over ``assay export``'s JSON Lines of the same run (``export``)."""
@@ -65,9 +72,11 @@ def duckdb_figures(run: Path, source: str = "files") -> dict[str, float] | None:
     except ImportError:
         return None
     if source == "files":
+        where = (f"'{run}/results.jsonl', format='newline_delimited'" if (run / "results.jsonl").is_file()
+                 else f"'{run}/trials/*/attempts/*/result.json', format='auto'")
         query = f"""select agent, count(*), avg((end_state = 'pass')::int), sum(usage.cost_usd),
             sum(usage.input_tokens + usage.output_tokens), quantile_cont(timings.ended_at - timings.started_at, 0.95)
-            from read_json('{run}/trials/*/attempts/*/result.json', format='auto') group by agent"""
+            from read_json({where}) group by agent"""
     else:
         query = f"""select agent, count(*), avg(strict_pass::int), sum(cost_usd), sum(input_tokens + output_tokens),
             quantile_cont(wall_s, 0.95) from read_json('{source}', format='newline_delimited') where final
@@ -88,6 +97,8 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="where the generated run directories are kept (with --sizes)")
     ap.add_argument("--run", type=Path, nargs="*", default=[], help="existing run directories to measure instead "
                     "(a real run, or bench/replicate.py's copies of one: traces, diffs and artifacts included)")
+    ap.add_argument("--results", choices=["files", "log"], default="files", help="where the generated runs keep "
+                    "their results: a file per result, or the results log (assay run --results log)")
     ap.add_argument("--src", type=Path, help="run the assay of this src folder (a before figure)")
     ap.add_argument("--only", nargs="*", help="run only these commands (score, report-json, report-md, "
                     "report-html, export, verify, floor, duckdb-files, duckdb-jsonl: over the export's file)")
@@ -98,12 +109,13 @@ def main() -> None:
         args.sizes = []
     elif args.keep is None:
         ap.error("--keep DIR is needed to generate run directories (or give --run DIR...)")
-    targets = [(n, args.keep / f"run-{n}") for n in args.sizes]
+    suffix = "" if args.results == "files" else "-log"
+    targets = [(n, args.keep / f"run-{n}{suffix}") for n in args.sizes]
     targets += [(sum(1 for _ in os.scandir(r / "trials")), r) for r in args.run]
     for n, run in targets:
         if not (run / "manifest.json").is_file():
             subprocess.run([sys.executable, str(HERE / "score.py"), "--phase", "make-rundir", "--n", str(n),
-                            "--file", str(run)], check=True, stdout=subprocess.DEVNULL)
+                            "--file", str(run), "--results", args.results], check=True, stdout=subprocess.DEVNULL)
         with tempfile.TemporaryDirectory(prefix="assay-bench-cmd-") as tmp:
             for name, argv in commands(run, Path(tmp)).items():
                 if args.only and name not in args.only:
@@ -112,7 +124,7 @@ def main() -> None:
                 print(f"{n:>9,d}  {name:<12} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['rss_mib']:13.1f} "
                       f"{os.getloadavg()[0]:5.1f}", flush=True)
             if not args.only or "floor" in args.only:
-                r = measure(["sh", "-c", f"find '{run}/trials' -type f -print0 | xargs -0 cat > /dev/null"])
+                r = measure(["sh", "-c", f"find {floor_paths(run)} -type f -print0 | xargs -0 cat > /dev/null"])
                 print(f"{n:>9,d}  {'floor':<12} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['rss_mib']:13.1f} "
                       f"{os.getloadavg()[0]:5.1f}", flush=True)
             for what, source in (("duckdb-files", "files"), ("duckdb-jsonl", str(Path(tmp) / "export.jsonl"))):

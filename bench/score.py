@@ -51,10 +51,10 @@ TASKS = 1000
 STATES = [EndState.passed] * 6 + [EndState.failed] * 3 + [EndState.infra_error]
 
 
-def manifest(trials: list[str] | None = None) -> RunManifest:
+def manifest(trials: list[str] | None = None, results: str = "files") -> RunManifest:
     return RunManifest(run_id="bench", created_at=0.0, harness={}, suite={"name": "bench"}, categories=CATEGORIES,
                        tasks=[], agents=[AgentRecord(name=a, kind="bench") for a in AGENTS],
-                       plan=PlanRecord(trials=trials or []))
+                       plan=PlanRecord(trials=trials or [], results=results))
 
 
 def synthetic(n: int, seed: int = 0) -> Iterator[AttemptResult]:
@@ -221,26 +221,38 @@ def duckdb_file(path: Path, threads: int) -> dict:
     return {"n": n, "seconds": time.perf_counter() - t0, "cpu_s": cpu_s() - c0, "peak_rss_mib": peak_mib()}
 
 
-def make_rundir(n: int, path: Path) -> dict:
+def make_rundir(n: int, path: Path, results: str = "files") -> dict:
     """A run directory of n results with the very bytes and ledger lines ``RunDir.write_result``
-    writes (checked on the first results against the real writer), without its per-file fsyncs:
-    10^6 fsyncs would measure the disk, not the scorer."""
+    writes (checked on the first results against the real writer), without its per-write fsyncs:
+    10^6 fsyncs would measure the disk, not the scorer. ``results``: a file per result, or the log
+    (``assay run --results log``)."""
     from assay.spec.digest import sha256_bytes
+    from assay.store.results_log import LOG, log_key
     from assay.store.rundir import LEDGER, TRIALS, RunDir
 
     t0 = time.perf_counter()
-    results = synthetic(n)
-    rd = RunDir.create(path, manifest([r.trial_id for r in synthetic(n)]))
-    check = RunDir.create(path.parent / (path.name + ".check"), manifest([]))
-    with open(path / LEDGER, "a") as ledger:
-        for i, r in enumerate(results):
-            rel = f"{TRIALS}/{r.trial_id}/attempts/{r.attempt}/result.json"
-            data = (r.model_dump_json(indent=2) + "\n").encode()
-            (path / rel).parent.mkdir(parents=True)
-            (path / rel).write_bytes(data)
+    results_ = synthetic(n)
+    rd = RunDir.create(path, manifest([r.trial_id for r in synthetic(n)], results))
+    check = RunDir.create(path.parent / (path.name + ".check"), manifest([], results))
+    with open(path / LEDGER, "a") as ledger, open(path / LOG, "ab") as log:
+        for i, r in enumerate(results_):
+            if results == "log":
+                rel, data = log_key(r.trial_id, r.attempt), r.model_dump_json().encode()
+                log.write(data + b"\n")
+            else:
+                rel = f"{TRIALS}/{r.trial_id}/attempts/{r.attempt}/result.json"
+                data = (r.model_dump_json(indent=2) + "\n").encode()
+                (path / rel).parent.mkdir(parents=True)
+                (path / rel).write_bytes(data)
             ledger.write(json.dumps({"path": rel, "sha256": sha256_bytes(data), "ts": time.time()}, sort_keys=True) + "\n")
             if i < 3:  # the same bytes as the real writer
-                assert check.write_result(r).read_bytes() == data
+                written = check.write_result(r)
+                if results == "log":
+                    assert written.read_bytes().splitlines()[i] == data
+                else:
+                    assert written.read_bytes() == data
+    if results != "log":
+        (path / LOG).unlink()
     return {"n": n, "seconds": time.perf_counter() - t0, "path": str(rd.path)}
 
 
@@ -268,6 +280,8 @@ def main() -> None:
     ap.add_argument("--rundir", type=int, nargs="*", help="score real run directories of N results (integrity check "
                     "included); generated into --keep DIR once and reused when given")
     ap.add_argument("--keep", type=Path, help="where generated run directories are kept between invocations")
+    ap.add_argument("--results", choices=["files", "log"], default="files", help="where the generated runs keep "
+                    "their results: a file per result, or the results log (assay run --results log)")
     args = ap.parse_args()
     if args.phase == "generate":
         print(json.dumps(generate(args.n, args.file)))
@@ -282,7 +296,7 @@ def main() -> None:
         print(json.dumps(duckdb_file(args.file, args.threads)))
         return
     if args.phase == "make-rundir":
-        print(json.dumps(make_rundir(args.n, args.file)))
+        print(json.dumps(make_rundir(args.n, args.file, args.results)))
         return
     if args.phase == "score-rundir":
         print(json.dumps(score_rundir(args.file)))
@@ -291,9 +305,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="assay-bench-rundir-") as tmp:
             keep = args.keep or Path(tmp)
             for n in args.rundir:
-                path = keep / f"run-{n}"
+                path = keep / (f"run-{n}" if args.results == "files" else f"run-{n}-log")
                 if not (path / "manifest.json").is_file():
-                    g = _child("--phase", "make-rundir", "--n", str(n), "--file", str(path))
+                    g = _child("--phase", "make-rundir", "--n", str(n), "--file", str(path), "--results", args.results)
                     print(f"generated {n:,d} results in {g['seconds']:.1f} s (not timed below)", flush=True)
                 r = _child("--phase", "score-rundir", "--file", str(path))
                 assert r["n"] == n

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,6 +94,8 @@ class PlanRecord(BaseModel):
     deadline_s: float | None = Field(None, description="Campaign deadline in seconds from the start of execution.")
     controls: bool = Field(False, description="The run added each task's impossible-task controls (--controls).")
     excluded: list[str] = Field(default_factory=list, description="Tasks of the suite --exclude left out of the plan.")
+    results: Literal["files", "log"] = Field("files", description="Where results are written: a file per attempt, "
+                                             "or one append-only log (--results log; docs/run-directory.md).")
 
 
 class RunManifest(BaseModel):

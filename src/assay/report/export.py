@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import sys
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from assay.spec.user_file import check_output_path, unwritable
 from assay.store.rundir import RunDir
 from assay.store.integrity import refusal
 from assay.store.scan import RunScan
-from assay.store.trial_order import has_repeats, share_names, unplanned
+from assay.store.trial_order import has_repeats
 
 EXPORT_SCHEMA = "assay.results/1"
 FORMATS = ("jsonl", "csv", "parquet")
@@ -113,10 +112,8 @@ def iter_rows(run_dir: Path | str, scan: RunScan | None = None) -> Iterator[dict
     categories = {t.id: t.category for t in m.tasks}
     held = m.held_out_ids()  # counted rows; a held-out task's ids shown as digests
     scan = scan or RunScan(rd, verify=False)
-    on_disk = scan.trial_dirs()
     planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
-    share_names(on_disk, planned)
-    order = list(itertools.chain(planned, unplanned(planned, on_disk)))
+    order = list(scan.in_order(planned))
     for tid, read in zip(order, scan.trials(order)):
         results = read.attempts if read is not None else []
         if not results:

@@ -85,6 +85,7 @@ class RunOptions:
     settings: dict[str, Any] | None = None  # where options came from besides the command line (config file, ASSAY_*)
     run_budget: RunBudget | None = None  # --max-cost / --max-tokens over the whole run
     controls: bool = False  # add each task's impossible-task controls to the run (spec/controls.py)
+    results: str = "files"  # "log": the results in one append-only log (store/results_log.py)
 
 
 @dataclass
@@ -213,7 +214,7 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
                         trials=[t.id for t in plan], seed=new_seed() if opts.seed is None else opts.seed,
                         max_per_agent=opts.max_per_agent, max_per_model=opts.max_per_model,
                         executor=opts.executor.name, deadline_s=opts.deadline_s, controls=opts.controls,
-                        excluded=excluded), judge=judge,
+                        excluded=excluded, results=opts.results), judge=judge,
         environments={tid: env_runtime.record(info, tid) for tid, info in built.images.items()},
         verifier_environments={tid: env_runtime.record(info, tid) for tid, info in built.verifier.items()},
         extra={"settings": opts.settings} if opts.settings else None,

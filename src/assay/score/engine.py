@@ -36,7 +36,6 @@ from assay.store.integrity import refusal, require_intact
 from assay.store.rundir import MANIFEST, TRIALS, RunDir
 from assay.store.scan import RunScan
 from assay.store.scan_read import TRACE
-from assay.store.trial_order import share_names, unplanned
 
 #: how a scan reads a trial folder for the scorer: its files and, from the same bytes, its trace's facts
 #: and the screen (score/trial_sight.py), in the reading processes of a large run
@@ -161,8 +160,7 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
     budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
     planned = manifest.plan.trials
-    share_names(scan.trial_dirs(), planned)
-    order = itertools.chain(planned, unplanned(planned, scan.trial_dirs()))
+    order = scan.in_order(planned)
     order, ids = itertools.tee(order)
     for tid, read in zip(order, scan.trials(ids)):
         if read is None or not read.attempts:

@@ -87,7 +87,7 @@ def verify_run(path: Path | str, *, expect: str | None = None, workers: int | No
     rd = RunDir.open(path)
     report = IntegrityReport(digest=run_digest(rd.path))
     scan = RunScan(rd, workers=workers)
-    for _read in scan.trials(scan.trial_dirs()):
+    for _read in scan.trials(scan.all_trials()):
         pass
     report.checked, report.problems = scan.finish()
     if expect is not None:

@@ -15,6 +15,7 @@ The ledger is read line by line (never whole), numbered and split exactly as
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from array import array
@@ -24,7 +25,8 @@ from typing import Callable, Iterator
 
 #: a digest stored as its 32 bytes; anything else a ledger line calls sha256 is kept as written
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_TRIALS = "trials/"
+#: the prefixes of per-trial paths: trial folders, and results in the results log (store/results_log.py)
+_PER_TRIAL = ("trials/", "results.jsonl/")
 _BUCKET_BITS = 8
 _BUCKETS, _LO64 = 1 << _BUCKET_BITS, (1 << 64) - 1
 
@@ -75,8 +77,8 @@ class SealedIndex:
             h = self._hash(rel)
             b = h >> (128 - _BUCKET_BITS)
             hi, lo, digests, odd = buckets[b]
-            if not rel.startswith(_TRIALS):
-                names[b][len(hi)] = rel  # the few sealed files outside trials/, kept by name
+            if not rel.startswith(_PER_TRIAL):
+                names[b][len(hi)] = rel  # the few sealed files outside trials/ and the results log, kept by name
             if _HEX64.fullmatch(digest):
                 digests += bytes.fromhex(digest)
             else:
@@ -158,4 +160,51 @@ class SealedIndex:
         return sorted((rel, self._value(i)) for i, rel in names.items())
 
 
-__all__ = ["SealedIndex", "iter_lines"]
+def last_record_of(ledger: Path, rel: str, parse: Callable[[str], tuple[str, str] | None]) -> str | None:
+    """The digest of ``rel``'s last record in the ledger (None: none), the ledger read in chunks and
+    only the lines holding ``rel``'s name parsed, by ``parse``, the rule every reader uses."""
+    needle = rel.encode()
+    found: str | None = None
+    try:
+        f = open(ledger, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return None
+    with f:
+        carry = b""
+        while True:
+            chunk = f.read(1 << 22)
+            data = carry + chunk
+            cut = len(data) if not chunk else data.rfind(b"\n") + 1
+            block, carry = data[:cut], data[cut:]
+            at = block.find(needle)
+            while at >= 0:
+                start = block.rfind(b"\n", 0, at) + 1
+                end = block.find(b"\n", at)
+                end = len(block) if end < 0 else end
+                for line in block[start:end].decode("utf-8", errors="replace").splitlines():
+                    rec = parse(line)
+                    if rec is not None and rec[0] == rel:
+                        found = rec[1]
+                at = block.find(needle, end)
+            if not chunk:
+                return found
+
+
+def damaged_lines(ledger: Path, parse: Callable[[str], tuple[str, str] | None]) -> list[tuple[int, str]]:
+    """(line number, text) of the ledger's lines that are JSON but no record ``parse`` takes; a line
+    that is not JSON at all is a torn write (fenced by the next), not damage."""
+    if not ledger.exists():
+        return []
+    out = []
+    for n, line in iter_lines(ledger):
+        if not line.strip() or parse(line) is not None:
+            continue
+        try:
+            json.loads(line)
+        except ValueError:
+            continue  # torn
+        out.append((n, line))
+    return out
+
+
+__all__ = ["SealedIndex", "damaged_lines", "iter_lines", "last_record_of"]

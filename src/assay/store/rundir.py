@@ -8,13 +8,17 @@ Layout::
       trials/<trial_id>/trace.jsonl       one trace per trial, all attempts, sequenced
       trials/<trial_id>/attempts/<n>/started.json   written when attempt n begins
       trials/<trial_id>/attempts/<n>/result.json    the immutable result of attempt n
+      results.jsonl                       instead of result files, with ``--results log``: a line
+                                          per result (:mod:`assay.store.results_log`)
       artifacts/sha256/<2 hex>/<digest>   content-addressed artifacts (stdout, sessions, ...)
       scores/score-<NNNN>.json            score versions (never overwritten)
       reports/                            derived, rebuildable
       index.sqlite                        derived, rebuildable
 
 Result files are created exclusively: writing a second result for the same attempt is an
-error, never an overwrite.
+error, never an overwrite. A run whose results are in the log reads and writes them there; every
+reader here takes a result from either place, so a run mixing both (a log added by hand) reads
+as it is on disk, and `assay verify` names what the ledger never sealed.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from assay.errors import IntegrityError, RunDirError
 from assay.records.manifest import RunManifest
 from assay.records.results import AttemptResult
 from assay.spec.digest import sha256_bytes, sha256_file
-from assay.store.ledger_index import iter_lines
+from assay.store import results_log
+from assay.store.ledger_index import damaged_lines, iter_lines, last_record_of
 from assay.untrusted.tree import walk_untrusted
 
 MANIFEST = "manifest.json"
@@ -137,6 +142,7 @@ class RunDir:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self._sealed: dict[str, str] | None = None  # ledger cache of this writer (one runner per run dir)
+        self._log: results_log.LogIndex | None = None  # where the log's results are (refreshed as it grows)
 
     # ------------------------------------------------------------------ creation / opening
     @classmethod
@@ -155,6 +161,8 @@ class RunDir:
         write_exclusive(rd.path / MANIFEST, data, before_link=lambda: rd._record(MANIFEST, sha256_bytes(data)))
         for sub in (TRIALS, ARTIFACTS, SCORES):
             (rd.path / sub).mkdir(exist_ok=True)
+        if manifest.plan.results == "log":
+            (rd.path / results_log.LOG).touch(exist_ok=False)  # the run's results go there (writer and readers)
         return rd
 
     @classmethod
@@ -230,52 +238,14 @@ class RunDir:
         return out
 
     def sealed_digest(self, rel: str) -> str | None:
-        """``ledger().get(rel)`` without indexing the whole ledger (10^6 lines at 10^6 trials): the
-        ledger is read in chunks and only the lines that hold ``rel``'s name are parsed, by the
-        same rule; the last such record wins, as there."""
-        p = self.path / LEDGER
-        needle = rel.encode()
-        found: str | None = None
-        try:
-            f = open(p, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            return None
-        with f:
-            carry = b""
-            while True:
-                chunk = f.read(1 << 22)
-                data = carry + chunk
-                cut = len(data) if not chunk else data.rfind(b"\n") + 1
-                block, carry = data[:cut], data[cut:]
-                at = block.find(needle)
-                while at >= 0:
-                    start = block.rfind(b"\n", 0, at) + 1
-                    end = block.find(b"\n", at)
-                    end = len(block) if end < 0 else end
-                    for line in block[start:end].decode("utf-8", errors="replace").splitlines():
-                        rec = _ledger_record(line)
-                        if rec is not None and rec[0] == rel:
-                            found = rec[1]
-                    at = block.find(needle, end)
-                if not chunk:
-                    return found
+        """``ledger().get(rel)`` without indexing the whole ledger (10^6 lines at 10^6 trials)."""
+        return last_record_of(self.path / LEDGER, rel, _ledger_record)
 
     def ledger_damage(self) -> list[str]:
         """Ledger lines that are JSON but not a record of one path and its digest. A line that is
         not JSON at all is a torn write of a killed runner (fenced by the next write), not damage."""
-        p = self.path / LEDGER
-        if not p.exists():
-            return []
-        out = []
-        for n, line in iter_lines(p):
-            if not line.strip() or _ledger_record(line) is not None:
-                continue
-            try:
-                json.loads(line)
-            except ValueError:
-                continue  # torn
-            out.append(f"{LEDGER}: line {n} is not a ledger record (path and sha256 strings): {line[:80]!r}")
-        return out
+        return [f"{LEDGER}: line {n} is not a ledger record (path and sha256 strings): {line[:80]!r}"
+                for n, line in damaged_lines(self.path / LEDGER, _ledger_record)]
 
     # ------------------------------------------------------------------ trials and attempts
     def trial_dir(self, trial_id: str) -> Path:
@@ -288,10 +258,27 @@ class RunDir:
         return self.trial_dir(trial_id) / "attempts" / str(attempt)
 
     def attempts_of(self, trial_id: str) -> list[int]:
+        """The trial's attempts: its numbered attempt folders, and its results in the log."""
         d = self.trial_dir(trial_id) / "attempts"
-        if not d.is_dir():
-            return []
-        return sorted(int(p.name) for p in d.iterdir() if p.name.isdigit())
+        found = [int(p.name) for p in d.iterdir() if p.name.isdigit()] if d.is_dir() else []  # "1" and "01" both
+        log = self.results_log()
+        if log is not None:
+            found += {log.attempt(i) for i in log.entries(trial_id)}.difference(found)
+        return sorted(found)
+
+    def uses_log(self) -> bool:
+        """Whether this run's results are written to the results log (``--results log``)."""
+        return (self.path / results_log.LOG).is_file()
+
+    def results_log(self) -> results_log.LogIndex | None:
+        """The results log indexed as it is now (None: the run has none)."""
+        if not self.uses_log():
+            return None
+        if self._log is None:
+            self._log = results_log.LogIndex(self.path)
+        else:
+            self._log.refresh()
+        return self._log
 
     def mark_started(self, trial_id: str, attempt: int, info: dict[str, Any]) -> None:
         path = self.attempt_dir(trial_id, attempt) / "started.json"
@@ -314,6 +301,8 @@ class RunDir:
         The trace and every other file of the trial (service recordings, approvals...) are sealed
         *before* the result appears: once a trial's last attempt has a result, nothing of it may
         change, and `assay verify` checks exactly that."""
+        if self.uses_log():
+            return self._append_result(result)
         rel = f"{TRIALS}/{result.trial_id}/attempts/{result.attempt}/result.json"
         data = (result.model_dump_json(indent=2) + "\n").encode()
         if (self.path / rel).exists():
@@ -321,6 +310,17 @@ class RunDir:
         self.seal_trial(result.trial_id, attempt=result.attempt)
         write_exclusive(self.path / rel, data, before_link=lambda: self._record(rel, sha256_bytes(data)))
         return self.path / rel
+
+    def _append_result(self, result: AttemptResult) -> Path:
+        """:meth:`write_result` into the results log: sealed first, then appended (see results_log)."""
+        if self.result(result.trial_id, result.attempt) is not None:
+            raise RunDirError(f"{self.path / results_log.LOG}: attempt {result.attempt} of {result.trial_id} already "
+                              "has a result; evidence is never overwritten")
+        data = result.model_dump_json().encode()
+        self.seal_trial(result.trial_id, attempt=result.attempt)
+        self._record(results_log.log_key(result.trial_id, result.attempt), sha256_bytes(data))
+        results_log.append(self.path, data)
+        return self.path / results_log.LOG
 
     def seal_trial(self, trial_id: str, *, attempt: int) -> None:
         """Seal every file of a trial whose current digest is not the one already sealed."""
@@ -336,21 +336,33 @@ class RunDir:
     def result(self, trial_id: str, attempt: int) -> AttemptResult | None:
         """One attempt's result; a file that does not parse is damaged evidence (exit 3, named)."""
         p = self.attempt_dir(trial_id, attempt) / "result.json"
-        if not p.exists():
+        if p.exists():
+            return read_result(p)
+        log = self.results_log()
+        if log is None:
             return None
-        return read_result(p)
+        for i in log.entries(trial_id):  # the first line of an attempt is its result (a repeat is named by verify)
+            if log.attempt(i) == attempt:
+                return parse_result(log.read(i), Path(f"{self.path / results_log.LOG} (byte {log.offset(i)})"))
+        return None
 
     def results(self) -> list[AttemptResult]:
         """Every attempt result in the run, ordered by trial then attempt."""
         return list(self.iter_results())
 
-    def iter_results(self) -> Iterator[AttemptResult]:
+    def trial_ids(self) -> list[str]:
+        """Every trial with a folder or a result in the log, sorted."""
         root = self.path / TRIALS
-        if not root.is_dir():
-            return
-        for tdir in sorted(root.iterdir()):
-            for n in self.attempts_of(tdir.name):
-                r = self.result(tdir.name, n)
+        ids = {p.name for p in root.iterdir()} if root.is_dir() else set()
+        log = self.results_log()
+        if log is not None:
+            ids.update(log.trial_ids())
+        return sorted(ids)
+
+    def iter_results(self) -> Iterator[AttemptResult]:
+        for tid in self.trial_ids():
+            for n in self.attempts_of(tid):
+                r = self.result(tid, n)
                 if r is not None:
                     yield r
 

@@ -17,7 +17,7 @@ import os
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_bytes, sha256_file
@@ -25,8 +25,10 @@ from assay.spec.env_settings import env_number
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
+from assay.store.results_log import LOG, LogIndex, key_parts, log_key
 from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, _ledger_record, trial_files
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
+from assay.store.trial_order import share_names, unplanned
 
 #: the reading of a chunk of trial folders: their files only (the scorer names its own, score/trial_sight.py)
 LOAD_FILES = "assay.store.scan_read:load_chunk"
@@ -72,6 +74,10 @@ class RunScan:
         self._visited = bytearray()  # per folder of trial_dirs(): read already
         self._visited_other: set[str] = set()  # ids read without a folder in that listing
         self._trial_dirs: list[str] | None = None
+        self._trial_ids: list[str] | None = None
+        self._log: LogIndex | None = None  # the results log, indexed and hashed on first use
+        self._log_read = False
+        self._log_visited = bytearray()
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
@@ -97,6 +103,32 @@ class RunScan:
             self._visited = bytearray(len(names))
         return self._trial_dirs
 
+    def log(self) -> LogIndex | None:
+        """The run's results log, every line located and hashed in one pass (None: no log)."""
+        if not self._log_read:
+            self._log_read = True
+            if os.path.isfile(os.path.join(self.root, LOG)):
+                self._log = LogIndex(self.rd.path, hashed=True)
+                self._log_visited = bytearray(len(self._log))  # per entry: its folder-less trial was read
+        return self._log
+
+    def all_trials(self) -> Iterator[str]:
+        """Every trial of the run once: the folders of trials/ (sorted), then the trials with results
+        in the log and no folder, in the log's order (their ids are never all held at once)."""
+        yield from self.trial_dirs()
+        log = self.log()
+        if log is not None:
+            yield from (tid for tid in log.untaken_trials() if self._position(tid) < 0)
+
+    def in_order(self, planned: Sequence[str]) -> Iterator[str]:
+        """The order every reader walks a run in: ``planned``, then the trials the plan does not
+        name (folders, and trials of the log), sorted."""
+        dirs, log = self.trial_dirs(), self.log()
+        share_names(dirs, planned)
+        yield from planned
+        rest = unplanned(planned, dirs)
+        yield from rest if log is None else sorted(set(rest).union(log.unplanned(planned)))
+
     def _position(self, tid: str) -> int:
         """Where ``tid`` is in :meth:`trial_dirs` (-1: no such folder)."""
         dirs = self.trial_dirs()
@@ -118,13 +150,19 @@ class RunScan:
         and their files read and hashed, ahead of the checking and parsing here, for a large run
         by one process per core (:mod:`assay.store.scan_read`), so the kernel's work of opening
         every folder and file and the hashing use every core."""
-        ids = ids if isinstance(ids, list) else list(ids)
-        workers = workers_wanted(len(ids), self.workers)
+        folders = len(self.trial_dirs())  # only folders are read by the reading processes
+        workers = workers_wanted(min(len(ids), folders) if isinstance(ids, list) else folders, self.workers)
+        log = self.log()
         placed, ahead = itertools.tee((tid, self._position(tid)) for tid in ids)
         items = ((tid, tid not in self._linked_dirs) if i >= 0 else None for tid, i in ahead)
         for (tid, i), loaded in zip(placed, read_trials(self.root, items, every=self.verify, workers=workers,
                                                                      load=self.load)):
-            yield None if i < 0 else self.trial(tid, loaded, i)
+            if i >= 0:
+                yield self.trial(tid, loaded, i)
+            elif log is not None and tid in log:
+                yield self._trial_in_log(tid)
+            else:
+                yield None
 
     def trial(self, trial_id: str, loaded: Loaded | None = None, position: int | None = None) -> TrialRead:
         """Read (and with ``verify``, check) one trial folder (``loaded``: its files, read ahead;
@@ -147,7 +185,8 @@ class RunScan:
         if self._check and numbers:
             last = f"attempts/{numbers[-1]}"
             live = (last + "/started.json" in fileset and self.sealed.find(prefix + last + "/started.json") >= 0
-                    and last + "/result.json" not in fileset and last + "/result.json" not in dirs)
+                    and last + "/result.json" not in fileset and last + "/result.json" not in dirs
+                    and not self._logged(tid, numbers[-1]))
             if live:
                 self._live.add(tid)
         results: list[str] = []
@@ -184,6 +223,7 @@ class RunScan:
                 continue  # damaged: a problem is recorded and the score refused
             out.attempts.append(r)
             out.result_digests.append((prefix + f, digests[f]))
+        self._add_logged(tid, out)
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
 
@@ -203,7 +243,8 @@ class RunScan:
             if numbers:
                 adir = rd.attempt_dir(tid, numbers[-1])
                 started = (adir / "started.json").relative_to(rd.path).as_posix()
-                live = started in self.sealed and (adir / "started.json").is_file() and not (adir / "result.json").exists()
+                live = (started in self.sealed and (adir / "started.json").is_file()
+                        and not (adir / "result.json").exists() and not self._logged(tid, numbers[-1]))
             if live:
                 self._live.add(tid)
             else:
@@ -233,8 +274,69 @@ class RunScan:
             if r is not None:
                 out.attempts.append(r)
                 out.result_digests.append((p.relative_to(rd.path).as_posix(), sha256_bytes(raw)))
+        self._add_logged(tid, out)
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
+
+    def _trial_in_log(self, tid: str) -> TrialRead:
+        """A trial with results in the log and no folder (no started marker, no trace)."""
+        log = self.log()
+        assert log is not None
+        first = log.entries(tid, mark=False)[0]
+        self._check = not self._log_visited[first] and self.verify
+        self._log_visited[first] = 1
+        self._artifacts_seen.clear()
+        out = TrialRead(tid)
+        self._add_logged(tid, out)
+        out.artifacts_ok = self._artifacts_ok(out.attempts)
+        return out
+
+    def _logged(self, tid: str, attempt: int) -> bool:
+        log = self.log()
+        return log is not None and any(log.attempt(i) == attempt for i in log.entries(tid))
+
+    def _add_logged(self, tid: str, out: TrialRead) -> None:
+        """The trial's results in the log, each attempt's first line (with ``verify``: each line held
+        to its sealed digest, a line never sealed or repeating an attempt named), after any result
+        file of another attempt, in the order of the attempts."""
+        log = self.log()
+        if log is None or tid not in log:
+            return
+        first: dict[int, int] = {}
+        for i in log.entries(tid):
+            n, at = log.attempt(i), log.offset(i)
+            if n in first:
+                if self._check:
+                    self._problem((_UNSEALED, tid, (LOG, str(n), str(at))),
+                                  f"{LOG}: byte {at}: a second result of {tid} attempt {n} (a result is written once)")
+                continue
+            first[n] = i
+            if not self._check:
+                continue
+            sealed, actual = self.sealed.compare(log_key(tid, n)), log.digest(i)
+            self.checked += 1
+            if sealed is None:
+                self._problem((_UNSEALED, tid, (LOG, str(n), str(at))),
+                              f"{LOG}: byte {at}: the result of {tid} attempt {n} is not in the ledger (added after "
+                              "the run?)")
+            elif sealed != actual:
+                self._problem((_SEALED, log_key(tid, n)), f"{LOG}: byte {at}: the result of {tid} attempt {n} was "
+                                                          f"modified after it was written (sha256 {actual[:12]} != "
+                                                          f"sealed {sealed[:12]})")
+        have = {a.attempt for a in out.attempts}  # a result file of the same attempt is read instead (a mixed run is refused)
+        added = False
+        for n in sorted(first):
+            i = first[n]
+            if n in have:
+                continue
+            r = self._parse(tid, str(n), log.read(i), f"{self.root}/{LOG} (byte {log.offset(i)})")
+            if r is not None:
+                out.attempts.append(r)
+                out.result_digests.append((log_key(tid, n), log.digest(i)))
+                added = True
+        if added and have:
+            pairs = sorted(zip(out.attempts, out.result_digests), key=lambda p: p[0].attempt)
+            out.attempts, out.result_digests = [a for a, _d in pairs], [d for _a, d in pairs]
 
     def _parse(self, tid: str, attempt_name: str, raw: bytes, path: Path | str) -> Attempt | None:
         """Parse one result; with ``verify`` a damaged one or a missing artifact is a problem."""
@@ -275,9 +377,18 @@ class RunScan:
             self._problem((_MANIFEST,), f"{MANIFEST}: not sealed in the ledger")
         for text in self.rd.ledger_damage():
             self._problem((_MANIFEST,), text)
+        log = self.log()
+        for at in log.odd if log is not None else []:
+            self._problem((_UNSEALED, "", (LOG, str(at))), f"{LOG}: byte {at}: a line that is JSON but no result "
+                                                           "(added after the run?)")
         for rel, digest in self.sealed.unchecked():
             p = root / rel
             self.checked += 1
+            logged = key_parts(rel)
+            if logged is not None:  # never a path on disk: a result sealed into the log
+                self._problem((_SEALED, rel), f"{LOG}: the result of {logged[0]} attempt {logged[1]} was sealed but "
+                                              "has no line in the log (removed or changed after it was written)")
+                continue
             if not os.path.lexists(p):
                 self._problem((_SEALED, rel), f"{rel}: deleted after it was written")
                 continue

@@ -11,7 +11,6 @@ differently by the fast path.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 from bisect import bisect_left
@@ -20,13 +19,15 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from assay.errors import IntegrityError
-from assay.spec.digest import sha256_bytes, sha256_file
+from assay.spec.digest import sha256_bytes
 from assay.spec.env_settings import env_number
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
-from assay.store.results_log import LOG, LogIndex, key_parts, log_key
-from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir, _ledger_record, trial_files
+from assay.store.results_log import LOG, LogIndex, log_key
+from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
+from assay.store.scan_log import first_lines
+from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
 from assay.store.trial_order import share_names, unplanned
 
@@ -37,7 +38,7 @@ PROCESSES_FROM = 4096
 #: the environment variable that sets the number of reading processes (0 or 1: read in the scan's own)
 WORKERS_ENV = "ASSAY_SCAN_WORKERS"
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
-_MANIFEST, _SEALED, _UNSEALED, _ARTIFACT, _RESULT = range(5)
+_SEALED, _UNSEALED, _RESULT = SEALED, UNSEALED, RESULT
 
 
 @dataclass
@@ -78,6 +79,7 @@ class RunScan:
         self._log: LogIndex | None = None  # the results log, indexed and hashed on first use
         self._log_read = False
         self._log_visited = bytearray()
+        self._entries: list[int] = []  # the lines of the trial being read, in the log
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
@@ -159,8 +161,8 @@ class RunScan:
                                                                      load=self.load)):
             if i >= 0:
                 yield self.trial(tid, loaded, i)
-            elif log is not None and tid in log:
-                yield self._trial_in_log(tid)
+            elif log is not None and (entries := self._log_entries(tid)):
+                yield self._trial_in_log(tid, entries)
             else:
                 yield None
 
@@ -170,6 +172,7 @@ class RunScan:
         i = self._position(trial_id) if position is None else position
         self._check = self._first_visit(trial_id, i) and self.verify
         self._artifacts_seen.clear()
+        self._entries = self._log_entries(trial_id)
         if loaded is None:
             loaded = load_trial(self.root, trial_id, i >= 0 and trial_id not in self._linked_dirs, self.verify)
         if loaded is None:  # not a plain folder, or it changed under the scan: path by path, as the checks always did
@@ -186,7 +189,7 @@ class RunScan:
             last = f"attempts/{numbers[-1]}"
             live = (last + "/started.json" in fileset and self.sealed.find(prefix + last + "/started.json") >= 0
                     and last + "/result.json" not in fileset and last + "/result.json" not in dirs
-                    and not self._logged(tid, numbers[-1]))
+                    and not self._logged(numbers[-1]))
             if live:
                 self._live.add(tid)
         results: list[str] = []
@@ -202,7 +205,7 @@ class RunScan:
                 self.checked += 1
                 actual = digests[f]
                 if actual != sealed and not (live and rel.endswith("/trace.jsonl")
-                                             and _trace_grew_only(Path(tdir, f), sealed)):
+                                             and trace_grew_only(Path(tdir, f), sealed)):
                     self._problem((_SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
                                                   f"sealed {sealed[:12]})")
             else:
@@ -244,7 +247,7 @@ class RunScan:
                 adir = rd.attempt_dir(tid, numbers[-1])
                 started = (adir / "started.json").relative_to(rd.path).as_posix()
                 live = (started in self.sealed and (adir / "started.json").is_file()
-                        and not (adir / "result.json").exists() and not self._logged(tid, numbers[-1]))
+                        and not (adir / "result.json").exists() and not self._logged(numbers[-1]))
             if live:
                 self._live.add(tid)
             else:
@@ -278,53 +281,36 @@ class RunScan:
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
 
-    def _trial_in_log(self, tid: str) -> TrialRead:
+    def _trial_in_log(self, tid: str, entries: list[int]) -> TrialRead:
         """A trial with results in the log and no folder (no started marker, no trace)."""
-        log = self.log()
-        assert log is not None
-        first = log.entries(tid, mark=False)[0]
-        self._check = not self._log_visited[first] and self.verify
-        self._log_visited[first] = 1
+        self._check = not self._log_visited[entries[0]] and self.verify
+        self._log_visited[entries[0]] = 1
+        self._entries = entries
         self._artifacts_seen.clear()
         out = TrialRead(tid)
         self._add_logged(tid, out)
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
 
-    def _logged(self, tid: str, attempt: int) -> bool:
+    def _log_entries(self, tid: str) -> list[int]:
         log = self.log()
-        return log is not None and any(log.attempt(i) == attempt for i in log.entries(tid))
+        return log.entries(tid) if log is not None and len(log) else []
+
+    def _logged(self, attempt: int) -> bool:
+        """The trial being read has a line for ``attempt`` in the log."""
+        log = self._log
+        return log is not None and any(log.attempt(i) == attempt for i in self._entries)
 
     def _add_logged(self, tid: str, out: TrialRead) -> None:
-        """The trial's results in the log, each attempt's first line (with ``verify``: each line held
-        to its sealed digest, a line never sealed or repeating an attempt named), after any result
-        file of another attempt, in the order of the attempts."""
-        log = self.log()
-        if log is None or tid not in log:
+        """The trial's results in the log, each attempt's first line, checked (scan_log.first_lines),
+        after any result file of another attempt, in the order of the attempts."""
+        log = self._log
+        if log is None or not self._entries:
             return
-        first: dict[int, int] = {}
-        for i in log.entries(tid):
-            n, at = log.attempt(i), log.offset(i)
-            if n in first:
-                if self._check:
-                    self._problem((_UNSEALED, tid, (LOG, str(n), str(at))),
-                                  f"{LOG}: byte {at}: a second result of {tid} attempt {n} (a result is written once)")
-                continue
-            first[n] = i
-            if not self._check:
-                continue
-            sealed, actual = self.sealed.compare(log_key(tid, n)), log.digest(i)
-            self.checked += 1
-            if sealed is None:
-                self._problem((_UNSEALED, tid, (LOG, str(n), str(at))),
-                              f"{LOG}: byte {at}: the result of {tid} attempt {n} is not in the ledger (added after "
-                              "the run?)")
-            elif sealed != actual:
-                self._problem((_SEALED, log_key(tid, n)), f"{LOG}: byte {at}: the result of {tid} attempt {n} was "
-                                                          f"modified after it was written (sha256 {actual[:12]} != "
-                                                          f"sealed {sealed[:12]})")
+        first, compared = first_lines(log, tid, self._entries, check=self._check, sealed=self.sealed,
+                                      problem=self._problem)
+        self.checked += compared
         have = {a.attempt for a in out.attempts}  # a result file of the same attempt is read instead (a mixed run is refused)
-        added = False
         for n in sorted(first):
             i = first[n]
             if n in have:
@@ -333,8 +319,7 @@ class RunScan:
             if r is not None:
                 out.attempts.append(r)
                 out.result_digests.append((log_key(tid, n), log.digest(i)))
-                added = True
-        if added and have:
+        if have and len(out.attempts) > len(have):
             pairs = sorted(zip(out.attempts, out.result_digests), key=lambda p: p[0].attempt)
             out.attempts, out.result_digests = [a for a, _d in pairs], [d for _a, d in pairs]
 
@@ -369,54 +354,11 @@ class RunScan:
 
     # ------------------------------------------------------------------ the rest of the run
     def finish(self) -> tuple[int, list[str]]:
-        """Check what no trial scan covered; (files checked, problems in verify's order)."""
+        """Check what no trial scan covered (:func:`assay.store.scan_rest.check_rest`); (files
+        checked, problems in verify's order)."""
         if not self.verify:
             return self.checked, []
-        root = self.rd.path
-        if MANIFEST not in self.sealed:
-            self._problem((_MANIFEST,), f"{MANIFEST}: not sealed in the ledger")
-        for text in self.rd.ledger_damage():
-            self._problem((_MANIFEST,), text)
-        log = self.log()
-        for at in log.odd if log is not None else []:
-            self._problem((_UNSEALED, "", (LOG, str(at))), f"{LOG}: byte {at}: a line that is JSON but no result "
-                                                           "(added after the run?)")
-        for rel, digest in self.sealed.unchecked():
-            p = root / rel
-            self.checked += 1
-            logged = key_parts(rel)
-            if logged is not None:  # never a path on disk: a result sealed into the log
-                self._problem((_SEALED, rel), f"{LOG}: the result of {logged[0]} attempt {logged[1]} was sealed but "
-                                              "has no line in the log (removed or changed after it was written)")
-                continue
-            if not os.path.lexists(p):
-                self._problem((_SEALED, rel), f"{rel}: deleted after it was written")
-                continue
-            what = not_regular(p)
-            if what is not None:
-                self._problem((_SEALED, rel), f"{rel}: now {what}, not a regular file (evidence is never followed)")
-                continue
-            actual = sha256_file(p)
-            if actual == digest:
-                continue
-            if _trial_of(rel) in self._live and rel.endswith("/trace.jsonl") and _trace_grew_only(p, digest):
-                continue  # the attempt in flight appends to its trace; what was sealed is intact
-            self._problem((_SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
-                                          f"sealed {digest[:12]})")
-        art_root = root / ARTIFACTS / "sha256"
-        if art_root.is_dir():
-            for art in sorted(art_root.glob("*/*")):
-                if art.name.startswith(".tmp-"):
-                    continue
-                self.checked += 1
-                what = not_regular(art)
-                if what is not None:
-                    self._problem((_ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: {what}, not a "
-                                                          "regular file (evidence is never followed)")
-                    continue
-                if sha256_file(art) != art.name:
-                    self._problem((_ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: content does not "
-                                                          "match its digest")
+        self.checked += check_rest(self.rd, self.sealed, self.log(), self._live, self._problem)
         return self.checked, [text for _key, text in sorted(self._problems, key=lambda p: p[0])]
 
 
@@ -431,19 +373,3 @@ def workers_wanted(n_trials: int, workers: int | None) -> int:
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
             workers = cores if n_trials >= PROCESSES_FROM and cores >= 2 else 0
     return workers if workers > 1 else 0
-
-
-def _trial_of(rel: str) -> str | None:
-    parts = rel.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == TRIALS else None
-
-
-def _trace_grew_only(path: Path, sealed: str) -> bool:
-    """True if some prefix of the trace (ending at a line boundary) has the sealed digest."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for line in f:
-            h.update(line)
-            if h.copy().hexdigest() == sealed:
-                return True
-    return False

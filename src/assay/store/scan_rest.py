@@ -1,0 +1,86 @@
+"""What a run scan checks once every trial was read: the manifest is sealed, the ledger has no
+damaged line, the results log has no stray line, every sealed file no trial covered is there with
+its digest (a result sealed into the log is named as missing from it), every artifact matches
+its name. :mod:`assay.store.scan` calls it from ``finish``."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from assay.spec.digest import sha256_file
+from assay.store.ledger_index import SealedIndex
+from assay.store.odd_files import not_regular
+from assay.store.results_log import LOG, LogIndex, key_parts
+from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir
+from assay.store.scan_log import SEALED, UNSEALED
+
+#: the order of the checks (see integrity.verify_run): problems are reported sorted by it
+MANIFEST_CHECK, ARTIFACT, RESULT = 0, 3, 4
+
+
+def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[str],
+               problem: Callable[[tuple[Any, ...], str], None]) -> int:
+    """The checks above, each problem handed to ``problem`` with its sort key; the files checked."""
+    root = rd.path
+    checked = 0
+    if MANIFEST not in sealed:
+        problem((MANIFEST_CHECK,), f"{MANIFEST}: not sealed in the ledger")
+    for text in rd.ledger_damage():
+        problem((MANIFEST_CHECK,), text)
+    for at in log.odd if log is not None else []:
+        problem((UNSEALED, "", (LOG, str(at))), f"{LOG}: byte {at}: a line that is JSON but no result (added after "
+                                                 "the run?)")
+    for rel, digest in sealed.unchecked():
+        p = root / rel
+        checked += 1
+        logged = key_parts(rel)
+        if logged is not None:  # never a path on disk: a result sealed into the log
+            problem((SEALED, rel), f"{LOG}: the result of {logged[0]} attempt {logged[1]} was sealed but has no line "
+                                   "in the log (removed or changed after it was written)")
+            continue
+        if not os.path.lexists(p):
+            problem((SEALED, rel), f"{rel}: deleted after it was written")
+            continue
+        what = not_regular(p)
+        if what is not None:
+            problem((SEALED, rel), f"{rel}: now {what}, not a regular file (evidence is never followed)")
+            continue
+        actual = sha256_file(p)
+        if actual == digest:
+            continue
+        if trial_of(rel) in live and rel.endswith("/trace.jsonl") and trace_grew_only(p, digest):
+            continue  # the attempt in flight appends to its trace; what was sealed is intact
+        problem((SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != sealed {digest[:12]})")
+    art_root = root / ARTIFACTS / "sha256"
+    if art_root.is_dir():
+        for art in sorted(art_root.glob("*/*")):
+            if art.name.startswith(".tmp-"):
+                continue
+            checked += 1
+            what = not_regular(art)
+            if what is not None:
+                problem((ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: {what}, not a regular file "
+                                               "(evidence is never followed)")
+                continue
+            if sha256_file(art) != art.name:
+                problem((ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: content does not match its digest")
+    return checked
+
+
+def trial_of(rel: str) -> str | None:
+    parts = rel.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == TRIALS else None
+
+
+def trace_grew_only(path: Path, sealed: str) -> bool:
+    """True if some prefix of the trace (ending at a line boundary) has the sealed digest."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for line in f:
+            h.update(line)
+            if h.copy().hexdigest() == sealed:
+                return True
+    return False

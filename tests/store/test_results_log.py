@@ -187,3 +187,29 @@ def test_the_same_results_score_the_same_in_either_layout(calc_suite: Path, tmp_
         doc["inputs"].pop("results")
     assert a == b
     assert b["inputs"]["result_files"] == 6
+
+
+def test_a_large_log_is_indexed_by_a_child_process_and_reads_the_same(log_run: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index a child process builds (a large log) is the one this process would build, and a
+    child that fails costs only time: the log is indexed here and the checks are the same."""
+    import assay.store.log_child as log_child
+    from assay.store.log_child import PendingIndex
+    from assay.store.results_log import LogIndex
+
+    monkeypatch.setattr(log_child, "CHILD_FROM", 0)
+    monkeypatch.delenv("ASSAY_SCAN_WORKERS", raising=False)
+    pending = PendingIndex(log_run)
+    assert pending.proc is not None
+    there, here = pending.result(), LogIndex(log_run, hashed=True)
+    for tid in ("calc.base.oracle.r1", "calc.base.nop.r1"):
+        assert [(there.attempt(i), there.digest(i), there.read(i)) for i in there.entries(tid)] == \
+               [(here.attempt(i), here.digest(i), here.read(i)) for i in here.entries(tid)]
+    assert verify_run(log_run).ok
+    monkeypatch.setattr(log_child.sys, "executable", "/nonexistent/python")
+    assert PendingIndex(log_run).proc is None  # cannot start: indexed here
+    new = lines(log_run)
+    k = line_of(log_run, "calc.base.nop.r1")
+    new[k] = _forged(new[k], end_state="pass")
+    rewrite(log_run, new)
+    assert any("was modified after it was written" in p for p in verify_run(log_run).problems)

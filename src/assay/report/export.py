@@ -113,8 +113,7 @@ def iter_rows(run_dir: Path | str, scan: RunScan | None = None) -> Iterator[dict
     held = m.held_out_ids()  # counted rows; a held-out task's ids shown as digests
     scan = scan or RunScan(rd, verify=False)
     planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
-    order = list(scan.in_order(planned))
-    for tid, read in zip(order, scan.trials(order)):
+    for tid, read in scan.read_in_order(planned):
         results = read.attempts if read is not None else []
         if not results:
             yield withhold_row(_missing_row(m.run_id, tid, common, digests, categories), held)

@@ -7,7 +7,6 @@ hashed from the very bytes it parsed, so the score names exactly the evidence it
 from __future__ import annotations
 
 import hashlib
-import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,9 +159,7 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
     budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
     planned = manifest.plan.trials
-    order = scan.in_order(planned)
-    order, ids = itertools.tee(order)
-    for tid, read in zip(order, scan.trials(ids)):
+    for tid, read in scan.read_in_order(planned):
         if read is None or not read.attempts:
             yield missing_trial(tid, categories, "run_budget" if tid in budget_pending else "missing")
             continue

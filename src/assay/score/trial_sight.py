@@ -184,7 +184,7 @@ def screen_scanned(rd: RunDir, *, workers: int | None = None) -> list[Suspect]:
     """:func:`~assay.score.screen.screen_run`'s list, read by one unchecked scan of every trial
     folder in order: what `assay audit`, the viewer's audit queue and the labels check list."""
     scan = RunScan(rd, verify=False, workers=workers, load=LOAD)
-    ids = list(scan.all_trials())
+    ids = sorted(scan.all_trials())  # folders, then trials of the log: by id, as screen_run lists them
     out: list[Suspect] = []
     for tid, read in zip(ids, scan.trials(ids)):
         if read is not None:

@@ -54,6 +54,7 @@ class SealedIndex:
         self._odd: dict[int, str] = {}  # position -> a "digest" that is not 64 lowercase hex characters
         self._done = bytearray()
         self._names: dict[int, str] = {}  # position -> path, for the sealed paths outside trials/
+        self.damaged: list[tuple[int, str]] = []  # (line number, text): JSON but no record (damaged_lines)
         if ledger is not None and ledger.exists():
             self._build()
 
@@ -61,19 +62,23 @@ class SealedIndex:
         return int.from_bytes(hashlib.blake2b(rel.encode("utf-8", "surrogatepass"), digest_size=16,
                                               key=self._key).digest(), "big")
 
-    def _records(self) -> Iterator[tuple[str, str]]:
+    def _records(self, damaged: list[tuple[int, str]] | None = None) -> Iterator[tuple[str, str]]:
+        """The ledger's records; the lines that are JSON but no record go to ``damaged`` (as
+        :func:`damaged_lines` finds them: the same pass, when the index is built)."""
         assert self._ledger is not None
-        for _n, line in iter_lines(self._ledger):
+        for n, line in iter_lines(self._ledger):
             rec = self._parse(line)
             if rec is not None:
                 yield rec
+            elif damaged is not None and _is_damage(line):
+                damaged.append((n, line))
 
     def _build(self) -> None:
         """Records go to 256 buckets by their hash's first byte, as compact arrays; each bucket is
         then sorted alone and appended, so what is held beside the index is one bucket's sort."""
         buckets = [(array("Q"), array("Q"), bytearray(), {}) for _ in range(_BUCKETS)]
         names: list[dict[int, str]] = [{} for _ in range(_BUCKETS)]
-        for rel, digest in self._records():
+        for rel, digest in self._records(self.damaged):
             h = self._hash(rel)
             b = h >> (128 - _BUCKET_BITS)
             hi, lo, digests, odd = buckets[b]
@@ -195,16 +200,18 @@ def damaged_lines(ledger: Path, parse: Callable[[str], tuple[str, str] | None]) 
     that is not JSON at all is a torn write (fenced by the next), not damage."""
     if not ledger.exists():
         return []
-    out = []
-    for n, line in iter_lines(ledger):
-        if not line.strip() or parse(line) is not None:
-            continue
-        try:
-            json.loads(line)
-        except ValueError:
-            continue  # torn
-        out.append((n, line))
-    return out
+    return [(n, line) for n, line in iter_lines(ledger) if parse(line) is None and _is_damage(line)]
+
+
+def _is_damage(line: str) -> bool:
+    """A line no record was parsed from that is JSON all the same (a torn write is not JSON)."""
+    if not line.strip():
+        return False
+    try:
+        json.loads(line)
+    except ValueError:
+        return False  # torn
+    return True
 
 
 __all__ = ["SealedIndex", "damaged_lines", "iter_lines", "last_record_of"]

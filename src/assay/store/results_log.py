@@ -24,7 +24,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 import msgspec
 
@@ -93,47 +93,72 @@ class LogIndex:
         self._reader: BinaryIO | None = None
         self.refresh()
 
+    _STATE = ("hashed", "end", "_key", "_h", "_crc", "_attempt", "_offset", "_size", "_digest", "_sorted_h",
+              "_sorted_i", "_seen", "odd")
+
+    def state(self) -> dict[str, Any]:
+        """What the index holds, plain (arrays and bytes): one process builds it for another."""
+        return {name: getattr(self, name) for name in self._STATE}
+
+    @classmethod
+    def from_state(cls, root: Path, state: dict[str, Any]) -> "LogIndex":
+        """The index :meth:`state` gave, over the same log (nothing is read until it grows)."""
+        index = cls.__new__(cls)
+        index.path, index._reader = root / LOG, None
+        for name in cls._STATE:
+            setattr(index, name, state[name])
+        return index
+
     def _hash(self, trial_id: str) -> tuple[int, int]:
         raw = trial_id.encode("utf-8", "surrogatepass")
         return int.from_bytes(hashlib.blake2b(raw, digest_size=8, key=self._key).digest(), "big"), zlib.crc32(raw)
 
     def refresh(self) -> None:
-        """Index the lines appended since the last call (a line not yet ended is left for later)."""
+        """Index the lines appended since the last call (a line not yet ended is left for later).
+        One loop with everything bound locally: at 10^6 lines each step counts."""
         try:
             f = open(self.path, "rb")  # noqa: SIM115 - closed below
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return
+        decode, blake2b, crc32, sha256, key = _KEY.decode, hashlib.blake2b, zlib.crc32, hashlib.sha256, self._key
+        add_h, add_crc, add_attempt = self._h.append, self._crc.append, self._attempt.append
+        add_offset, add_size, add_seen = self._offset.append, self._size.append, self._seen.append
+        digests, hashed = self._digest, self.hashed
         with f:
             f.seek(self.end)
             offset = self.end
             for line in f:
                 if not line.endswith(b"\n"):
                     break  # torn, or being written
-                self._add(line[:-1], offset)
+                data = memoryview(line)[:-1]
+                try:
+                    k = decode(data)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    self._not_a_result(data, offset)
+                    offset += len(line)
+                    continue
+                raw = k.trial_id.encode("utf-8", "surrogatepass")
+                add_h(int.from_bytes(blake2b(raw, digest_size=8, key=key).digest(), "big"))
+                add_crc(crc32(raw))
+                add_attempt(k.attempt)
+                add_offset(offset)
+                add_size(len(data))
+                add_seen(0)
+                if hashed:
+                    digests += sha256(data).digest()
                 offset += len(line)
             self.end = offset
         if len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
             self._sort()
 
-    def _add(self, data: bytes, offset: int) -> None:
+    def _not_a_result(self, data: memoryview, offset: int) -> None:
+        """A line that is no result: torn (not JSON: fenced off, and a sealed line broken so is named
+        as missing), or JSON all the same (named: added after the run)."""
         try:
-            key = _KEY.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            try:
-                msgspec.json.decode(data)
-            except msgspec.DecodeError:
-                return  # torn, fenced off: not a result (a sealed line broken so is named as missing)
-            self.odd.append(offset)
+            msgspec.json.decode(data)
+        except msgspec.DecodeError:
             return
-        h, crc = self._hash(key.trial_id)
-        self._h.append(h)
-        self._crc.append(crc)
-        self._attempt.append(key.attempt)
-        self._offset.append(offset)
-        self._size.append(len(data))
-        self._seen.append(0)
-        if self.hashed:
-            self._digest += hashlib.sha256(data).digest()
+        self.odd.append(offset)
 
     def _sort(self) -> None:
         """Every entry into the sorted arrays (a stable sort: one trial's entries stay in log order)."""
@@ -158,14 +183,15 @@ class LogIndex:
             out.append(self._sorted_i[k])
             k += 1
         k = len(self._sorted_h)  # the entries appended since the last sort, in log order
-        try:
-            while True:
+        while k < len(self._h):
+            try:
                 k = self._h.index(h, k)
-                out.append(k)
-                k += 1
-        except ValueError:
-            pass
-        out = [i for i in out if self._crc[i] == crc]
+            except ValueError:
+                break
+            out.append(k)
+            k += 1
+        crcs = self._crc
+        out = [i for i in out if crcs[i] == crc]
         if mark:
             for i in out:
                 self._seen[i] = 1
@@ -175,15 +201,27 @@ class LogIndex:
         """The trial id entry ``i``'s line names (read again from the log)."""
         return _KEY.decode(self.read(i)).trial_id
 
-    def untaken_trials(self) -> Iterator[str]:
-        """Each trial none of whose entries :meth:`entries` marked yet, once, in log order (each
-        yielded trial is marked: its entries are taken by the caller's lookup or here)."""
-        for i in range(len(self._seen)):
-            if not self._seen[i]:
-                tid = self.trial_of(i)
-                self.entries(tid)
-                self._seen[i] = 1  # a line that no longer names its trial is not yielded twice
-                yield tid
+    def untaken_trials(self) -> Iterator[tuple[str, list[int]]]:
+        """(trial id, its entries) of each trial none of whose entries :meth:`entries` marked yet,
+        once, grouped by the index's hash order (each yielded trial's entries are marked)."""
+        if len(self._sorted_h) < len(self):
+            self._sort()
+        sh, si, crcs, seen = self._sorted_h, self._sorted_i, self._crc, self._seen
+        k, n = 0, len(sh)
+        while k < n:
+            end = k + 1
+            while end < n and sh[end] == sh[k]:
+                end += 1
+            group = sorted(si[k:end])  # log order
+            while group:  # one hash, perhaps more than one trial (told apart by their CRC-32)
+                crc = crcs[group[0]]
+                entries = [i for i in group if crcs[i] == crc]
+                group = [i for i in group if crcs[i] != crc]
+                if not any(seen[i] for i in entries):
+                    for i in entries:
+                        seen[i] = 1
+                    yield self.trial_of(entries[0]), entries
+            k = end
 
     def trial_ids(self) -> list[str]:
         """Every trial with a result in the log, sorted (their ids read again: for a small run)."""

@@ -115,6 +115,11 @@ def _ledger_record(line: str) -> tuple[str, str] | None:
     return None
 
 
+def damage_text(n: int, line: str) -> str:
+    """The one wording of a damaged ledger line."""
+    return f"{LEDGER}: line {n} is not a ledger record (path and sha256 strings): {line[:80]!r}"
+
+
 def trial_files(trial_dir: Path) -> list[Path]:
     """Every regular file of a trial folder (temporary files of an unfinished write excluded)."""
     if not trial_dir.is_dir():
@@ -244,8 +249,7 @@ class RunDir:
     def ledger_damage(self) -> list[str]:
         """Ledger lines that are JSON but not a record of one path and its digest. A line that is
         not JSON at all is a torn write of a killed runner (fenced by the next write), not damage."""
-        return [f"{LEDGER}: line {n} is not a ledger record (path and sha256 strings): {line[:80]!r}"
-                for n, line in damaged_lines(self.path / LEDGER, _ledger_record)]
+        return [damage_text(n, line) for n, line in damaged_lines(self.path / LEDGER, _ledger_record)]
 
     # ------------------------------------------------------------------ trials and attempts
     def trial_dir(self, trial_id: str) -> Path:

@@ -23,6 +23,8 @@ from assay.spec.digest import sha256_bytes
 from assay.spec.env_settings import env_number
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
+from assay.store.log_child import PendingIndex
+from assay.store.scan_workers import WORKERS_ENV
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.results_log import LOG, LogIndex, log_key
 from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
@@ -35,8 +37,6 @@ from assay.store.trial_order import share_names, unplanned
 LOAD_FILES = "assay.store.scan_read:load_chunk"
 #: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
 PROCESSES_FROM = 4096
-#: the environment variable that sets the number of reading processes (0 or 1: read in the scan's own)
-WORKERS_ENV = "ASSAY_SCAN_WORKERS"
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
 _SEALED, _UNSEALED, _RESULT = SEALED, UNSEALED, RESULT
 
@@ -69,6 +69,7 @@ class RunScan:
         self.workers = workers  # reading processes (None: ASSAY_SCAN_WORKERS, else one per core for a large run)
         # the ledger's latest digest per path, compact (store/ledger_index.py): nothing here grows with
         # the trials but the sorted listing of trials/ and one byte per trial folder
+        pending = PendingIndex(rd.path) if os.path.isfile(os.path.join(self.root, LOG)) else None  # meanwhile:
         self.sealed = SealedIndex(rd.path / LEDGER if verify else None, _ledger_record)
         self.checked = 0
         self._check = verify  # checking the trial being read (a trial is checked once, however often read)
@@ -77,9 +78,10 @@ class RunScan:
         self._trial_dirs: list[str] | None = None
         self._trial_ids: list[str] | None = None
         self._log: LogIndex | None = None  # the results log, indexed and hashed on first use
-        self._log_read = False
+        self._pending = pending
         self._log_visited = bytearray()
         self._entries: list[int] = []  # the lines of the trial being read, in the log
+        self._looked_up: dict[str, list[int]] = {}  # lines of trials all_trials() yielded, not yet read
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
@@ -107,11 +109,9 @@ class RunScan:
 
     def log(self) -> LogIndex | None:
         """The run's results log, every line located and hashed in one pass (None: no log)."""
-        if not self._log_read:
-            self._log_read = True
-            if os.path.isfile(os.path.join(self.root, LOG)):
-                self._log = LogIndex(self.rd.path, hashed=True)
-                self._log_visited = bytearray(len(self._log))  # per entry: its folder-less trial was read
+        if self._pending is not None:
+            self._log, self._pending = self._pending.result(), None
+            self._log_visited = bytearray(len(self._log))  # per entry: its folder-less trial was read
         return self._log
 
     def all_trials(self) -> Iterator[str]:
@@ -120,16 +120,23 @@ class RunScan:
         yield from self.trial_dirs()
         log = self.log()
         if log is not None:
-            yield from (tid for tid in log.untaken_trials() if self._position(tid) < 0)
+            for tid, entries in log.untaken_trials():
+                if self._position(tid) < 0:
+                    self._looked_up[tid] = entries  # taken by _log_entries when the trial is read
+                    yield tid
 
-    def in_order(self, planned: Sequence[str]) -> Iterator[str]:
-        """The order every reader walks a run in: ``planned``, then the trials the plan does not
-        name (folders, and trials of the log), sorted."""
-        dirs, log = self.trial_dirs(), self.log()
+    def read_in_order(self, planned: Sequence[str]) -> Iterator[tuple[str, TrialRead | None]]:
+        """(trial id, as read) of every trial in the order readers walk a run: ``planned``, then the
+        trials the plan does not name (folders, and trials of the log), sorted. Those are found
+        once every planned trial was read, so reading ahead never takes one for the other."""
+        dirs = self.trial_dirs()
         share_names(dirs, planned)
-        yield from planned
-        rest = unplanned(planned, dirs)
-        yield from rest if log is None else sorted(set(rest).union(log.unplanned(planned)))
+        yield from zip(planned, self.trials(planned))
+        rest = list(unplanned(planned, dirs))
+        log = self.log()
+        if log is not None:
+            rest = sorted(set(rest).union(tid for tid, _entries in log.untaken_trials()))
+        yield from zip(rest, self.trials(rest))
 
     def _position(self, tid: str) -> int:
         """Where ``tid`` is in :meth:`trial_dirs` (-1: no such folder)."""
@@ -293,6 +300,9 @@ class RunScan:
         return out
 
     def _log_entries(self, tid: str) -> list[int]:
+        looked_up = self._looked_up.pop(tid, None)
+        if looked_up is not None:
+            return looked_up
         log = self.log()
         return log.entries(tid) if log is not None and len(log) else []
 

@@ -14,7 +14,7 @@ from assay.spec.digest import sha256_file
 from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import not_regular
 from assay.store.results_log import LOG, LogIndex, key_parts
-from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir
+from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, damage_text
 from assay.store.scan_log import SEALED, UNSEALED
 
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
@@ -28,8 +28,8 @@ def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[
     checked = 0
     if MANIFEST not in sealed:
         problem((MANIFEST_CHECK,), f"{MANIFEST}: not sealed in the ledger")
-    for text in rd.ledger_damage():
-        problem((MANIFEST_CHECK,), text)
+    for n, line in sealed.damaged:  # found while the index was built (rd.ledger_damage's lines)
+        problem((MANIFEST_CHECK,), damage_text(n, line))
     for at in log.odd if log is not None else []:
         problem((UNSEALED, "", (LOG, str(at))), f"{LOG}: byte {at}: a line that is JSON but no result (added after "
                                                  "the run?)")

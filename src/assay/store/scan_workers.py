@@ -26,8 +26,22 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
+#: the environment variable that sets the number of reading processes (0 or 1: read in the scan's own)
+WORKERS_ENV = "ASSAY_SCAN_WORKERS"
 _LEN = struct.Struct("!Q")
 _log = logging.getLogger(__name__)
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a reading process: this one's, with the folder this assay was imported
+    from on PYTHONPATH when it is a checkout the caller put on sys.path itself, so the child finds
+    the same assay (never a site-packages folder ahead of the standard library, where an old
+    backport could shadow it)."""
+    env = dict(os.environ)
+    root_of_assay = Path(__file__).resolve().parents[2]
+    if root_of_assay.name not in ("site-packages", "dist-packages"):
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root_of_assay), env.get("PYTHONPATH")) if p)
+    return env
 
 
 def resolve(name: str) -> Callable[..., Any]:
@@ -58,14 +72,8 @@ class Worker:
     """One reading process and the requests it has not answered yet (answered in the order sent)."""
 
     def __init__(self, root: str, every: bool, load: str) -> None:
-        env = dict(os.environ)
-        root_of_assay = Path(__file__).resolve().parents[2]
-        if root_of_assay.name not in ("site-packages", "dist-packages"):
-            # a checkout the caller put on sys.path itself: the worker finds the same assay there (never a
-            # site-packages folder ahead of the standard library, where an old backport could shadow it)
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root_of_assay), env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen([sys.executable, "-m", "assay.store.scan_workers", root, "1" if every else "0",
-                                      load], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+                                      load], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
 
     def ask(self, items: list[tuple[str, bool]]) -> None:
         """Send a request; to a worker that has died already this is no error here: its answer is

@@ -213,3 +213,15 @@ def test_a_large_log_is_indexed_by_a_child_process_and_reads_the_same(log_run: P
     new[k] = _forged(new[k], end_state="pass")
     rewrite(log_run, new)
     assert any("was modified after it was written" in p for p in verify_run(log_run).problems)
+
+
+def test_the_cli_takes_results_log_and_refuses_anything_else(calc_suite: Path, tmp_path: Path) -> None:
+    bad = run_assay("run", str(calc_suite), "-a", "nop", "--sandbox", "host", "--results", "sqlite", "-o",
+                    str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "--results must be files or log" in bad.stderr and not (tmp_path / "bad").exists()
+    ok = run_assay("run", str(calc_suite), "-a", "nop", "--sandbox", "host", "--results", "log", "-q", "-o",
+                   str(tmp_path / "run"))
+    assert ok.returncode in (0, 1), ok.stderr
+    assert len(lines(tmp_path / "run")) == 1 and verify_run(tmp_path / "run").ok
+    again = run_assay("run", "--resume", str(tmp_path / "run"), "--results", "files")
+    assert again.returncode == 2 and "where results go" in again.stderr

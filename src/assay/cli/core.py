@@ -86,7 +86,7 @@ def run(
     max_per_agent: Annotated[Optional[int], typer.Option(help="At most this many attempts of one agent at once (recorded).")] = None,
     max_per_model: Annotated[Optional[int], typer.Option(help="At most this many attempts calling the upstream model at once (recorded).")] = None,
     deadline: Annotated[Optional[float], typer.Option(help="Campaign deadline in seconds: what is still running then is closed, recorded as `deadline`.")] = None,
-    results: Annotated[str, typer.Option("--results", help="files (default): a result file per attempt | log: every result in one append-only results.jsonl, what keeps `score`, `report`, `export` and `verify` of a very large run from opening a file per trial.")] = "files",
+    results: Annotated[Optional[str], typer.Option("--results", help="files (default): a result file per attempt | log: every result in one append-only results.jsonl, what keeps `score`, `report`, `export` and `verify` of a very large run from opening a file per trial.")] = None,
     controls: Annotated[bool, typer.Option("--controls", help="Add each task's impossible-task controls: their pass rate is reported beside the capability score (0 is the goal).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -127,7 +127,7 @@ def run(
     plugins = [progress, seen, *run_plugins(metrics_port, otlp, metrics_textfile)]
     where = ExecutorOptions(executor, address, workers=workers)
     if resume is not None:
-        if suite is not None or agent or expect_digest or exclude or task or results != "files":
+        if suite is not None or agent or expect_digest or exclude or task or results is not None:
             raise UsageError("--resume takes the run directory only; the suite, agents, tasks and where results go "
                              "come from its manifest")
         with _disk_full_is_one_line(resume):
@@ -141,7 +141,7 @@ def run(
             raise UsageError("give at least one --agent (e.g. --agent oracle)")
         if track not in ("controlled", "native"):
             raise UsageError(f"--track must be controlled or native, not {track!r}")
-        if results not in ("files", "log"):
+        if results not in (None, "files", "log"):
             raise UsageError(f"--results must be files or log, not {results!r}")
         if variants not in ("all", "base"):
             raise UsageError(f"--variants must be all or base, not {variants!r}")
@@ -155,7 +155,7 @@ def run(
                                            keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget,
                                            executor=where, seed=seed, max_per_agent=max_per_agent,
                                            max_per_model=max_per_model, deadline_s=deadline,
-                                           settings=_settings(ctx), controls=controls, results=results))
+                                           settings=_settings(ctx), controls=controls, results=results or "files"))
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     if not outcome.manifest.sandbox.isolated:
@@ -223,7 +223,6 @@ def validate(
                                                               "as every agent kind, and fail if anything of the "
                                                               "task's private files, expected values, the run "
                                                               "directory or the harness scratch is reachable.")] = False,
-    results: Annotated[str, typer.Option("--results", help="files (default): a result file per attempt | log: every result in one append-only results.jsonl, what keeps `score`, `report`, `export` and `verify` of a very large run from opening a file per trial.")] = "files",
     controls: Annotated[bool, typer.Option("--controls", help="Also derive each task's impossible-task controls and "
                                                               "require the oracle and nop to fail every one.")] = False,
     as_json: JsonOpt = False,

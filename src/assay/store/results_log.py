@@ -175,26 +175,31 @@ class LogIndex:
 
     def entries(self, trial_id: str, *, mark: bool = True) -> list[int]:
         """The trial's entries in the order their lines were written; ``mark``: noted as taken, so
-        :meth:`untaken_trials` leaves the trial out."""
-        h, crc = self._hash(trial_id)
+        :meth:`untaken_trials` leaves the trial out. (Called once per trial read: kept lean.)"""
+        raw = trial_id.encode("utf-8", "surrogatepass")
+        h = int.from_bytes(hashlib.blake2b(raw, digest_size=8, key=self._key).digest(), "big")
+        sh, si = self._sorted_h, self._sorted_i
+        n = len(sh)
+        k = bisect_left(sh, h)
         out = []
-        k = bisect_left(self._sorted_h, h)
-        while k < len(self._sorted_h) and self._sorted_h[k] == h:
-            out.append(self._sorted_i[k])
+        while k < n and sh[k] == h:
+            out.append(si[k])
             k += 1
-        k = len(self._sorted_h)  # the entries appended since the last sort, in log order
-        while k < len(self._h):
-            try:
-                k = self._h.index(h, k)
-            except ValueError:
-                break
-            out.append(k)
-            k += 1
-        crcs = self._crc
-        out = [i for i in out if crcs[i] == crc]
-        if mark:
-            for i in out:
-                self._seen[i] = 1
+        if n < len(self._h):  # the entries appended since the last sort, in log order
+            k = n
+            while True:
+                try:
+                    k = self._h.index(h, k)
+                except ValueError:
+                    break
+                out.append(k)
+                k += 1
+        if out:
+            crc, crcs = zlib.crc32(raw), self._crc
+            out = [i for i in out if crcs[i] == crc]
+            if mark:
+                for i in out:
+                    self._seen[i] = 1
         return out
 
     def trial_of(self, i: int) -> str:
@@ -204,6 +209,8 @@ class LogIndex:
     def untaken_trials(self) -> Iterator[tuple[str, list[int]]]:
         """(trial id, its entries) of each trial none of whose entries :meth:`entries` marked yet,
         once, grouped by the index's hash order (each yielded trial's entries are marked)."""
+        if 0 not in self._seen:
+            return  # every line's trial was taken (a byte search, for the run whose trials were all read)
         if len(self._sorted_h) < len(self):
             self._sort()
         sh, si, crcs, seen = self._sorted_h, self._sorted_i, self._crc, self._seen

@@ -26,7 +26,7 @@ from assay.store.ledger_index import SealedIndex
 from assay.store.log_child import PendingIndex
 from assay.store.scan_workers import WORKERS_ENV
 from assay.store.odd_files import folders_named, not_regular, odd_entries
-from assay.store.results_log import LOG, LogIndex, log_key
+from assay.store.results_log import LOG, LogIndex
 from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
 from assay.store.scan_log import first_lines
 from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
@@ -317,18 +317,18 @@ class RunScan:
         log = self._log
         if log is None or not self._entries:
             return
-        first, compared = first_lines(log, tid, self._entries, check=self._check, sealed=self.sealed,
-                                      problem=self._problem)
-        self.checked += compared
-        have = {a.attempt for a in out.attempts}  # a result file of the same attempt is read instead (a mixed run is refused)
-        for n in sorted(first):
-            i = first[n]
+        first = first_lines(log, tid, self._entries, check=self._check, sealed=self.sealed, problem=self._problem)
+        if self._check:
+            self.checked += len(first)
+        # a result file of the same attempt is read instead (a mixed run is refused)
+        have = {a.attempt for a in out.attempts} if out.attempts else ()
+        for n, i, key, digest in first:
             if n in have:
                 continue
             r = self._parse(tid, str(n), log.read(i), f"{self.root}/{LOG} (byte {log.offset(i)})")
             if r is not None:
                 out.attempts.append(r)
-                out.result_digests.append((log_key(tid, n), log.digest(i)))
+                out.result_digests.append((key, digest))
         if have and len(out.attempts) > len(have):
             pairs = sorted(zip(out.attempts, out.result_digests), key=lambda p: p[0].attempt)
             out.attempts, out.result_digests = [a for a, _d in pairs], [d for _a, d in pairs]

@@ -14,26 +14,27 @@ SEALED, UNSEALED = 1, 2
 
 
 def first_lines(log: LogIndex, tid: str, entries: list[int], *, check: bool, sealed: SealedIndex,
-                problem: Callable[[tuple[Any, ...], str], None]) -> tuple[dict[int, int], int]:
-    """(attempt -> the entry of its first line, lines compared with the ledger). With ``check``,
-    a line that repeats an attempt, one the ledger never sealed and one changed since it was
-    sealed are each a problem; a repeat is never read (the first line of an attempt is its result)."""
-    first: dict[int, int] = {}
-    compared = 0
+                problem: Callable[[tuple[Any, ...], str], None]) -> list[tuple[int, int, str, str]]:
+    """(attempt, entry, ledger key, digest) of each attempt's first line, in the order of the
+    attempts. With ``check``, a line that repeats an attempt, one the ledger never sealed and one
+    changed since it was sealed are each a problem; a repeat is never read (the first line of an
+    attempt is its result)."""
+    out: list[tuple[int, int, str, str]] = []
+    taken: set[int] = set()
     for i in entries:
         n = log.attempt(i)
-        if n in first:
+        if n in taken:
             if check:
                 at = log.offset(i)
                 problem((UNSEALED, tid, (LOG, str(n), str(at))),
                         f"{LOG}: byte {at}: a second result of {tid} attempt {n} (a result is written once)")
             continue
-        first[n] = i
+        taken.add(n)
+        key, actual = log_key(tid, n), log.digest(i)
+        out.append((n, i, key, actual))
         if not check:
             continue
-        key = log_key(tid, n)
-        want, actual = sealed.compare(key), log.digest(i)
-        compared += 1
+        want = sealed.compare(key)
         if want is None:
             at = log.offset(i)
             problem((UNSEALED, tid, (LOG, str(n), str(at))),
@@ -41,7 +42,9 @@ def first_lines(log: LogIndex, tid: str, entries: list[int], *, check: bool, sea
         elif want != actual:
             problem((SEALED, key), f"{LOG}: byte {log.offset(i)}: the result of {tid} attempt {n} was modified after "
                                    f"it was written (sha256 {actual[:12]} != sealed {want[:12]})")
-    return first, compared
+    if len(out) > 1:
+        out.sort()
+    return out
 
 
 __all__ = ["first_lines"]

@@ -51,9 +51,15 @@ def append(root: Path, data: bytes) -> None:
     """Append one result's bytes (one line, compact JSON) to the log, fsynced."""
     if b"\n" in data or b"\r" in data:
         raise ValueError("a result in the log is one line of compact JSON")
-    with open(root / LOG, "ab") as f:
-        if f.tell() > 0:  # a torn last line is fenced off, never extended
-            with open(root / LOG, "rb") as r:
+    append_line(root / LOG, data)
+
+
+def append_line(path: Path, data: bytes) -> None:
+    """Append ``data`` and a newline to ``path``, fsynced: the one way the ledger and the log grow.
+    A torn last line (a full disk, ``kill -9``) is fenced off by a newline first, never extended."""
+    with open(path, "ab") as f:
+        if f.tell() > 0:
+            with open(path, "rb") as r:
                 r.seek(-1, os.SEEK_END)
                 if r.read(1) != b"\n":
                     f.write(b"\n")
@@ -267,4 +273,4 @@ class LogIndex:
             self._reader = None
 
 
-__all__ = ["KEY_PREFIX", "LOG", "LogIndex", "append", "key_parts", "log_key"]
+__all__ = ["KEY_PREFIX", "LOG", "LogIndex", "append", "append_line", "key_parts", "log_key"]

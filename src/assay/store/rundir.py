@@ -209,15 +209,7 @@ class RunDir:
         between the two leaves a sealed digest for a missing file (closed on resume), never an
         unsealed file that looks added by hand."""
         line = json.dumps({"path": rel, "sha256": digest, "ts": time.time(), **(extra or {})}, sort_keys=True)
-        with open(self.path / LEDGER, "ab") as f:
-            if f.tell() > 0:  # a torn last line (full disk, kill -9) is fenced off, never extended
-                with open(self.path / LEDGER, "rb") as r:
-                    r.seek(-1, os.SEEK_END)
-                    if r.read(1) != b"\n":
-                        f.write(b"\n")
-            f.write(line.encode() + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
+        results_log.append_line(self.path / LEDGER, line.encode())  # a torn last line is fenced off, never extended
         if self._sealed is not None:
             self._sealed[rel] = digest
 

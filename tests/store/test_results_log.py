@@ -225,3 +225,31 @@ def test_the_cli_takes_results_log_and_refuses_anything_else(calc_suite: Path, t
     assert len(lines(tmp_path / "run")) == 1 and verify_run(tmp_path / "run").ok
     again = run_assay("run", "--resume", str(tmp_path / "run"), "--results", "files")
     assert again.returncode == 2 and "where results go" in again.stderr
+
+
+def test_a_log_that_is_a_link_is_named_and_never_read(log_run: Path, tmp_path: Path) -> None:
+    """The log replaced by a link to a forged copy elsewhere: never followed (as a link in a trial
+    folder is never followed), named, and the forged results reach no reader."""
+    new = lines(log_run)
+    k = line_of(log_run, "calc.base.nop.r1")
+    new[k] = _forged(new[k], end_state="pass")
+    forged = tmp_path / "elsewhere.jsonl"
+    forged.write_bytes(b"".join(new))
+    (log_run / LOG).unlink()
+    (log_run / LOG).symlink_to(forged)
+    problems = verify_run(log_run).problems
+    assert any("results.jsonl: a link, not a regular file" in p for p in problems), problems
+    assert RunDir.open(log_run).result("calc.base.nop.r1", 1) is None
+    with pytest.raises(IntegrityError):
+        score_run(log_run)
+
+
+def test_a_log_that_is_a_fifo_never_hangs_a_reader(log_run: Path) -> None:
+    import os
+
+    (log_run / LOG).unlink()
+    os.mkfifo(log_run / LOG)
+    problems = verify_run(log_run).problems  # would block forever on open() of a FIFO
+    assert any("results.jsonl: a FIFO, not a regular file" in p or "results.jsonl: a special file" in p
+               for p in problems), problems
+    assert RunDir.open(log_run).attempts_of("calc.base.nop.r1") == [1]  # its started marker's folder only

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assay.store.results_log import LOG, LogIndex
+from assay.store.results_log import LOG, LogIndex, is_log
 from assay.store.scan_workers import WORKERS_ENV, child_env
 
 #: a log at least this large is indexed by a child process (one costs about 0.2 s to start)
@@ -28,10 +28,7 @@ class PendingIndex:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.proc: subprocess.Popen[bytes] | None = None
-        try:
-            big = os.path.getsize(root / LOG) >= CHILD_FROM
-        except OSError:
-            big = False
+        big = is_log(root / LOG) and os.lstat(root / LOG).st_size >= CHILD_FROM
         if big and workers_allowed():
             try:
                 self.proc = subprocess.Popen([sys.executable, "-m", "assay.store.log_child", str(root)],

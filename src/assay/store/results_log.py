@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import zlib
 from array import array
 from bisect import bisect_left
@@ -45,6 +46,28 @@ def key_parts(key: str) -> tuple[str, str] | None:
         return None
     tid, _, n = key[len(KEY_PREFIX):].rpartition("/")
     return (tid, n) if tid else None
+
+
+def is_log(path: Path) -> bool:
+    """``path`` is a regular file, found without following a link: a run's log is one or is none
+    (a link, a FIFO or a folder in its place is never read, and `assay verify` names it)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def open_log(path: Path) -> BinaryIO | None:
+    """The log opened for reading without following a link or waiting on a FIFO (None: no regular
+    file is there)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
 
 
 def append(root: Path, data: bytes) -> None:
@@ -122,9 +145,8 @@ class LogIndex:
     def refresh(self) -> None:
         """Index the lines appended since the last call (a line not yet ended is left for later).
         One loop with everything bound locally: at 10^6 lines each step counts."""
-        try:
-            f = open(self.path, "rb")  # noqa: SIM115 - closed below
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        f = open_log(self.path)
+        if f is None:
             return
         decode, blake2b, crc32, sha256, key = _KEY.decode, hashlib.blake2b, zlib.crc32, hashlib.sha256, self._key
         add_h, add_crc, add_attempt = self._h.append, self._crc.append, self._attempt.append
@@ -264,7 +286,9 @@ class LogIndex:
     def read(self, i: int) -> bytes:
         """Entry ``i``'s bytes, as they are in the log now (the log held open from the first read)."""
         if self._reader is None:
-            self._reader = open(self.path, "rb")  # noqa: SIM115 - closed by close(), or with this index
+            self._reader = open_log(self.path)  # closed by close(), or with this index
+            if self._reader is None:
+                raise FileNotFoundError(f"{self.path}: no longer a regular file")
         return os.pread(self._reader.fileno(), self._size[i], self._offset[i])
 
     def close(self) -> None:
@@ -273,4 +297,4 @@ class LogIndex:
             self._reader = None
 
 
-__all__ = ["KEY_PREFIX", "LOG", "LogIndex", "append", "append_line", "key_parts", "log_key"]
+__all__ = ["KEY_PREFIX", "LOG", "LogIndex", "append", "append_line", "is_log", "key_parts", "log_key", "open_log"]

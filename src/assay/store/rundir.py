@@ -264,7 +264,7 @@ class RunDir:
 
     def uses_log(self) -> bool:
         """Whether this run's results are written to the results log (``--results log``)."""
-        return (self.path / results_log.LOG).is_file()
+        return results_log.is_log(self.path / results_log.LOG)
 
     def results_log(self) -> results_log.LogIndex | None:
         """The results log indexed as it is now (None: the run has none)."""

@@ -26,7 +26,7 @@ from assay.store.ledger_index import SealedIndex
 from assay.store.log_child import PendingIndex
 from assay.store.scan_workers import WORKERS_ENV
 from assay.store.odd_files import folders_named, not_regular, odd_entries
-from assay.store.results_log import LOG, LogIndex
+from assay.store.results_log import LOG, LogIndex, is_log
 from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
 from assay.store.scan_log import first_lines
 from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
@@ -69,7 +69,7 @@ class RunScan:
         self.workers = workers  # reading processes (None: ASSAY_SCAN_WORKERS, else one per core for a large run)
         # the ledger's latest digest per path, compact (store/ledger_index.py): nothing here grows with
         # the trials but the sorted listing of trials/ and one byte per trial folder
-        pending = PendingIndex(rd.path) if os.path.isfile(os.path.join(self.root, LOG)) else None  # meanwhile:
+        pending = PendingIndex(rd.path) if is_log(rd.path / LOG) else None  # built meanwhile, elsewhere:
         self.sealed = SealedIndex(rd.path / LEDGER if verify else None, _ledger_record)
         self.checked = 0
         self._check = verify  # checking the trial being read (a trial is checked once, however often read)

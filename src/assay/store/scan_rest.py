@@ -30,6 +30,9 @@ def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[
         problem((MANIFEST_CHECK,), f"{MANIFEST}: not sealed in the ledger")
     for n, line in sealed.damaged:  # found while the index was built (rd.ledger_damage's lines)
         problem((MANIFEST_CHECK,), damage_text(n, line))
+    what = not_regular(root / LOG)
+    if what is not None:
+        problem((UNSEALED, "", (LOG,)), f"{LOG}: {what}, not a regular file (evidence is never followed)")
     for at in log.odd if log is not None else []:
         problem((UNSEALED, "", (LOG, str(at))), f"{LOG}: byte {at}: a line that is JSON but no result (added after "
                                                  "the run?)")

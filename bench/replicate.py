@@ -6,6 +6,7 @@ workspace diff and more artifacts, which the scorer reads too (the facts of the 
 reward-hack screen), so a scan's figures on them are the ones a user sees.
 
     python bench/replicate.py --run /work/runs/real --times 10 --out /work/runs/real-18000
+    python bench/replicate.py --run /work/runs/real-log --times 10 --out /work/runs/real-log-18000  # --results log
     python bench/commands.py --run /work/runs/real-18000 --only score verify
 
 The copies are byte-for-byte the real files with the trial id and the repetition number changed;
@@ -20,11 +21,13 @@ import json
 import os
 import re
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from assay.records.manifest import RunManifest
 from assay.spec.digest import sha256_bytes
 from assay.store.integrity import verify_run
+from assay.store.results_log import LOG, LogIndex, is_log, log_key
 from assay.store.rundir import ARTIFACTS, LEDGER, MANIFEST, TRIALS, RunDir
 
 REP = re.compile(r"^(?P<series>.+)\.r(?P<rep>\d+)$")
@@ -62,7 +65,8 @@ def replicate(run: Path, times: int, out: Path) -> int:
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.link(src, dest)
     files = 0
-    with open(out / LEDGER, "a") as ledger:
+    log = LogIndex(run) if is_log(run / LOG) else None  # a run of the results log: its lines copied too
+    with open(out / LEDGER, "a") as ledger, open(out / LOG, "ab") if log is not None else nullcontext() as lines:
         for tdir in sorted((run / TRIALS).iterdir()):
             for k in range(times):
                 new_id, old_rep, new_rep = renamed(tdir.name, k, repeat)
@@ -74,7 +78,21 @@ def replicate(run: Path, times: int, out: Path) -> int:
                     ledger.write(json.dumps({"path": rel, "sha256": sha256_bytes(data), "ts": time.time()},
                                             sort_keys=True) + "\n")
                     files += 1
+                for i in log.entries(tdir.name) if log is not None else []:
+                    data = copy_line(log.read(i), tdir.name, new_id, old_rep, new_rep)
+                    lines.write(data + b"\n")
+                    ledger.write(json.dumps({"path": log_key(new_id, log.attempt(i)), "sha256": sha256_bytes(data),
+                                             "ts": time.time()}, sort_keys=True) + "\n")
+                    files += 1
     return files
+
+
+def copy_line(data: bytes, old_id: str, new_id: str, old_rep: int, new_rep: int) -> bytes:
+    """A result line of the log, as :func:`copy_file` copies a result file (compact JSON)."""
+    if old_id == new_id:
+        return data
+    data = data.replace(f'"trial_id":"{old_id}"'.encode(), f'"trial_id":"{new_id}"'.encode())
+    return data.replace(f'"repetition":{old_rep},'.encode(), f'"repetition":{new_rep},'.encode(), 1)
 
 
 def main() -> None:

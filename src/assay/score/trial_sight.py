@@ -61,7 +61,7 @@ class TrialSight:
     def artifact_flags(self, name: str, digest: str, rd: RunDir) -> list[Flag]:
         """The screen of an artifact a passing result names (screened here when the reading did not)."""
         got = self.artifacts.get((name, digest))
-        return list(got) if got is not None else ARTIFACT_SCREENS[name](rd, digest)
+        return list(got) if got is not None else list(_screened(rd, name, digest, ARTIFACT_SCREENS[name]))
 
 
 class _Hashing(io.RawIOBase):
@@ -174,7 +174,9 @@ def screen_read(rd: RunDir, tid: str, read: TrialRead) -> list[tuple[int, Suspec
     among them. The folder's sight serves a result that names this trial; one copied from
     another trial is screened as it always was, by the trace of the trial it names (no trace in
     the folder's listing: none to screen; None lets the screen look for itself)."""
-    sight = sight_of(read)
+    # no sight (a trial of the results log, or one read path by path): its artifacts are screened
+    # here, through the same memo as a reading process's (a run's repeats share identical diffs)
+    sight = sight_of(read) or TrialSight(None)
     has_trace = None if read.has_trace else False
     return [(k, x) for k, a in enumerate(read.attempts)
             for x in screen_attempts(rd, [a], has_trace, sight if a.trial_id == tid else None)]

@@ -5,6 +5,7 @@ below would otherwise reach the score."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -171,7 +172,7 @@ def to_log_layout(src: Path, dst: Path) -> None:
             with open(dst / LOG, "ab") as f:
                 f.write(data + b"\n")
             rec["path"] = log_key(result.trial_id, result.attempt)
-            rec["sha256"] = __import__("hashlib").sha256(data).hexdigest()
+            rec["sha256"] = hashlib.sha256(data).hexdigest()
         ledger.append(json.dumps(rec, sort_keys=True))
     (dst / "ledger.jsonl").write_text("\n".join(ledger) + "\n")
 

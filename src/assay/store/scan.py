@@ -24,13 +24,13 @@ from assay.spec.env_settings import env_number
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
 from assay.store.log_child import PendingIndex
-from assay.store.scan_workers import WORKERS_ENV
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.results_log import LOG, LogIndex, is_log
 from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
 from assay.store.scan_log import first_lines
 from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
+from assay.store.scan_workers import WORKERS_ENV
 from assay.store.trial_order import share_names, unplanned
 
 #: the reading of a chunk of trial folders: their files only (the scorer names its own, score/trial_sight.py)
@@ -76,7 +76,6 @@ class RunScan:
         self._visited = bytearray()  # per folder of trial_dirs(): read already
         self._visited_other: set[str] = set()  # ids read without a folder in that listing
         self._trial_dirs: list[str] | None = None
-        self._trial_ids: list[str] | None = None
         self._log: LogIndex | None = None  # the results log, indexed and hashed on first use
         self._pending = pending
         self._log_visited = bytearray()

@@ -133,3 +133,28 @@ def test_a_file_export_of_changed_evidence_leaves_nothing(run: Path, tmp_path: P
     proc = cli("export", str(run), "-f", fmt, "-o", str(tmp_path / f"new.{fmt}"))
     assert proc.returncode == 3 and not (tmp_path / f"new.{fmt}").exists()
     assert list(tmp_path.glob("*.part")) == []
+
+
+def test_jsonl_is_the_same_bytes_to_a_file_to_stdout_and_to_a_text_stream(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from assay.report.export import ExportOptions, iter_rows, to_file
+
+    rs = [attempt("t1", "code", "a", 1, "fail", reason="délai dépassé ⏱", cost=0.1 + 0.2),
+          attempt("t2", "code", "a", 1, "pass", cost=1e-7)]
+    run = write_run(tmp_path / "run", {"code": 1}, rs).path
+    out = tmp_path / "rows.jsonl"
+    assert cli("export", str(run), "-o", str(out)).returncode == 0
+    proc = subprocess.run([sys.executable, "-m", "assay.cli.main", "export", str(run)], capture_output=True,
+                          timeout=cli_timeout())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == out.read_bytes()
+    assert "délai dépassé ⏱".encode() in proc.stdout  # UTF-8 as written, not \u escapes
+    text = io.StringIO()  # an embedding program's stdout without a binary layer
+    monkeypatch.setattr(sys, "stdout", text)
+    to_file(run, ExportOptions())
+    assert text.getvalue().encode() == out.read_bytes()
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows == list(iter_rows(run))  # every value, floats to the last digit
+    assert [r["cost_usd"] for r in rows] == [0.1 + 0.2, 1e-7]

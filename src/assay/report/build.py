@@ -56,7 +56,7 @@ def build_report(run_dir: Path | str, fmt: str = "html", *, compare: Path | str 
                       allow_suite_change=allow_suite_change)
 
 
-def scored_to_side_file(run_dir: Path | str, folder: Path) -> ScoreDocument:
+def scored_to_side_file(run_dir: Path | str | RunDir, folder: Path) -> ScoreDocument:
     """Score a run with its trial rows streamed into ``folder/trials.jsonl`` (nothing in memory)."""
     writer = TrialWriter(folder / "trials.jsonl")
     try:
@@ -85,7 +85,7 @@ def _build(run_dir: Path | str, fmt: str, tmp: Path, json_target: Path | None, *
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     rd = RunDir.open(run_dir)
-    doc = scored_to_side_file(rd.path, tmp)
+    doc = scored_to_side_file(rd, tmp)  # the same RunDir: its log is indexed once for the trial sections
     cmp = None
     if compare is not None:
         cmp = compare_scores(score_run(compare, keep_trials=False), doc, agent_map=agent_map,

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
+
+import msgspec
 
 from assay.errors import IntegrityError, UsageError
 from assay.records.results import AttemptResult
@@ -68,6 +69,8 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "track": ("str", "controlled | native"),
 }
 
+
+_ENCODER = msgspec.json.Encoder()
 
 def _row(r: AttemptResult, final: bool, common: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:
     return {"schema": EXPORT_SCHEMA, "run_id": r.run_id, "trial_id": r.trial_id, "task_id": r.task_id,
@@ -123,9 +126,17 @@ def iter_rows(run_dir: Path | str, scan: RunScan | None = None) -> Iterator[dict
             yield withhold_row(_row(r, r.attempt == last, common, digests), held)
 
 
-def _jsonl(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:
+def _jsonl(rows: Iterator[dict[str, Any]], out: BinaryIO) -> None:
+    """Compact UTF-8 JSON, a row a line (msgspec: a tenth of ``json.dumps``'s time at 10^6 rows;
+    floats in their shortest round-trip form, NaN as null), written a MiB at a time."""
+    encode, buf = _ENCODER.encode_into, bytearray()
     for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        encode(row, buf, -1)
+        buf += b"\n"
+        if len(buf) > 1 << 20:
+            out.write(buf)
+            buf.clear()
+    out.write(buf)
 
 
 def _csv(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:
@@ -172,8 +183,18 @@ def to_file(run_dir: Path, opts: ExportOptions, *, checked: bool = False) -> str
             raise unwritable("--out", opts.out, e) from None  # type: ignore[arg-type]
     if opts.fmt == "parquet":
         raise UsageError("--format parquet writes a file (fix: add --out FILE.parquet)")
-    writer = _jsonl if opts.fmt == "jsonl" else _csv
-    writer(iter_rows(run_dir), sys.stdout)  # type: ignore[arg-type]
+    if opts.fmt == "csv":
+        _csv(iter_rows(run_dir), sys.stdout)  # type: ignore[arg-type]
+        return ""
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is not None:
+        _jsonl(iter_rows(run_dir), binary)
+        binary.flush()
+    else:  # a text-only stream (an embedding program's): the same bytes, decoded
+        data = io.BytesIO()
+        _jsonl(iter_rows(run_dir), data)
+        sys.stdout.write(data.getvalue().decode("utf-8"))
     return ""
 
 
@@ -186,11 +207,14 @@ def _to_path(run_dir: Path, opts: ExportOptions, checked: bool = False) -> str:
         _refuse_changed(run_dir, scan)
         _parquet(iter(rows), opts.out)
         return f"exported {run_dir} as parquet: {opts.out}"
-    writer = _jsonl if opts.fmt == "jsonl" else _csv
     tmp = opts.out.with_name(opts.out.name + ".part")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            writer(iter_rows(run_dir, scan), f)  # type: ignore[arg-type]
+        if opts.fmt == "jsonl":
+            with open(tmp, "wb") as fb:
+                _jsonl(iter_rows(run_dir, scan), fb)
+        else:
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
+                _csv(iter_rows(run_dir, scan), f)  # type: ignore[arg-type]
         _refuse_changed(run_dir, scan)
     except BaseException:
         tmp.unlink(missing_ok=True)

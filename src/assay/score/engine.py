@@ -200,7 +200,7 @@ def check_integrity(path: Path | str) -> None:
     require_intact(path, action="score")
 
 
-def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True,
+def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bool = True,
               writer: TrialWriter | None = None, workers: int | None = None) -> ScoreDocument:
     """Score a run directory in memory (nothing is written but the ``writer``'s side file: with
     one, the trial rows stream into it instead of the document, see :func:`score_trials`).
@@ -211,7 +211,7 @@ def score_run(path: Path | str, *, keep_trials: bool = True, verify: bool = True
     while reading a run whose evidence changed. The trial folders are read (listed, read, hashed)
     by ``workers`` processes (None: one per core for a large run, or ``ASSAY_SCAN_WORKERS``); the
     checking, parsing and folding stay here, in the plan's order, so every figure is the same."""
-    rd = RunDir.open(path)
+    rd = path if isinstance(path, RunDir) else RunDir.open(path)
     try:
         manifest = rd.manifest()
     except (IntegrityError, RunDirError):

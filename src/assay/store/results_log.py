@@ -97,6 +97,8 @@ class _Key(msgspec.Struct):
 
 
 _KEY = msgspec.json.Decoder(_Key)
+#: bytes :meth:`LogIndex.read` takes from the log at once
+_WINDOW = 1 << 18
 
 
 class LogIndex:
@@ -120,6 +122,8 @@ class LogIndex:
         self._seen = bytearray()  # entries whose trial a reader took (see :meth:`entries`)
         self.odd: list[int] = []  # offsets of lines that are JSON but no result (a torn write is not JSON)
         self._reader: BinaryIO | None = None
+        self._window, self._window_at = b"", 0  # the log's bytes from _window_at, read last (see read)
+        self._last_end = 0  # where the line read last ends
         self.refresh()
 
     _STATE = ("hashed", "end", "_key", "_h", "_crc", "_attempt", "_offset", "_size", "_digest", "_sorted_h",
@@ -134,6 +138,7 @@ class LogIndex:
         """The index :meth:`state` gave, over the same log (nothing is read until it grows)."""
         index = cls.__new__(cls)
         index.path, index._reader = root / LOG, None
+        index._window, index._window_at, index._last_end = b"", 0, 0
         for name in cls._STATE:
             setattr(index, name, state[name])
         return index
@@ -145,6 +150,7 @@ class LogIndex:
     def refresh(self) -> None:
         """Index the lines appended since the last call (a line not yet ended is left for later).
         One loop with everything bound locally: at 10^6 lines each step counts."""
+        self._window = b""  # read again: what :meth:`read` gives is the log as it is now
         f = open_log(self.path)
         if f is None:
             return
@@ -284,14 +290,26 @@ class LogIndex:
         return self._offset[i]
 
     def read(self, i: int) -> bytes:
-        """Entry ``i``'s bytes, as they are in the log now (the log held open from the first read)."""
+        """Entry ``i``'s bytes, as they are in the log since the last :meth:`refresh` (the log held
+        open from the first read; a reading in the log's order is served from a window of it)."""
         if self._reader is None:
             self._reader = open_log(self.path)  # closed by close(), or with this index
             if self._reader is None:
                 raise FileNotFoundError(f"{self.path}: no longer a regular file")
-        return os.pread(self._reader.fileno(), self._size[i], self._offset[i])
+        offset, size = self._offset[i], self._size[i]
+        at, near, self._last_end = offset - self._window_at, 0 <= offset - self._last_end < _WINDOW, offset + size
+        if 0 <= at and at + size <= len(self._window):
+            return self._window[at: at + size]
+        if size >= _WINDOW or not near:  # a lookup here and there: the line alone
+            return os.pread(self._reader.fileno(), size, offset)
+        # reading in the log's order (each line at or a little after the last one read): a window
+        # of the log at once, one system call per window (a pread a line: 3.4 us at 10^5; a window
+        # for every lookup here and there would copy the window for one line)
+        self._window, self._window_at = os.pread(self._reader.fileno(), _WINDOW, offset), offset
+        return self._window[:size]
 
     def close(self) -> None:
+        self._window = b""
         if self._reader is not None:
             self._reader.close()
             self._reader = None

@@ -259,12 +259,17 @@ class RunDir:
         found = [int(p.name) for p in d.iterdir() if p.name.isdigit()] if d.is_dir() else []  # "1" and "01" both
         log = self.results_log()
         if log is not None:
-            found += {log.attempt(i) for i in log.entries(trial_id)}.difference(found)
+            found += {log.attempt(i) for i in log.entries(trial_id, mark=False)}.difference(found)
         return sorted(found)
 
     def uses_log(self) -> bool:
         """Whether this run's results are written to the results log (``--results log``)."""
         return results_log.is_log(self.path / results_log.LOG)
+
+    def share_log(self, index: results_log.LogIndex) -> None:
+        """Take a scan's index of this run's log (a 10^6-line log is indexed once, not once per reader)."""
+        if self._log is None:
+            self._log = index
 
     def results_log(self) -> results_log.LogIndex | None:
         """The results log indexed as it is now (None: the run has none)."""
@@ -337,7 +342,7 @@ class RunDir:
         log = self.results_log()
         if log is None:
             return None
-        for i in log.entries(trial_id):  # the first line of an attempt is its result (a repeat is named by verify)
+        for i in log.entries(trial_id, mark=False):  # the first line of an attempt is its result (a repeat is named by verify)
             if log.attempt(i) == attempt:
                 return parse_result(log.read(i), Path(f"{self.path / results_log.LOG} (byte {log.offset(i)})"))
         return None

@@ -110,6 +110,7 @@ class RunScan:
         """The run's results log, every line located and hashed in one pass (None: no log)."""
         if self._pending is not None:
             self._log, self._pending = self._pending.result(), None
+            self.rd.share_log(self._log)  # the run's other readers (a report's trial sections) use this one
             self._log_visited = bytearray(len(self._log))  # per entry: its folder-less trial was read
         return self._log
 
@@ -289,6 +290,8 @@ class RunScan:
 
     def _trial_in_log(self, tid: str, entries: list[int]) -> TrialRead:
         """A trial with results in the log and no folder (no started marker, no trace)."""
+        if entries[0] >= len(self._log_visited):  # indexed since: a reader of the same RunDir refreshed the log
+            self._log_visited.extend(bytes(entries[0] + 1 - len(self._log_visited)))
         self._check = not self._log_visited[entries[0]] and self.verify
         self._log_visited[entries[0]] = 1
         self._entries = entries

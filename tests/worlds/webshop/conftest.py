@@ -18,8 +18,11 @@ def outside() -> Iterator[tuple[str, list[str]]]:
         def do_GET(self) -> None:  # noqa: N802
             hits.append(self.path)
             self.send_response(200)
+            self.send_header("Content-Type", "text/html")
             self.end_headers()
-            self.wfile.write(b"outside")
+            # the page names its icon: a browser that reached it fetches nothing more by itself (a
+            # /favicon.ico asked after the page had loaded would count as a second hit, later)
+            self.wfile.write(b'<!doctype html><link rel="icon" href="data:,"><body>outside</body>')
 
         def log_message(self, *a: object) -> None:
             pass

@@ -31,6 +31,8 @@ from assay.store.trial_order import has_repeats
 
 EXPORT_SCHEMA = "assay.results/1"
 FORMATS = ("jsonl", "csv", "parquet")
+#: the JSON Lines writer's encoder (compact UTF-8)
+_ENCODER = msgspec.json.Encoder()
 
 #: column -> (type, meaning); the documented schema (docs/cli.md "assay export"), in column order
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -69,8 +71,6 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "track": ("str", "controlled | native"),
 }
 
-
-_ENCODER = msgspec.json.Encoder()
 
 def _row(r: AttemptResult, final: bool, common: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:
     return {"schema": EXPORT_SCHEMA, "run_id": r.run_id, "trial_id": r.trial_id, "task_id": r.task_id,

@@ -37,8 +37,6 @@ from assay.store.trial_order import share_names, unplanned
 LOAD_FILES = "assay.store.scan_read:load_chunk"
 #: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
 PROCESSES_FROM = 4096
-#: the order of the checks (see integrity.verify_run): problems are reported sorted by it
-_SEALED, _UNSEALED, _RESULT = SEALED, UNSEALED, RESULT
 
 
 @dataclass
@@ -213,13 +211,13 @@ class RunScan:
                 actual = digests[f]
                 if actual != sealed and not (live and rel.endswith("/trace.jsonl")
                                              and trace_grew_only(Path(tdir, f), sealed)):
-                    self._problem((_SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
+                    self._problem((SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != "
                                                   f"sealed {sealed[:12]})")
             else:
                 parts = f.split("/")
                 if not live and not parts[-1].startswith(".tmp-"):
                     what = "result file" if parts[-1] == "result.json" else "file"
-                    self._problem((_UNSEALED, tid, tuple(parts)),
+                    self._problem((UNSEALED, tid, tuple(parts)),
                                   f"{rel}: {what} not in the ledger (added after the run?)")
         parsed = {f: self._parse(tid, f.split("/")[1], raw[f], os.path.join(tdir, f)) for f in results}
         out = TrialRead(tid, has_trace="trace.jsonl" in fileset or "trace.jsonl" in dirs,
@@ -243,11 +241,11 @@ class RunScan:
         numbers = rd.attempts_of(tid)
         if self._check:
             for rel, what in odd_entries(tdir):  # links and special files: named, never read through
-                self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
+                self._problem((UNSEALED, tid, tuple(rel.split("/"))),
                               f"{TRIALS}/{tid}/{rel}: {what}, not a regular file (evidence is never followed)")
             for rel in folders_named(tdir, EVIDENCE_NAMES):  # sealed ones are named by finish()
                 if f"{TRIALS}/{tid}/{rel}" not in self.sealed:
-                    self._problem((_UNSEALED, tid, tuple(rel.split("/"))),
+                    self._problem((UNSEALED, tid, tuple(rel.split("/"))),
                                   f"{TRIALS}/{tid}/{rel}: a folder, not a regular file (evidence is never followed)")
             live = False
             if numbers:
@@ -262,7 +260,7 @@ class RunScan:
                     rel = p.relative_to(rd.path).as_posix()
                     if rel not in self.sealed:
                         what = "result file" if p.name == "result.json" else "file"
-                        self._problem((_UNSEALED, tid, p.relative_to(tdir).parts),
+                        self._problem((UNSEALED, tid, p.relative_to(tdir).parts),
                                       f"{rel}: {what} not in the ledger (added after the run?)")
         seen: dict[str, tuple[bytes, Attempt | None]] = {}  # attempt folder name -> (bytes, parsed)
         if self._check:
@@ -342,11 +340,11 @@ class RunScan:
         try:
             r = decode_result(raw, path)
         except IntegrityError as e:
-            self._problem((_RESULT, tid, attempt_name, 0), str(e))
+            self._problem((RESULT, tid, attempt_name, 0), str(e))
             return None
         for i, (name, digest) in enumerate(r.artifacts.items(), 1):
             if not self._artifact_exists(digest):
-                self._problem((_RESULT, tid, attempt_name, i),
+                self._problem((RESULT, tid, attempt_name, i),
                               f"artifact {name} of {r.trial_id} attempt {r.attempt} is missing ({digest[:12]})")
         return r
 

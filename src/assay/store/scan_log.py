@@ -9,7 +9,7 @@ from typing import Any, Callable
 from assay.store.ledger_index import SealedIndex
 from assay.store.results_log import LOG, LogIndex, log_key
 
-#: the order of the checks, as the scan sorts its problems (scan._SEALED, scan._UNSEALED)
+#: the order of the checks, as the scan sorts its problems (store/scan.py, store/scan_rest.py)
 SEALED, UNSEALED = 1, 2
 
 

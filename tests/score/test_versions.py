@@ -77,3 +77,32 @@ def test_cli_score_and_exit_3_on_deleted_result(run: Path) -> None:
 def test_cli_score_not_a_run_dir(tmp_path: Path) -> None:
     r = assay("score", str(tmp_path))
     assert r.returncode == 2 and "not a run directory" in " ".join(r.stderr.split())
+
+
+def test_an_edited_older_score_is_verifys_finding_not_an_input_of_the_next(run: Path) -> None:
+    """A score version is derived: no score, report or export reads one back as evidence, so hashing
+    every older one (765 MB of rows each at 10^6 trials) on every scoring would make each new score
+    slower than the last. `assay verify` still names an edited one; a new score of the same evidence
+    is written with the same figures; an edited label file (an input of the score) still refuses it."""
+    from assay.report.export import ExportOptions, export_run
+
+    first = write_score(run)
+    rows = first.with_name("score-0001.trials.jsonl")
+    rows.write_bytes(rows.read_bytes().replace(b'"end_state":"fail"', b'"end_state":"pass"'))
+    first.write_text(first.read_text().replace('"score_version": 1', '"score_version": 7'))
+    problems = verify_run(run).problems
+    assert any("score-0001.trials.jsonl: modified" in p for p in problems)
+    assert any("score-0001.json: modified" in p for p in problems)
+    second = write_score(run)
+    assert second.name == "score-0002.json"
+    assert json.loads(second.read_text())["agents"] == json.loads(write_score(run).read_text())["agents"]
+    out = run.parent / "export.jsonl"
+    export_run(run, ExportOptions(fmt="jsonl", out=out))
+    assert len(out.read_text().splitlines()) == 3
+    # a label file is an input of the score (its audited rates): edited, it still refuses the score
+    from assay.score.labels import write_labels
+
+    labels = write_labels(run, {"t1.base.a.r1": False}, by="a reviewer")
+    labels.write_text(labels.read_text().replace("false_pass", "true_pass"))
+    with pytest.raises(IntegrityError, match="labels-0001.json: modified"):
+        write_score(run)

@@ -201,7 +201,7 @@ def to_file(run_dir: Path, opts: ExportOptions, *, checked: bool = False) -> str
 def _to_path(run_dir: Path, opts: ExportOptions, checked: bool = False) -> str:
     assert opts.out is not None
     opts.out.parent.mkdir(parents=True, exist_ok=True)  # as --junit and --summary-md do
-    scan = RunScan(RunDir.open(run_dir), verify=True) if checked else None
+    scan = RunScan(RunDir.open(run_dir), verify=True, outputs=False) if checked else None  # scores: verify's
     if opts.fmt == "parquet":
         rows = list(iter_rows(run_dir, scan))
         _refuse_changed(run_dir, scan)

@@ -219,7 +219,7 @@ def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bo
             check_integrity(rd.path)  # the full report when the run fails its check
         raise
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
-    scan = RunScan(rd, verify=verify, workers=workers, load=TRIAL_LOAD)
+    scan = RunScan(rd, verify=verify, workers=workers, load=TRIAL_LOAD, outputs=False)  # older scores: verify's
     screened: list[tuple[tuple[str, int], Suspect]] = []
     try:
         doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan, screened), keep_trials=keep_trials,

@@ -59,8 +59,9 @@ class RunScan:
     and returns the problems in the order `assay verify` has always reported them."""
 
     def __init__(self, rd: RunDir, *, verify: bool = True, workers: int | None = None,
-                 load: str = LOAD_FILES) -> None:
+                 load: str = LOAD_FILES, outputs: bool = True) -> None:
         self.rd = rd
+        self.outputs = outputs  # the score versions checked too (False: a reader of the evidence only)
         self.load = load  # "module:function" reading a chunk of trial folders (scan_read.load_chunk's shape)
         self.root = str(rd.path)
         self.verify = verify
@@ -368,7 +369,8 @@ class RunScan:
         checked, problems in verify's order)."""
         if not self.verify:
             return self.checked, []
-        self.checked += check_rest(self.rd, self.sealed, self.log(), self._live, self._problem)
+        self.checked += check_rest(self.rd, self.sealed, self.log(), self._live, self._problem,
+                                   outputs=self.outputs)
         return self.checked, [text for _key, text in sorted(self._problems, key=lambda p: p[0])]
 
 

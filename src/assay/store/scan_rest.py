@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,11 +20,16 @@ from assay.store.scan_log import SEALED, UNSEALED
 
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
 MANIFEST_CHECK, ARTIFACT, RESULT = 0, 3, 4
+#: a score version and its rows (score/versions.py): derived, never read back as evidence
+SCORE_VERSION = re.compile(r"scores/score-\d{4,}(?:\.json|\.trials\.jsonl)")
 
 
 def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[str],
-               problem: Callable[[tuple[Any, ...], str], None]) -> int:
-    """The checks above, each problem handed to ``problem`` with its sort key; the files checked."""
+               problem: Callable[[tuple[Any, ...], str], None], *, outputs: bool = True) -> int:
+    """The checks above, each problem handed to ``problem`` with its sort key; the files checked.
+    ``outputs`` False: the score versions are left to `assay verify` (a score, a report or an
+    export reads none of them, and hashing every older one, 765 MB of rows each at 10^6 trials,
+    would make every scoring of a run slower than the one before)."""
     root = rd.path
     checked = 0
     if MANIFEST not in sealed:
@@ -37,6 +43,8 @@ def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[
         problem((UNSEALED, "", (LOG, str(at))), f"{LOG}: byte {at}: a line that is JSON but no result (added after "
                                                  "the run?)")
     for rel, digest in sealed.unchecked():
+        if not outputs and SCORE_VERSION.fullmatch(rel):
+            continue
         p = root / rel
         checked += 1
         logged = key_parts(rel)

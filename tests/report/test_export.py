@@ -98,9 +98,9 @@ def test_a_file_export_checks_the_run_in_the_pass_that_reads_it(run: Path, tmp_p
     scans: list[bool] = []
     real = scan_module.RunScan.__init__
 
-    def counted(self, rd, *, verify=True, workers=None):  # type: ignore[no-untyped-def]
+    def counted(self, rd, *, verify=True, **kw):  # type: ignore[no-untyped-def]
         scans.append(verify)
-        real(self, rd, verify=verify, workers=workers)
+        real(self, rd, verify=verify, **kw)
 
     monkeypatch.setattr(scan_module.RunScan, "__init__", counted)
     one = tmp_path / "one-pass.jsonl"

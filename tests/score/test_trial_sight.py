@@ -172,7 +172,7 @@ def test_the_checking_process_parses_no_trace_and_no_artifact(suspect_run: Path,
     def refuse(*_a: object, **_k: object) -> object:
         raise AssertionError("parsed in the scoring process")
 
-    for name in ("assay.score.engine.read_trace_facts", "assay.score.screen.read_events",
+    for name in ("assay.score.folding.read_trace_facts", "assay.score.screen.read_events",
                  "assay.score.screen.read_workspace_diff", "assay.score.screen.decode_sightings"):
         monkeypatch.setattr(name, refuse)
     assert outcome(lambda p: score_run(p, workers=2), suspect_run) == expected

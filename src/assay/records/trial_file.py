@@ -48,6 +48,7 @@ class TrialWriter:
         self._h = hashlib.sha256()
         self._buf = bytearray()
         self.rows = 0
+        self._adopted: str | None = None  # the digest of a file another process wrote here (see adopt)
 
     def write(self, row: TrialRow, results: dict[str, str] | None = None, trace: dict[str, str] | None = None) -> None:
         _ENCODER.encode_into(TrialLine(row, results or {}, trace or {}), self._buf, -1)
@@ -61,8 +62,18 @@ class TrialWriter:
         self._f.write(self._buf)
         self._buf.clear()
 
+    def adopt(self, rows: int, sha256: str) -> None:
+        """The file was written whole by another process (score/fold_child.py), which hashed what it
+        wrote: nothing was written through this writer, and :meth:`close` gives that digest."""
+        if self.rows or self._buf:
+            raise RuntimeError(f"{self.path}: rows were written here before another process wrote the file")
+        self._f.close()
+        self.rows, self._adopted = rows, sha256
+
     def close(self) -> str:
         """Flush and close; the file's SHA-256."""
+        if self._adopted is not None:
+            return self._adopted
         self._flush()
         self._f.flush()
         os.fsync(self._f.fileno())

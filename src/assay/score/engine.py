@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -19,22 +18,20 @@ from assay.records.scores import SuspectPass
 from assay.records.trial_file import TrialWriter
 from assay.run_budget.log import last_stop
 from assay.score.perf import with_performance
-from assay.score.aggregate import Aggregator
 from assay.score.capability import DEFAULT_WEIGHTS
 from assay.score.controls import control_origins, control_summary
-from assay.score.evidence import read_trace_facts
+from assay.score.fold_child import FoldChild, fold_in_child
+from assay.score.folding import FoldOutcome, ScoreInputs, Screened, TrialFolder, fold_files, fold_read
 from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
 from assay.score.screen import Suspect, as_records
 from assay.score.trial_sight import LOAD as SIGHT_LOAD
-from assay.score.trial_sight import TrialSight, screen_read, sight_of
-from assay.score.trials import TrialFacts, fold_trial, missing_trial
+from assay.score.trials import TrialFacts, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
 from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
-from assay.store.rundir import MANIFEST, TRIALS, RunDir
-from assay.store.scan import RunScan
-from assay.store.scan_read import TRACE
+from assay.store.rundir import MANIFEST, RunDir
+from assay.store.scan import RunScan, TrialRead
 
 #: how a scan reads a trial folder for the scorer: its files and, from the same bytes, its trace's facts
 #: and the screen (score/trial_sight.py), in the reading processes of a large run
@@ -52,14 +49,6 @@ def rules_digest(category_weights: dict[str, float], capability_weights: dict[st
     h.update(sha256_json({"categories": category_weights, "capability": capability_weights}).encode())
     return h.hexdigest()
 
-
-@dataclass
-class ScoreInputs:
-    """What the scorer read, by digest."""
-
-    manifest_sha256: str = ""
-    results: dict[str, str] = field(default_factory=dict)
-    traces: dict[str, str] = field(default_factory=dict)
 
 
 def isolation_note(manifest: RunManifest) -> dict[str, Any]:
@@ -83,31 +72,16 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
     at the scorer's boundary. With a ``writer``, each trial row goes to the side file as it is
     folded, with the evidence files it was scored from (``inputs``' entries for it), and neither
     rows nor per-trial inputs nor task rows' trial ids stay in memory or in the document."""
-    cw = dict(manifest.categories)
-    capw = capability_weights(manifest)
-    agg = Aggregator(keep_trial_ids=keep_trials and writer is None)
-    rows: list[TrialFacts] = []
-    cut = 0  # trials the run budget left unfinished
-    contended = 0  # timeouts taken while the host was overloaded
-    controls, control_trials = control_origins(manifest), []
+    folder = TrialFolder(control_origins(manifest), keep_trials=keep_trials, writer=writer)
     inputs = inputs or ScoreInputs()
-    n_results = n_traces = 0  # files streamed out with their trial's row
     for t in trials:
-        if t.task_id in controls:  # beside the capability score, never inside it (score/controls.py)
-            control_trials.append(t)
-            continue
-        agg.add(t)
-        cut += t.reason == "run_budget"
-        contended += t.host_contended
-        if writer is not None:
-            writer.write(t, inputs.results, inputs.traces)
-            n_results += len(inputs.results)
-            n_traces += len(inputs.traces)
-            inputs.results.clear()
-            inputs.traces.clear()
-        elif keep_trials:
-            rows.append(t)
-    body = agg.finish(cw, capw)
+        folder.add(t, inputs)
+    return score_document(manifest, folder.finish(dict(manifest.categories), capability_weights(manifest)), inputs)
+
+
+def score_document(manifest: RunManifest, out: FoldOutcome, inputs: ScoreInputs) -> ScoreDocument:
+    """The typed document of a fold's outcome (folded here or in a process of its own)."""
+    cw, capw = dict(manifest.categories), capability_weights(manifest)
     return typed_document(manifest, {
         "isolation": isolation_note(manifest),
         "schema": SCORE_SCHEMA,
@@ -118,14 +92,15 @@ def score_trials(manifest: RunManifest, trials: Iterable[TrialFacts], *, keep_tr
         "scored_at": time.time(),
         "weights": {"categories": cw, "capability": capw},
         "inputs": {"manifest_sha256": inputs.manifest_sha256, "results": inputs.results, "traces": inputs.traces,
-                   "result_files": n_results + len(inputs.results), "trace_files": n_traces + len(inputs.traces)},
-        "measured": measured_of(manifest, incomplete=cut, contended=contended),
-        "security": body["security"],
-        "agents": body["agents"],
-        "tasks": body["tasks"],
-        "trials": rows,
-        "recovery": agg.figures.dump() if agg.figures is not None else {},
-        "controls": control_summary(manifest, control_trials),
+                   "result_files": out.n_results + len(inputs.results),
+                   "trace_files": out.n_traces + len(inputs.traces)},
+        "measured": measured_of(manifest, incomplete=out.cut, contended=out.contended),
+        "security": out.body["security"],
+        "agents": out.body["agents"],
+        "tasks": out.body["tasks"],
+        "trials": out.rows,
+        "recovery": out.recovery,
+        "controls": control_summary(manifest, out.control_trials),
         "deviations": task_deviations(manifest.tasks),
     })
 
@@ -144,31 +119,31 @@ def task_deviations(tasks: Iterable[TaskRecord]) -> dict[str, list[str]]:
             out[t.id] = flags
     return out
 
+def plan_reads(rd: RunDir, manifest: RunManifest, scan: RunScan) -> Iterator[tuple[str, TrialRead | None, str]]:
+    """(trial id, as read, why missing) of every trial in the plan's order (unplanned trials found
+    on disk follow); a planned trial the run budget stopped before it started is missing with
+    reason ``run_budget``, any other without a result ``missing`` (read None)."""
+    stop = last_stop(rd)
+    budget_pending = set(stop.get("pending") or []) if stop else set()
+    for tid, read in scan.read_in_order(manifest.plan.trials):
+        if read is None or not read.attempts:
+            yield tid, None, "run_budget" if tid in budget_pending else "missing"
+        else:
+            yield tid, read, ""
+
+
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
-                    scan: RunScan | None = None,
-                    screened: list[tuple[tuple[str, int], Suspect]] | None = None) -> Iterator[TrialFacts]:
-    """Stream the run's trials in the plan's order (unplanned trials found on disk follow); a
-    planned trial the run budget stopped before it started is missing with reason ``run_budget``.
-    With a checking ``scan``, every trial folder is checked as it is read (see :func:`score_run`).
-    With ``screened``, every passing attempt is screened as it is read (the reward-hack screen,
+                    scan: RunScan | None = None, screened: list[Screened] | None = None) -> Iterator[TrialFacts]:
+    """Stream the run's trials, folded, in the order of :func:`plan_reads`. With a checking
+    ``scan``, every trial folder is checked as it is read (see :func:`score_run`). With
+    ``screened``, every passing attempt is screened as it is read (the reward-hack screen,
     :func:`assay.score.screen.screen_run`, in the same pass) and its suspects appended, each with
     its place in screen_run's order (trial folder, then attempt folder: not the ids a result
     claims, which a result copied into another folder does not change)."""
     scan = scan or RunScan(rd, verify=False, load=TRIAL_LOAD)
-    stop = last_stop(rd)
-    budget_pending = set(stop.get("pending") or []) if stop else set()
     categories = {t.id: t.category for t in manifest.tasks}
-    planned = manifest.plan.trials
-    for tid, read in scan.read_in_order(planned):
-        if read is None or not read.attempts:
-            yield missing_trial(tid, categories, "run_budget" if tid in budget_pending else "missing")
-            continue
-        for rel, digest in read.result_digests:
-            inputs.results[rel] = digest
-        if screened is not None:
-            screened.extend(((tid, k), x) for k, x in screen_read(rd, tid, read))
-        yield _fold(rd, tid, read.attempts, inputs, artifacts_ok=read.artifacts_ok, has_trace=read.has_trace,
-                    trace_digest=read.trace_digest, sight=sight_of(read))
+    for tid, read, reason in plan_reads(rd, manifest, scan):
+        yield missing_trial(tid, categories, reason) if read is None else fold_read(rd, tid, read, inputs, screened)
 
 
 def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[Attempt],
@@ -176,23 +151,7 @@ def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[Attempt],
     """One trial's facts from its attempts, its final attempt's trace and its artifacts on disk (the
     one fold every reader of a run uses: the scorer, and the exports that must agree with it)."""
     artifacts_ok = all(rd.artifact_path(d).exists() for a in attempts for d in a.artifacts.values())
-    return _fold(rd, trial_id, attempts, inputs, artifacts_ok=artifacts_ok, has_trace=True, trace_digest=None)
-
-
-def _fold(rd: RunDir, trial_id: str, attempts: list[Attempt], inputs: ScoreInputs | None, *, artifacts_ok: bool,
-          has_trace: bool, trace_digest: str | None, sight: TrialSight | None = None) -> TrialFacts:
-    facts = None
-    if sight is not None and sight.trace is not None and trace_digest is not None:
-        # the trace as the scan read it: its facts and its digest from the same bytes
-        facts = sight.trace.facts_of(max(a.attempt for a in attempts))
-        if inputs is not None:
-            inputs.traces[f"{TRIALS}/{trial_id}/{TRACE}"] = trace_digest
-    elif has_trace:
-        trace_path = rd.trace_path(trial_id)
-        facts = read_trace_facts(trace_path, max(a.attempt for a in attempts))
-        if facts is not None and inputs is not None:
-            inputs.traces[trace_path.relative_to(rd.path).as_posix()] = trace_digest or sha256_file(trace_path)
-    return fold_trial(attempts, artifacts_ok=artifacts_ok, trace=facts)
+    return fold_files(rd, trial_id, attempts, inputs, artifacts_ok=artifacts_ok, has_trace=True, trace_digest=None)
 
 
 def check_integrity(path: Path | str) -> None:
@@ -201,7 +160,8 @@ def check_integrity(path: Path | str) -> None:
 
 
 def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bool = True,
-              writer: TrialWriter | None = None, workers: int | None = None) -> ScoreDocument:
+              writer: TrialWriter | None = None, workers: int | None = None,
+              fold_apart: bool | None = None) -> ScoreDocument:
     """Score a run directory in memory (nothing is written but the ``writer``'s side file: with
     one, the trial rows stream into it instead of the document, see :func:`score_trials`).
 
@@ -210,7 +170,9 @@ def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bo
     refuses the score with the very report `assay verify` gives, as does anything that fails
     while reading a run whose evidence changed. The trial folders are read (listed, read, hashed)
     by ``workers`` processes (None: one per core for a large run, or ``ASSAY_SCAN_WORKERS``); the
-    checking, parsing and folding stay here, in the plan's order, so every figure is the same."""
+    checking and parsing stay here, in the plan's order. With a ``writer``, a large run's trials
+    are folded in a process of its own meanwhile (``fold_apart`` None: by size, see
+    :mod:`assay.score.fold_child`), by the same code, so every figure is the same."""
     rd = path if isinstance(path, RunDir) else RunDir.open(path)
     try:
         manifest = rd.manifest()
@@ -220,10 +182,13 @@ def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bo
         raise
     inputs = ScoreInputs(manifest_sha256=sha256_file(rd.path / MANIFEST))
     scan = RunScan(rd, verify=verify, workers=workers, load=TRIAL_LOAD, outputs=False)  # older scores: verify's
-    screened: list[tuple[tuple[str, int], Suspect]] = []
+    screened: list[Screened] = []
     try:
-        doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan, screened), keep_trials=keep_trials,
-                           inputs=inputs, writer=writer)
+        if writer is not None and fold_in_child(len(manifest.plan.trials), fold_apart):
+            doc = _score_apart(rd, manifest, scan, inputs, writer, screened)
+        else:
+            doc = score_trials(manifest, iter_run_trials(rd, manifest, inputs, scan, screened),
+                               keep_trials=keep_trials, inputs=inputs, writer=writer)
     except Exception:
         if verify:
             check_integrity(rd.path)
@@ -233,6 +198,28 @@ def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bo
         raise refusal(rd.path, problems, action="score")
     screened.sort(key=lambda x: x[0])  # screen_run's order: trial folder, then attempt folder
     return with_performance(_audited(doc, rd, [x for _place, x in screened]), rd.path)
+
+
+def _score_apart(rd: RunDir, manifest: RunManifest, scan: RunScan, inputs: ScoreInputs, writer: TrialWriter,
+                 screened: list[Screened]) -> ScoreDocument:
+    """:func:`score_trials` of :func:`iter_run_trials`, the folding done by a child process (its
+    side file written there, adopted by ``writer``) while this one scans."""
+    categories = {t.id: t.category for t in manifest.tasks}
+    child = FoldChild(rd.path, writer.path, control_origins(manifest), dict(manifest.categories),
+                      capability_weights(manifest))
+    try:
+        for tid, read, reason in plan_reads(rd, manifest, scan):
+            if read is None:
+                child.missing(missing_trial(tid, categories, reason))
+            else:
+                child.trial(tid, read)
+        outcome, found, rows, digest = child.finish()
+    except BaseException:
+        child.abort()
+        raise
+    writer.adopt(rows, digest)
+    screened.extend(found)
+    return score_document(manifest, outcome, inputs)
 
 
 def _audited(doc: ScoreDocument, rd: RunDir, screened: list[Suspect]) -> ScoreDocument:

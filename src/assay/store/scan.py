@@ -47,6 +47,7 @@ class TrialRead:
     trial_id: str
     attempts: list[Attempt] = field(default_factory=list)
     result_digests: list[tuple[str, str]] = field(default_factory=list)  # (run-relative path, sha256)
+    raws: list[bytes] = field(default_factory=list)  # each attempt's result as the bytes it was parsed from
     artifacts_ok: bool = True
     has_trace: bool = False
     trace_digest: str | None = None  # of the bytes read, when the trace was read (checked, or by a trace reader)
@@ -232,6 +233,7 @@ class RunScan:
                 continue  # damaged: a problem is recorded and the score refused
             out.attempts.append(r)
             out.result_digests.append((prefix + f, digests[f]))
+            out.raws.append(raw[f])
         self._add_logged(tid, out)
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
@@ -283,6 +285,7 @@ class RunScan:
             if r is not None:
                 out.attempts.append(r)
                 out.result_digests.append((p.relative_to(rd.path).as_posix(), sha256_bytes(raw)))
+                out.raws.append(raw)
         self._add_logged(tid, out)
         out.artifacts_ok = self._artifacts_ok(out.attempts)
         return out
@@ -326,13 +329,16 @@ class RunScan:
         for n, i, key, digest in first:
             if n in have:
                 continue
-            r = self._parse(tid, str(n), log.read(i), f"{self.root}/{LOG} (byte {log.offset(i)})")
+            data = log.read(i)
+            r = self._parse(tid, str(n), data, f"{self.root}/{LOG} (byte {log.offset(i)})")
             if r is not None:
                 out.attempts.append(r)
                 out.result_digests.append((key, digest))
+                out.raws.append(data)
         if have and len(out.attempts) > len(have):
-            pairs = sorted(zip(out.attempts, out.result_digests), key=lambda p: p[0].attempt)
-            out.attempts, out.result_digests = [a for a, _d in pairs], [d for _a, d in pairs]
+            rows = sorted(zip(out.attempts, out.result_digests, out.raws), key=lambda p: p[0].attempt)
+            out.attempts, out.result_digests, out.raws = [a for a, *_ in rows], [d for _a, d, _r in rows], [
+                r for *_, r in rows]
 
     def _parse(self, tid: str, attempt_name: str, raw: bytes, path: Path | str) -> Attempt | None:
         """Parse one result; with ``verify`` a damaged one or a missing artifact is a problem."""

@@ -50,13 +50,13 @@ def resolve(name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), attr)
 
 
-def _send(out: IO[bytes], obj: object) -> None:
+def send_frame(out: IO[bytes], obj: object) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     out.write(_LEN.pack(len(data)) + data)
     out.flush()
 
 
-def _receive(inp: IO[bytes]) -> Any:
+def receive_frame(inp: IO[bytes]) -> Any:
     """The next frame, or EOFError when the other side has ended."""
     head = inp.read(_LEN.size)
     if len(head) < _LEN.size:
@@ -80,14 +80,14 @@ class Worker:
         then the end of its output, which :func:`read_in_processes` reads as the worker lost."""
         assert self.proc.stdin is not None
         try:
-            _send(self.proc.stdin, items)
+            send_frame(self.proc.stdin, items)
         except OSError:
             pass  # a broken pipe: the worker has ended
 
     def answer(self) -> Any:
         """The answer to the oldest request (EOFError: the worker ended without it)."""
         assert self.proc.stdout is not None
-        return _receive(self.proc.stdout)
+        return receive_frame(self.proc.stdout)
 
     def ended(self) -> int | None:
         """The exit code of a worker whose output ended (None: still running after a few seconds)."""
@@ -181,7 +181,7 @@ def _serve(root: str, every: bool, load: Callable[..., Any]) -> None:
     def take() -> None:
         try:
             while True:
-                inbox.put(_receive(sys.stdin.buffer))
+                inbox.put(receive_frame(sys.stdin.buffer))
         except (EOFError, OSError):
             inbox.put(None)
 
@@ -190,7 +190,7 @@ def _serve(root: str, every: bool, load: Callable[..., Any]) -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     while (items := inbox.get()) is not None:
-        _send(out, load(root, items, every))
+        send_frame(out, load(root, items, every))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,136 @@
+"""The fold of a large run in a process of its own, beside the scan that reads and checks it.
+
+At 10^6 trials the scoring process spent about as long checking and reading each trial (the
+scan) as folding it (the row, the screen, the aggregates, the side file), one after the other on
+one core. Here the scan stays in the scoring process, with every check and the refusal, and hands
+each trial as it read it (the very bytes of its results, their digests, what the reading saw of
+its trace) to ``python -m assay.score.fold_child``, which decodes them with the scan's own decoder
+and folds them through :mod:`assay.score.folding`, the code the scoring process runs for a small
+run, writing the side file; its outcome comes back whole when the last trial was sent. The frames
+are pickles between this process and its own child, never read from anywhere else. A child that
+dies fails the score, naming its exit; it never yields a document.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+from collections.abc import Container
+from pathlib import Path
+from typing import Any
+
+from assay.records.trial_file import TrialWriter
+from assay.score.folding import FoldOutcome, ScoreInputs, Screened, TrialFolder, fold_read
+from assay.score.trials import TrialFacts
+from assay.store.fastread import decode_result
+from assay.store.rundir import RunDir
+from assay.store.scan import TrialRead
+from assay.store.log_child import workers_allowed
+from assay.store.scan_workers import child_env, receive_frame, send_frame
+
+#: a plan of at least this many trials is folded in a process of its own (one costs ~0.3 s to start)
+FOLD_CHILD_FROM = 20_000
+#: trials sent to the child in one frame
+_BATCH = 512
+
+
+def fold_in_child(planned: int, wanted: bool | None) -> bool:
+    """Whether a score of ``planned`` trials folds in a child (``wanted`` None: by the run's size,
+    on two or more cores, unless ``ASSAY_SCAN_WORKERS`` keeps the scan in one process)."""
+    if wanted is not None:
+        return wanted
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return planned >= FOLD_CHILD_FROM and cores >= 2 and workers_allowed()
+
+
+class FoldChild:
+    """The scoring process's side: trials in, in the plan's order; the outcome out at the end."""
+
+    def __init__(self, root: Path, side_file: Path, controls: Container[str], category_weights: dict[str, float],
+                 capability_weights: dict[str, float]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "assay.score.fold_child", str(root), str(side_file)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
+        self._items: list[tuple[Any, ...]] = []
+        self._send((set(controls), category_weights, capability_weights))
+
+    def _send(self, obj: object) -> None:
+        assert self.proc.stdin is not None
+        try:
+            send_frame(self.proc.stdin, obj)
+        except (BrokenPipeError, OSError):
+            self._failed()
+
+    def trial(self, tid: str, read: TrialRead) -> None:
+        self._items.append((tid, read.raws, read.result_digests, read.artifacts_ok, read.has_trace, read.trace_digest,
+                            read.extra))
+        if len(self._items) >= _BATCH:
+            self._send(self._items)
+            self._items = []
+
+    def missing(self, facts: TrialFacts) -> None:
+        self._items.append((facts,))
+
+    def finish(self) -> tuple[FoldOutcome, list[Screened], int, str]:
+        """(the fold's outcome, the screen's suspects, rows written, the side file's SHA-256)."""
+        if self._items:
+            self._send(self._items)
+        self._send(None)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        try:
+            got = receive_frame(self.proc.stdout)
+        except EOFError:
+            got = None
+        self.proc.stdout.close()
+        if self.proc.wait() != 0 or got is None:
+            self._failed()
+        return got
+
+    def _failed(self) -> None:
+        self.abort()
+        raise RuntimeError(f"the process folding the trials ended with exit code {self.proc.returncode} "
+                           "(its error is above); nothing was scored")
+
+    def abort(self) -> None:
+        """Stop the child (a scan that failed, or one that ended)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            if f is not None and not f.closed:
+                try:
+                    f.close()
+                except OSError:
+                    pass
+
+
+def _serve(root: str, side_file: str) -> None:
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything else printed goes to stderr, never into a frame
+    gc.freeze()  # the modules and the run's constants: never collected, never walked again
+    inp = sys.stdin.buffer
+    controls, category_weights, capability_weights = receive_frame(inp)
+    rd = RunDir.open(root)
+    writer = TrialWriter(Path(side_file))
+    folder = TrialFolder(controls, keep_trials=False, writer=writer)
+    inputs, screened = ScoreInputs(), []
+    while (batch := receive_frame(inp)) is not None:
+        for item in batch:
+            if len(item) == 1:
+                folder.add(item[0], inputs)
+                continue
+            tid, raws, digests, artifacts_ok, has_trace, trace_digest, extra = item
+            # the bytes the scan parsed and accepted, decoded by the same decoder: the same attempts
+            attempts = [decode_result(raw, Path(rel)) for raw, (rel, _d) in zip(raws, digests)]
+            read = TrialRead(tid, attempts=attempts, result_digests=digests, raws=raws, artifacts_ok=artifacts_ok,
+                             has_trace=has_trace, trace_digest=trace_digest, extra=extra)
+            folder.add(fold_read(rd, tid, read, inputs, screened), inputs)
+    outcome = folder.finish(category_weights, capability_weights)
+    send_frame(out, (outcome, screened, writer.rows, writer.close()))
+    out.close()
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], sys.argv[2])

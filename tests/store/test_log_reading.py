@@ -14,7 +14,7 @@ from assay.report.build import write_report
 from assay.run import RunOptions, start_run
 from assay.score.engine import score_run
 from assay.store import results_log
-from assay.store.results_log import LOG, LogIndex
+from assay.store.results_log import LOG, LogIndex, append
 from assay.store.rundir import RunDir
 from assay.store.scan import RunScan
 
@@ -101,6 +101,9 @@ def test_a_report_indexes_the_log_once(log_run: Path, tmp_path: Path, monkeypatc
 
 
 def test_a_scan_reads_a_line_its_shared_index_took_in_since(log_run: Path, tmp_path: Path) -> None:
+    """Lines appended while a scan reads (a live run): the shared index takes them in, the scan reads
+    them, and each is held to the ledger as it is once the scan ends: one written as the runner
+    writes (sealed first) is no problem, one appended without a seal is named."""
     rd = RunDir.open(log_run)
     scan = RunScan(rd)
     log = scan.log()
@@ -108,11 +111,14 @@ def test_a_scan_reads_a_line_its_shared_index_took_in_since(log_run: Path, tmp_p
     oracle = rd.result("calc.base.oracle.r1", 1)
     assert oracle is not None
     rd.write_result(oracle.model_copy(update={"trial_id": "calc.base.oracle.r9", "repetition": 9}))
-    assert len(rd.results_log() or []) == 3  # the shared index grew after the scan sized its marks
-    read = dict(scan.read_in_order(["calc.base.oracle.r1", "calc.base.nop.r1", "calc.base.oracle.r9"]))
+    forged = oracle.model_copy(update={"trial_id": "calc.base.oracle.r8", "repetition": 8})
+    append(log_run, forged.model_dump_json().encode())  # no seal: added by hand
+    assert len(rd.results_log() or []) == 4  # the shared index grew after the scan sized its marks
+    read = dict(scan.read_in_order(["calc.base.oracle.r1", "calc.base.nop.r1", "calc.base.oracle.r9",
+                                    "calc.base.oracle.r8"]))
     assert [a.end_state.value for a in read["calc.base.oracle.r9"].attempts] == ["pass"]
-    _checked, problems = scan.finish()  # the scan holds the ledger as it read it, before the write
+    _checked, problems = scan.finish()
     assert [p.split(": ", 2)[2] for p in problems] == [
-        "the result of calc.base.oracle.r9 attempt 1 is not in the ledger (added after the run?)"]
-    doc = score_run(log_run)  # a scan started after the write finds it sealed
+        "the result of calc.base.oracle.r8 attempt 1 is not in the ledger (added after the run?)"]
+    doc = score_run(log_run, verify=False)  # a scan started after the write reads both
     assert "results.jsonl/calc.base.oracle.r9/1" in doc.inputs.results

@@ -46,8 +46,10 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
 class SealedIndex:
     """Latest sealed digest per path of one ledger, with a mark per path for "compared already"."""
 
-    def __init__(self, ledger: Path | None, parse: Callable[[str], tuple[str, str] | None]) -> None:
+    def __init__(self, ledger: Path | None, parse: Callable[[str], tuple[str, str] | None], *,
+                 skip: Callable[[str], bool] | None = None) -> None:
         self._ledger, self._parse = ledger, parse
+        self._skip = skip  # paths whose seals are another index's (the results log's lines: store/log_seals.py)
         self._key = os.urandom(16)
         self._hi, self._lo = array("Q"), array("Q")
         self._digest = b""
@@ -78,7 +80,10 @@ class SealedIndex:
         then sorted alone and appended, so what is held beside the index is one bucket's sort."""
         buckets = [(array("Q"), array("Q"), bytearray(), {}) for _ in range(_BUCKETS)]
         names: list[dict[int, str]] = [{} for _ in range(_BUCKETS)]
+        skip = self._skip
         for rel, digest in self._records(self.damaged):
+            if skip is not None and skip(rel):
+                continue
             h = self._hash(rel)
             b = h >> (128 - _BUCKET_BITS)
             hi, lo, digests, odd = buckets[b]

@@ -289,6 +289,29 @@ class LogIndex:
     def offset(self, i: int) -> int:
         return self._offset[i]
 
+    def digests_of(self, n: int) -> bytes:
+        """The digests of the first ``n`` entries, 32 bytes each, in the log's order."""
+        return bytes(self._digest[:32 * n])
+
+    def keys_after(self) -> set[tuple[str, int]]:
+        """(trial id, attempt) of every whole line appended since the index was last extended (read,
+        not indexed: the index stays as its readers know it)."""
+        out: set[tuple[str, int]] = set()
+        f = open_log(self.path)
+        if f is None:
+            return out
+        with f:
+            f.seek(self.end)
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    k = _KEY.decode(memoryview(line)[:-1])
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue
+                out.add((k.trial_id, k.attempt))
+        return out
+
     def read(self, i: int) -> bytes:
         """Entry ``i``'s bytes, as they are in the log since the last :meth:`refresh` (the log held
         open from the first read; a reading in the log's order is served from a window of it)."""

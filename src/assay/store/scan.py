@@ -25,9 +25,9 @@ from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
 from assay.store.log_child import PendingIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
-from assay.store.results_log import LOG, LogIndex, is_log
+from assay.store.results_log import LOG, LogIndex, is_log, key_parts
 from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
-from assay.store.scan_log import first_lines
+from assay.store.scan_log import check_seals, first_lines
 from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
 from assay.store.scan_workers import WORKERS_ENV
@@ -69,16 +69,19 @@ class RunScan:
         self.workers = workers  # reading processes (None: ASSAY_SCAN_WORKERS, else one per core for a large run)
         # the ledger's latest digest per path, compact (store/ledger_index.py): nothing here grows with
         # the trials but the sorted listing of trials/ and one byte per trial folder
-        pending = PendingIndex(rd.path) if is_log(rd.path / LOG) else None  # built meanwhile, elsewhere:
-        self.sealed = SealedIndex(rd.path / LEDGER if verify else None, _ledger_record)
+        logged = is_log(rd.path / LOG)  # its index and its lines' seals are built meanwhile, elsewhere:
+        pending = PendingIndex(rd.path, seals=verify) if logged else None
+        self.sealed = SealedIndex(rd.path / LEDGER if verify else None, _ledger_record,
+                                  skip=(lambda rel: key_parts(rel) is not None) if logged else None)
         self.checked = 0
         self._check = verify  # checking the trial being read (a trial is checked once, however often read)
         self._visited = bytearray()  # per folder of trial_dirs(): read already
         self._visited_other: set[str] = set()  # ids read without a folder in that listing
         self._trial_dirs: list[str] | None = None
         self._log: LogIndex | None = None  # the results log, indexed and hashed on first use
-        self._pending = pending
+        self._pending = self._seals_from = pending
         self._log_visited = bytearray()
+        self._firsts = bytearray()  # per entry of the log: checked as its attempt's first line
         self._entries: list[int] = []  # the lines of the trial being read, in the log
         self._looked_up: dict[str, list[int]] = {}  # lines of trials all_trials() yielded, not yet read
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
@@ -321,7 +324,7 @@ class RunScan:
         log = self._log
         if log is None or not self._entries:
             return
-        first = first_lines(log, tid, self._entries, check=self._check, sealed=self.sealed, problem=self._problem)
+        first = first_lines(log, tid, self._entries, check=self._check, firsts=self._firsts, problem=self._problem)
         if self._check:
             self.checked += len(first)
         # a result file of the same attempt is read instead (a mixed run is refused)
@@ -375,8 +378,12 @@ class RunScan:
         checked, problems in verify's order)."""
         if not self.verify:
             return self.checked, []
-        self.checked += check_rest(self.rd, self.sealed, self.log(), self._live, self._problem,
-                                   outputs=self.outputs)
+        log = self.log()
+        self.checked += check_rest(self.rd, self.sealed, log, self._live, self._problem, outputs=self.outputs)
+        if log is not None and self._seals_from is not None:
+            seals = self._seals_from.seals()
+            check_seals(log, seals, self._firsts, self._problem)
+            self.checked += len(seals.missing)
         return self.checked, [text for _key, text in sorted(self._problems, key=lambda p: p[0])]
 
 

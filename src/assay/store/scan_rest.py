@@ -16,7 +16,7 @@ from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import not_regular
 from assay.store.results_log import LOG, LogIndex, key_parts
 from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, damage_text
-from assay.store.scan_log import SEALED, UNSEALED
+from assay.store.scan_log import SEALED, UNSEALED, no_line_text
 
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
 MANIFEST_CHECK, ARTIFACT, RESULT = 0, 3, 4
@@ -48,9 +48,8 @@ def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[
         p = root / rel
         checked += 1
         logged = key_parts(rel)
-        if logged is not None:  # never a path on disk: a result sealed into the log
-            problem((SEALED, rel), f"{LOG}: the result of {logged[0]} attempt {logged[1]} was sealed but has no line "
-                                   "in the log (removed or changed after it was written)")
+        if logged is not None:  # never a path on disk: a result sealed into a log that is not there
+            problem((SEALED, rel), no_line_text(rel))
             continue
         if not os.path.lexists(p):
             problem((SEALED, rel), f"{rel}: deleted after it was written")

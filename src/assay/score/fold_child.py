@@ -123,7 +123,7 @@ def _serve(root: str, side_file: str) -> None:
                 continue
             tid, raws, digests, artifacts_ok, has_trace, trace_digest, extra = item
             # the bytes the scan parsed and accepted, decoded by the same decoder: the same attempts
-            attempts = [decode_result(raw, Path(rel)) for raw, (rel, _d) in zip(raws, digests)]
+            attempts = [decode_result(raw, rel) for raw, (rel, _d) in zip(raws, digests)]
             read = TrialRead(tid, attempts=attempts, result_digests=digests, raws=raws, artifacts_ok=artifacts_ok,
                              has_trace=has_trace, trace_digest=trace_digest, extra=extra)
             folder.add(fold_read(rd, tid, read, inputs, screened), inputs)

@@ -75,7 +75,7 @@ def write_score(path: Path | str, doc: ScoreDocument | None = None) -> Path:
             except RunDirError:
                 rows.unlink()
                 continue  # someone else took this number first: take the next one
-            rd.seal(rows.relative_to(rd.path).as_posix())
+            rd.seal_written(rows.relative_to(rd.path).as_posix(), side.sha256)  # hashed as it was written
             rd.seal(target.relative_to(rd.path).as_posix())
             return target
     finally:

@@ -204,6 +204,11 @@ class RunDir:
         self._record(rel, digest, extra)
         return digest
 
+    def seal_written(self, rel: str, digest: str) -> None:
+        """Record the digest of a file this process wrote, hashed as it was written (a score's rows:
+        765 MB at 10^6 trials, not read again to be sealed)."""
+        self._record(rel, digest)
+
     def _record(self, rel: str, digest: str, extra: dict[str, Any] | None = None) -> None:
         """Append one ledger line. Written *before* a new file is linked into place, so a crash
         between the two leaves a sealed digest for a missing file (closed on resume), never an

@@ -70,3 +70,31 @@ def test_an_images_deviations_are_shown_beside_the_imports_once() -> None:
     tasks = [task("hand", [], [mapping]), task("imported", [mapping, "could not map: x"], [mapping]),
              task("plain", [], []), task("host", [], None)]
     assert task_deviations(tasks) == {"hand": [mapping], "imported": [mapping, "could not map: x"]}
+
+
+def test_a_json_report_file_withholds_held_out_rows_from_its_side_file(tmp_path: Path) -> None:
+    """The rows beside a JSON report are the score's own, copied whole, only when nothing is
+    withheld; a held-out task's rows never reach the file, and each file's digest is its bytes'."""
+    import hashlib
+
+    from assay.report import write_report
+
+    run = _run(tmp_path)
+    path = write_report(run, "json", out=tmp_path / "out" / "r.json")
+    side = path.with_name("r.trials.jsonl")
+    info = json.loads(path.read_text())["score"]["trials_file"]
+    rows = [json.loads(x)["row"]["trial_id"] for x in side.read_bytes().splitlines()]
+    assert rows == ["open1.base.oracle.r1"] and info["rows"] == 1
+    assert info["sha256"] == hashlib.sha256(side.read_bytes()).hexdigest()
+    assert b"held1" not in side.read_bytes()
+    manifest = run / "manifest.json"  # the same run with nothing held out: every row, copied with its evidence
+    manifest.write_text(manifest.read_text().replace('"held_out": true', '"held_out": false'))
+    from assay.store.rundir import RunDir
+
+    RunDir.open(run).seal("manifest.json")
+    path = write_report(run, "json", out=tmp_path / "out" / "r.json")
+    info = json.loads(path.read_text())["score"]["trials_file"]
+    lines = [json.loads(x) for x in side.read_bytes().splitlines()]
+    assert sorted(x["row"]["trial_id"] for x in lines) == ["held1.base.oracle.r1", "open1.base.oracle.r1"]
+    assert all(x["results"] for x in lines) and info["rows"] == 2
+    assert info["sha256"] == hashlib.sha256(side.read_bytes()).hexdigest()

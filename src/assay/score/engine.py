@@ -50,7 +50,6 @@ def rules_digest(category_weights: dict[str, float], capability_weights: dict[st
     return h.hexdigest()
 
 
-
 def isolation_note(manifest: RunManifest) -> dict[str, Any]:
     sb = manifest.sandbox
     warning = None
@@ -119,17 +118,20 @@ def task_deviations(tasks: Iterable[TaskRecord]) -> dict[str, list[str]]:
             out[t.id] = flags
     return out
 
-def plan_reads(rd: RunDir, manifest: RunManifest, scan: RunScan) -> Iterator[tuple[str, TrialRead | None, str]]:
-    """(trial id, as read, why missing) of every trial in the plan's order (unplanned trials found
-    on disk follow); a planned trial the run budget stopped before it started is missing with
-    reason ``run_budget``, any other without a result ``missing`` (read None)."""
+
+def plan_reads(rd: RunDir, manifest: RunManifest,
+               scan: RunScan) -> Iterator[tuple[str, TrialRead, None] | tuple[str, None, TrialFacts]]:
+    """(trial id, as read, None), or (trial id, None, its row as missing) for a trial without a
+    result, of every trial in the plan's order (unplanned trials found on disk follow); a planned
+    trial the run budget stopped before it started is missing with reason ``run_budget``."""
     stop = last_stop(rd)
     budget_pending = set(stop.get("pending") or []) if stop else set()
+    categories = {t.id: t.category for t in manifest.tasks}
     for tid, read in scan.read_in_order(manifest.plan.trials):
         if read is None or not read.attempts:
-            yield tid, None, "run_budget" if tid in budget_pending else "missing"
+            yield tid, None, missing_trial(tid, categories, "run_budget" if tid in budget_pending else "missing")
         else:
-            yield tid, read, ""
+            yield tid, read, None
 
 
 def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
@@ -141,9 +143,8 @@ def iter_run_trials(rd: RunDir, manifest: RunManifest, inputs: ScoreInputs,
     its place in screen_run's order (trial folder, then attempt folder: not the ids a result
     claims, which a result copied into another folder does not change)."""
     scan = scan or RunScan(rd, verify=False, load=TRIAL_LOAD)
-    categories = {t.id: t.category for t in manifest.tasks}
-    for tid, read, reason in plan_reads(rd, manifest, scan):
-        yield missing_trial(tid, categories, reason) if read is None else fold_read(rd, tid, read, inputs, screened)
+    for tid, read, missing in plan_reads(rd, manifest, scan):
+        yield missing if read is None else fold_read(rd, tid, read, inputs, screened)
 
 
 def fold_on_disk(rd: RunDir, trial_id: str, attempts: list[Attempt],
@@ -204,13 +205,12 @@ def _score_apart(rd: RunDir, manifest: RunManifest, scan: RunScan, inputs: Score
                  screened: list[Screened]) -> ScoreDocument:
     """:func:`score_trials` of :func:`iter_run_trials`, the folding done by a child process (its
     side file written there, adopted by ``writer``) while this one scans."""
-    categories = {t.id: t.category for t in manifest.tasks}
     child = FoldChild(rd.path, writer.path, control_origins(manifest), dict(manifest.categories),
                       capability_weights(manifest))
     try:
-        for tid, read, reason in plan_reads(rd, manifest, scan):
+        for tid, read, missing in plan_reads(rd, manifest, scan):
             if read is None:
-                child.missing(missing_trial(tid, categories, reason))
+                child.missing(missing)
             else:
                 child.trial(tid, read)
         outcome, found, rows, digest = child.finish()

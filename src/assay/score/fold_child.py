@@ -25,10 +25,10 @@ from assay.records.trial_file import TrialWriter
 from assay.score.folding import FoldOutcome, ScoreInputs, Screened, TrialFolder, fold_read
 from assay.score.trials import TrialFacts
 from assay.store.fastread import decode_result
+from assay.store.log_child import workers_allowed
 from assay.store.rundir import RunDir
 from assay.store.scan import TrialRead
-from assay.store.log_child import workers_allowed
-from assay.store.scan_workers import child_env, receive_frame, send_frame
+from assay.store.scan_workers import child_env, receive_frame, send_frame, usable_cores
 
 #: a plan of at least this many trials is folded in a process of its own (one costs ~0.3 s to start)
 FOLD_CHILD_FROM = 20_000
@@ -41,8 +41,7 @@ def fold_in_child(planned: int, wanted: bool | None) -> bool:
     on two or more cores, unless ``ASSAY_SCAN_WORKERS`` keeps the scan in one process)."""
     if wanted is not None:
         return wanted
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return planned >= FOLD_CHILD_FROM and cores >= 2 and workers_allowed()
+    return planned >= FOLD_CHILD_FROM and usable_cores() >= 2 and workers_allowed()
 
 
 class FoldChild:

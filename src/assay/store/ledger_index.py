@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 #: a digest stored as its 32 bytes; anything else a ledger line calls sha256 is kept as written
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+HEX64 = re.compile(r"[0-9a-f]{64}")
 #: the prefixes of per-trial paths: trial folders, and results in the results log (store/results_log.py)
 _PER_TRIAL = ("trials/", "results.jsonl/")
 _BUCKET_BITS = 8
@@ -89,7 +89,7 @@ class SealedIndex:
             hi, lo, digests, odd = buckets[b]
             if not rel.startswith(_PER_TRIAL):
                 names[b][len(hi)] = rel  # the few sealed files outside trials/ and the results log, kept by name
-            if _HEX64.fullmatch(digest):
+            if HEX64.fullmatch(digest):
                 digests += bytes.fromhex(digest)
             else:
                 digests += bytes(32)

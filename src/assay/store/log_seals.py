@@ -15,16 +15,12 @@ not.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
-from assay.store.ledger_index import iter_lines
+from assay.store.ledger_index import HEX64, iter_lines
 from assay.store.results_log import LogIndex, key_parts
 from assay.store.rundir import _ledger_record
-
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-
 
 class LogSeals:
     """Per entry of a log's index: whether the ledger sealed it as its attempt's first line, and the
@@ -65,13 +61,19 @@ class LogSeals:
 def first_of(index: LogIndex, trial_id: str, attempt: str) -> int:
     """The entry of the first line of ``trial_id``'s attempt ``attempt`` (as a ledger key spells it:
     a number written otherwise names no line), -1 when it has none."""
-    if not attempt.isdigit() or str(int(attempt)) != attempt:
+    n = attempt_number(attempt)
+    if n is None:
         return -1
-    n = int(attempt)
     for i in index.entries(trial_id, mark=False):
         if index.attempt(i) == n:
             return i
     return -1
+
+
+def attempt_number(text: str) -> int | None:
+    """The attempt a ledger key names, as :func:`~assay.store.results_log.log_key` spells it (None:
+    spelled otherwise, so it names no line)."""
+    return int(text) if text.isdigit() and str(int(text)) == text else None
 
 
 def seal_lines(index: LogIndex, ledger: Path) -> LogSeals:
@@ -93,7 +95,7 @@ def seal_lines(index: LogIndex, ledger: Path) -> LogSeals:
             unmatched[rel] = digest  # the latest record of a key wins, as everywhere
             continue
         seals.sealed[i] = 1
-        if _HEX64.fullmatch(digest):
+        if HEX64.fullmatch(digest):
             seals.digest[32 * i: 32 * i + 32] = bytes.fromhex(digest)
             seals.odd.pop(i, None)
         else:
@@ -102,9 +104,9 @@ def seal_lines(index: LogIndex, ledger: Path) -> LogSeals:
         later = index.keys_after()
         for rel, digest in unmatched.items():
             tid, n = key_parts(rel)  # type: ignore[misc]
-            if not (n.isdigit() and str(int(n)) == n and (tid, int(n)) in later):
+            if (tid, attempt_number(n)) not in later:
                 seals.missing[rel] = digest
     return seals
 
 
-__all__ = ["LogSeals", "first_of", "seal_lines"]
+__all__ = ["LogSeals", "attempt_number", "first_of", "seal_lines"]

@@ -30,7 +30,7 @@ from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record
 from assay.store.scan_log import check_seals, first_lines
 from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
-from assay.store.scan_workers import WORKERS_ENV
+from assay.store.scan_workers import WORKERS_ENV, usable_cores
 from assay.store.trial_order import share_names, unplanned
 
 #: the reading of a chunk of trial folders: their files only (the scorer names its own, score/trial_sight.py)
@@ -395,6 +395,6 @@ def workers_wanted(n_trials: int, workers: int | None) -> int:
         if env is not None:
             workers = int(env)
         else:
-            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            cores = usable_cores()
             workers = cores if n_trials >= PROCESSES_FROM and cores >= 2 else 0
     return workers if workers > 1 else 0

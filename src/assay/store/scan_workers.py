@@ -32,6 +32,11 @@ _LEN = struct.Struct("!Q")
 _log = logging.getLogger(__name__)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def child_env() -> dict[str, str]:
     """The environment of a reading process: this one's, with the folder this assay was imported
     from on PYTHONPATH when it is a checkout the caller put on sys.path itself, so the child finds

@@ -4,16 +4,19 @@ index of a run's log shared by the scan and the other readers of the same RunDir
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
 
 import pytest
 
+from assay.errors import IntegrityError
 from assay.report.build import write_report
 from assay.run import RunOptions, start_run
 from assay.score.engine import score_run
 from assay.store import results_log
+from assay.store.integrity import verify_run
 from assay.store.results_log import LOG, LogIndex, append
 from assay.store.rundir import RunDir
 from assay.store.scan import RunScan
@@ -88,9 +91,9 @@ def test_a_report_indexes_the_log_once(log_run: Path, tmp_path: Path, monkeypatc
     built: list[Path] = []
     real_init = LogIndex.__init__
 
-    def counting_init(self: LogIndex, root: Path, *, hashed: bool = False) -> None:
+    def counting_init(self: LogIndex, root: Path) -> None:
         built.append(root)
-        real_init(self, root, hashed=hashed)
+        real_init(self, root)
 
     monkeypatch.setattr(results_log.LogIndex, "__init__", counting_init)
     monkeypatch.setenv("ASSAY_SCAN_WORKERS", "0")  # indexed in this process, where it is counted
@@ -122,3 +125,29 @@ def test_a_scan_reads_a_line_its_shared_index_took_in_since(log_run: Path, tmp_p
         "the result of calc.base.oracle.r8 attempt 1 is not in the ledger (added after the run?)"]
     doc = score_run(log_run, verify=False)  # a scan started after the write reads both
     assert "results.jsonl/calc.base.oracle.r9/1" in doc.inputs.results
+
+def test_a_line_changed_after_it_was_indexed_is_held_to_its_seal_as_it_was_parsed(log_run: Path) -> None:
+    """The scan parses a line when it reads the trial, after the whole log was indexed. A line
+    changed in between (same length, so every offset still holds: nop's ``fail`` made ``pass``)
+    is checked as the bytes that were parsed, never as the bytes the index saw: the scan names it
+    as modified, and the scorer refuses the forged pass."""
+    rd = RunDir.open(log_run)
+    scan = RunScan(rd)
+    assert scan.log() is not None  # indexed now (before this fix, each line was hashed here too)
+    data = (log_run / LOG).read_bytes()
+    at = data.index(b'"trial_id":"calc.base.nop.r1"')
+    start = data.rindex(b"\n", 0, at) + 1 if b"\n" in data[:at] else 0
+    end = data.index(b"\n", at)
+    line = data[start:end]
+    assert line.count(b'"end_state":"fail"') == 1
+    (log_run / LOG).write_bytes(data[:start] + line.replace(b'"end_state":"fail"', b'"end_state":"pass"') + data[end:])
+    read = dict(scan.read_in_order(["calc.base.oracle.r1", "calc.base.nop.r1"]))
+    nop = read["calc.base.nop.r1"]
+    assert nop is not None and [a.end_state.value for a in nop.attempts] == ["pass"]  # what was parsed
+    _checked, problems = scan.finish()
+    assert [p for p in problems if "calc.base.nop.r1 attempt 1 was modified after it was written" in p], problems
+    forged = line.replace(b'"end_state":"fail"', b'"end_state":"pass"')
+    assert dict(nop.result_digests)["results.jsonl/calc.base.nop.r1/1"] == hashlib.sha256(forged).hexdigest()
+    assert not verify_run(log_run).ok  # and, read again from the start, the same
+    with pytest.raises(IntegrityError, match="calc.base.nop.r1 attempt 1 was modified"):
+        score_run(log_run)

@@ -27,7 +27,7 @@ _log = logging.getLogger(__name__)
 
 
 class PendingIndex:
-    """The hashed index of a run's results log, being built elsewhere (or here, for a small log)."""
+    """The index of a run's results log, being built elsewhere (or here, for a small log)."""
 
     def __init__(self, root: Path, *, seals: bool = False) -> None:
         self.root = root
@@ -60,7 +60,7 @@ class PendingIndex:
         if not self.with_seals:
             self.close()
         self._index = (LogIndex.from_state(self.root, state) if isinstance(state, dict)
-                       else LogIndex(self.root, hashed=True))
+                       else LogIndex(self.root))
         return self._index
 
     def seals(self) -> LogSeals:
@@ -100,7 +100,7 @@ def workers_allowed() -> bool:
 def _serve(root: str, seals: bool) -> None:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything else printed goes to stderr, never into a frame
-    index = LogIndex(Path(root), hashed=True)
+    index = LogIndex(Path(root))
     pickle.dump(index.state(), out, protocol=pickle.HIGHEST_PROTOCOL)
     out.flush()
     if seals:  # the ledger read after the log: every indexed line's seal was written before it

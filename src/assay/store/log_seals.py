@@ -52,10 +52,11 @@ class LogSeals:
         odd = self.odd.get(i)
         return odd if odd is not None else self.digest[32 * i: 32 * i + 32].hex()
 
-    def all_equal(self, index: LogIndex) -> bool:
-        """Every covered entry sealed with exactly the digest of its bytes (then no line is wrong)."""
-        return (not self.odd and self.n == len(index) and 0 not in self.sealed
-                and self.digest == index.digests_of(self.n))
+    def all_equal(self, marks: bytearray, digests: bytearray) -> bool:
+        """Every entry checked (``marks``), sealed, and sealed with exactly the digest of the bytes
+        read from it (``digests``, 32 bytes an entry): then no checked line is wrong."""
+        return (not self.odd and len(marks) == self.n and 0 not in self.sealed and 0 not in marks
+                and self.digest == digests)
 
 
 def first_of(index: LogIndex, trial_id: str, attempt: str) -> int:

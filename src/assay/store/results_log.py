@@ -102,32 +102,33 @@ _WINDOW = 1 << 18
 
 
 class LogIndex:
-    """Where each result of the log is (offset and size), found by trial, with each line's digest
-    when ``hashed``; built in one pass over the log and extended by :meth:`refresh` as it grows.
+    """Where each result of the log is (offset and size), found by trial; built in one pass over the
+    log and extended by :meth:`refresh` as it grows. No digest is kept: a reader hashes the bytes it
+    reads (store/scan_log.py), so a line changed since it was indexed is checked as it was read.
 
     No trial id is held: an entry keeps a keyed 64-bit BLAKE2b of its trial id (the key drawn
     afresh for every index, so no id can be made to collide on purpose) and the id's CRC-32 as a
-    second check, its attempt, offset, size and digest: about 70 bytes a result at 10^6. Lookups
+    second check, its attempt, offset and size: about 40 bytes a result at 10^6. Lookups
     bisect the entries sorted by that hash (sorted again once enough were appended since)."""
 
-    def __init__(self, root: Path, *, hashed: bool = False) -> None:
+    def __init__(self, root: Path) -> None:
         self.path = root / LOG
-        self.hashed = hashed
         self.end = 0  # bytes of the log indexed (up to the last newline)
         self._key = os.urandom(16)
         self._h, self._crc = array("Q"), array("I")
         self._attempt, self._offset, self._size = array("q"), array("Q"), array("I")
-        self._digest = bytearray()  # 32 bytes an entry, with ``hashed``
         self._sorted_h, self._sorted_i = array("Q"), array("I")  # the first ``_sorted_n`` entries by hash
         self._seen = bytearray()  # entries whose trial a reader took (see :meth:`entries`)
+        self._lone = bytearray()  # per sorted entry: no other entry has its hash (see :meth:`entries`)
+        self._cursor = 0  # the entry after the one looked up last
         self.odd: list[int] = []  # offsets of lines that are JSON but no result (a torn write is not JSON)
         self._reader: BinaryIO | None = None
         self._window, self._window_at = b"", 0  # the log's bytes from _window_at, read last (see read)
         self._last_end = 0  # where the line read last ends
         self.refresh()
 
-    _STATE = ("hashed", "end", "_key", "_h", "_crc", "_attempt", "_offset", "_size", "_digest", "_sorted_h",
-              "_sorted_i", "_seen", "odd")
+    _STATE = ("end", "_key", "_h", "_crc", "_attempt", "_offset", "_size", "_sorted_h", "_sorted_i", "_seen", "_lone",
+              "odd")
 
     def state(self) -> dict[str, Any]:
         """What the index holds, plain (arrays and bytes): one process builds it for another."""
@@ -138,7 +139,7 @@ class LogIndex:
         """The index :meth:`state` gave, over the same log (nothing is read until it grows)."""
         index = cls.__new__(cls)
         index.path, index._reader = root / LOG, None
-        index._window, index._window_at, index._last_end = b"", 0, 0
+        index._window, index._window_at, index._last_end, index._cursor = b"", 0, 0, 0
         for name in cls._STATE:
             setattr(index, name, state[name])
         return index
@@ -154,10 +155,9 @@ class LogIndex:
         f = open_log(self.path)
         if f is None:
             return
-        decode, blake2b, crc32, sha256, key = _KEY.decode, hashlib.blake2b, zlib.crc32, hashlib.sha256, self._key
+        decode, blake2b, crc32, key = _KEY.decode, hashlib.blake2b, zlib.crc32, self._key
         add_h, add_crc, add_attempt = self._h.append, self._crc.append, self._attempt.append
         add_offset, add_size, add_seen = self._offset.append, self._size.append, self._seen.append
-        digests, hashed = self._digest, self.hashed
         with f:
             f.seek(self.end)
             offset = self.end
@@ -178,8 +178,6 @@ class LogIndex:
                 add_offset(offset)
                 add_size(len(data))
                 add_seen(0)
-                if hashed:
-                    digests += sha256(data).digest()
                 offset += len(line)
             self.end = offset
         if len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
@@ -198,8 +196,12 @@ class LogIndex:
         """Every entry into the sorted arrays (a stable sort: one trial's entries stay in log order)."""
         h = self._h
         order = sorted(range(len(h)), key=h.__getitem__)
-        self._sorted_h = array("Q", (h[j] for j in order))
+        sh = self._sorted_h = array("Q", (h[j] for j in order))
         self._sorted_i = array("I", order)
+        lone = bytearray(b"\x01") * len(h)
+        for k in [k for k in range(1, len(sh)) if sh[k] == sh[k - 1]]:  # a trial's retries; collisions
+            lone[order[k]] = lone[order[k - 1]] = 0
+        self._lone = lone
 
     def __len__(self) -> int:
         return len(self._attempt)
@@ -209,11 +211,22 @@ class LogIndex:
 
     def entries(self, trial_id: str, *, mark: bool = True) -> list[int]:
         """The trial's entries in the order their lines were written; ``mark``: noted as taken, so
-        :meth:`untaken_trials` leaves the trial out. (Called once per trial read: kept lean.)"""
+        :meth:`untaken_trials` leaves the trial out. (Called once per trial read: kept lean.)
+
+        Readers mostly ask in the log's own order (the plan's, which the runner follows; the ledger's,
+        which seals each line just before it is written): when the entry after the last one found
+        is this trial's and no other entry has its hash, that entry is the answer, without the
+        bisection. Otherwise the sorted entries are searched, as for any trial."""
         raw = trial_id.encode("utf-8", "surrogatepass")
         h = int.from_bytes(hashlib.blake2b(raw, digest_size=8, key=self._key).digest(), "big")
         sh, si = self._sorted_h, self._sorted_i
         n = len(sh)
+        c = self._cursor
+        if c < n and self._h[c] == h and self._lone[c] and n == len(self._h) and self._crc[c] == zlib.crc32(raw):
+            self._cursor = c + 1
+            if mark:
+                self._seen[c] = 1
+            return [c]
         k = bisect_left(sh, h)
         out = []
         while k < n and sh[k] == h:
@@ -231,6 +244,8 @@ class LogIndex:
         if out:
             crc, crcs = zlib.crc32(raw), self._crc
             out = [i for i in out if crcs[i] == crc]
+            if out:
+                self._cursor = out[-1] + 1
             if mark:
                 for i in out:
                     self._seen[i] = 1
@@ -282,16 +297,8 @@ class LogIndex:
     def attempt(self, i: int) -> int:
         return self._attempt[i]
 
-    def digest(self, i: int) -> str:
-        """The sha256 of entry ``i``'s bytes (needs ``hashed``)."""
-        return self._digest[32 * i: 32 * i + 32].hex()
-
     def offset(self, i: int) -> int:
         return self._offset[i]
-
-    def digests_of(self, n: int) -> bytes:
-        """The digests of the first ``n`` entries, 32 bytes each, in the log's order."""
-        return bytes(self._digest[:32 * n])
 
     def keys_after(self) -> set[tuple[str, int]]:
         """(trial id, attempt) of every whole line appended since the index was last extended (read,

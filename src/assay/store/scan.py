@@ -27,7 +27,7 @@ from assay.store.log_child import PendingIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.results_log import LOG, LogIndex, is_log, key_parts
 from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
-from assay.store.scan_log import check_seals, first_lines
+from assay.store.scan_log import CheckedLines, check_seals, first_lines
 from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
 from assay.store.scan_workers import WORKERS_ENV, usable_cores
@@ -81,7 +81,7 @@ class RunScan:
         self._log: LogIndex | None = None  # the results log, indexed and hashed on first use
         self._pending = self._seals_from = pending
         self._log_visited = bytearray()
-        self._firsts = bytearray()  # per entry of the log: checked as its attempt's first line
+        self._firsts = CheckedLines()  # the log's first lines checked, and the digests of what was read
         self._entries: list[int] = []  # the lines of the trial being read, in the log
         self._looked_up: dict[str, list[int]] = {}  # lines of trials all_trials() yielded, not yet read
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
@@ -110,11 +110,12 @@ class RunScan:
         return self._trial_dirs
 
     def log(self) -> LogIndex | None:
-        """The run's results log, every line located and hashed in one pass (None: no log)."""
+        """The run's results log, every line located in one pass (None: no log)."""
         if self._pending is not None:
             self._log, self._pending = self._pending.result(), None
             self.rd.share_log(self._log)  # the run's other readers (a report's trial sections) use this one
             self._log_visited = bytearray(len(self._log))  # per entry: its folder-less trial was read
+            self._firsts = CheckedLines(len(self._log) if self.verify else 0)
         return self._log
 
     def all_trials(self) -> Iterator[str]:
@@ -324,15 +325,14 @@ class RunScan:
         log = self._log
         if log is None or not self._entries:
             return
-        first = first_lines(log, tid, self._entries, check=self._check, firsts=self._firsts, problem=self._problem)
+        first = first_lines(log, tid, self._entries, check=self._check, checked=self._firsts, problem=self._problem)
         if self._check:
             self.checked += len(first)
         # a result file of the same attempt is read instead (a mixed run is refused)
         have = {a.attempt for a in out.attempts} if out.attempts else ()
-        for n, i, key, digest in first:
+        for n, i, key, data, digest in first:
             if n in have:
                 continue
-            data = log.read(i)
             r = self._parse(tid, str(n), data, f"{self.root}/{LOG} (byte {log.offset(i)})")
             if r is not None:
                 out.attempts.append(r)

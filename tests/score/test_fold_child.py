@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from assay.errors import IntegrityError
 from assay.records.trial_file import TrialWriter
-from assay.score import engine, score_files, score_run, write_score
+from assay.score import engine, fold_child, score_files, score_run, write_score
 from assay.score.fold_child import FoldChild, fold_in_child
+from assay.store import scan as scan_module
 from assay.store.rundir import RunDir
 from assay.store.scan import TrialRead
 from tests.score.synth import attempt, manifest, trial_id
@@ -107,7 +108,7 @@ def test_a_fold_that_fails_fails_the_score(tmp_path: Path, monkeypatch: pytest.M
             super().__init__(tmp_path / "no-run", *args)
 
     monkeypatch.setattr(engine, "FoldChild", Elsewhere)
-    monkeypatch.setattr(engine, "fold_in_child", lambda planned, wanted: True)
+    monkeypatch.setattr(engine, "fold_in_child", lambda planned, wanted, readers=0: True)
     with pytest.raises(RuntimeError, match="folding the trials ended with exit code 1"):
         write_score(run)
     assert score_files(run) == [] and not list((run / "scores").glob(".tmp-*"))
@@ -116,3 +117,32 @@ def test_a_fold_that_fails_fails_the_score(tmp_path: Path, monkeypatch: pytest.M
 def test_who_folds_apart() -> None:
     assert fold_in_child(10, True) and not fold_in_child(10**6, False)
     assert not fold_in_child(100, None)  # a small run: a process costs more than it saves
+    # a large run whose trial folders are read by processes of the scan: those use every core already
+    assert not fold_in_child(10**6, None, readers=2)
+
+
+def test_a_run_whose_folders_are_read_apart_is_folded_by_the_scanning_process(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Who folds is decided from the run as the scan will read it: a run whose trial folders are read
+    by the scan's own processes is folded by the scanning process; one whose results are all in the
+    log (no folder to read) is folded apart. Sizes lowered so that both runs count as large."""
+    decided: list[tuple[int, bool]] = []
+    real = engine.fold_in_child
+
+    def spy(planned: int, wanted: bool | None, *, readers: int = 0) -> bool:
+        decided.append((readers, real(planned, wanted, readers=readers)))
+        return decided[-1][1]
+
+    monkeypatch.setattr(engine, "fold_in_child", spy)
+    monkeypatch.setattr(fold_child, "FOLD_CHILD_FROM", 1)
+    monkeypatch.setattr(fold_child, "usable_cores", lambda: 2)
+    monkeypatch.setattr(scan_module, "PROCESSES_FROM", 1)
+    monkeypatch.setattr(scan_module, "usable_cores", lambda: 2)
+    monkeypatch.delenv("ASSAY_SCAN_WORKERS", raising=False)
+    one = {"state": "pass", "cost": 0.5, "tokens": 3, "tool_calls": 1, "wall": 2.0, "partial": False, "diagnostic": 1.0,
+           "predicates": [], "incidents": [], "extra": {}, "artifact": None}
+    folders = build(tmp_path / "files", [{"task": f"t{i}", "category": "code", "agent": "a", "rep": 1,
+                                          "attempts": [one], "trace": True} for i in range(6)], 0)
+    write_score(folders)
+    write_score(log_run(tmp_path / "log", 30))
+    assert decided == [(2, False), (0, True)]

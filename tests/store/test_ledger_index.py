@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.store.ledger_index import SealedIndex, iter_lines
+from assay.store.ledger_index import HEX64, SealedIndex, digest_bytes, iter_lines
 from assay.store.rundir import _ledger_record
 
 
@@ -83,3 +83,20 @@ def test_index_of_many_paths_is_a_fraction_of_the_dict(tmp_path: Path) -> None:
     assert len(d) == n
     assert held / n < 80, f"{held / n:.0f} bytes a path"
     assert (both - held) / n > 3 * held / n  # the dict it replaced, measured the same way
+
+
+_HEXISH = st.text(alphabet=st.sampled_from(list("0123456789abcdefABCDEF \t\n\u00e9g-") + ["\u0660", "\uff10"]),
+                  min_size=60, max_size=68)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(_HEXISH, st.binary(min_size=32, max_size=32).map(bytes.hex),
+                      st.binary(min_size=32, max_size=32).map(lambda b: b.hex().upper()),
+                      st.binary(min_size=32, max_size=32).map(lambda b: b.hex()[:-1] + " "),
+                      st.binary(min_size=32, max_size=32).map(lambda b: b.hex() + "\n")))
+def test_a_digest_is_read_exactly_when_the_pattern_takes_it(text: str) -> None:
+    """digest_bytes is the pattern HEX64 without a regular expression: the same texts taken, the
+    same bytes given."""
+    got = digest_bytes(text)
+    assert (got is not None) == bool(HEX64.fullmatch(text))
+    assert got is None or got == bytes.fromhex(text)

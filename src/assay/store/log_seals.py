@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.store.ledger_index import HEX64, iter_lines
+from assay.store.ledger_index import digest_bytes, iter_lines
 from assay.store.results_log import LogIndex, key_parts
 from assay.store.rundir import _ledger_record
 
@@ -96,8 +96,9 @@ def seal_lines(index: LogIndex, ledger: Path) -> LogSeals:
             unmatched[rel] = digest  # the latest record of a key wins, as everywhere
             continue
         seals.sealed[i] = 1
-        if HEX64.fullmatch(digest):
-            seals.digest[32 * i: 32 * i + 32] = bytes.fromhex(digest)
+        raw = digest_bytes(digest)
+        if raw is not None:
+            seals.digest[32 * i: 32 * i + 32] = raw
             seals.odd.pop(i, None)
         else:
             seals.odd[i] = digest

@@ -26,6 +26,7 @@ from assay.score.labels import read_labels
 from assay.score.measured import measured_of, typed_document
 from assay.score.screen import Suspect, as_records
 from assay.score.trial_sight import LOAD as SIGHT_LOAD
+from assay.score.trial_sight import screen_read
 from assay.score.trials import TrialFacts, missing_trial
 from assay.spec.digest import sha256_file, sha256_json
 from assay.store.fastread import Attempt
@@ -213,14 +214,14 @@ def _score_apart(rd: RunDir, manifest: RunManifest, scan: RunScan, inputs: Score
         for tid, read, missing in plan_reads(rd, manifest, scan):
             if read is None:
                 child.missing(missing)
-            else:
+            else:  # screened here, as it was read: the folding process has the most to do
+                screened.extend(((tid, k), x) for k, x in screen_read(rd, tid, read))
                 child.trial(tid, read)
-        outcome, found, rows, digest = child.finish()
+        outcome, rows, digest = child.finish()
     except BaseException:
         child.abort()
         raise
     writer.adopt(rows, digest)
-    screened.extend(found)
     return score_document(manifest, outcome, inputs)
 
 

@@ -2,7 +2,8 @@
 
 At 10^6 trials the scoring process spent about as long checking and reading each trial (the
 scan) as folding it (the row, the screen, the aggregates, the side file), one after the other on
-one core. Here the scan stays in the scoring process, with every check and the refusal, and hands
+one core. Here the scan stays in the scoring process, with every check, the refusal and the
+reward-hack screen (the folding process has the more to do of the two), and hands
 each trial as it read it (the very bytes of its results, their digests, what the reading saw of
 its trace) to ``python -m assay.score.fold_child``, which decodes them with the scan's own decoder
 and folds them through :mod:`assay.score.folding`, the code the scoring process runs for a small
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.records.trial_file import TrialWriter
-from assay.score.folding import FoldOutcome, ScoreInputs, Screened, TrialFolder, fold_read
+from assay.score.folding import FoldOutcome, ScoreInputs, TrialFolder, fold_read
 from assay.score.trials import TrialFacts
 from assay.store.fastread import decode_result
 from assay.store.log_child import workers_allowed
@@ -75,8 +76,8 @@ class FoldChild:
     def missing(self, facts: TrialFacts) -> None:
         self._items.append((facts,))
 
-    def finish(self) -> tuple[FoldOutcome, list[Screened], int, str]:
-        """(the fold's outcome, the screen's suspects, rows written, the side file's SHA-256)."""
+    def finish(self) -> tuple[FoldOutcome, int, str]:
+        """(the fold's outcome, rows written, the side file's SHA-256)."""
         if self._items:
             self._send(self._items)
         self._send(None)
@@ -118,7 +119,7 @@ def _serve(root: str, side_file: str) -> None:
     rd = RunDir.open(root)
     writer = TrialWriter(Path(side_file))
     folder = TrialFolder(controls, keep_trials=False, writer=writer)
-    inputs, screened = ScoreInputs(), []
+    inputs = ScoreInputs()
     while (batch := receive_frame(inp)) is not None:
         for item in batch:
             if len(item) == 1:
@@ -129,9 +130,9 @@ def _serve(root: str, side_file: str) -> None:
             attempts = [decode_result(raw, rel) for raw, (rel, _d) in zip(raws, digests)]
             read = TrialRead(tid, attempts=attempts, result_digests=digests, raws=raws, artifacts_ok=artifacts_ok,
                              has_trace=has_trace, trace_digest=trace_digest, extra=extra)
-            folder.add(fold_read(rd, tid, read, inputs, screened), inputs)
+            folder.add(fold_read(rd, tid, read, inputs, None), inputs)  # screened by the scanning process
     outcome = folder.finish(category_weights, capability_weights)
-    send_frame(out, (outcome, screened, writer.rows, writer.close()))
+    send_frame(out, (outcome, writer.rows, writer.close()))
     out.close()
 
 

@@ -117,7 +117,7 @@ class LogIndex:
         self._key = os.urandom(16)
         self._h, self._crc = array("Q"), array("I")
         self._attempt, self._offset, self._size = array("q"), array("Q"), array("I")
-        self._sorted_h, self._sorted_i = array("Q"), array("I")  # the first ``_sorted_n`` entries by hash
+        self._sorted_h, self._sorted_i = array("Q"), array("I")  # the entries sorted by hash, as of the last sort
         self._seen = bytearray()  # entries whose trial a reader took (see :meth:`entries`)
         self._lone = bytearray()  # per sorted entry: no other entry has its hash (see :meth:`entries`)
         self._cursor = 0  # the entry after the one looked up last

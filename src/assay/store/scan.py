@@ -78,7 +78,7 @@ class RunScan:
         self._visited = bytearray()  # per folder of trial_dirs(): read already
         self._visited_other: set[str] = set()  # ids read without a folder in that listing
         self._trial_dirs: list[str] | None = None
-        self._log: LogIndex | None = None  # the results log, indexed and hashed on first use
+        self._log: LogIndex | None = None  # the results log, indexed on first use (its lines hashed as read)
         self._pending = self._seals_from = pending
         self._log_visited = bytearray()
         self._firsts = CheckedLines()  # the log's first lines checked, and the digests of what was read

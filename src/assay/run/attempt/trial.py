@@ -28,6 +28,7 @@ from assay.run.attempt.records import AttemptRecords
 from assay.run.attempt.seal import SealEnv, seal
 from assay.run.plan import PlannedTrial
 from assay.run.workspace import release_workspace
+from assay.sandbox.off_loop import off_loop
 from assay.run_budget.meter import RunBudgetMeter
 from assay.sandbox.base import SandboxBackend
 from assay.spec.budget import Limits, NetworkProfile
@@ -138,11 +139,15 @@ async def _release(ctx: RunContext, env: phases.AttemptEnv, live: phases.Live) -
     try:
         if live.sandbox is not None or live.sessions:
             await phases.teardown(env, live, None)
-    finally:
-        scratch = env.handle.scratch
-        release_workspace(live.workspace)  # an overlay unmounted: kept or not, the scratch is plain folders
-        if not ctx.keep_scratch and scratch.exists():
-            remove_untrusted(scratch)
+    finally:  # off the loop (an unmount waits on the kernel): the other attempts go on meanwhile
+        await off_loop(_clear, live.workspace, None if ctx.keep_scratch else env.handle.scratch)
+
+
+def _clear(workspace: Path, scratch: Path | None) -> None:
+    """The overlay unmounted (kept or not, the scratch is then plain folders), the scratch removed."""
+    release_workspace(workspace)
+    if scratch is not None and scratch.exists():
+        remove_untrusted(scratch)
 
 
 def new_trace(ctx: RunContext, trial: PlannedTrial) -> TraceWriter:

@@ -30,19 +30,20 @@ import tempfile
 from pathlib import Path
 
 from assay.errors import SandboxError
-from assay.sandbox import nsproc, overlay_ws
+from assay.sandbox import nsproc
 from assay.sandbox.base import (
     OUTPUT_CAP, BackendStatus, CleanupReport, ExecResult, Mount, Sandbox, SandboxBackend, SandboxSpec,
 )
 from assay.sandbox.bridge import HostBridge
 from assay.sandbox.bwrap import cgroup, ending, enter, hostside, native, outer, pool, uidblock
-from assay.sandbox.bwrap.hostside import own_tree, read_available, read_line
+from assay.sandbox.bwrap.hostside import hand_over, own_tree, read_available, read_line
 from assay.sandbox.bwrap.launch import Ahead, Parked
 from assay.sandbox.bwrap.locate import BwrapBinary, find_bwrap
 from assay.sandbox.bwrap.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE, image_env  # noqa: F401 - WORKSPACE: the default, imported from here
 from assay.sandbox.bwrap.probe import probe
 from assay.sandbox.bwrap.watcher import Watcher, mechanisms
 from assay.sandbox.limits import limits_exceeded, rlimits_for
+from assay.sandbox.off_loop import off_loop
 from assay.sandbox.process import not_started
 from assay.sandbox.supervisor import run_child
 from assay.spec.budget import Limits, NetworkProfile
@@ -124,11 +125,7 @@ class BwrapSandbox(Sandbox):
         if native.launcher() is None and enter.tools() is None:
             raise SandboxError("util-linux nsenter (with --wdns) and unshare are needed", reason="sandbox_unavailable")
         if self.host_uid is not None:
-            if not overlay_ws.own(spec.workspace, self.host_uid):  # an overlay hands over its upper only
-                own_tree(spec.workspace, self.host_uid)
-            for m in spec.mounts:
-                if m.writable and m.source.exists():
-                    own_tree(m.source, self.host_uid)
+            await off_loop(hand_over, spec, self.host_uid)  # remounts and chowns: the loop goes on meanwhile
         lay, lim = cgroup.layout(), spec.limits
         if lim.cpus and not cgroup.bounds_cpus(lay):
             raise SandboxError(f"limits.cpus ({lim.cpus}) needs a cgroup cpu controller this harness may use, and "

@@ -7,7 +7,19 @@ import asyncio
 import os
 from pathlib import Path
 
+from assay.sandbox import overlay_ws
+from assay.sandbox.base import SandboxSpec
 from assay.untrusted.tree import walk_untrusted
+
+
+def hand_over(spec: SandboxSpec, uid: int) -> None:
+    """The sandbox's workspace and writable mounts handed to its host ``uid`` (blocking: remounts
+    and chowns, run off the event loop)."""
+    if not overlay_ws.own(spec.workspace, uid):  # an overlay hands over its upper only
+        own_tree(spec.workspace, uid)
+    for m in spec.mounts:
+        if m.writable and m.source.exists():
+            own_tree(m.source, uid)
 
 
 def own_tree(path: Path, uid: int) -> None:

@@ -3,6 +3,7 @@ a killed runner's lock is gone with it; its scratch is removed by the next runne
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -111,6 +112,27 @@ def test_lock_refuses_other_process_and_is_released(tmp_path: Path) -> None:
         assert other.returncode == 2 and "RunDirError" in other.stdout and f"pid {os.getpid()}" in other.stdout
     other = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=assay_env())
     assert other.returncode == 0, other.stdout
+
+
+def test_a_lock_a_killed_runners_child_still_holds_is_waited_for(tmp_path: Path) -> None:
+    """A runner killed while a process it forked had not yet exec'd leaves that child holding the
+    inherited lock for a moment. A resume right after waits for it (the runner that took the lock
+    is dead), where a live runner's lock is refused at once (the test above)."""
+    code = ("import os, sys, time; from assay.store.lock import RunLock\n"
+            "RunLock(sys.argv[1]).acquire()\n"
+            "r, w = os.pipe()\n"
+            "if os.fork() == 0:\n"
+            "    os.close(r); os.write(w, b'x'); time.sleep(2.5); os._exit(0)\n"  # the orphan holds the lock 2.5 s
+            "os.close(w); os.read(r, 1); os._exit(0)\n")  # the runner that took it ends once its child has it
+    assert subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=assay_env()).returncode == 0
+    fd = os.open(tmp_path / "runner.lock", os.O_RDONLY)
+    try:
+        with pytest.raises(BlockingIOError):  # held still, by the orphan
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+    with RunLock(tmp_path) as lock:  # waited for, not refused
+        assert lock.held
 
 
 def test_lock_is_not_evidence(tmp_path: Path, calc_suite: Path) -> None:

@@ -83,7 +83,7 @@ def test_a_viewer_that_ended_before_verifying_leaves_the_next_one_to_verify(runs
     (run / "trials" / next(run.glob("trials/*")).name / "trace.jsonl").write_text("{}\n")
     second = Catalog(run.parent)
     row = second.row(run.name)
-    assert row is not None and row.verifying and second.pending() == [run.name]  # built and queued again
+    assert row is not None and row.verifying  # built and queued again (its check may end at once: not asked)
     row = _wait_verified(second, run.name)
     assert row.status == "tampered" and any(f.endswith("trace.jsonl") for f in row.tampered_files)
 

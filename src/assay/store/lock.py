@@ -3,7 +3,8 @@
 A second runner on the same run directory would close the first one's live attempts as
 "interrupted" and race it for attempt numbers. The runner holds an exclusive ``flock`` on
 ``RUN_DIR/runner.lock`` for as long as it runs; the kernel drops it when the process dies (even
-by ``kill -9``), so a crashed run is never locked out of its resume. The lock file is not
+by ``kill -9``), so a crashed run is never locked out of its resume (a child the dead runner forked
+holds it until its exec: waited for, see :func:`_taken_from_orphan`). The lock file is not
 evidence: it is left in place (removing a lock file races other openers) and never checked. It
 is created empty once and never written: a resume that has nothing to do leaves the run
 directory as it was (the holder's pid, for the refusal message, comes from ``/proc/locks``).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -39,6 +41,9 @@ class RunLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if _taken_from_orphan(fd):
+                self._fd = fd
+                return self
             holder = _holder(fd) or os.pread(fd, 64, 0).decode(errors="replace").strip()
             os.close(fd)
             raise RunDirError(f"{self.path.parent} is being run by another assay runner"
@@ -62,6 +67,40 @@ class RunLock:
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
         self.release()
+
+
+#: how long a lock whose taker is dead is waited for (a child it forked holds it until its exec)
+ORPHAN_WAIT_S = 5.0
+
+
+def _taken_from_orphan(fd: int) -> bool:
+    """The lock, taken once no live process holds it as its own: a runner killed (``kill -9``)
+    while a process it had forked was between its fork and its exec leaves that child holding the
+    inherited lock a moment, and a resume started at once would be refused. While the process that
+    took the lock is gone, it is tried again for up to :data:`ORPHAN_WAIT_S`; a live runner's lock
+    is refused at once."""
+    deadline = time.monotonic() + ORPHAN_WAIT_S
+    while True:
+        holder = _holder(fd)
+        if holder.isdigit() and _alive(int(holder)):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+
+def _alive(pid: int) -> bool:
+    """A process ``pid`` exists and has not ended (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != b"Z"
 
 
 def _holder(fd: int) -> str:

@@ -32,7 +32,7 @@ from assay.spec.digest import sha256_file, sha256_json
 from assay.store.fastread import Attempt
 from assay.store.integrity import refusal, require_intact
 from assay.store.rundir import MANIFEST, RunDir
-from assay.store.scan import RunScan, TrialRead, workers_wanted
+from assay.store.scan import RunScan, TrialRead
 
 #: how a scan reads a trial folder for the scorer: its files and, from the same bytes, its trace's facts
 #: and the screen (score/trial_sight.py), in the reading processes of a large run
@@ -187,7 +187,7 @@ def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bo
     screened: list[Screened] = []
     try:
         planned = len(manifest.plan.trials)
-        readers = workers_wanted(min(planned, len(scan.trial_dirs())), workers) if fold_apart is None else 0
+        readers = scan.readers(planned) if fold_apart is None else 0
         if writer is not None and fold_in_child(planned, fold_apart, readers=readers):
             doc = _score_apart(rd, manifest, scan, inputs, writer, screened)
         else:

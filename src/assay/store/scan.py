@@ -4,10 +4,8 @@ Both read every trial. Done once per trial, every file is read once: hashed agai
 and, for a result, parsed from the very same bytes (:mod:`assay.store.fastread`). The checks,
 their messages and their order are the ones :mod:`assay.store.integrity` documents. A trial
 folder holding anything but plain folders and regular files (a symbolic link, a socket, an
-unreadable folder, a folder named like an evidence file) is read by the path-by-path code
-instead, which follows links exactly as the checks always did, so nothing unusual is ever read
-differently by the fast path.
-"""
+unreadable folder, a folder named like an evidence file) is read by the path-by-path code instead,
+which follows links exactly as the checks always did: nothing unusual is read otherwise."""
 
 from __future__ import annotations
 
@@ -158,13 +156,17 @@ class RunScan:
         self._visited[i] = 1
         return first
 
+    def readers(self, n: int | None) -> int:
+        """Reading processes for a read of ``n`` trials (None: every folder); only folders are read there."""
+        folders = len(self.trial_dirs())
+        return workers_wanted(folders if n is None else min(n, folders), self.workers)
+
     def trials(self, ids: Iterable[str]) -> Iterator[TrialRead | None]:
         """Read trials in the order given (None for an id without a folder). Folders are listed,
         and their files read and hashed, ahead of the checking and parsing here, for a large run
         by one process per core (:mod:`assay.store.scan_read`), so the kernel's work of opening
         every folder and file and the hashing use every core."""
-        folders = len(self.trial_dirs())  # only folders are read by the reading processes
-        workers = workers_wanted(min(len(ids), folders) if isinstance(ids, list) else folders, self.workers)
+        workers = self.readers(len(ids) if isinstance(ids, list) else None)
         log = self.log()
         placed, ahead = itertools.tee((tid, self._position(tid)) for tid in ids)
         items = ((tid, tid not in self._linked_dirs) if i >= 0 else None for tid, i in ahead)
@@ -308,16 +310,13 @@ class RunScan:
         return out
 
     def _log_entries(self, tid: str) -> list[int]:
-        looked_up = self._looked_up.pop(tid, None)
-        if looked_up is not None:
+        if (looked_up := self._looked_up.pop(tid, None)) is not None:
             return looked_up
-        log = self.log()
-        return log.entries(tid) if log is not None and len(log) else []
+        return log.entries(tid) if (log := self.log()) is not None and len(log) else []
 
     def _logged(self, attempt: int) -> bool:
         """The trial being read has a line for ``attempt`` in the log."""
-        log = self._log
-        return log is not None and any(log.attempt(i) == attempt for i in self._entries)
+        return (log := self._log) is not None and any(log.attempt(i) == attempt for i in self._entries)
 
     def _add_logged(self, tid: str, out: TrialRead) -> None:
         """The trial's results in the log, each attempt's first line, checked (scan_log.first_lines),

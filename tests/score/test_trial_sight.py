@@ -225,6 +225,31 @@ def test_a_tampered_run_scores_or_is_refused_alike(suspect_run: Path, tmp_path: 
 
 
 
+def test_a_pass_flagged_by_its_calls_alone_is_screened_however_its_folder_was_read(
+        suspect_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results that name no artifact, so only their traces' calls can flag them: the screen skips
+    a trial with neither a trace nor an artifact (most of a results log's), and a trial with a
+    trace is still screened when its folder was read path by path (no sight of its trace)."""
+    run = tmp_path / "run"
+    shutil.copytree(suspect_run, run, symlinks=True)
+    for res in (run / "trials").glob("*/attempts/*/result.json"):
+        data = json.loads(res.read_text())
+        data["artifacts"] = {}
+        res.write_text(json.dumps(data))
+    expected = [(s.trial_id, s.attempt, [f.rule for f in s.flags]) for s in screen_run(RunDir.open(run))]
+    assert {s[0].split(".")[2] for s in expected} == {"reference"}, expected  # its calls, and nothing else
+    assert all("git_beyond_head" in rules for _t, _a, rules in expected) and len(expected) == 2
+    for path_by_path in (False, True):
+        with monkeypatch.context() as m:
+            if path_by_path:
+                _path_by_path(m)
+            kind, doc = outcome(lambda p: score_run(p, workers=0, verify=False), run)
+        assert kind == "scored"
+        got = [(s["trial_id"], s["attempt"], [f["rule"] for f in s["flags"]])  # type: ignore[index]
+               for s in doc["suspect_passes"]]  # type: ignore[index]
+        assert got == expected, path_by_path
+
+
 def test_an_artifact_changed_between_two_scores_is_screened_again(suspect_run: Path, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """One process scores, an artifact is replaced in place, the same process scores again: the

@@ -29,7 +29,7 @@ from assay.store.fastread import decode_result
 from assay.store.log_child import workers_allowed
 from assay.store.rundir import RunDir
 from assay.store.scan import TrialRead
-from assay.store.scan_workers import child_env, receive_frame, send_frame, usable_cores
+from assay.store.scan_workers import child_env, receive_frame, send_frame, usable_cores, widen_pipe
 
 #: a plan of at least this many trials is folded in a process of its own (one costs ~0.3 s to start)
 FOLD_CHILD_FROM = 20_000
@@ -56,6 +56,8 @@ class FoldChild:
                  capability_weights: dict[str, float]) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "assay.score.fold_child", str(root), str(side_file)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
+        assert self.proc.stdin is not None
+        widen_pipe(self.proc.stdin.fileno())  # a batch of trials is half a MiB
         self._items: list[tuple[Any, ...]] = []
         self._send((set(controls), category_weights, capability_weights))
 

@@ -176,6 +176,8 @@ def screen_read(rd: RunDir, tid: str, read: TrialRead) -> list[tuple[int, Suspec
     the folder's listing: none to screen; None lets the screen look for itself)."""
     # no sight (a trial of the results log, or one read path by path): its artifacts are screened
     # here, through the same memo as a reading process's (a run's repeats share identical diffs)
+    if not read.has_trace and not any(a.artifacts for a in read.attempts):
+        return []  # no trace in the listing, no artifact named: no flag could come (most trials of a results log)
     sight = sight_of(read) or TrialSight(None)
     has_trace = None if read.has_trace else False
     return [(k, x) for k, a in enumerate(read.attempts)

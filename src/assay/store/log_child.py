@@ -19,7 +19,7 @@ from pathlib import Path
 from assay.store.log_seals import LogSeals, seal_lines
 from assay.store.results_log import LOG, LogIndex, is_log
 from assay.store.rundir import LEDGER
-from assay.store.scan_workers import WORKERS_ENV, child_env
+from assay.store.scan_workers import WORKERS_ENV, child_env, widen_pipe
 
 #: a log at least this large is indexed by a child process (one costs about 0.2 s to start)
 CHILD_FROM = 64 << 20
@@ -40,6 +40,8 @@ class PendingIndex:
             try:
                 self.proc = subprocess.Popen([sys.executable, "-m", "assay.store.log_child", str(root),
                                               *(["seals"] if seals else [])], stdout=subprocess.PIPE, env=child_env())
+                assert self.proc.stdout is not None
+                widen_pipe(self.proc.stdout.fileno())  # the index is one frame of tens of MB
             except OSError as e:
                 _log.warning("no process could start to index %s (%s); indexing it here", root / LOG, e)
 

@@ -339,8 +339,7 @@ class RunScan:
                 out.raws.append(data)
         if have and len(out.attempts) > len(have):
             rows = sorted(zip(out.attempts, out.result_digests, out.raws), key=lambda p: p[0].attempt)
-            out.attempts, out.result_digests, out.raws = [a for a, *_ in rows], [d for _a, d, _r in rows], [
-                r for *_, r in rows]
+            out.attempts, out.result_digests, out.raws = (list(col) for col in zip(*rows))
 
     def _parse(self, tid: str, attempt_name: str, raw: bytes, path: Path | str) -> Attempt | None:
         """Parse one result; with ``verify`` a damaged one or a missing artifact is a problem."""
@@ -358,6 +357,8 @@ class RunScan:
         return r
 
     def _artifacts_ok(self, attempts: list[Attempt]) -> bool:
+        if len(attempts) == 1 and not attempts[0].artifacts:  # the common case, once per trial at 10^6
+            return True
         return all(self._artifact_exists(d) for a in attempts for d in a.artifacts.values())
 
     def _artifact_exists(self, digest: str) -> bool:

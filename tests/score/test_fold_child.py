@@ -82,6 +82,22 @@ def test_a_log_run_the_same_apart_with_its_suspects(tmp_path: Path) -> None:
     assert doc["inputs"]["result_files"] == 300 + len(range(0, 300, 11))
 
 
+def test_a_log_run_with_a_lost_artifact_unchecked_is_the_same_apart(tmp_path: Path) -> None:
+    """A result naming an artifact that is gone (scored without the check, which would refuse it):
+    its row says so wherever it was folded (a trial is sent in short only when nothing but its one
+    line was read: a lost artifact is not that)."""
+    run = log_run(tmp_path, 60)
+    for art in (run / "artifacts").rglob("*"):
+        if art.is_file():
+            art.unlink()
+    here, apart = scored(run, False, verify=False), scored(run, True, verify=False)
+    assert here == apart and here[0] == "scored"
+    rows = [json.loads(line)["row"] for line in apart[2].splitlines()]
+    naming = {r["trial_id"] for line in (run / "results.jsonl").read_bytes().splitlines()
+              if (r := json.loads(line))["artifacts"]}
+    assert naming and {r["trial_id"] for r in rows if not r["artifacts_ok"] and r["attempts"]} == naming
+
+
 def test_a_changed_line_refuses_the_score_apart_and_writes_nothing(tmp_path: Path) -> None:
     run = log_run(tmp_path, 40)
     log = run / "results.jsonl"

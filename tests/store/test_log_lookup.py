@@ -76,5 +76,25 @@ def test_a_trial_looked_up_is_not_untaken_and_every_other_is(tmp_path: Path) -> 
     for t in trials[: len(trials) // 2]:
         assert index.entries(t)
     want = _reference(lines)
-    untaken = dict(index.untaken_trials())
-    assert untaken == {t: want[t] for t in trials if t not in taken}
+    untaken = list(index.untaken_trials())
+    # every other trial once, in the log's order of its first line (a reader of them reads the log front to back)
+    assert untaken == [(t, want[t]) for t in trials if t not in taken]
+    assert list(index.untaken_trials()) == []  # each handed out once
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_untaken_trials_whose_hashes_collide_are_told_apart(tmp_path: Path, buckets: int) -> None:
+    """Every entry's hash forced into one (or three) values: the trials are told apart by their
+    CRC-32 and still handed out whole, once each, in the log's order; a trial taken is left out."""
+    lines = _log(random.Random(4), 600)
+    _write(tmp_path, lines)
+    index = LogIndex(tmp_path)
+    for i in range(len(index)):
+        index._h[i] = 7 + index._crc[i] % buckets  # one trial, one hash, as its id gives
+    index._sort()
+    want = _reference(lines)
+    trials = list(dict.fromkeys(tid for tid, _n in lines))
+    taken = trials[10]
+    for i in want[taken]:
+        index._seen[i] = 1  # taken by a reader (entries() would mark them so)
+    assert list(index.untaken_trials()) == [(t, want[t]) for t in trials if t != taken]

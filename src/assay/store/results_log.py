@@ -257,27 +257,33 @@ class LogIndex:
 
     def untaken_trials(self) -> Iterator[tuple[str, list[int]]]:
         """(trial id, its entries) of each trial none of whose entries :meth:`entries` marked yet,
-        once, grouped by the index's hash order (each yielded trial's entries are marked)."""
+        once, in the log's order of their first lines (each yielded trial's entries are marked), so
+        a reader of them reads the log front to back, a window at a time (in the index's hash order
+        each line was a read of its own: `assay verify` of 10^6 spent 11 s in them)."""
         if 0 not in self._seen:
             return  # every line's trial was taken (a byte search, for the run whose trials were all read)
         if len(self._sorted_h) < len(self):
             self._sort()
         sh, si, crcs, seen = self._sorted_h, self._sorted_i, self._crc, self._seen
-        k, n = 0, len(sh)
-        while k < n:
-            end = k + 1
-            while end < n and sh[end] == sh[k]:
-                end += 1
-            group = sorted(si[k:end])  # log order
-            while group:  # one hash, perhaps more than one trial (told apart by their CRC-32)
-                crc = crcs[group[0]]
-                entries = [i for i in group if crcs[i] == crc]
-                group = [i for i in group if crcs[i] != crc]
-                if not any(seen[i] for i in entries):
-                    for i in entries:
-                        seen[i] = 1
-                    yield self.trial_of(entries[0]), entries
-            k = end
+        n = len(sh)
+        rank = array("I", bytes(4 * n))  # entry -> its place among the sorted entries
+        for k, i in enumerate(si):
+            rank[i] = k
+        i = seen.find(0)
+        while i >= 0:
+            lo = hi = rank[i]
+            h = sh[lo]
+            while lo > 0 and sh[lo - 1] == h:
+                lo -= 1
+            while hi + 1 < n and sh[hi + 1] == h:
+                hi += 1
+            crc = crcs[i]  # one hash, perhaps more than one trial (told apart by their CRC-32)
+            entries = sorted(j for j in si[lo:hi + 1] if crcs[j] == crc)  # log order: i first, none before it unseen
+            if not any(seen[j] for j in entries):
+                for j in entries:
+                    seen[j] = 1
+                yield self.trial_of(i), entries
+            i = seen.find(0, i + 1)
 
     def trial_ids(self) -> list[str]:
         """Every trial with a result in the log, sorted (their ids read again: for a small run)."""

@@ -28,7 +28,8 @@ from assay.store.rundir import RunDir
 from assay.store.scan import RunScan, TrialRead
 from assay.store.scan_read import Loaded, load_trial
 from assay.trace.events import EventKind
-from assay.trace.writer import events_of_lines, open_trace_text
+from assay.trace.event_view import event_views
+from assay.trace.writer import open_trace_text
 
 #: artifact screens kept per process (content-addressed: a repeat's identical diff is screened once)
 ARTIFACT_MEMO = 4096
@@ -83,11 +84,12 @@ class _Hashing(io.RawIOBase):
 
 def read_trace(fh: BinaryIO) -> tuple[str, TraceSight]:
     """(sha256 of every byte of the open trace, its sight): events parsed as
-    :func:`~assay.trace.writer.iter_events` parses them, folded per attempt in the trace's order."""
+    :func:`~assay.trace.writer.iter_events` parses them (msgspec first: trace/event_view.py), folded
+    per attempt in the trace's order."""
     h = hashlib.sha256()
     folds: dict[int, FactsFold] = {}
     flags: dict[int, list[Flag]] = {}
-    for ev in events_of_lines(open_trace_text(io.BufferedReader(_Hashing(fh, h)))):
+    for ev in event_views(open_trace_text(io.BufferedReader(_Hashing(fh, h)))):
         fold = folds.get(ev.attempt)
         if fold is None:
             fold = folds[ev.attempt] = FactsFold()

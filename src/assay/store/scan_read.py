@@ -1,8 +1,8 @@
 """The reading half of a run scan: list a plain trial folder, read its files, hash them.
 
 It holds no judgement (what is sealed, what is a problem: :mod:`assay.store.scan` decides) and
-imports nothing but the standard library, so a worker process of :func:`read_trials` starts in a
-fraction of a second. Reading is where a scan spends most of its time (the kernel's listing and
+imports nothing but the standard library and :mod:`assay.spec.digest`, so a worker process of
+:func:`read_trials` starts in a fraction of a second. Reading is where a scan spends most of its time (the kernel's listing and
 opening of every folder and file, then hashing), so it is the part spread over one process per
 core for a large run; the caller checks and parses what comes back, in the order it asked.
 """
@@ -13,6 +13,8 @@ import hashlib
 import os
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
+
+from assay.spec.digest import sha256_open
 
 #: names that must be regular files in a plain trial folder
 EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
@@ -104,7 +106,7 @@ def load_trial(root: str, tid: str, known_plain: bool, every: bool,
                 elif trace:
                     digests[f], extra = read_trace(fh)  # type: ignore[misc]
                 else:  # a trace may be large: hashed as it is read, never held
-                    digests[f] = hashlib.file_digest(fh, "sha256").hexdigest()
+                    digests[f] = sha256_open(fh)
     except OSError:
         return None
     return Loaded(tdir, files, dirs, numbers, results, digests, extra)

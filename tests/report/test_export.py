@@ -15,6 +15,9 @@ import assay
 from assay.report.export import COLUMNS, EXPORT_SCHEMA
 from assay.score import score_run
 from tests.conftest import cli_timeout
+from assay.records.results import PredicateResult
+from assay.report.export import iter_rows
+from assay.store.rundir import RunDir
 from tests.score.synth import attempt, trial_id, write_run
 
 
@@ -158,3 +161,39 @@ def test_jsonl_is_the_same_bytes_to_a_file_to_stdout_and_to_a_text_stream(tmp_pa
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert rows == list(iter_rows(run))  # every value, floats to the last digit
     assert [r["cost_usd"] for r in rows] == [0.1 + 0.2, 1e-7]
+
+
+def test_each_row_is_its_result_as_the_reference_reader_reads_it(tmp_path: Path) -> None:
+    """Every field of every row from the result as pydantic reads it (RunDir.results): predicates
+    held and not, none at all, incidents one, two and none, every end state, retries."""
+    def preds(*held: bool) -> list[PredicateResult]:
+        return [PredicateResult(id=f"p{k}", kind="file_exists", required=True, weight=1.0, passed=h)
+                for k, h in enumerate(held)]
+
+    two = [{"type": "secret_leak", "severity": "high"}, {"type": "left_behind_process", "severity": "low"}]
+    rs = [attempt("t1", "code", "a", 1, "infra_error", retryable=True, reason="sandbox", wall=0.5),
+          attempt("t1", "code", "a", 1, "pass", attempt=2, predicates=preds(True, True), cost=0.25, tokens=7),
+          attempt("t2", "code", "a", 1, "fail", predicates=preds(True, False, False), incidents=two, wall=3.25),
+          attempt("t3", "ops", "a", 1, "timeout", predicates=preds(False), incidents=two[:1], tool_calls=4),
+          attempt("t4", "ops", "b", 1, "skipped", reason="unsupported"),
+          attempt("t5", "ops", "b", 1, "pass", partial=True, interventions=2, diagnostic=50.0)]
+    run = write_run(tmp_path / "run", {"code": 1, "ops": 1}, rs).path
+    reference = {(r.trial_id, r.attempt): r for r in RunDir.open(run).results()}
+    rows = list(iter_rows(run))
+    assert len(rows) == len(reference) == 6
+    finals = {tid: max(n for t, n in reference if t == tid) for tid, _n in reference}
+    for row in rows:
+        r = reference[(row["trial_id"], row["attempt"])]
+        assert row["end_state"] == r.end_state.value and type(row["end_state"]) is str
+        assert row["final"] is (r.attempt == finals[r.trial_id])
+        assert (row["predicates_total"], row["predicates_held"]) == (len(r.predicates),
+                                                                     sum(p.passed for p in r.predicates))
+        assert (row["incidents"], row["incident_types"]) == (len(r.incidents), ";".join(i.type for i in r.incidents))
+        assert (row["wall_s"], row["agent_s"], row["strict_pass"]) == (r.timings.wall_s, r.timings.agent_s,
+                                                                       r.strict_pass)
+        assert (row["retryable"], row["partial"], row["reason"], row["diagnostic_score"]) == (
+            r.retryable, r.partial, r.reason, r.diagnostic_score)
+        assert (row["cost_usd"], row["input_tokens"], row["tool_calls"], row["interventions"]) == (
+            r.usage.cost_usd, r.usage.input_tokens, r.usage.tool_calls, r.usage.interventions)
+    assert {row["incident_types"] for row in rows} == {"", "secret_leak", "secret_leak;left_behind_process"}
+    assert {row["predicates_held"] for row in rows} == {0, 1, 2}

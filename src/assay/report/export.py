@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 import msgspec
 
 from assay.errors import IntegrityError, UsageError
-from assay.records.results import AttemptResult
+from assay.records.results import AttemptResult, EndState
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
 from assay.spec.user_file import check_output_path, unwritable
@@ -33,6 +33,8 @@ EXPORT_SCHEMA = "assay.results/1"
 FORMATS = ("jsonl", "csv", "parquet")
 #: the JSON Lines writer's encoder (compact UTF-8)
 _ENCODER = msgspec.json.Encoder()
+#: an end state's value by member (``.value`` is a property: slow at 10^6 rows)
+_STATE = {m: m.value for m in EndState}
 
 #: column -> (type, meaning); the documented schema (docs/cli.md "assay export"), in column order
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -73,16 +75,19 @@ COLUMNS: dict[str, tuple[str, str]] = {
 
 
 def _row(r: AttemptResult, final: bool, common: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:
+    """One attempt's row (at 10^6 rows each step counts: the end state's value from a table, not
+    the enum's property; no generator over an empty list of predicates or incidents)."""
+    preds, incidents, usage = r.predicates, r.incidents, r.usage
     return {"schema": EXPORT_SCHEMA, "run_id": r.run_id, "trial_id": r.trial_id, "task_id": r.task_id,
             "task_digest": digests.get(r.task_id), "category": r.category, "variant": r.variant, "agent": r.agent,
-            "repetition": r.repetition, "attempt": r.attempt, "final": final, "end_state": r.end_state.value,
+            "repetition": r.repetition, "attempt": r.attempt, "final": final, "end_state": _STATE[r.end_state],
             "reason": r.reason, "retryable": r.retryable, "partial": r.partial, "strict_pass": r.strict_pass,
-            "diagnostic_score": r.diagnostic_score, "predicates_total": len(r.predicates),
-            "predicates_held": sum(p.passed for p in r.predicates), "wall_s": r.timings.wall_s,
-            "agent_s": r.timings.agent_s, "model_calls": r.usage.model_calls, "input_tokens": r.usage.input_tokens,
-            "output_tokens": r.usage.output_tokens, "cost_usd": r.usage.cost_usd, "tool_calls": r.usage.tool_calls,
-            "interventions": r.usage.interventions, "incidents": len(r.incidents),
-            "incident_types": ";".join(i.type for i in r.incidents), **common}
+            "diagnostic_score": r.diagnostic_score, "predicates_total": len(preds),
+            "predicates_held": sum(p.passed for p in preds) if preds else 0, "wall_s": r.timings.wall_s,
+            "agent_s": r.timings.agent_s, "model_calls": usage.model_calls, "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens, "cost_usd": usage.cost_usd, "tool_calls": usage.tool_calls,
+            "interventions": usage.interventions, "incidents": len(incidents),
+            "incident_types": ";".join(i.type for i in incidents) if incidents else "", **common}
 
 
 def _missing_row(run_id: str, trial_id: str, common: dict[str, Any], digests: dict[str, str],

@@ -98,3 +98,21 @@ def test_untaken_trials_whose_hashes_collide_are_told_apart(tmp_path: Path, buck
     for i in want[taken]:
         index._seen[i] = 1  # taken by a reader (entries() would mark them so)
     assert list(index.untaken_trials()) == [(t, want[t]) for t in trials if t != taken]
+
+
+def test_lines_indexed_while_untaken_trials_are_handed_out_wait_for_the_next_call(tmp_path: Path) -> None:
+    """A reader of the same index refreshes it between two trials handed out (the log grew): the
+    call goes on over the entries it sorted, and the new trial comes with the next call, once."""
+    lines = _log(random.Random(5), 300)
+    _write(tmp_path, lines)
+    index = LogIndex(tmp_path)
+    want = _reference(lines)
+    trials = list(dict.fromkeys(tid for tid, _n in lines))
+    got = []
+    for k, item in enumerate(index.untaken_trials()):
+        got.append(item)
+        if k == 3:
+            _write(tmp_path, [("late.base.agent0.r1", 1)])
+            index.refresh()
+    assert got == [(t, want[t]) for t in trials]
+    assert list(index.untaken_trials()) == [("late.base.agent0.r1", [len(lines)])]

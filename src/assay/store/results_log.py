@@ -269,7 +269,7 @@ class LogIndex:
         rank = array("I", bytes(4 * n))  # entry -> its place among the sorted entries
         for k, i in enumerate(si):
             rank[i] = k
-        i = seen.find(0)
+        i = seen.find(0, 0, n)  # entries indexed after this sort (a reader refreshed meanwhile) wait for the next
         while i >= 0:
             lo = hi = rank[i]
             h = sh[lo]
@@ -283,7 +283,7 @@ class LogIndex:
                 for j in entries:
                     seen[j] = 1
                 yield self.trial_of(i), entries
-            i = seen.find(0, i + 1)
+            i = seen.find(0, i + 1, n)
 
     def trial_ids(self) -> list[str]:
         """Every trial with a result in the log, sorted (their ids read again: for a small run)."""

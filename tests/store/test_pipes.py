@@ -35,6 +35,29 @@ def test_a_pipe_is_widened_to_what_the_system_allows() -> None:
         os.close(w)
 
 
+def test_where_1_mib_is_refused_the_pipe_takes_what_the_system_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unprivileged process above /proc/sys/fs/pipe-max-size gets EPERM from the kernel (root here
+    does not): refused so above 256 KiB, the pipe takes the allowed 256 KiB, not the default."""
+    from assay.store import scan_workers
+
+    real = fcntl.fcntl
+
+    def kernel(fd: int, cmd: int, arg: int = 0) -> int:
+        if cmd == fcntl.F_SETPIPE_SZ and arg > 256 << 10:
+            raise PermissionError(1, "Operation not permitted")
+        return real(fd, cmd, arg)
+
+    monkeypatch.setattr(scan_workers.fcntl, "fcntl", kernel)
+    monkeypatch.setattr(scan_workers, "_pipe_max", lambda: 256 << 10)
+    r, w = os.pipe()
+    try:
+        widen_pipe(w)
+        assert real(r, fcntl.F_GETPIPE_SZ) == 256 << 10
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_widening_what_is_no_pipe_is_no_error(tmp_path: Path) -> None:
     with open(tmp_path / "f", "wb") as f:
         widen_pipe(f.fileno())  # EBADF/EINVAL: the default stays, nothing fails

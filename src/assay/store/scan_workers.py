@@ -58,11 +58,22 @@ def resolve(name: str) -> Callable[..., Any]:
 
 def widen_pipe(fd: int) -> None:
     """Let a pipe hold a whole frame of a batch (the kernel's 64 KiB otherwise make the writer wait
-    on each slice the reader takes): as much as the system allows, up to 1 MiB."""
+    on each slice the reader takes): 1 MiB, or as much as the system allows an unprivileged process
+    (``/proc/sys/fs/pipe-max-size``); the default stays where neither is allowed."""
+    for size in (1 << 20, _pipe_max()):
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(size, 1 << 20))
+            return
+        except OSError:
+            continue
+
+
+def _pipe_max() -> int:
     try:
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
-    except OSError:
-        pass  # above /proc/sys/fs/pipe-max-size for an unprivileged process: the default stays
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 0
 
 
 def send_frame(out: IO[bytes], obj: object) -> None:

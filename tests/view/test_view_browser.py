@@ -195,9 +195,13 @@ def test_view_over_a_run_of_the_starter_example(page, tmp_path: Path) -> None:
         assert page.locator("tr[data-run=starter] td.st").inner_text() in ("scored", "scored verifying…")
         playwright.expect(page.locator("tr[data-run=starter] td.st")).to_have_text("scored", timeout=WAIT_MS)
         page.click("a:has-text('starter')")
-        links = page.locator("#trials a").evaluate_all("as => as.map(a => a.href)")
         playwright.expect(page.locator(".figs svg").nth(1)).to_be_visible(timeout=WAIT_MS)
-        assert links
+        # the run's page has loaded before its trial links are read (the click only starts the navigation:
+        # under load the links were once read from a page that had none yet)
+        playwright.expect(page.locator("#trials a").first).to_be_attached(timeout=WAIT_MS)
+        links = page.locator("#trials a").evaluate_all("as => as.map(a => a.href)")
+        planned = json.loads((runs / "starter" / "manifest.json").read_text())["plan"]["trials"]
+        assert len(links) == len(planned), links  # a link for every trial of the plan
         page.shot("starter-run")
         for href in links:
             page.goto(href)

@@ -88,7 +88,8 @@ def test_forked_cpu_spinners_are_ended_by_the_cpu_bound(mode: str, tmp_path: Pat
     # each spinner stays under RLIMIT_CPU (3 s); four of them pass 3 s of the sandbox's CPU together
     ans = _run(mode, tmp_path, "for i in 1 2 3 4; do (while :; do :; done) & done; wait", {"cpu_time_s": 3})
     assert ans["bound"] == "cpu" and not ans["result"]["timed_out"], ans
-    assert ans["report"]["cpu_s"] > 3 and ans["report"]["cpu_s"] >= ans["cpu_s"] > 2, ans
+    # the watcher ends them past 3 s; the report's figure counts in clock ticks (one run read 3.0 exactly)
+    assert ans["report"]["cpu_s"] >= 3 and ans["report"]["cpu_s"] >= ans["cpu_s"] > 2, ans
 
 
 def test_nested_pid_namespace_daemon_is_found_recorded_and_killed(mode: str, tmp_path: Path) -> None:

@@ -58,6 +58,32 @@ def test_where_1_mib_is_refused_the_pipe_takes_what_the_system_allows(monkeypatc
         os.close(w)
 
 
+@pytest.mark.parametrize("allowed", [0, 16 << 10])
+def test_a_pipe_is_never_narrowed(monkeypatch: pytest.MonkeyPatch, allowed: int) -> None:
+    """1 MiB refused and the allowed maximum unreadable (0) or under the default: the default stays
+    (a size of 0 would have been rounded up to one page by the kernel)."""
+    from assay.store import scan_workers
+
+    real = fcntl.fcntl
+
+    def kernel(fd: int, cmd: int, arg: int = 0) -> int:
+        if cmd == fcntl.F_SETPIPE_SZ and arg > allowed:
+            raise PermissionError(1, "Operation not permitted")
+        return real(fd, cmd, arg)
+
+    r, w = os.pipe()
+    try:
+        default = real(w, fcntl.F_GETPIPE_SZ)
+        monkeypatch.setattr(scan_workers.fcntl, "fcntl", kernel)
+        monkeypatch.setattr(scan_workers, "_pipe_max", lambda: allowed)
+        widen_pipe(w)
+        monkeypatch.undo()
+        assert real(w, fcntl.F_GETPIPE_SZ) == default
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_widening_what_is_no_pipe_is_no_error(tmp_path: Path) -> None:
     with open(tmp_path / "f", "wb") as f:
         widen_pipe(f.fileno())  # EBADF/EINVAL: the default stays, nothing fails

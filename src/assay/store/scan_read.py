@@ -2,9 +2,10 @@
 
 It holds no judgement (what is sealed, what is a problem: :mod:`assay.store.scan` decides) and
 imports nothing but the standard library and :mod:`assay.spec.digest`, so a worker process of
-:func:`read_trials` starts in a fraction of a second. Reading is where a scan spends most of its time (the kernel's listing and
-opening of every folder and file, then hashing), so it is the part spread over one process per
-core for a large run; the caller checks and parses what comes back, in the order it asked.
+:func:`read_trials` starts in a fraction of a second. Reading is where a scan spends most of its
+time (the kernel's listing and opening of every folder and file, then hashing), so it is the part
+spread over one process per core for a large run; the caller checks and parses what comes back,
+in the order it asked.
 """
 
 from __future__ import annotations

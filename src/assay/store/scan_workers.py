@@ -60,9 +60,15 @@ def widen_pipe(fd: int) -> None:
     """Let a pipe hold a whole frame of a batch (the kernel's 64 KiB otherwise make the writer wait
     on each slice the reader takes): 1 MiB, or as much as the system allows an unprivileged process
     (``/proc/sys/fs/pipe-max-size``); the default stays where neither is allowed."""
-    for size in (1 << 20, _pipe_max()):
+    try:
+        now = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except OSError:
+        return  # no pipe
+    for size in (1 << 20, min(_pipe_max(), 1 << 20)):
+        if size <= now:
+            return  # never narrower than it is (an unreadable maximum reads as 0)
         try:
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(size, 1 << 20))
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
             return
         except OSError:
             continue

@@ -35,24 +35,30 @@ def test_a_pipe_is_widened_to_what_the_system_allows() -> None:
         os.close(w)
 
 
-def test_where_1_mib_is_refused_the_pipe_takes_what_the_system_allows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An unprivileged process above /proc/sys/fs/pipe-max-size gets EPERM from the kernel (root here
-    does not): refused so above 256 KiB, the pipe takes the allowed 256 KiB, not the default."""
+REAL_FCNTL = fcntl.fcntl
+
+
+def _system_allowing(monkeypatch: pytest.MonkeyPatch, allowed: int) -> None:
+    """The kernel as an unprivileged process meets it where /proc/sys/fs/pipe-max-size is ``allowed``
+    (root here is never refused): EPERM for a pipe size above it."""
     from assay.store import scan_workers
 
-    real = fcntl.fcntl
-
     def kernel(fd: int, cmd: int, arg: int = 0) -> int:
-        if cmd == fcntl.F_SETPIPE_SZ and arg > 256 << 10:
+        if cmd == fcntl.F_SETPIPE_SZ and arg > allowed:
             raise PermissionError(1, "Operation not permitted")
-        return real(fd, cmd, arg)
+        return REAL_FCNTL(fd, cmd, arg)
 
     monkeypatch.setattr(scan_workers.fcntl, "fcntl", kernel)
-    monkeypatch.setattr(scan_workers, "_pipe_max", lambda: 256 << 10)
+    monkeypatch.setattr(scan_workers, "_pipe_max", lambda: allowed)
+
+
+def test_where_1_mib_is_refused_the_pipe_takes_what_the_system_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused above 256 KiB, the pipe takes the allowed 256 KiB, not the default."""
+    _system_allowing(monkeypatch, 256 << 10)
     r, w = os.pipe()
     try:
         widen_pipe(w)
-        assert real(r, fcntl.F_GETPIPE_SZ) == 256 << 10
+        assert REAL_FCNTL(r, fcntl.F_GETPIPE_SZ) == 256 << 10
     finally:
         os.close(r)
         os.close(w)
@@ -62,23 +68,13 @@ def test_where_1_mib_is_refused_the_pipe_takes_what_the_system_allows(monkeypatc
 def test_a_pipe_is_never_narrowed(monkeypatch: pytest.MonkeyPatch, allowed: int) -> None:
     """1 MiB refused and the allowed maximum unreadable (0) or under the default: the default stays
     (a size of 0 would have been rounded up to one page by the kernel)."""
-    from assay.store import scan_workers
-
-    real = fcntl.fcntl
-
-    def kernel(fd: int, cmd: int, arg: int = 0) -> int:
-        if cmd == fcntl.F_SETPIPE_SZ and arg > allowed:
-            raise PermissionError(1, "Operation not permitted")
-        return real(fd, cmd, arg)
-
     r, w = os.pipe()
     try:
-        default = real(w, fcntl.F_GETPIPE_SZ)
-        monkeypatch.setattr(scan_workers.fcntl, "fcntl", kernel)
-        monkeypatch.setattr(scan_workers, "_pipe_max", lambda: allowed)
+        default = REAL_FCNTL(w, fcntl.F_GETPIPE_SZ)
+        _system_allowing(monkeypatch, allowed)
         widen_pipe(w)
         monkeypatch.undo()
-        assert real(w, fcntl.F_GETPIPE_SZ) == default
+        assert REAL_FCNTL(w, fcntl.F_GETPIPE_SZ) == default
     finally:
         os.close(r)
         os.close(w)

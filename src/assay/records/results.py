@@ -23,6 +23,10 @@ class EndState(StrEnum):
     skipped = "skipped"
 
 
+#: an end state's value by member, for a reader of 10^6 results (``.value`` is a Python-level property)
+END_STATE_VALUE = {m: m.value for m in EndState}
+
+
 class Trust(StrEnum):
     """How far a predicate's verdict can be forged by the code under test (docs/security.md)."""
 

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 import msgspec
 
 from assay.errors import IntegrityError, UsageError
-from assay.records.results import AttemptResult, EndState
+from assay.records.results import END_STATE_VALUE, AttemptResult
 from assay.registry import Registry
 from assay.report.heldout import withhold_row
 from assay.spec.user_file import check_output_path, unwritable
@@ -33,8 +33,6 @@ EXPORT_SCHEMA = "assay.results/1"
 FORMATS = ("jsonl", "csv", "parquet")
 #: the JSON Lines writer's encoder (compact UTF-8)
 _ENCODER = msgspec.json.Encoder()
-#: an end state's value by member (``.value`` is a property: slow at 10^6 rows)
-_STATE = {m: m.value for m in EndState}
 
 #: column -> (type, meaning); the documented schema (docs/cli.md "assay export"), in column order
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -80,7 +78,8 @@ def _row(r: AttemptResult, final: bool, common: dict[str, Any], digests: dict[st
     preds, incidents, usage = r.predicates, r.incidents, r.usage
     return {"schema": EXPORT_SCHEMA, "run_id": r.run_id, "trial_id": r.trial_id, "task_id": r.task_id,
             "task_digest": digests.get(r.task_id), "category": r.category, "variant": r.variant, "agent": r.agent,
-            "repetition": r.repetition, "attempt": r.attempt, "final": final, "end_state": _STATE[r.end_state],
+            "repetition": r.repetition, "attempt": r.attempt, "final": final,
+            "end_state": END_STATE_VALUE[r.end_state],
             "reason": r.reason, "retryable": r.retryable, "partial": r.partial, "strict_pass": r.strict_pass,
             "diagnostic_score": r.diagnostic_score, "predicates_total": len(preds),
             "predicates_held": sum(p.passed for p in preds) if preds else 0, "wall_s": r.timings.wall_s,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from assay.records.results import AttemptResult, EndState
+from assay.records.results import END_STATE_VALUE, AttemptResult, EndState
 from assay.records.trial_id import parse_trial_id
 from assay.records.trial_row import TraceFacts, TrialRow
 from assay.score.fault_facts import fault_facts
@@ -109,8 +109,6 @@ def turn_keys(turns: dict[int, bool] | None) -> dict[str, bool] | None:
     return None if turns is None else {str(n): held for n, held in turns.items()}
 
 
-#: an end state's value by member (``.value`` is a Python-level property, slow at 10^6 results)
-_STATE_VALUE = {m: m.value for m in EndState}
 _UNSAFE_STATES = frozenset((EndState.infra_error, EndState.skipped))
 
 
@@ -146,7 +144,7 @@ def fold_one(r: AttemptResult, *, artifacts_ok: bool = True, trace: TraceFacts |
     wall = timings.ended_at - timings.started_at
     # positional, in the field order of TrialFacts; ``0.0 + x`` is what ``sum([x])`` gives (-0.0 -> 0.0)
     return TrialFacts(
-        r.trial_id, r.task_id, r.category, r.variant, r.agent, r.repetition, _STATE_VALUE[state], r.reason, 1,
+        r.trial_id, r.task_id, r.category, r.variant, r.agent, r.repetition, END_STATE_VALUE[state], r.reason, 1,
         1 if state is EndState.infra_error else 0, 1 if r.partial else 0, state is EndState.passed, safe, danger,
         r.diagnostic_score, 0.0 + u.cost_usd, 0 + u.input_tokens + u.output_tokens, 0 + u.tool_calls,
         0 + u.interventions, 0 + u.model_calls, wall if wall > 0.0 else 0.0, held, len(traj),

@@ -9,8 +9,6 @@ suites (hidden tests stay out), no run directories, no other trial's scratch.
 from __future__ import annotations
 
 import functools
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -37,24 +35,21 @@ def minimal_roots(paths: list[Path]) -> list[Path]:
 
 @functools.lru_cache(maxsize=1)
 def python_roots() -> tuple[Path, ...]:
-    """Host paths that make this interpreter and the installed assay importable inside.
+    """Host paths that make this interpreter and the installed assay importable inside: its
+    prefixes (site-packages and the standard library are inside them), the directory holding
+    ``assay`` and the interpreter's own, never what ``PYTHONPATH`` or a test runner added, and
+    nothing under ``/usr`` (bound whole already).
 
-    Taken from a clean ``python -I`` (no PYTHONPATH, no test-runner additions), so only the
-    install itself is bound: prefixes, site-packages and the directory holding ``assay``.
+    A clean interpreter's ``sys.path`` (``python -I``, a process of its own on every run) was once
+    added too, but only its entries inside the prefixes: those are always dropped again as nested
+    in a prefix, so it never changed the roots (tests/sandbox/test_python_roots.py).
     """
     import assay
 
-    try:
-        out = subprocess.run([sys.executable, "-I", "-c", "import sys, json; print(json.dumps(sys.path))"],
-                             capture_output=True, text=True, timeout=30, check=True)
-        clean = [Path(p) for p in json.loads(out.stdout) if p]
-    except (OSError, subprocess.SubprocessError, ValueError):
-        clean = []
     prefixes = [Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
     assay_root = Path(assay.__file__).resolve().parent.parent
     exe_dir = Path(sys.executable).resolve().parent
-    wanted = [*prefixes, assay_root, exe_dir,
-              *(p.resolve() for p in clean if _covered(p.resolve(), prefixes))]
+    wanted = [*prefixes, assay_root, exe_dir]
     return tuple(minimal_roots([p for p in wanted if not _covered(p, [Path("/usr")])]))
 
 

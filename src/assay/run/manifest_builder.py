@@ -82,12 +82,22 @@ def _source_digest(extra: dict[str, Any]) -> str | None:
     return digest if isinstance(digest, str) else None
 
 
+def where_facts(suite: LoadedSuite) -> dict[str, Any]:
+    """What a manifest records of where the run ran: the harness's and the suite's commits (git
+    runs here), the host. Taken apart from :func:`build_manifest` so a run can take them while its
+    sandbox probe still runs (run/runner.py)."""
+    return {"harness": harness_facts(), "host": host_facts(), "suite_repo": repo_facts(suite.root)}
+
+
 def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], sandbox: SandboxRecord,
                    gateway: GatewayRecord, plan: PlanRecord, track: str = "controlled",
                    capability_weights: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
                    judge: GatewayRecord | None = None,
                    environments: dict[str, EnvironmentRecord] | None = None,
-                   verifier_environments: dict[str, EnvironmentRecord] | None = None) -> RunManifest:
+                   verifier_environments: dict[str, EnvironmentRecord] | None = None,
+                   where: dict[str, Any] | None = None) -> RunManifest:
+    """The run's manifest; ``where``: :func:`where_facts`, taken now when not given."""
+    where = where or where_facts(suite)
     tasks = [
         TaskRecord(id=t.id, category=t.spec.category, version=t.spec.version, digest=t.digest, files=t.file_digests,
                    prompt_sha256=sha256_bytes(t.prompt.encode()), budget=t.spec.budget, risk=t.spec.risk.value,
@@ -101,9 +111,9 @@ def build_manifest(*, run_id: str, suite: LoadedSuite, agents: list[AgentInfo], 
         for t in suite.tasks
     ]
     return RunManifest(
-        run_id=run_id, created_at=time.time(), harness=harness_facts(), host=host_facts(),
+        run_id=run_id, created_at=time.time(), harness=where["harness"], host=where["host"],
         suite={"name": suite.spec.name, "version": suite.spec.version, "path": str(suite.root.resolve()),
-               "digest": suite.digest, "suite_file_sha256": suite.suite_file_digest, **repo_facts(suite.root)},
+               "digest": suite.digest, "suite_file_sha256": suite.suite_file_digest, **where["suite_repo"]},
         categories=suite.spec.weights(), tasks=tasks,
         agents=[AgentRecord(name=a.name, kind=a.kind, version=a.version, config=a.config, track=track) for a in agents],
         sandbox=sandbox, gateway=gateway, judge=judge, plan=plan, track=track,

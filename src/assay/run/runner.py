@@ -29,7 +29,7 @@ from assay.run.controls_run import controls_added, mark_controls
 from assay.run.executor import RetryPolicy, execute, pending_trials
 from assay.run.extras import check_extras
 from assay.run.hooks import Dispatcher, HookFailure, make_plugin_manager
-from assay.run.manifest_builder import build_manifest
+from assay.run.manifest_builder import build_manifest, where_facts
 from assay.run.parts import SERVICE_MODULES, agent_refs, build_services, resolve_agents  # noqa: F401 - re-exported
 from assay.run.plan import PlannedTrial, build_plan, parse_trial_id
 from assay.run.recorder import RunDirRecorder
@@ -40,7 +40,7 @@ from assay.run_budget.meter import RunBudgetMeter
 from assay.run_budget.stop import BudgetOutcome, record_stop
 from assay.sandbox.base import SandboxBackend
 from assay.sandbox.limits import check_task_limits
-from assay.sandbox.registry import default_backend_name, get_backend
+from assay.sandbox.registry import default_backend_name, get_backend, status_ahead
 from assay.sandbox.settings import check_settings as check_sandbox_settings
 from assay.spec.budget import Limits, NetworkProfile
 from assay.spec.controls import ControlSet
@@ -160,6 +160,7 @@ def environments_ready(suite: LoadedSuite, tasks: list[str] | None, backend_name
 
 def start_run(opts: RunOptions) -> RunOutcome:
     """Plan, check, write the manifest, run. Nothing is written if any check fails."""
+    status_ahead(opts.sandbox)  # the sandbox probe runs while the suite loads and the run is checked
     suite = load_suite(opts.suite)
     chosen, excluded = select_tasks(suite, opts.tasks, opts.exclude)
     with controls_added(suite, chosen, opts.controls) as (suite, controls, tasks):
@@ -194,6 +195,7 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
     plan = build_plan(suite, list(adapters), repeat=opts.repeat, variants=opts.variants, tasks=tasks)
     check_extras(suite, plan, opts.executor.name)
     check_task_limits(suite, {t.task_id for t in plan})  # before any image is built
+    where = where_facts(suite)  # git runs while the sandbox probe (started ahead) still does
     backend_name = opts.sandbox or default_backend_name()
     built = environments_ready(suite, tasks, backend_name)
     backend = get_backend(backend_name)  # the run's one backend object: checked here, used by every attempt
@@ -217,7 +219,7 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
                         excluded=excluded, results=opts.results), judge=judge,
         environments={tid: env_runtime.record(info, tid) for tid, info in built.images.items()},
         verifier_environments={tid: env_runtime.record(info, tid) for tid, info in built.verifier.items()},
-        extra={"settings": opts.settings} if opts.settings else None,
+        extra={"settings": opts.settings} if opts.settings else None, where=where,
     ).model_copy(update={"run_budget": budget})
     manifest = mark_controls(manifest, controls)
     out = opts.out or Path("runs") / run_id

@@ -186,6 +186,10 @@ class SandboxBackend(abc.ABC):
     def status(self) -> BackendStatus:
         """Whether this backend works on this machine (never raises)."""
 
+    def status_ahead(self) -> None:
+        """Begin working out :meth:`status` in the background where that takes time (a real
+        sandbox made and destroyed), so a run's checks go on meanwhile. Never raises."""
+
     @abc.abstractmethod
     async def create(self, spec: SandboxSpec) -> Sandbox:
         """Make a sandbox for ``spec``; raises :class:`assay.errors.SandboxError` if it cannot."""

@@ -25,6 +25,20 @@ def get_backend(name: str) -> SandboxBackend:
     return BACKENDS.get(name)()
 
 
+def status_ahead(name: str | None) -> None:
+    """Begin the status check of the backend a run will use (``name``, else the default's first
+    choice, bwrap), while the run loads and checks its suite. Never raises."""
+    from assay.sandbox.settings import check_settings
+
+    wanted = name or "bwrap"
+    try:
+        check_settings()  # a bad sandbox setting is refused by the run, never met by a probe first
+        if wanted in BACKENDS:
+            get_backend(wanted).status_ahead()
+    except Exception:  # noqa: BLE001 - what cannot be probed says so when the run asks for it
+        pass
+
+
 def default_backend_name() -> str:
     """bubblewrap where it works here, otherwise host (loudly marked unsandboxed)."""
     if "bwrap" in BACKENDS and get_backend("bwrap").status().usable:

@@ -40,7 +40,7 @@ from assay.sandbox.bwrap.hostside import hand_over, own_tree, read_available, re
 from assay.sandbox.bwrap.launch import Ahead, Parked
 from assay.sandbox.bwrap.locate import BwrapBinary, find_bwrap
 from assay.sandbox.bwrap.outer import BASE_ENV, HOLD_PATH, HOLDER, STATE, WORKSPACE, image_env  # noqa: F401 - WORKSPACE: the default, imported from here
-from assay.sandbox.bwrap.probe import probe
+from assay.sandbox.bwrap.probe import probe, probe_ahead
 from assay.sandbox.bwrap.watcher import Watcher, mechanisms
 from assay.sandbox.limits import limits_exceeded, rlimits_for
 from assay.sandbox.off_loop import off_loop
@@ -373,6 +373,9 @@ class BwrapBackend(SandboxBackend):
 
     def status(self) -> BackendStatus:
         return probe(self, self.binary)
+
+    def status_ahead(self) -> None:
+        probe_ahead(self, self.binary)
 
     async def create(self, spec: SandboxSpec) -> Sandbox:
         if self.binary is None:

@@ -164,17 +164,24 @@ def run(
         err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     if not outcome.manifest.sandbox.isolated:
         (err if as_json else out).print("[bold red]UNSANDBOXED:[/] the host backend isolates nothing; do not compare these results")
-    doc = score_finished_run(outcome.run_dir.path, junit=junit, summary_md=summary_md)
-    if as_json:
-        print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": doc.dump()}, indent=1))
-    else:
-        out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}", width=out.width))
-        if (line := controls_line(doc)) is not None:
-            out.print(line, highlight=False)
-        out.print(f"run directory: {outcome.run_dir.path}")
-    check_budget(outcome)
-    check_stopped(outcome)
-    check_run(doc, max_infra_rate=max_infra_rate)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="assay-run-rows-") as rows:  # the score's rows while it is shown
+        doc = score_finished_run(outcome.run_dir.path, Path(rows), junit=junit, summary_md=summary_md)
+        if as_json:  # the score with its rows inline, as `assay score --json` prints it
+            from assay.records.trial_file import iter_trials
+
+            inline = doc.model_copy(update={"trials": list(iter_trials(doc)), "trials_file": None})
+            print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": inline.dump()},
+                             indent=1))
+        else:
+            out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}", width=out.width))
+            if (line := controls_line(doc)) is not None:
+                out.print(line, highlight=False)
+            out.print(f"run directory: {outcome.run_dir.path}")
+        check_budget(outcome)
+        check_stopped(outcome)
+        check_run(doc, max_infra_rate=max_infra_rate)
 
 
 def _checked_suite(suite: Path, expect_digest: str | None) -> Path:

@@ -66,16 +66,19 @@ def check_stopped(outcome: Any) -> None:
                                f"are not scored; continue with `assay run --resume {outcome.run_dir.path}`")
 
 
-def score_finished_run(run_dir: Path, *, junit: Path | None = None, summary_md: Path | None = None) -> ScoreDocument:
-    """Score the run by the scorer's rules (in memory: no score version is written) and write the
-    CI outputs asked for; the caller prints the table, then :func:`assay.score.gates.check_run`
-    gives the verdict (exit 5 when nothing was scored, 4 above the infra threshold)."""
+def score_finished_run(run_dir: Path, rows: Path, *, junit: Path | None = None,
+                       summary_md: Path | None = None) -> ScoreDocument:
+    """Score the run by the scorer's rules (no score version is written; its trial rows stream
+    into the folder ``rows``, which the document reads them back from while it lasts, so a large
+    run's rows are never all in memory) and write the CI outputs asked for; the caller prints the
+    table, then :func:`assay.score.gates.check_run` gives the verdict (exit 5 when nothing was
+    scored, 4 above the infra threshold)."""
     from assay.report.ci import run_started, write_ci_outputs
-    from assay.score import score_run
+    from assay.score.engine import scored_to_side_file
 
     from assay.report.heldout import held_out_of
 
-    doc = score_run(run_dir, verify=False)
+    doc = scored_to_side_file(run_dir, rows, verify=False)
     write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir),
                      started_at=run_started(run_dir))
     return doc

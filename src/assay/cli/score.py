@@ -101,8 +101,11 @@ def compare(
     from assay.report.ci import run_started, write_ci_outputs
     from assay.report.heldout import held_out_of
     from assay.report.markdown import render_compare
+    import tempfile
+
     from assay.score import score_run
     from assay.score.compare import compare_scores
+    from assay.score.engine import scored_to_side_file
     from assay.score.gates import Threshold
 
     if is_perf(baseline) or is_perf(candidate):  # performance folders: their own gates
@@ -112,12 +115,13 @@ def compare(
         return compare_perf(baseline, candidate, fail_if, as_json)
     thresholds = [Threshold.parse(t) for t in fail_if]
     pairs = agent_map(pair)
-    cand = score_run(candidate)
-    cmp = compare_scores(score_run(baseline), cand, agent_map=pairs, thresholds=thresholds,
-                         allow_suite_change=allow_suite_change)
-    print(json.dumps(cmp.dump(), indent=1) if as_json else render_compare(cmp))
-    write_ci_outputs(cand, cmp, junit=junit, summary_md=summary_md,
-                     held=held_out_of(baseline) | held_out_of(candidate), started_at=run_started(candidate))
+    with tempfile.TemporaryDirectory(prefix="assay-compare-") as rows:  # the candidate's rows, for its CI outputs
+        cand = scored_to_side_file(candidate, Path(rows))
+        cmp = compare_scores(score_run(baseline, keep_trials=False), cand, agent_map=pairs, thresholds=thresholds,
+                             allow_suite_change=allow_suite_change)
+        print(json.dumps(cmp.dump(), indent=1) if as_json else render_compare(cmp))
+        write_ci_outputs(cand, cmp, junit=junit, summary_md=summary_md,
+                         held=held_out_of(baseline) | held_out_of(candidate), started_at=run_started(candidate))
     if cmp.nothing_to_compare:
         raise NothingToCompare(cmp.nothing_to_compare)
     if cmp.regressed:

@@ -15,7 +15,7 @@ from assay.records.scores import ScoreDocument, TrialsFile
 from assay.records.trial_file import TRIALS_SUFFIX, TrialWriter, iter_trials, trials_path
 from assay.report.heldout import withheld_note, withhold, withhold_comparison, withhold_judges
 from assay.score.compare import Threshold, compare_agents, compare_scores
-from assay.score.engine import score_run
+from assay.score.engine import score_run, scored_to_side_file
 from assay.spec.judge import JudgeSummary
 from assay.store.rundir import REPORTS, RunDir
 
@@ -55,18 +55,6 @@ def build_report(run_dir: Path | str, fmt: str = "html", *, compare: Path | str 
     with tempfile.TemporaryDirectory(prefix="assay-report-") as tmp:
         return _build(run_dir, fmt, Path(tmp), None, compare=compare, agent_map=agent_map,
                       allow_suite_change=allow_suite_change)
-
-
-def scored_to_side_file(run_dir: Path | str | RunDir, folder: Path) -> ScoreDocument:
-    """Score a run with its trial rows streamed into ``folder/trials.jsonl`` (nothing in memory)."""
-    writer = TrialWriter(folder / "trials.jsonl")
-    try:
-        doc = score_run(run_dir, writer=writer)
-    except BaseException:
-        writer.abort()
-        raise
-    side = TrialsFile(path=writer.path.name, rows=writer.rows, sha256=writer.close())
-    return doc.model_copy(update={"trials_file": side}).located(folder)
 
 
 def _json_rows(doc: ScoreDocument, target: Path | None) -> ScoreDocument:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator
 
 from assay.errors import IntegrityError, RunDirError
 from assay.records.manifest import RunManifest, TaskRecord
-from assay.records.scores import SCORE_SCHEMA, ScoreDocument
+from assay.records.scores import SCORE_SCHEMA, ScoreDocument, TrialsFile
 from assay.records.scores import SuspectPass
 from assay.records.trial_file import TrialWriter
 from assay.run_budget.log import last_stop
@@ -39,7 +39,8 @@ from assay.store.scan import RunScan, TrialRead
 TRIAL_LOAD = SIGHT_LOAD
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
-__all__ = ["SCORE_SCHEMA", "SCORER_VERSION", "ScoreDocument", "check_integrity", "score_run", "score_trials"]
+__all__ = ["SCORE_SCHEMA", "SCORER_VERSION", "ScoreDocument", "check_integrity", "score_run", "score_trials",
+           "scored_to_side_file"]
 
 
 def rules_digest(category_weights: dict[str, float], capability_weights: dict[str, float]) -> str:
@@ -202,6 +203,21 @@ def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bo
         raise refusal(rd.path, problems, action="score")
     screened.sort(key=lambda x: x[0])  # screen_run's order: trial folder, then attempt folder
     return with_performance(_audited(doc, rd, [x for _place, x in screened]), rd.path)
+
+
+def scored_to_side_file(run_dir: Path | str | RunDir, folder: Path, *, verify: bool = True) -> ScoreDocument:
+    """Score a run with its trial rows streamed into ``folder/trials.jsonl``, none held in memory
+    (a large run's folded by a process of its own): the document reads them back from there
+    (:func:`assay.records.trial_file.iter_trials`) for as long as ``folder`` lasts. What a command
+    that only shows a score, or writes its CI outputs, scores with (not a score version)."""
+    writer = TrialWriter(folder / "trials.jsonl")
+    try:
+        doc = score_run(run_dir, writer=writer, verify=verify)
+    except BaseException:
+        writer.abort()
+        raise
+    side = TrialsFile(path=writer.path.name, rows=writer.rows, sha256=writer.close())
+    return doc.model_copy(update={"trials_file": side}).located(folder)
 
 
 def _score_apart(rd: RunDir, manifest: RunManifest, scan: RunScan, inputs: ScoreInputs, writer: TrialWriter,

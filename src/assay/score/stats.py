@@ -1,4 +1,6 @@
-"""Small, exact statistics used by the scorer. Pure Python so a reader can check every formula.
+"""Small, exact statistics used by the scorer. Pure Python so a reader can check every formula
+(a large bootstrap takes its random indices in bulk where numpy is installed: the very indices
+``randrange`` gives, score/draws.py).
 
 Every function here is checked in ``tests/score`` against an independent computation
 (statsmodels for Wilson, brute force over subsets for pass^k / pass@k).
@@ -7,8 +9,9 @@ Every function here is checked in ``tests/score`` against an independent computa
 from __future__ import annotations
 
 import math
+import operator
 import random
-from typing import Sequence
+from typing import Any, Sequence
 
 #: z for a two-sided 95 % interval
 Z95 = 1.959963984540054
@@ -153,6 +156,19 @@ def sign_test(deltas: Sequence[float]) -> float:
     return min(1.0, 2 * tail)
 
 
+#: draws from which a bootstrap takes its indices in bulk (below, each ``randrange`` is cheaper than numpy's start)
+BULK_DRAWS = 1 << 20
+
+
+def _bulk_draws(rng: random.Random, draws: int) -> Any:
+    """:func:`assay.score.draws.rand_below` for a bootstrap of ``draws`` draws, when that many."""
+    if draws < BULK_DRAWS:
+        return None
+    from assay.score.draws import rand_below
+
+    return rand_below(rng)
+
+
 def paired_bootstrap(deltas: dict[str, list[float]], weights: dict[str, float], *, resamples: int = 2000,
                      seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
     """Percentile CI of the weighted macro-mean of paired deltas, resampling units within each category.
@@ -165,12 +181,17 @@ def paired_bootstrap(deltas: dict[str, list[float]], weights: dict[str, float], 
     if not cats:
         return None
     rng = random.Random(seed)
+    bulk = _bulk_draws(rng, resamples * sum(len(v) for v in cats.values()))
     stats: list[float] = []
     for _ in range(resamples):
         means = {}
         for c, v in cats.items():
             n = len(v)
-            means[c] = sum(v[rng.randrange(n)] for _ in range(n)) / n
+            if bulk is None:
+                means[c] = sum(v[rng.randrange(n)] for _ in range(n)) / n
+            else:  # the same indices, drawn at once (score/draws.py), the same values summed in the same order
+                picked = bulk.take(n, n)
+                means[c] = sum(operator.itemgetter(*picked)(v) if n > 1 else (v[picked[0]],)) / n
         m = weighted_mean(means, weights)
         assert m is not None
         stats.append(m)

@@ -1,5 +1,6 @@
 """What a user runs on a run directory, at 10^4 / 10^5 / 10^6 trials: `assay score`, `assay report`
-(JSON, Markdown, HTML), `assay export` and `assay verify`, each as its own `assay` process (wall
+(JSON, Markdown, HTML), `assay export`, `assay verify` and `assay compare` (the run against itself:
+two scorings and the paired bootstraps of every metric), each as its own `assay` process (wall
 time, CPU time and peak RSS of that process), beside DuckDB computing the headline figures from the
 same result files end to end (when duckdb is installed: ``pip install duckdb``), and the kernel's
 floor: ``find | xargs cat`` listing and reading every file of ``trials/``, the ledger and the results
@@ -40,6 +41,7 @@ def commands(run: Path, out: Path) -> dict[str, list[str]]:
         "report-html": [*ASSAY, "report", str(run), "-f", "html", "-o", str(out / "report.html")],
         "export": [*ASSAY, "export", str(run), "-f", "jsonl", "-o", str(out / "export.jsonl")],
         "verify": [*ASSAY, "verify", str(run)],
+        "compare": [*ASSAY, "compare", str(run), str(run)],
     }
 
 

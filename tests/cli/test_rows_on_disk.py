@@ -16,6 +16,7 @@ from assay.report.ci import run_started, write_ci_outputs
 from assay.report.heldout import held_out_of
 from assay.score import score_run
 from assay.score.compare import compare_scores
+from assay.score.engine import score_figures
 from tests.conftest import run_assay, write_suite, write_task
 
 NO_STEP_SUMMARY = {"GITHUB_STEP_SUMMARY": ""}
@@ -91,3 +92,15 @@ def test_compare_gives_the_comparison_and_ci_outputs_of_the_scores_in_memory(two
                      held=held_out_of(base) | held_out_of(cand), started_at=run_started(cand))
     assert (tmp_path / "cmp.xml").read_bytes() == (tmp_path / "mem.xml").read_bytes()
     assert (tmp_path / "cmp.md").read_bytes() == (tmp_path / "mem.md").read_bytes()
+
+
+def test_a_runs_figures_alone_are_the_full_scores_figures(two_runs) -> None:  # noqa: ANN001
+    _base, cand, _printed, _ci = two_runs
+    figures = score_figures(cand).dump()
+    full = score_run(cand, keep_trials=False).dump()
+    assert len(full["inputs"]["results"]) == 12  # what a score in memory holds: a digest per result
+    assert figures["inputs"]["results"] == {} and figures["trials"] == [] and figures.get("trials_file") is None
+    for part in ("inputs", "trials", "trials_file", "scored_at"):
+        figures.pop(part, None)
+        full.pop(part, None)
+    assert figures == full and figures["agents"]

@@ -21,7 +21,7 @@ from assay.records.results import AttemptResult, EndState
 from assay.records.scores import ScoreDocument
 from assay.records.trial_file import iter_trials
 from assay.report.fmt import interval, pct
-from assay.score.engine import score_run
+from assay.score.engine import score_figures
 from assay.store.integrity import verify_run
 from assay.store.rundir import RunDir
 from assay.trace.writer import read_events
@@ -128,7 +128,7 @@ def checked_summary(rd: RunDir) -> tuple[ScoreDocument | None, list[str]]:
     """The run's score, checked in the pass that reads it, and no problem; or, when it fails its
     integrity check, no score and the problems as `assay verify` lists them."""
     try:
-        return score_run(rd.path, keep_trials=False), []  # the summary's figures: no row is shown
+        return score_figures(rd.path), []  # the summary's figures: no row is shown
     except IntegrityError:
         return None, verify_run(rd.path).problems
 
@@ -146,7 +146,7 @@ def show_run(console: Console, rd: RunDir, *, intact: bool = True, summary: Scor
                   f" ({m.sandbox.network.value})  planned {len(m.plan.trials)} trials")
     console.print(trials_table(results, m.held_out_ids(), width=console.width))
     if intact:
-        console.print(summary_table(summary or score_run(rd.path, verify=False, keep_trials=False), width=console.width))
+        console.print(summary_table(summary or score_figures(rd.path, verify=False), width=console.width))
     else:
         console.print("[red]no summary: the run fails its integrity check[/]")
     missing = set(m.plan.trials) - {r.trial_id for r in results}

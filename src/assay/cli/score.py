@@ -103,9 +103,8 @@ def compare(
     from assay.report.markdown import render_compare
     import tempfile
 
-    from assay.score import score_run
     from assay.score.compare import compare_scores
-    from assay.score.engine import scored_to_side_file
+    from assay.score.engine import score_figures, scored_to_side_file
     from assay.score.gates import Threshold
 
     if is_perf(baseline) or is_perf(candidate):  # performance folders: their own gates
@@ -117,7 +116,7 @@ def compare(
     pairs = agent_map(pair)
     with tempfile.TemporaryDirectory(prefix="assay-compare-") as rows:  # the candidate's rows, for its CI outputs
         cand = scored_to_side_file(candidate, Path(rows))
-        cmp = compare_scores(score_run(baseline, keep_trials=False), cand, agent_map=pairs, thresholds=thresholds,
+        cmp = compare_scores(score_figures(baseline), cand, agent_map=pairs, thresholds=thresholds,
                              allow_suite_change=allow_suite_change)
         print(json.dumps(cmp.dump(), indent=1) if as_json else render_compare(cmp))
         write_ci_outputs(cand, cmp, junit=junit, summary_md=summary_md,

@@ -108,10 +108,10 @@ def _export(path: Path | str, s: LangfuseSettings, *, verify: bool, httpx_client
     from langfuse.api import CreateScoreRequest, ScoreDataType
 
     from assay.observe.otel import TrialTracer, trial_tree
-    from assay.score.engine import score_run
+    from assay.score.engine import score_figures
 
     rd, manifest = open_run(path, verify=verify)
-    doc = score_run(rd.path, keep_trials=False, verify=False)
+    doc = score_figures(rd.path, verify=False)
     api = api_client(s, httpx_client)
     project_id = api.projects.get().data[0].id
     suite = str(manifest.suite.get("name", "suite"))

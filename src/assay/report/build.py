@@ -15,7 +15,7 @@ from assay.records.scores import ScoreDocument, TrialsFile
 from assay.records.trial_file import TRIALS_SUFFIX, TrialWriter, iter_trials, trials_path
 from assay.report.heldout import withheld_note, withhold, withhold_comparison, withhold_judges
 from assay.score.compare import Threshold, compare_agents, compare_scores
-from assay.score.engine import score_run, scored_to_side_file
+from assay.score.engine import score_figures, scored_to_side_file
 from assay.spec.judge import JudgeSummary
 from assay.store.rundir import REPORTS, RunDir
 
@@ -93,7 +93,7 @@ def _build(run_dir: Path | str, fmt: str, tmp: Path, json_target: Path | None, *
     doc = scored_to_side_file(rd, tmp)  # the same RunDir: its log is indexed once for the trial sections
     cmp = None
     if compare is not None:
-        cmp = compare_scores(score_run(compare, keep_trials=False), doc, agent_map=agent_map,
+        cmp = compare_scores(score_figures(compare), doc, agent_map=agent_map,
                              allow_suite_change=allow_suite_change)
     held = rd.manifest().held_out_ids()
     note = withheld_note(doc, held)

@@ -7,6 +7,7 @@ hashed from the very bytes it parsed, so the score names exactly the evidence it
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -39,8 +40,8 @@ from assay.store.scan import RunScan, TrialRead
 TRIAL_LOAD = SIGHT_LOAD
 #: bump when a rule changes; the rules digest changes with any edit of the scorer's code anyway
 SCORER_VERSION = "1.2.0"  # 1.1: category figures combined unrounded; 1.2: per-turn verdicts and pass^k of conversations
-__all__ = ["SCORE_SCHEMA", "SCORER_VERSION", "ScoreDocument", "check_integrity", "score_run", "score_trials",
-           "scored_to_side_file"]
+__all__ = ["SCORE_SCHEMA", "SCORER_VERSION", "ScoreDocument", "check_integrity", "score_figures", "score_run",
+           "score_trials", "scored_to_side_file"]
 
 
 def rules_digest(category_weights: dict[str, float], capability_weights: dict[str, float]) -> str:
@@ -218,6 +219,16 @@ def scored_to_side_file(run_dir: Path | str | RunDir, folder: Path, *, verify: b
         raise
     side = TrialsFile(path=writer.path.name, rows=writer.rows, sha256=writer.close())
     return doc.model_copy(update={"trials_file": side}).located(folder)
+
+
+def score_figures(run_dir: Path | str | RunDir, *, verify: bool = True) -> ScoreDocument:
+    """A run's figures alone (agents, tasks, security, recovery...), for a command that shows or
+    compares them: its trial rows and the evidence digests they carry stream into a temporary side
+    file, removed on return, so neither is held (without a side file the digests alone were 300 MB
+    at 10^6 trials). The document has no rows."""
+    with tempfile.TemporaryDirectory(prefix="assay-figures-") as tmp:
+        doc = scored_to_side_file(run_dir, Path(tmp), verify=verify)
+    return doc.model_copy(update={"trials_file": None}).located(None)
 
 
 def _score_apart(rd: RunDir, manifest: RunManifest, scan: RunScan, inputs: ScoreInputs, writer: TrialWriter,

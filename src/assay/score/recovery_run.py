@@ -17,6 +17,6 @@ __all__ = ["recovery_figures", "recovery_of_run", "render_markdown"]
 def recovery_of_run(run_dir: Path | str) -> RecoveryFigures:
     """The recovery figures of a run directory, as its score document carries them (integrity
     checked, scored in memory, nothing written)."""
-    from assay.score.engine import score_run
+    from assay.score.engine import score_figures
 
-    return score_run(run_dir, keep_trials=False).recovery
+    return score_figures(run_dir).recovery

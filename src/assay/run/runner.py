@@ -11,6 +11,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Awaitable, Callable
 
 from assay._optional import optional_import
@@ -48,7 +49,7 @@ from assay.spec.load import LoadedSuite, harness_network_needs, load_suite
 from assay.spec.run_budget import RunBudget
 from assay.store.lock import run_lock
 from assay.store.resume_check import prepare_resume
-from assay.store.rundir import RunDir
+from assay.store.rundir import ResultsOnDisk, RunDir
 from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
 from assay.verify.lint import lint_task
@@ -92,7 +93,7 @@ class RunOptions:
 class RunOutcome:
     run_dir: RunDir
     manifest: RunManifest
-    results: list[AttemptResult]
+    results: Sequence[AttemptResult]  # read from the run directory when first asked for (ResultsOnDisk)
     hook_failures: list[HookFailure] = field(default_factory=list)  # plugins that raised (recorded, ignored)
     budget: BudgetOutcome | None = None  # the run budget, when the run has one
     notes: list[str] = field(default_factory=list)  # what a resume repaired or removed first, to be said
@@ -330,7 +331,7 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
         asyncio.run(main())
         judge = judge_totals(services) or (contexts[0].judge_spend if contexts else None)  # local, or the hub's
         budget = record_stop(rd, meter, pending_trials(rd, plan, policy), judge) if meter is not None else None
-        results = rd.results()
+        results = ResultsOnDisk(rd)  # read when first asked for: the CLI never does
         events.notify("assay_run_finished", None, run_dir=rd, results=results)
     finally:
         events.write_run_failures(rd.path)

@@ -13,6 +13,7 @@ import asyncio
 import os
 import random
 import secrets
+from collections import deque
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Coroutine, Iterable
@@ -142,27 +143,49 @@ async def run_all(coros: Iterable[Coroutine[Any, Any, None]],
                   more: "asyncio.Queue[Coroutine[Any, Any, None]] | None" = None) -> None:
     """Run every trial's coroutine at once, and each one put on ``more`` while any still runs
     (`assay ctl requeue-infra`); when one fails or the whole is cancelled (a deadline, Ctrl-C),
-    the others are cancelled and awaited, so none is left running."""
-    tasks = [asyncio.create_task(_unless_stopped(c)) for c in coros]
-    getter: asyncio.Task[Any] | None = None
+    the others are cancelled and awaited, so none is left running.
+
+    Each trial's task says itself when it ends (one callback, on a queue), so a trial ending costs
+    the same however many are planned: waiting on every task at each ending made the loop's own
+    work grow with the square of the trials (1.6 ms a trial at 2x10^4 trials)."""
+    loop = asyncio.get_running_loop()
+    ended: deque[asyncio.Task[None]] = deque()
+    running: set[asyncio.Task[None]] = set()
+    wake: asyncio.Future[None] | None = None
+
+    def on_end(task: asyncio.Task[None]) -> None:
+        ended.append(task)
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    def start(coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(_unless_stopped(coro))
+        running.add(task)
+        task.add_done_callback(on_end)
+
+    next_more: asyncio.Task[Any] | None = None
     try:
-        if more is None:
-            await asyncio.gather(*tasks)
-            return
+        for c in coros:
+            start(c)
         while True:
-            for t in [t for t in tasks if t.done()]:
-                t.result()  # a trial's failure ends the run as it always did
-                tasks.remove(t)
-            if not tasks and more.empty():
+            while ended:
+                task = ended.popleft()
+                running.discard(task)
+                task.result()  # a trial's failure ends the run as it always did
+            while more is not None and not more.empty():
+                start(more.get_nowait())
+            if not running:
                 return
-            getter = getter or asyncio.create_task(more.get())
-            done, _ = await asyncio.wait([*tasks, getter], return_when=asyncio.FIRST_COMPLETED)
-            if getter in done:
-                tasks.append(asyncio.create_task(_unless_stopped(getter.result())))
-                getter = None
+            wake = loop.create_future()
+            if more is not None:
+                next_more = next_more or asyncio.create_task(more.get())
+            await asyncio.wait([w for w in (wake, next_more) if w is not None], return_when=asyncio.FIRST_COMPLETED)
+            if next_more is not None and next_more.done():
+                coro, next_more = next_more.result(), None
+                start(coro)
     finally:
-        if getter is not None:
-            getter.cancel()
-        for t in tasks:
+        if next_more is not None:
+            next_more.cancel()
+        for t in running:
             t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*running, return_exceptions=True)

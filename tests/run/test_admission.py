@@ -55,3 +55,73 @@ def test_pause_jobs_and_stop() -> None:
         await cap.idle()
 
     asyncio.run(main())
+
+
+def test_slots_go_in_the_order_asked_and_a_cancelled_waiter_loses_nothing() -> None:
+    async def main() -> None:
+        cap = Capacity(1)
+        order: list[int] = []
+        leave = asyncio.Event()
+
+        async def trial(i: int) -> None:
+            async with cap.slot():
+                order.append(i)
+                if i == 0:
+                    await leave.wait()
+
+        tasks = [asyncio.create_task(trial(i)) for i in range(6)]
+        await settle()
+        assert order == [0] and cap.in_use == 1
+        tasks[2].cancel()  # cancelled while it waits: skipped when its turn comes
+        await settle()
+        leave.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        assert order == [0, 1, 3, 4, 5] and cap.in_use == 0
+        # granted as it was cancelled: the slot goes on to the next waiter
+        hold = asyncio.Event()
+
+        async def holder() -> None:
+            async with cap.slot():
+                await hold.wait()
+
+        h = asyncio.create_task(holder())
+        await settle()
+        late, after = asyncio.create_task(trial(10)), asyncio.create_task(trial(11))
+        await settle()
+        hold.set()
+        await asyncio.sleep(0)  # the holder releases: slot handed to `late`, which has not run yet
+        late.cancel()
+        await asyncio.gather(h, late, after, return_exceptions=True)
+        assert order[-1] == 11 and cap.in_use == 0
+        await cap.idle()
+
+    asyncio.run(main())
+
+
+def test_a_release_wakes_one_waiter_however_many_wait() -> None:
+    async def main(waiting: int) -> float:
+        loop = asyncio.get_running_loop()
+        cap = Capacity(1)
+        calls = 0
+        plain = loop.call_soon
+
+        def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the loop's own signature
+            nonlocal calls
+            calls += 1
+            return plain(*args, **kwargs)
+
+        async def trial() -> None:
+            async with cap.slot():
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(trial()) for _ in range(waiting)]
+        await settle()
+        loop.call_soon = counted  # type: ignore[method-assign]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            loop.call_soon = plain  # type: ignore[method-assign]
+        return calls / waiting
+
+    few, many = asyncio.run(main(50)), asyncio.run(main(500))
+    assert many <= few * 1.3, (few, many)  # waking every waiter at each release: ~10x more

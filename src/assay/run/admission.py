@@ -4,12 +4,13 @@
 flight finish and starts none, *resume* opens the gate again, *jobs N* changes how many run at
 once (a lower limit never stops an attempt in flight, it only holds back the next ones), and
 *stop* starts no attempt again: the trials not run stay pending for ``assay run --resume``.
-Every waiter is woken by the change itself (an :class:`asyncio.Condition`), nothing polls.
+Every waiter is woken by the change itself, nothing polls.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
@@ -19,7 +20,13 @@ class RunStopped(Exception):
 
 
 class Capacity:
-    """At most ``limit`` slots held, none granted while paused, and none ever again once stopped."""
+    """At most ``limit`` slots held, none granted while paused, and none ever again once stopped.
+
+    Slots go to their waiters in the order they asked (the plan's order), each handed over by the
+    release before it: a release wakes one waiter, not every one (waking all of them to look again
+    made each trial's end cost the loop as much as there were trials waiting, 10^4 and more at the
+    start of a large run). A pause, a new limit or a stop wakes every waiter of :meth:`admit` and
+    :meth:`idle` (an :class:`asyncio.Condition`: few wait there); nothing polls."""
 
     def __init__(self, limit: int):
         self.limit = max(1, limit)
@@ -27,6 +34,7 @@ class Capacity:
         self.paused = False
         self.stopped = False
         self._cond: asyncio.Condition | None = None  # made in the running loop, on first use
+        self._queue: deque[asyncio.Future[bool]] = deque()  # slot waiters in order; a cancelled one is skipped
 
     @property
     def cond(self) -> asyncio.Condition:
@@ -44,19 +52,42 @@ class Capacity:
             if self.stopped:
                 raise RunStopped
 
+    def _grant(self) -> None:
+        """Hand free slots to the first waiters (or, once stopped, end every waiter)."""
+        while self._queue and (self.stopped or (not self.paused and self.in_use < self.limit)):
+            waiter = self._queue.popleft()
+            if waiter.done():
+                continue  # its trial was cancelled while it waited
+            if self.stopped:
+                waiter.set_exception(RunStopped())
+            else:
+                self.in_use += 1
+                waiter.set_result(True)
+
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        async with self.cond:
-            await self.cond.wait_for(lambda: self.stopped or (not self.paused and self.in_use < self.limit))
-            if self.stopped:
-                raise RunStopped
-            self.in_use += 1
+        if self.stopped:
+            raise RunStopped
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._queue.append(waiter)
+        self._grant()  # at once when a slot is free and nobody asked before
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self.in_use -= 1  # granted as it was cancelled: the slot goes to the next one
+                self._grant()
+            else:
+                waiter.cancel()  # skipped when its turn comes
+            raise
         try:
             yield
         finally:
-            async with self.cond:
-                self.in_use -= 1
-                self.cond.notify_all()
+            self.in_use -= 1
+            self._grant()
+            if self.in_use == 0:
+                async with self.cond:
+                    self.cond.notify_all()  # idle()
 
     async def change(self, *, paused: bool | None = None, limit: int | None = None, stop: bool = False) -> None:
         """Apply one control change and wake every waiter to look again."""
@@ -67,6 +98,7 @@ class Capacity:
                 self.limit = max(1, limit)
             if stop:
                 self.stopped = True
+            self._grant()
             self.cond.notify_all()
 
     async def idle(self) -> None:

@@ -41,3 +41,23 @@ def test_results_on_disk_are_read_once(tmp_path: Path) -> None:
     assert len(results) == 3 and [r.repetition for r in results] == [1, 2, 3] and results[0].agent == "nop"
     assert _Counting.reads == 1 and "read" in repr(results)
     assert results != [] and results == RunDir(tmp_path / "run").results()
+
+
+def test_a_results_bytes_are_what_its_result_is_parsed_from(tmp_path: Path) -> None:
+    from assay.records.results import AttemptResult
+    from assay.store.fastread import decode_result
+
+    s = write_suite(tmp_path / "s")
+    write_task(s, "one", task={"category": "code", "predicates": [{"id": "f", "kind": "file_exists", "path": "README"}]},
+               workspace={"README": "-\n"})
+    for layout in ("files", "log"):
+        start_run(RunOptions(suite=s, agents=["nop"], repeat=2, out=tmp_path / layout, sandbox="host", results=layout))
+        rd = RunDir(tmp_path / layout)
+        for tid in rd.trial_ids():
+            data, where = rd.result_bytes(tid, 1)
+            assert AttemptResult.model_validate_json(data) == rd.result(tid, 1)
+            fast = decode_result(data, where)
+            assert (fast.end_state, fast.retryable, fast.reason, fast.attempt) == (
+                rd.result(tid, 1).end_state, rd.result(tid, 1).retryable, rd.result(tid, 1).reason, 1)
+            assert ("results.jsonl (byte " in str(where)) == (layout == "log")
+            assert rd.result_bytes(tid, 2) is None and rd.result(tid, 2) is None

@@ -342,15 +342,22 @@ class RunDir:
 
     def result(self, trial_id: str, attempt: int) -> AttemptResult | None:
         """One attempt's result; a file that does not parse is damaged evidence (exit 3, named)."""
+        found = self.result_bytes(trial_id, attempt)
+        return None if found is None else parse_result(*found)
+
+    def result_bytes(self, trial_id: str, attempt: int) -> tuple[bytes, Path] | None:
+        """One attempt's result as bytes, and where they are (the file, or the log and the byte its
+        line starts at) for a reader's error: :meth:`result` parses them, a reader of many results
+        may decode them faster (``store/fastread.decode_result``)."""
         p = self.attempt_dir(trial_id, attempt) / "result.json"
         if p.exists():
-            return read_result(p)
+            return p.read_bytes(), p
         log = self.results_log()
         if log is None:
             return None
         for i in log.entries(trial_id, mark=False):  # the first line of an attempt is its result (a repeat is named by verify)
             if log.attempt(i) == attempt:
-                return parse_result(log.read(i), Path(f"{self.path / results_log.LOG} (byte {log.offset(i)})"))
+                return log.read(i), Path(f"{self.path / results_log.LOG} (byte {log.offset(i)})")
         return None
 
     def results(self) -> list[AttemptResult]:

@@ -118,3 +118,68 @@ async def test_a_trial_ending_costs_the_same_however_many_are_planned(with_queue
     finally:
         loop.set_task_factory(None)
     assert per_trial[1] <= per_trial[0] * 1.2 and per_trial[1] < 5, per_trial  # waiting on all: ~n/2 each
+
+
+async def test_at_most_the_backlog_is_begun_and_the_plans_order_is_kept() -> None:
+    slots = asyncio.Semaphore(2)  # as --jobs 2
+    begun: list[int] = []
+    alive = peak = 0
+
+    async def trial(i: int) -> None:
+        nonlocal alive, peak
+        begun.append(i)
+        alive += 1
+        peak = max(peak, alive)
+        try:
+            async with slots:
+                await asyncio.sleep(0)
+        finally:
+            alive -= 1
+
+    made = 0
+
+    def plan():  # noqa: ANN202 - a generator of coroutines, made as they are taken
+        nonlocal made
+        for i in range(500):
+            made += 1
+            yield trial(i)
+
+    await run_all(plan(), asyncio.Queue(), backlog=16)
+    assert begun == list(range(500)) and made == 500
+    assert peak <= 16  # never more than the backlog waiting at once
+
+
+async def test_a_stop_ends_the_trials_not_yet_begun_too() -> None:
+    ran: list[int] = []
+
+    async def trial(i: int) -> None:
+        if i >= 3:
+            raise RunStopped("assay ctl stop")  # the gate is stopped: no attempt
+        ran.append(i)
+
+    await run_all((trial(i) for i in range(50)), asyncio.Queue(), backlog=4)
+    assert ran == [0, 1, 2]
+
+
+def test_every_pending_trial_is_queued_for_a_requeue_before_it_begins(tmp_path) -> None:  # noqa: ANN001
+    from assay.run.plan import parse_trial_id
+    from assay.run.requeue import attach
+    from assay.store.rundir import RunDir
+
+    class Control:
+        plan = [parse_trial_id(f"t{i}.base.a.r1") for i in range(5)]
+        requeue = None
+
+    class EveryInfraError:  # a policy under which every trial not queued would go again
+        def may_requeue(self, history) -> bool:  # noqa: ANN001
+            return True
+
+        def should_retry(self, history) -> bool:  # noqa: ANN001
+            return False
+
+    pending = Control.plan[2:]
+    launched: list[str] = []
+    req = attach(Control(), RunDir(tmp_path), EveryInfraError(), pending, lambda t, who: launched.append(t.id))
+    assert req is not None and req.active >= {t.id for t in pending}
+    assert req("me") == ["t0.base.a.r1", "t1.base.a.r1"]  # the done ones; no pending trial behind the backlog's back
+    assert launched == ["t0.base.a.r1", "t1.base.a.r1"]

@@ -59,6 +59,7 @@ def attach(control: Any, rd: RunDir, policy: Any, plan: list[Any], launch: Launc
         return None
     everything = list(control.plan) if getattr(control, "plan", None) else list(plan)
     req = Requeue(rd, policy, everything, launch)
+    req.active.update(t.id for t in plan)  # every pending trial is queued, begun yet or not (run_all's backlog)
     control.requeue = req
     return req
 

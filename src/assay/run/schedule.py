@@ -139,15 +139,26 @@ async def _unless_stopped(coro: Coroutine[Any, Any, None]) -> None:
         pass  # `assay ctl stop`: the trial stays pending for a resume
 
 
-async def run_all(coros: Iterable[Coroutine[Any, Any, None]],
-                  more: "asyncio.Queue[Coroutine[Any, Any, None]] | None" = None) -> None:
-    """Run every trial's coroutine at once, and each one put on ``more`` while any still runs
-    (`assay ctl requeue-infra`); when one fails or the whole is cancelled (a deadline, Ctrl-C),
-    the others are cancelled and awaited, so none is left running.
+#: trials of a plan begun at once, each waiting its turn in the limiter (about 4 KB each while it
+#: waits); the next one begins as one ends, so the plan's order is kept. With --max-per-agent, a
+#: trial further on waits for the backlog to move even when its agent has room: only after a
+#: thousand trials of the other agents in a row, which a shuffled plan does not have
+BACKLOG = 1024
 
-    Each trial's task says itself when it ends (one callback, on a queue), so a trial ending costs
-    the same however many are planned: waiting on every task at each ending made the loop's own
-    work grow with the square of the trials (1.6 ms a trial at 2x10^4 trials)."""
+
+async def run_all(coros: Iterable[Coroutine[Any, Any, None]],
+                  more: "asyncio.Queue[Coroutine[Any, Any, None]] | None" = None, *,
+                  backlog: int | None = BACKLOG) -> None:
+    """Run the trials' coroutines, at most ``backlog`` of them begun and not ended at a time (each
+    next one begins, in order, as one ends; None: all at once), and each one put on ``more`` while
+    any still runs (`assay ctl requeue-infra`); when one fails or the whole is cancelled (a
+    deadline, Ctrl-C), the others are cancelled and awaited, so none is left running.
+
+    Begun at once, every trial of a large plan waited in the limiter from the start: about 4 KB
+    each (400 MB at 10^5 trials). ``backlog`` keeps a thousand waiting, more than any ``--jobs``
+    takes at once. Each trial's task says itself when it ends (one callback), so a trial ending
+    costs the same however many are planned: waiting on every task at each ending made the loop's
+    own work grow with the square of the trials (1.6 ms a trial at 2x10^4 trials)."""
     loop = asyncio.get_running_loop()
     ended: deque[asyncio.Task[None]] = deque()
     running: set[asyncio.Task[None]] = set()
@@ -158,20 +169,32 @@ async def run_all(coros: Iterable[Coroutine[Any, Any, None]],
         if wake is not None and not wake.done():
             wake.set_result(None)
 
-    def start(coro: Coroutine[Any, Any, None]) -> None:
+    def start(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(_unless_stopped(coro))
         running.add(task)
         task.add_done_callback(on_end)
+        return task
+
+    planned = iter(coros)
+    begun: set[asyncio.Task[None]] = set()  # the plan's own, counted against the backlog
+
+    def begin() -> None:
+        while backlog is None or len(begun) < backlog:
+            coro = next(planned, None)
+            if coro is None:
+                return
+            begun.add(start(coro))
 
     next_more: asyncio.Task[Any] | None = None
     try:
-        for c in coros:
-            start(c)
+        begin()
         while True:
             while ended:
                 task = ended.popleft()
                 running.discard(task)
+                begun.discard(task)
                 task.result()  # a trial's failure ends the run as it always did
+            begin()
             while more is not None and not more.empty():
                 start(more.get_nowait())
             if not running:

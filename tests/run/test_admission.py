@@ -125,3 +125,31 @@ def test_a_release_wakes_one_waiter_however_many_wait() -> None:
 
     few, many = asyncio.run(main(50)), asyncio.run(main(500))
     assert many <= few * 1.3, (few, many)  # waking every waiter at each release: ~10x more
+
+
+def test_idle_returns_when_the_last_slot_goes_back_even_from_a_cancelled_grant() -> None:
+    async def main() -> None:
+        cap = Capacity(1)
+        hold = asyncio.Event()
+
+        async def holder() -> None:
+            async with cap.slot():
+                await hold.wait()
+
+        async def trial() -> None:
+            async with cap.slot():
+                pass
+
+        h = asyncio.create_task(holder())
+        await settle()
+        waiting = asyncio.create_task(trial())
+        await settle()
+        idle = asyncio.create_task(cap.idle())
+        hold.set()
+        await asyncio.sleep(0)  # the holder gives its slot to the waiter, which has not run yet
+        waiting.cancel()  # granted and cancelled: its slot is the last one held
+        await asyncio.gather(h, waiting, return_exceptions=True)
+        await asyncio.wait_for(idle, 30)  # woken by that release, not left waiting
+        assert cap.in_use == 0
+
+    asyncio.run(main())

@@ -25,8 +25,9 @@ class Capacity:
     Slots go to their waiters in the order they asked (the plan's order), each handed over by the
     release before it: a release wakes one waiter, not every one (waking all of them to look again
     made each trial's end cost the loop as much as there were trials waiting, 10^4 and more at the
-    start of a large run). A pause, a new limit or a stop wakes every waiter of :meth:`admit` and
-    :meth:`idle` (an :class:`asyncio.Condition`: few wait there); nothing polls."""
+    start of a large run). A pause, a new limit or a stop wakes every waiter of :meth:`admit` (an
+    :class:`asyncio.Condition`: few wait there), the last release every waiter of :meth:`idle`;
+    nothing polls."""
 
     def __init__(self, limit: int):
         self.limit = max(1, limit)
@@ -35,6 +36,7 @@ class Capacity:
         self.stopped = False
         self._cond: asyncio.Condition | None = None  # made in the running loop, on first use
         self._queue: deque[asyncio.Future[bool]] = deque()  # slot waiters in order; a cancelled one is skipped
+        self._idle: list[asyncio.Future[None]] = []  # idle() waiters, woken when the last slot is released
 
     @property
     def cond(self) -> asyncio.Condition:
@@ -64,6 +66,16 @@ class Capacity:
                 self.in_use += 1
                 waiter.set_result(True)
 
+    def _release(self) -> None:
+        """A slot given back: to the next waiter, and idle() told when none is held any more."""
+        self.in_use -= 1
+        self._grant()
+        if self.in_use == 0:
+            for waiter in self._idle:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._idle.clear()
+
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         if self.stopped:
@@ -75,19 +87,14 @@ class Capacity:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
-                self.in_use -= 1  # granted as it was cancelled: the slot goes to the next one
-                self._grant()
+                self._release()  # granted as it was cancelled: the slot goes to the next one
             else:
                 waiter.cancel()  # skipped when its turn comes
             raise
         try:
             yield
         finally:
-            self.in_use -= 1
-            self._grant()
-            if self.in_use == 0:
-                async with self.cond:
-                    self.cond.notify_all()  # idle()
+            self._release()
 
     async def change(self, *, paused: bool | None = None, limit: int | None = None, stop: bool = False) -> None:
         """Apply one control change and wake every waiter to look again."""
@@ -103,5 +110,7 @@ class Capacity:
 
     async def idle(self) -> None:
         """Return once no slot is held (what a stop waits for before the run ends)."""
-        async with self.cond:
-            await self.cond.wait_for(lambda: self.in_use == 0)
+        while self.in_use:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._idle.append(waiter)
+            await waiter

@@ -35,7 +35,8 @@ def _suite(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, Path]:
-    """A baseline run, and a candidate run made with --json, --junit and --summary-md."""
+    """A baseline run, a candidate run made with --json, and one made with --junit and --summary-md
+    (its rows streamed to a side file: no --json), in ``ci`` beside its two outputs."""
     root = tmp_path_factory.mktemp("rows")
     s = _suite(root)
     base = root / "base"
@@ -44,9 +45,14 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict
     assert r.returncode == 0, r.stderr
     cand, ci = root / "cand", root / "ci"
     r = run_assay("run", str(s), "--agent", "oracle,nop", "--sandbox", "host", "-n", "3", "-q", "--out", str(cand),
-                  "--json", "--junit", str(ci / "run.xml"), "--summary-md", str(ci / "run.md"), env=NO_STEP_SUMMARY)
+                  "--json", env=NO_STEP_SUMMARY)
     assert r.returncode == 0, r.stderr
-    return base, cand, json.loads(r.stdout), ci
+    printed = json.loads(r.stdout)
+    made = run_assay("run", str(s), "--agent", "oracle,nop", "--sandbox", "host", "-n", "3", "-q", "--out",
+                     str(ci / "run"), "--junit", str(ci / "run.xml"), "--summary-md", str(ci / "run.md"),
+                     env=NO_STEP_SUMMARY)
+    assert made.returncode == 0, made.stderr
+    return base, cand, printed, ci
 
 
 def _in_memory_outputs(run: Path, folder: Path, cmp=None) -> tuple[bytes, bytes]:  # noqa: ANN001 - a Comparison
@@ -56,18 +62,20 @@ def _in_memory_outputs(run: Path, folder: Path, cmp=None) -> tuple[bytes, bytes]
     return (folder / "mem.xml").read_bytes(), (folder / "mem.md").read_bytes()
 
 
-def test_the_runs_json_holds_the_rows_scored_in_memory(two_runs) -> None:  # noqa: ANN001
+def test_the_runs_json_is_the_score_in_memory(two_runs) -> None:  # noqa: ANN001
     _base, cand, printed, _ci = two_runs
     score = printed["score"]
     in_memory = score_run(cand, verify=False).dump()
     assert score.get("trials_file") is None  # inline, no side file left to name
-    assert len(score["trials"]) == 12 and score["trials"] == in_memory["trials"]
-    assert score["agents"] == in_memory["agents"] and score["security"] == in_memory["security"]
+    assert len(score["trials"]) == 12 and len(score["inputs"]["results"]) == 12
+    assert all(u["trial_ids"] for u in score["tasks"])
+    score.pop("scored_at"), in_memory.pop("scored_at")
+    assert score == in_memory
 
 
 def test_the_runs_ci_outputs_are_those_of_the_score_in_memory(two_runs, tmp_path: Path) -> None:  # noqa: ANN001
-    _base, cand, _printed, ci = two_runs
-    junit, markdown = _in_memory_outputs(cand, tmp_path)
+    _base, _cand, _printed, ci = two_runs
+    junit, markdown = _in_memory_outputs(ci / "run", tmp_path)
     assert (ci / "run.xml").read_bytes() == junit
     assert (ci / "run.md").read_bytes() == markdown
     assert junit.count(b"<testcase") == 12 + 2 and b"<failure" in junit  # a trial each, and a gate case per agent
@@ -77,6 +85,7 @@ def test_the_finished_runs_score_holds_no_row_in_memory(two_runs, tmp_path: Path
     _base, cand, _printed, _ci = two_runs
     doc = score_finished_run(cand, tmp_path)
     assert doc.trials == [] and doc.trials_file is not None and doc.trials_file.rows == 12
+    assert doc.inputs.results == {}  # each result's digest is on its row's line in the side file
     rows = list(iter_trials(doc))
     assert rows == score_run(cand, verify=False).trials and len(rows) == 12
 

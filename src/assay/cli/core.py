@@ -167,12 +167,11 @@ def run(
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="assay-run-rows-") as rows:  # the score's rows while it is shown
-        doc = score_finished_run(outcome.run_dir.path, Path(rows), junit=junit, summary_md=summary_md)
-        if as_json:  # the score with its rows inline, as `assay score --json` prints it
-            from assay.records.trial_file import iter_trials
-
-            inline = doc.model_copy(update={"trials": list(iter_trials(doc)), "trials_file": None})
-            print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": inline.dump()},
+        # --json prints every row, each result's digest and each unit's trials: scored in memory, as ever
+        doc = score_finished_run(outcome.run_dir.path, None if as_json else Path(rows), junit=junit,
+                                 summary_md=summary_md)
+        if as_json:
+            print(json.dumps({"run_dir": str(outcome.run_dir.path), "notes": outcome.notes, "score": doc.dump()},
                              indent=1))
         else:
             out.print(summary_table(doc, title=f"run {outcome.manifest.run_id}", width=out.width))

@@ -66,19 +66,20 @@ def check_stopped(outcome: Any) -> None:
                                f"are not scored; continue with `assay run --resume {outcome.run_dir.path}`")
 
 
-def score_finished_run(run_dir: Path, rows: Path, *, junit: Path | None = None,
+def score_finished_run(run_dir: Path, rows: Path | None, *, junit: Path | None = None,
                        summary_md: Path | None = None) -> ScoreDocument:
-    """Score the run by the scorer's rules (no score version is written; its trial rows stream
-    into the folder ``rows``, which the document reads them back from while it lasts, so a large
-    run's rows are never all in memory) and write the CI outputs asked for; the caller prints the
-    table, then :func:`assay.score.gates.check_run` gives the verdict (exit 5 when nothing was
-    scored, 4 above the infra threshold)."""
+    """Score the run by the scorer's rules (no score version is written) and write the CI outputs
+    asked for; the caller prints the table, then :func:`assay.score.gates.check_run` gives the
+    verdict (exit 5 when nothing was scored, 4 above the infra threshold). With a folder ``rows``
+    the trial rows stream into it and the document reads them back from there while it lasts, so
+    a large run's rows are never all in memory; without, the document holds them, every result's
+    digest and each unit's trial ids, as `assay run --json` prints it."""
     from assay.report.ci import run_started, write_ci_outputs
-    from assay.score.engine import scored_to_side_file
+    from assay.score.engine import score_run, scored_to_side_file
 
     from assay.report.heldout import held_out_of
 
-    doc = scored_to_side_file(run_dir, rows, verify=False)
+    doc = score_run(run_dir, verify=False) if rows is None else scored_to_side_file(run_dir, rows, verify=False)
     write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir),
                      started_at=run_started(run_dir))
     return doc

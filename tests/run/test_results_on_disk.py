@@ -23,12 +23,24 @@ def test_a_finished_run_reads_its_results_only_when_asked(tmp_path: Path) -> Non
     s = write_suite(tmp_path / "s")
     write_task(s, "one", task={"category": "code", "predicates": [{"id": "f", "kind": "file_exists", "path": "README"}]},
                workspace={"README": "-\n"})
-    outcome = start_run(RunOptions(suite=s, agents=["nop", "oracle"], repeat=2, out=tmp_path / "run", sandbox="host"))
+    outcome = start_run(RunOptions(suite=s, agents=["nop", "oracle"], repeat=2, out=tmp_path / "run", sandbox="host",
+                                   read_results=False))  # as the CLI runs
     assert isinstance(outcome.results, ResultsOnDisk) and "not read yet" in repr(outcome.results)
     on_disk = RunDir(tmp_path / "run").results()
     assert len(outcome.results) == 4 and outcome.results == on_disk and list(outcome.results) == on_disk
     assert outcome.results[1:] == on_disk[1:] and outcome.results[-1] == on_disk[-1]
     assert {r.agent for r in outcome.results} == {"nop", "oracle"}
+
+
+def test_by_default_a_finished_run_hands_back_its_results_read(tmp_path: Path) -> None:
+    import shutil
+
+    s = write_suite(tmp_path / "s")
+    write_task(s, "one", task={"category": "code", "predicates": [{"id": "f", "kind": "file_exists", "path": "README"}]},
+               workspace={"README": "-\n"})
+    outcome = start_run(RunOptions(suite=s, agents=["nop"], repeat=2, out=tmp_path / "run", sandbox="host"))
+    shutil.rmtree(tmp_path / "run")  # a caller may remove the run before it looks at the results
+    assert [r.repetition for r in outcome.results] == [1, 2] and {r.agent for r in outcome.results} == {"nop"}
 
 
 def test_results_on_disk_are_read_once(tmp_path: Path) -> None:

@@ -136,7 +136,7 @@ def run(
                              "come from its manifest")
         with _disk_full_is_one_line(resume):
             outcome = resume_run(resume, jobs=jobs if jobs != 1 else None, plugins=plugins, keep_scratch=keep_scratch,
-                                 run_budget=run_budget, executor=where)
+                                 run_budget=run_budget, executor=where, read_results=False)
     else:
         if suite is None:
             raise UsageError("give a SUITE folder or package, or --resume RUN_DIR")
@@ -159,7 +159,8 @@ def run(
                                            keep_scratch=keep_scratch, plugins=plugins, run_budget=run_budget,
                                            executor=where, seed=seed, max_per_agent=max_per_agent,
                                            max_per_model=max_per_model, deadline_s=deadline,
-                                           settings=_settings(ctx), controls=controls, results=results or "files"))
+                                           settings=_settings(ctx), controls=controls, results=results or "files",
+                                           read_results=False))  # scored below, never read back whole
     for note in outcome.notes:
         err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     if not outcome.manifest.sandbox.isolated:

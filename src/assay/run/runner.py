@@ -87,13 +87,14 @@ class RunOptions:
     run_budget: RunBudget | None = None  # --max-cost / --max-tokens over the whole run
     controls: bool = False  # add each task's impossible-task controls to the run (spec/controls.py)
     results: str = "files"  # "log": the results in one append-only log (store/results_log.py)
+    read_results: bool = True  # RunOutcome.results read at the end (False: read when first asked, ResultsOnDisk)
 
 
 @dataclass
 class RunOutcome:
     run_dir: RunDir
     manifest: RunManifest
-    results: Sequence[AttemptResult]  # read from the run directory when first asked for (ResultsOnDisk)
+    results: Sequence[AttemptResult]  # every result at the run's end (or, unless read_results, when first asked for)
     hook_failures: list[HookFailure] = field(default_factory=list)  # plugins that raised (recorded, ignored)
     budget: BudgetOutcome | None = None  # the run budget, when the run has one
     notes: list[str] = field(default_factory=list)  # what a resume repaired or removed first, to be said
@@ -227,15 +228,16 @@ def _start(opts: RunOptions, suite: LoadedSuite, controls: ControlSet, tasks: li
     rd = RunDir.create(out, manifest)
     with run_lock(rd.path):
         return _execute(rd, manifest, suite, adapters, plan, opts.jobs, opts.plugins, opts.keep_scratch, backend,
-                        opts.executor)
+                        opts.executor, opts.read_results)
 
 
 def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[object] | None = None,
                keep_scratch: bool = False, executor: ExecutorOptions | None = None,
-               run_budget: RunBudget | None = None) -> RunOutcome:
+               run_budget: RunBudget | None = None, read_results: bool = True) -> RunOutcome:
     """Finish the plan of a run that was stopped; refuses if another runner is on it, or if its
     manifest (exit 3) or its suite changed since. ``run_budget``: a new run-wide budget (recorded
-    in the run's budget log; the manifest is never rewritten)."""
+    in the run's budget log; the manifest is never rewritten). ``read_results``: as
+    :attr:`RunOptions.read_results`."""
     rd = RunDir.open(run_dir)
     with run_lock(rd.path):
         return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch,
@@ -277,14 +279,14 @@ def _resume_checked(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, notes
     if jobs is None:  # the run's -j, capped to this host's CPUs (a resume may run on a smaller host); not on a cluster
         jobs = manifest.plan.jobs if executor.name == "ray" else hostload.default_jobs(manifest.plan.jobs)
     outcome = _execute(rd, manifest, suite, adapters, plan, jobs, plugins or [], keep_scratch,
-                       get_backend(manifest.sandbox.backend), executor)
+                       get_backend(manifest.sandbox.backend), executor, read_results)
     outcome.notes[:0] = notes
     return outcome
 
 
 def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: dict[str, AgentAdapter],
              plan: list[PlannedTrial], jobs: int, plugins: list[object], keep_scratch: bool,
-             backend: SandboxBackend, where: ExecutorOptions) -> RunOutcome:
+             backend: SandboxBackend, where: ExecutorOptions, read_results: bool = True) -> RunOutcome:
     policy = RetryPolicy(manifest.plan.max_retries)
     p = manifest.plan
     limiter = Limiter(jobs, per_agent=p.max_per_agent, per_model=p.max_per_model, model=manifest.gateway.model)
@@ -331,7 +333,8 @@ def _execute(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, adapters: di
         asyncio.run(main())
         judge = judge_totals(services) or (contexts[0].judge_spend if contexts else None)  # local, or the hub's
         budget = record_stop(rd, meter, pending_trials(rd, plan, policy), judge) if meter is not None else None
-        results = ResultsOnDisk(rd)  # read when first asked for: the CLI never does
+        # every result read back (18.3 s and 1.26 GB at 2x10^5 trials), or when first asked for (the CLI never asks)
+        results: Sequence[AttemptResult] = rd.results() if read_results else ResultsOnDisk(rd)
         events.notify("assay_run_finished", None, run_dir=rd, results=results)
     finally:
         events.write_run_failures(rd.path)

@@ -98,11 +98,11 @@ def compare(
 ) -> None:
     """Compare two runs on their shared tasks only: exit 1 when a --fail-if threshold trips, 5 when
     there is nothing to compare."""
+    import tempfile
+
     from assay.report.ci import run_started, write_ci_outputs
     from assay.report.heldout import held_out_of
     from assay.report.markdown import render_compare
-    import tempfile
-
     from assay.score.compare import compare_scores
     from assay.score.engine import score_figures, scored_to_side_file
     from assay.score.gates import Threshold

@@ -241,11 +241,12 @@ def resume_run(run_dir: Path | str, *, jobs: int | None = None, plugins: list[ob
     rd = RunDir.open(run_dir)
     with run_lock(rd.path):
         return _resume_locked(rd, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch,
-                              executor=executor or ExecutorOptions(), run_budget=run_budget)
+                              executor=executor or ExecutorOptions(), run_budget=run_budget, read_results=read_results)
 
 
 def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None, keep_scratch: bool,
-                   executor: ExecutorOptions, run_budget: RunBudget | None = None) -> RunOutcome:
+                   executor: ExecutorOptions, run_budget: RunBudget | None = None,
+                   read_results: bool = True) -> RunOutcome:
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
     check_sandbox_settings()  # the resuming shell's settings, before anything is repaired
@@ -256,12 +257,12 @@ def _resume_locked(rd: RunDir, *, jobs: int | None, plugins: list[object] | None
     with controls_added(load_suite(manifest.suite["path"]), None, manifest.plan.controls) as (suite, _, _):
         check_task_limits(suite, {t.id for t in manifest.tasks})  # this host may grant less than the first one
         return _resume_checked(rd, manifest, suite, notes, jobs=jobs, plugins=plugins, keep_scratch=keep_scratch,
-                               executor=executor, run_budget=run_budget)
+                               executor=executor, run_budget=run_budget, read_results=read_results)
 
 
 def _resume_checked(rd: RunDir, manifest: RunManifest, suite: LoadedSuite, notes: list[str], *, jobs: int | None,
                     plugins: list[object] | None, keep_scratch: bool, executor: ExecutorOptions,
-                    run_budget: RunBudget | None) -> RunOutcome:
+                    run_budget: RunBudget | None, read_results: bool = True) -> RunOutcome:
     if suite.digest != manifest.suite["digest"]:
         changed = [t.id for t in suite.tasks
                    if t.digest != next((r.digest for r in manifest.tasks if r.id == t.id), None)]

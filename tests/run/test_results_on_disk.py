@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.run import RunOptions, start_run
-from assay.store.rundir import ResultsOnDisk, RunDir
+from assay.store.run_results import ResultsOnDisk
+from assay.store.rundir import RunDir
 from tests.conftest import write_suite, write_task
 
 

@@ -107,10 +107,6 @@ def run(
     from assay.spec.user_file import check_output_path
 
     startup.settled()
-    if resume is None:
-        from assay.sandbox.registry import status_ahead
-
-        status_ahead(sandbox)  # the sandbox probe runs while the options, suite and run are checked
     if jobs < 1 or repeat < 1 or max_retries < 0:
         raise UsageError("--jobs and --repeat must be at least 1 and --max-retries at least 0 "
                          f"(got --jobs {jobs}, --repeat {repeat}, --max-retries {max_retries})")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Awaitable, Callable
 
 from assay._optional import optional_import
@@ -49,7 +49,8 @@ from assay.spec.load import LoadedSuite, harness_network_needs, load_suite
 from assay.spec.run_budget import RunBudget
 from assay.store.lock import run_lock
 from assay.store.resume_check import prepare_resume
-from assay.store.rundir import ResultsOnDisk, RunDir
+from assay.store.run_results import ResultsOnDisk
+from assay.store.rundir import RunDir
 from assay.store.scratch import make_scratch, remove_scratch
 from assay.trace.events import TraceEvent
 from assay.verify.lint import lint_task

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from assay.store import scan as scan_mod
-from assay.store.scan import RunScan
 from assay.store.rundir import RunDir
+from assay.store.scan import RunScan
 from tests.score.synth import attempt, write_run
 
 MISSING = "0" * 64

@@ -15,11 +15,14 @@ from typing import Any
 
 import msgspec
 
+from assay.records.pickled import positional_pickle
+
 #: end states by value, as the row holds them (the row is plain data: no enum at 10^6 rows)
 SKIPPED = "skipped"
 VERDICT_STATES = ("pass", "fail", "timeout")
 
 
+@positional_pickle
 @dataclass(slots=True)
 class TraceFacts:
     """What the final attempt's trace shows (``assay.score.evidence``)."""

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
+from assay.records.pickled import positional_pickle
 from assay.records.results import EndState
 from assay.score.evidence import FactsFold
 from assay.score.screen import ARTIFACT_SCREENS, Flag, Suspect, screen_attempts, screen_events
@@ -27,14 +28,15 @@ from assay.store.fastread import decode_result
 from assay.store.rundir import RunDir
 from assay.store.scan import RunScan, TrialRead
 from assay.store.scan_read import Loaded, load_trial
-from assay.trace.events import EventKind
 from assay.trace.event_view import event_views
+from assay.trace.events import EventKind
 from assay.trace.writer import open_trace_text
 
 #: artifact screens kept per process (content-addressed: a repeat's identical diff is screened once)
 ARTIFACT_MEMO = 4096
 
 
+@positional_pickle
 @dataclass(slots=True)
 class TraceSight:
     """One pass over a trial's trace: per attempt number, its facts and the screen's call flags."""
@@ -52,6 +54,7 @@ class TraceSight:
         return list(self.flags.get(attempt, ()))
 
 
+@positional_pickle
 @dataclass(slots=True)
 class TrialSight:
     """What the reading of one trial folder saw beside its files."""
@@ -135,7 +138,7 @@ def _artifacts_of(root: str, loaded: Loaded) -> dict[tuple[str, str], list[Flag]
 def _screened(rd: RunDir, name: str, digest: str, screen: Callable[[RunDir, str], list[Flag]]) -> list[Flag]:
     """``screen`` of one artifact, kept for the same file (path, inode, size, modification time): a
     run's repeats share identical diffs, and a file changed or replaced is screened again."""
-    path = str(rd.artifact_path(digest))
+    path = rd.artifact_file(digest)
     try:
         st = os.stat(path)
     except OSError:

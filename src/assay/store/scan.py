@@ -24,10 +24,10 @@ from assay.store.ledger_index import SealedIndex
 from assay.store.log_child import PendingIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.results_log import LOG, LogIndex, is_log, key_parts
-from assay.store.rundir import ARTIFACTS, LEDGER, TRIALS, RunDir, _ledger_record, trial_files
+from assay.store.rundir import LEDGER, TRIALS, RunDir, _ledger_record, trial_files
 from assay.store.scan_log import CheckedLines, check_seals, first_lines
-from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
+from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_workers import WORKERS_ENV, usable_cores
 from assay.store.trial_order import share_names, unplanned
 
@@ -87,7 +87,6 @@ class RunScan:
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
-        self._artifact_root = os.path.join(self.root, ARTIFACTS, "sha256")
         self._artifacts_seen: dict[str, bool] = {}  # digest -> exists, for the trial being read
         self._artifacts_there: set[str] = set()  # digests found on disk during this scan (ARTIFACTS_REMEMBERED)
 
@@ -201,10 +200,13 @@ class RunScan:
         prefix = f"{TRIALS}/{tid}/"
         fileset = set(files)
         live = False
+        started, started_at = "", -1  # the last attempt's started marker, and its place in the ledger's index
         if self._check and numbers:
             last = f"attempts/{numbers[-1]}"
-            live = (last + "/started.json" in fileset and self.sealed.find(prefix + last + "/started.json") >= 0
-                    and last + "/result.json" not in fileset and last + "/result.json" not in dirs
+            started = last + "/started.json"
+            if started in fileset:
+                started_at = self.sealed.find(prefix + started)
+            live = (started_at >= 0 and last + "/result.json" not in fileset and last + "/result.json" not in dirs
                     and not self._logged(numbers[-1]))
             if live:
                 self._live.add(tid)
@@ -216,7 +218,7 @@ class RunScan:
             if not self._check:
                 continue
             rel = prefix + f
-            sealed = self.sealed.compare(rel)
+            sealed = self.sealed.compare_at(started_at) if f == started else self.sealed.compare(rel)
             if sealed is not None:
                 self.checked += 1
                 actual = digests[f]
@@ -373,7 +375,7 @@ class RunScan:
             return True
         known = self._artifacts_seen.get(digest)
         if known is None:
-            known = self._artifacts_seen[digest] = os.path.exists(os.path.join(self._artifact_root, digest[:2], digest))
+            known = self._artifacts_seen[digest] = os.path.exists(self.rd.artifact_file(digest))
             if known:
                 if len(self._artifacts_there) >= ARTIFACTS_REMEMBERED:
                     self._artifacts_there.clear()

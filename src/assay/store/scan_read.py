@@ -1,7 +1,8 @@
 """The reading half of a run scan: list a plain trial folder, read its files, hash them.
 
 It holds no judgement (what is sealed, what is a problem: :mod:`assay.store.scan` decides) and
-imports nothing but the standard library and :mod:`assay.spec.digest`, so a worker process of
+imports nothing but the standard library, :mod:`assay.spec.digest` and
+:mod:`assay.records.pickled`, so a worker process of
 :func:`read_trials` starts in a fraction of a second. Reading is where a scan spends most of its
 time (the kernel's listing and opening of every folder and file, then hashing), so it is the part
 spread over one process per core for a large run; the caller checks and parses what comes back,
@@ -15,6 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
+from assay.records.pickled import positional_pickle
 from assay.spec.digest import sha256_open
 
 #: names that must be regular files in a plain trial folder
@@ -25,6 +27,7 @@ TRACE = "trace.jsonl"
 CHUNK, CHUNKS_AHEAD = 256, 4
 
 
+@positional_pickle
 @dataclass
 class Loaded:
     """A plain trial folder as listed, each file read hashed, the result files' bytes kept."""

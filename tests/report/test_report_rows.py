@@ -87,3 +87,37 @@ def test_no_axis_label_of_a_timeline_reaches_past_its_drawing(tmax: float) -> No
         width = len(text) * int(size) * 0.62
         left = {"start": float(x), "middle": float(x) - width / 2, "end": float(x) - width}[anchor]
         assert 0.0 <= left and left + width <= WIDTH, (text, anchor, x)
+
+
+def test_from_a_side_file_only_the_detailed_rows_are_decoded_whole(tmp_path: Path, monkeypatch) -> None:
+    """The HTML report of a large run reads only the ids of the rows it does not detail: the same
+    rows and total as reading every row whole, a fifth of the decoding for the others."""
+    import assay.records.trial_file as trial_file
+    from assay.errors import IntegrityError
+    from assay.score.engine import scored_to_side_file
+
+    run = _run(tmp_path, n=40)
+    (tmp_path / "side").mkdir()
+    doc = scored_to_side_file(run, tmp_path / "side")
+    inline = score_run(run)
+    real = trial_file._DECODER
+    whole: list[bytes] = []
+
+    class Counting:
+        def decode(self, line: bytes):  # noqa: ANN201 - the decoder's own type
+            whole.append(line)
+            return real.decode(line)
+
+    monkeypatch.setattr(trial_file, "_DECODER", Counting())
+    rows, total = detailed_rows(doc, limit=3)
+    assert total == 40 and len(whole) == 4  # three and the linked t39, never the thirty-six others whole
+    want, want_total = detailed_rows(inline, limit=3)
+    assert (rows, total) == (want, want_total)
+    assert [r.trial_id for r in rows] == ["t0.base.a.r1", "t1.base.a.r1", "t2.base.a.r1", "t39.base.a.r1"]
+    # a damaged line among those read by id alone is named, never skipped
+    side = tmp_path / "side" / "trials.jsonl"
+    lines = side.read_bytes().splitlines(keepends=True)
+    lines[20] = b'{"row": {"task_id": "t20"}}\n'
+    side.write_bytes(b"".join(lines))
+    with pytest.raises(IntegrityError, match=r"trials.jsonl:21: not a trial row"):
+        detailed_rows(doc, limit=3)

@@ -75,11 +75,11 @@ def score_finished_run(run_dir: Path, rows: Path | None, *, junit: Path | None =
     a large run's rows are never all in memory; without, the document holds them, every result's
     digest and each unit's trial ids, as `assay run --json` prints it."""
     from assay.report.ci import run_started, write_ci_outputs
-    from assay.score.engine import score_run, scored_to_side_file
-
     from assay.report.heldout import held_out_of
+    from assay.score.engine import score_run, scored_to_side_file
+    from assay.store.rundir import RunDir
 
-    doc = score_run(run_dir, verify=False) if rows is None else scored_to_side_file(run_dir, rows, verify=False)
-    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir),
-                     started_at=run_started(run_dir))
+    rd = RunDir.open(run_dir)  # one for the score, the held-out tasks and the start: its manifest parsed once
+    doc = score_run(rd, verify=False) if rows is None else scored_to_side_file(rd, rows, verify=False)
+    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(rd), started_at=run_started(rd))
     return doc

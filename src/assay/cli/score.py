@@ -48,10 +48,12 @@ def score(
     from assay.score import read_score, write_score
     from assay.score.gates import check_run
     from assay.spec.user_file import check_output_path
+    from assay.store.rundir import RunDir
 
     check_output_path("--junit", junit)
     check_output_path("--summary-md", summary_md)
-    path = write_score(run_dir)
+    rd = RunDir.open(run_dir)  # one for the score, the held-out tasks and the start: its manifest parsed once
+    path = write_score(rd)
     doc = read_score(path)
     if as_json:  # the document with its rows inline, as `report -f json -o -` prints it
         from assay.records.trial_file import iter_trials
@@ -61,8 +63,7 @@ def score(
     else:
         print(render_summary(doc))
         print(f"score version {doc.score_version} written: {path}")
-    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(run_dir),
-                     started_at=run_started(run_dir))
+    write_ci_outputs(doc, junit=junit, summary_md=summary_md, held=held_out_of(rd), started_at=run_started(rd))
     check_run(doc, max_infra_rate=max_infra_rate)
 
 
@@ -106,6 +107,7 @@ def compare(
     from assay.score.compare import compare_scores
     from assay.score.engine import score_figures, scored_to_side_file
     from assay.score.gates import Threshold
+    from assay.store.rundir import RunDir
 
     if is_perf(baseline) or is_perf(candidate):  # performance folders: their own gates
         if not (is_perf(baseline) and is_perf(candidate)):
@@ -114,13 +116,14 @@ def compare(
         return compare_perf(baseline, candidate, fail_if, as_json)
     thresholds = [Threshold.parse(t) for t in fail_if]
     pairs = agent_map(pair)
+    base_rd, cand_rd = RunDir.open(baseline), RunDir.open(candidate)  # each manifest parsed once
     with tempfile.TemporaryDirectory(prefix="assay-compare-") as rows:  # the candidate's rows, for its CI outputs
-        cand = scored_to_side_file(candidate, Path(rows))
-        cmp = compare_scores(score_figures(baseline), cand, agent_map=pairs, thresholds=thresholds,
+        cand = scored_to_side_file(cand_rd, Path(rows))
+        cmp = compare_scores(score_figures(base_rd), cand, agent_map=pairs, thresholds=thresholds,
                              allow_suite_change=allow_suite_change)
         print(json.dumps(cmp.dump(), indent=1) if as_json else render_compare(cmp))
         write_ci_outputs(cand, cmp, junit=junit, summary_md=summary_md,
-                         held=held_out_of(baseline) | held_out_of(candidate), started_at=run_started(candidate))
+                         held=held_out_of(base_rd) | held_out_of(cand_rd), started_at=run_started(cand_rd))
     if cmp.nothing_to_compare:
         raise NothingToCompare(cmp.nothing_to_compare)
     if cmp.regressed:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from xml.etree import ElementTree as ET
 
     from assay.records.comparison import Comparison
+    from assay.store.rundir import RunDir
 
 FAILURE_STATES = ("fail", "timeout")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -184,12 +185,12 @@ def summary_markdown(doc: ScoreDocument, cmp: Comparison | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def run_started(run_dir: Path) -> float | None:
+def run_started(run_dir: Path | RunDir) -> float | None:
     """When the run began (its manifest's ``created_at``), for JUnit's timestamp; None if unreadable."""
     from assay.store.rundir import RunDir
 
     try:
-        return RunDir.open(run_dir).manifest(check_sealed=False).created_at
+        return (run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)).manifest(check_sealed=False).created_at
     except Exception:  # noqa: BLE001 - a timestamp is never worth failing the CI outputs for
         return None
 

@@ -2,14 +2,14 @@
 report links to (incidents, suspect passes) first, then the rest in the scorer's order, so a
 report of 10^6 trials stays a file a browser opens, and every link in it lands on a section.
 
-The rows are read once through the one reader (:func:`assay.records.trial_file.iter_trials`);
-only the detailed ones are kept.
+The rows are read once through the one reader (:func:`assay.records.trial_file.iter_trials_where`);
+only the detailed ones are decoded whole and kept.
 """
 
 from __future__ import annotations
 
 from assay.records.scores import ScoreDocument, TrialScore
-from assay.records.trial_file import iter_trials
+from assay.records.trial_file import iter_trials_where
 
 #: trial sections an HTML report holds at most (each reads its results and trace from disk)
 DETAIL_LIMIT = 2000
@@ -24,14 +24,17 @@ def linked_trials(doc: ScoreDocument) -> set[str]:
 
 
 def detailed_rows(doc: ScoreDocument, limit: int = DETAIL_LIMIT) -> tuple[list[TrialScore], int]:
-    """(the rows to detail in the scorer's order, how many rows there are in all)."""
+    """(the rows to detail in the scorer's order, how many rows there are in all). Only those rows
+    are decoded whole; of the others only the trial id is read, to find the linked ones."""
     linked = linked_trials(doc)
     kept: list[TrialScore] = []
     others = 0
     total = 0
-    for row in iter_trials(doc):
+    for tid, row in iter_trials_where(doc, lambda tid: tid in linked or others < limit):
         total += 1
-        if row.trial_id in linked:
+        if row is None:
+            continue
+        if tid in linked:
             kept.append(row)
         elif others < limit:
             kept.append(row)

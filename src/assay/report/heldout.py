@@ -53,9 +53,9 @@ def trial_label(trial_id: str, held: frozenset[str]) -> str:
     return ".".join(p for p in (task_label(task), variant_label(task, variant) if variant else "", tail) if p)
 
 
-def held_out_of(run_dir: Path | str) -> frozenset[str]:
-    """The held-out task ids of a run (from its manifest)."""
-    return RunDir.open(run_dir).manifest().held_out_ids()
+def held_out_of(run_dir: Path | str | RunDir) -> frozenset[str]:
+    """The held-out task ids of a run (from its manifest; a RunDir given reads it once for all)."""
+    return (run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)).manifest().held_out_ids()
 
 
 def is_label(task_id: str) -> bool:

@@ -38,11 +38,11 @@ def next_number(path: Path | str) -> int:
     return int(_NAME.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
 
 
-def write_score(path: Path | str, doc: ScoreDocument | None = None) -> Path:
+def write_score(path: Path | str | RunDir, doc: ScoreDocument | None = None) -> Path:
     """Score the run (unless ``doc`` is given) and write it as a new numbered score version: the
     document ``score-NNNN.json`` and its trial rows, streamed as they are folded, in the side file
     ``score-NNNN.trials.jsonl`` it names (``assay.score/2``); both are sealed in the run's ledger."""
-    rd = RunDir.open(path)
+    rd = path if isinstance(path, RunDir) else RunDir.open(path)
     (rd.path / SCORES).mkdir(exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=".tmp-score-", suffix=TRIALS_SUFFIX, dir=rd.path / SCORES)
     os.close(fd)
@@ -50,7 +50,7 @@ def write_score(path: Path | str, doc: ScoreDocument | None = None) -> Path:
     writer = TrialWriter(tmp)
     try:
         if doc is None:
-            doc = score_run(rd.path, writer=writer)
+            doc = score_run(rd, writer=writer)
         else:
             for row in iter_trials(doc):
                 writer.write(row)

@@ -16,7 +16,7 @@ from assay.records.comparison import (COMPARE_SCHEMA, CompareMethod, Comparison,
                                    MetricDelta, RunRef)
 from assay.records.scores import ScoreDocument, TaskScore
 from assay.score.gates import METRICS, Threshold
-from assay.score.stats import paired_bootstrap, sign_test, weighted_mean
+from assay.score.stats import paired_bootstraps, sign_test, weighted_mean
 
 BOOTSTRAP_SEED = 20240917
 BOOTSTRAP_RESAMPLES = 2000
@@ -137,13 +137,13 @@ def compare_scores(base: ScoreDocument, cand: ScoreDocument, *, agent_map: dict[
     nothing = _nothing_to_compare(base, cand, pairs, shared)
     names = [m for m in (metrics or METRICS) if m in METRICS]
     weights = dict(base.weights.categories)
-    figures = {name: _metric(shared, *METRICS[name], weights) for name in names}
+    figures = _metrics(shared, names, weights)
     by_agent: dict[str, dict[str, MetricDelta]] = {}
     for agent, cagent in pairs.items():
         sub = [(b, c) for b, c in shared if b.agent == agent]
         if sub:  # one pair's subset is the whole shared set: its figures are the same, not recomputed
-            by_agent[f"{agent}={cagent}" if agent != cagent else agent] = figures if len(sub) == len(shared) else {
-                name: _metric(sub, *METRICS[name], weights) for name in names}
+            by_agent[f"{agent}={cagent}" if agent != cagent else agent] = figures if len(sub) == len(shared) else (
+                _metrics(sub, names, weights))
 
     gates = GatePair(baseline=base.security.gate, candidate=cand.security.gate)
     checks, failed = [], []
@@ -194,7 +194,21 @@ def compare_agents(doc: ScoreDocument, *, metrics: Iterable[str] | None = None) 
     return out
 
 
-def _metric(shared: list[Pair], field: str, higher_better: bool, weights: dict[str, float]) -> MetricDelta:
+def _metrics(shared: list[Pair], names: list[str], weights: dict[str, float]) -> dict[str, MetricDelta]:
+    """Each metric's paired figures over ``shared``; their bootstraps taken together, so the metrics
+    of one shape draw their indices once (:func:`~assay.score.stats.paired_bootstraps`: each interval
+    the one it gives alone)."""
+    parts = {name: _deltas(shared, METRICS[name][0]) for name in names}
+    # one pair has no interval: its bootstrap is the difference itself, which would read as certain
+    boot = [name for name, (_b, _c, deltas) in parts.items() if sum(len(v) for v in deltas.values()) > 1]
+    cis = dict(zip(boot, paired_bootstraps([parts[name][2] for name in boot], weights,
+                                           resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)))
+    return {name: _metric_delta(*parts[name], cis.get(name), METRICS[name][1], weights) for name in names}
+
+
+def _deltas(shared: list[Pair], field: str) -> tuple[dict[str, list[float]], ...]:
+    """(baseline values, candidate values, candidate - baseline) by category, of the pairs where both
+    sides have a value."""
     by_cat_b: dict[str, list[float]] = {}
     by_cat_c: dict[str, list[float]] = {}
     deltas: dict[str, list[float]] = {}
@@ -206,15 +220,17 @@ def _metric(shared: list[Pair], field: str, higher_better: bool, weights: dict[s
         by_cat_b.setdefault(cat, []).append(bv)
         by_cat_c.setdefault(cat, []).append(cv)
         deltas.setdefault(cat, []).append(cv - bv)
+    return by_cat_b, by_cat_c, deltas
 
+
+def _metric_delta(by_cat_b: dict[str, list[float]], by_cat_c: dict[str, list[float]], deltas: dict[str, list[float]],
+                  ci: tuple[float, float] | None, higher_better: bool, weights: dict[str, float]) -> MetricDelta:
     def macro(d: dict[str, list[float]]) -> float | None:
         return weighted_mean({c: sum(v) / len(v) for c, v in d.items() if v}, weights)
 
     bval, cval = macro(by_cat_b), macro(by_cat_c)
     delta = None if bval is None or cval is None else cval - bval
     flat = [d for v in deltas.values() for d in v]
-    # one pair has no interval: its bootstrap is the difference itself, which would read as certain
-    ci = paired_bootstrap(deltas, weights, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED) if len(flat) > 1 else None
     p_sign = sign_test(flat)
     moved = ci is not None and (ci[0] > 0 or ci[1] < 0) and p_sign < 0.05
     direction = None

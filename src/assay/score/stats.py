@@ -177,27 +177,58 @@ def paired_bootstrap(deltas: dict[str, list[float]], weights: dict[str, float], 
     category keeps the frozen category weights meaningful in every resample. Fixed seed: the
     same two runs always give the same interval.
     """
-    cats = {c: v for c, v in deltas.items() if v and weights.get(c, 0) > 0}
-    if not cats:
-        return None
+    return paired_bootstraps([deltas], weights, resamples=resamples, seed=seed, level=level)[0]
+
+
+def paired_bootstraps(many: Sequence[dict[str, list[float]]], weights: dict[str, float], *, resamples: int = 2000,
+                      seed: int = 0, level: float = 0.95) -> list[tuple[float, float] | None]:
+    """:func:`paired_bootstrap` of each of ``many``, each interval the one it gives alone. Those of
+    one shape (the same categories in the same order, each with as many units) draw the very same
+    indices from the same seed, so the indices are drawn once for them all: the metrics of a
+    comparison are mostly of one shape (21 of them over two runs of 2,000 units: 2.9 s, most of it
+    drawing)."""
+    out: list[tuple[float, float] | None] = [None] * len(many)
+    shapes: dict[tuple[tuple[str, int], ...], list[int]] = {}
+    kept: list[dict[str, list[float]]] = []
+    for k, deltas in enumerate(many):
+        cats = {c: v for c, v in deltas.items() if v and weights.get(c, 0) > 0}
+        kept.append(cats)
+        if cats:
+            shapes.setdefault(tuple((c, len(v)) for c, v in cats.items()), []).append(k)
+    for shape, members in shapes.items():
+        for k, ci in zip(members, _bootstrap_shape(shape, [kept[k] for k in members], weights, resamples, seed, level)):
+            out[k] = ci
+    return out
+
+
+def _bootstrap_shape(shape: tuple[tuple[str, int], ...], members: list[dict[str, list[float]]],
+                     weights: dict[str, float], resamples: int, seed: int, level: float) -> list[tuple[float, float]]:
+    """The intervals of deltas of one ``shape`` ((category, units) in order), each resample's
+    indices drawn once and applied to every member: per member the same draws, the same values
+    summed in the same order as it alone would have."""
     rng = random.Random(seed)
-    bulk = _bulk_draws(rng, resamples * sum(len(v) for v in cats.values()))
-    stats: list[float] = []
+    bulk = _bulk_draws(rng, resamples * sum(n for _c, n in shape))
+    stats: list[list[float]] = [[] for _ in members]
     for _ in range(resamples):
-        means = {}
-        for c, v in cats.items():
-            n = len(v)
+        means: list[dict[str, float]] = [{} for _ in members]
+        for c, n in shape:
             if bulk is None:
-                means[c] = sum(v[rng.randrange(n)] for _ in range(n)) / n
-            else:  # the same indices, drawn at once (score/draws.py), the same values summed in the same order
+                picked = [rng.randrange(n) for _ in range(n)]
+            else:  # the same indices, drawn at once (score/draws.py)
                 picked = bulk.take(n, n)
-                means[c] = sum(operator.itemgetter(*picked)(v) if n > 1 else (v[picked[0]],)) / n
-        m = weighted_mean(means, weights)
-        assert m is not None
-        stats.append(m)
-    stats.sort()
+            get = operator.itemgetter(*picked) if n > 1 else (lambda v, i=picked[0]: (v[i],))
+            for m, cats in zip(means, members):
+                m[c] = sum(get(cats[c])) / n
+        for s, m in zip(stats, means):
+            w = weighted_mean(m, weights)
+            assert w is not None
+            s.append(w)
+    out = []
     alpha = (1 - level) / 2
-    lo = percentile(stats, 100 * alpha)
-    hi = percentile(stats, 100 * (1 - alpha))
-    assert lo is not None and hi is not None
-    return (lo, hi)
+    for s in stats:
+        s.sort()
+        lo = percentile(s, 100 * alpha)
+        hi = percentile(s, 100 * (1 - alpha))
+        assert lo is not None and hi is not None
+        out.append((lo, hi))
+    return out

@@ -113,3 +113,28 @@ def test_a_runs_figures_alone_are_the_full_scores_figures(two_runs) -> None:  # 
         figures.pop(part, None)
         full.pop(part, None)
     assert figures == full and figures["agents"]
+
+
+def test_compare_holds_nothing_of_the_candidate_while_the_baseline_is_scored(two_runs, tmp_path: Path,  # noqa: ANN001
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 10^6 trials a candidate's RunDir kept its manifest and its log's index (140 MB) through the
+    baseline's scoring: the candidate is scored, what is asked of its run directory taken, and its
+    RunDir let go before the baseline is scored."""
+    import gc
+
+    import assay.score.engine as engine
+    from assay.cli.main import main
+    from assay.store.rundir import RunDir
+
+    base, cand, _printed, _ci = two_runs
+    alive: list[list[Path]] = []
+    real = engine.score_figures
+
+    def figures(run_dir):  # noqa: ANN001, ANN202
+        gc.collect()
+        alive.append([o.path for o in gc.get_objects() if isinstance(o, RunDir) and o._manifest_seen is not None])
+        return real(run_dir)
+
+    monkeypatch.setattr(engine, "score_figures", figures)
+    assert main(["compare", str(base), str(cand), "--json"]) in (0, None)
+    assert alive and all(Path(cand).resolve() not in {p.resolve() for p in paths} for paths in alive), alive

@@ -89,12 +89,13 @@ def _build(run_dir: Path | str, fmt: str, tmp: Path, json_target: Path | None, *
            agent_map: dict[str, str] | None, allow_suite_change: bool) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    # the baseline's figures first: nothing of this run (its manifest, its log's index) is held meanwhile
+    base = score_figures(compare) if compare is not None else None
     rd = RunDir.open(run_dir)
     doc = scored_to_side_file(rd, tmp)  # the same RunDir: its log is indexed once for the trial sections
     cmp = None
-    if compare is not None:
-        cmp = compare_scores(score_figures(compare), doc, agent_map=agent_map,
-                             allow_suite_change=allow_suite_change)
+    if base is not None:
+        cmp = compare_scores(base, doc, agent_map=agent_map, allow_suite_change=allow_suite_change)
     held = rd.manifest().held_out_ids()
     note = withheld_note(doc, held)
     doc = withhold(doc, held)  # held-out tasks count in the figures; their details and ids are never shown

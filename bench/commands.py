@@ -21,6 +21,7 @@ lines, without 10^6 fsyncs), generated once into ``--keep DIR`` and reused.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -93,6 +94,11 @@ print(con.execute({query!r}).fetchall())
     return r
 
 
+def planned(run: Path) -> int:
+    """The trials a run planned (a run of the results log has no trial folders to count)."""
+    return len(json.loads((run / "manifest.json").read_bytes())["plan"]["trials"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
@@ -113,7 +119,7 @@ def main() -> None:
         ap.error("--keep DIR is needed to generate run directories (or give --run DIR...)")
     suffix = "" if args.results == "files" else "-log"
     targets = [(n, args.keep / f"run-{n}{suffix}") for n in args.sizes]
-    targets += [(sum(1 for _ in os.scandir(r / "trials")), r) for r in args.run]
+    targets += [(planned(r), r) for r in args.run]
     for n, run in targets:
         if not (run / "manifest.json").is_file():
             subprocess.run([sys.executable, str(HERE / "score.py"), "--phase", "make-rundir", "--n", str(n),

@@ -64,9 +64,16 @@ def _json_rows(doc: ScoreDocument, target: Path | None) -> ScoreDocument:
     side = target.with_name(target.name.removesuffix(".json") + TRIALS_SUFFIX)
     source = trials_path(doc)
     if doc.row_filter is None and source is not None and doc.trials_file is not None:
-        # nothing withheld: the score's own rows, copied as they are (with the evidence each was
-        # scored from), not decoded and encoded again (765 MB at 10^6 trials)
-        info = TrialsFile(path=side.name, rows=doc.trials_file.rows, sha256=_copy_hashed(source, side))
+        # nothing withheld: the score's own rows as they are (with the evidence each was scored
+        # from), not decoded and encoded again (765 MB at 10^6 trials): moved into place when they
+        # were written beside it (write_report scores into the target's folder), with the digest
+        # the writer took of the bytes it wrote; else copied, hashed as copied
+        try:
+            os.replace(source, side)
+            digest = doc.trials_file.sha256
+        except OSError:  # another file system: copied
+            digest = _copy_hashed(source, side)
+        info = TrialsFile(path=side.name, rows=doc.trials_file.rows, sha256=digest)
         return doc.model_copy(update={"trials": [], "trials_file": info}).located(target.parent)
     writer = TrialWriter(side)
     for row in iter_trials(doc):
@@ -122,7 +129,14 @@ def write_report(run_dir: Path | str, fmt: str = "html", *, out: Path | str | No
     RunDir.open(run_dir)  # a mistyped path is said, not given a reports/ folder
     target = Path(out) if out is not None else Path(run_dir) / REPORTS / f"report.{fmt}"
     _make_folder(target)
-    with tempfile.TemporaryDirectory(prefix="assay-report-") as tmp:
+    # the score's rows are written beside the report (never a tmpfs /tmp: 765 MB at 10^6 trials),
+    # and a JSON report's side file is moved into place from there, not copied
+    try:
+        holder = tempfile.TemporaryDirectory(prefix=".assay-report-", dir=target.parent)
+    except OSError as e:
+        raise UsageError(f"{target}: cannot be written ({e.strerror}); fix: --out a file path in a folder "
+                         "you can write") from None
+    with holder as tmp:
         text = _build(run_dir, fmt, Path(tmp), target if fmt == "json" else None, compare=compare,
                       agent_map=agent_map, allow_suite_change=allow_suite_change)
     part = target.with_name(f".{target.name}.part")

@@ -264,13 +264,20 @@ class LogIndex:
             return  # every line's trial was taken (a byte search, for the run whose trials were all read)
         if len(self._sorted_h) < len(self):
             self._sort()
-        sh, si, crcs, seen = self._sorted_h, self._sorted_i, self._crc, self._seen
+        sh, si, crcs, seen, lone = self._sorted_h, self._sorted_i, self._crc, self._seen, self._lone
         n = len(sh)
-        rank = array("I", bytes(4 * n))  # entry -> its place among the sorted entries
-        for k, i in enumerate(si):
-            rank[i] = k
+        rank: array[int] | None = None  # entry -> its place among the sorted entries (made when first needed)
         i = seen.find(0, 0, n)  # entries indexed after this sort (a reader refreshed meanwhile) wait for the next
         while i >= 0:
+            if lone[i]:  # no other entry has its hash: the trial's one line (most trials: no lookup)
+                seen[i] = 1
+                yield self.trial_of(i), [i]
+                i = seen.find(0, i + 1, n)
+                continue
+            if rank is None:
+                rank = array("I", bytes(4 * n))
+                for k, j in enumerate(si):
+                    rank[j] = k
             lo = hi = rank[i]
             h = sh[lo]
             while lo > 0 and sh[lo - 1] == h:

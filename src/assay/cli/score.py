@@ -116,17 +116,17 @@ def compare(
         return compare_perf(baseline, candidate, fail_if, as_json)
     thresholds = [Threshold.parse(t) for t in fail_if]
     pairs = agent_map(pair)
-    RunDir.open(baseline)  # a mistyped baseline is said before the candidate is scored
+    base_rd = RunDir.open(baseline)  # a mistyped baseline is said before the candidate is scored
     with tempfile.TemporaryDirectory(prefix="assay-compare-") as rows:  # the candidate's rows, for its CI outputs
         # each side's RunDir reads its manifest once, and is let go once scored: the candidate's
         # manifest and log index are not held while the baseline is scored (140 MB at 10^6 trials)
-        rd = RunDir.open(candidate)
-        cand = scored_to_side_file(rd, Path(rows))
-        held, started = held_out_of(rd), run_started(rd)
-        rd = RunDir.open(baseline)
-        base = score_figures(rd)
-        held |= held_out_of(rd)
-        del rd
+        cand_rd = RunDir.open(candidate)
+        cand = scored_to_side_file(cand_rd, Path(rows))
+        held, started = held_out_of(cand_rd), run_started(cand_rd)
+        del cand_rd
+        base = score_figures(base_rd)
+        held |= held_out_of(base_rd)
+        del base_rd
         cmp = compare_scores(base, cand, agent_map=pairs, thresholds=thresholds, allow_suite_change=allow_suite_change)
         print(json.dumps(cmp.dump(), indent=1) if as_json else render_compare(cmp))
         write_ci_outputs(cand, cmp, junit=junit, summary_md=summary_md, held=held, started_at=started)

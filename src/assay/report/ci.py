@@ -190,7 +190,7 @@ def run_started(run_dir: Path | RunDir) -> float | None:
     from assay.store.rundir import RunDir
 
     try:
-        return (run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)).manifest(check_sealed=False).created_at
+        return RunDir.open(run_dir).manifest(check_sealed=False).created_at
     except Exception:  # noqa: BLE001 - a timestamp is never worth failing the CI outputs for
         return None
 

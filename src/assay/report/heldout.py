@@ -55,7 +55,7 @@ def trial_label(trial_id: str, held: frozenset[str]) -> str:
 
 def held_out_of(run_dir: Path | str | RunDir) -> frozenset[str]:
     """The held-out task ids of a run (from its manifest; a RunDir given reads it once for all)."""
-    return (run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)).manifest().held_out_ids()
+    return RunDir.open(run_dir).manifest().held_out_ids()
 
 
 def is_label(task_id: str) -> bool:

@@ -177,7 +177,7 @@ def score_run(path: Path | str | RunDir, *, keep_trials: bool = True, verify: bo
     checking and parsing stay here, in the plan's order. With a ``writer``, a large run's trials
     are folded in a process of its own meanwhile (``fold_apart`` None: by size, see
     :mod:`assay.score.fold_child`), by the same code, so every figure is the same."""
-    rd = path if isinstance(path, RunDir) else RunDir.open(path)
+    rd = RunDir.open(path)
     try:
         manifest = rd.manifest()
     except (IntegrityError, RunDirError):

@@ -42,7 +42,7 @@ def write_score(path: Path | str | RunDir, doc: ScoreDocument | None = None) -> 
     """Score the run (unless ``doc`` is given) and write it as a new numbered score version: the
     document ``score-NNNN.json`` and its trial rows, streamed as they are folded, in the side file
     ``score-NNNN.trials.jsonl`` it names (``assay.score/2``); both are sealed in the run's ledger."""
-    rd = path if isinstance(path, RunDir) else RunDir.open(path)
+    rd = RunDir.open(path)
     (rd.path / SCORES).mkdir(exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=".tmp-score-", suffix=TRIALS_SUFFIX, dir=rd.path / SCORES)
     os.close(fd)

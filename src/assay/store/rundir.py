@@ -173,7 +173,11 @@ class RunDir:
         return rd
 
     @classmethod
-    def open(cls, path: Path | str) -> "RunDir":
+    def open(cls, path: "Path | str | RunDir") -> "RunDir":
+        """The run directory at ``path`` (a RunDir given is returned as it is: one reader's manifest
+        parsed once, its log indexed once, however many readers it is handed to)."""
+        if isinstance(path, RunDir):
+            return path
         rd = cls(path)
         if not (rd.path / MANIFEST).is_file():
             raise RunDirError(f"{rd.path} is not a run directory (no {MANIFEST}); pass the folder `assay run` printed")

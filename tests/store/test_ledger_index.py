@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.store.ledger_index import HEX64, SealedIndex, digest_bytes, iter_lines
-from assay.store.rundir import _ledger_record
+from assay.store.ledger_line import ledger_record as _ledger_record
 
 
 def reference(path: Path) -> dict[str, str]:

@@ -9,7 +9,8 @@ from pathlib import Path
 from assay.errors import IntegrityError
 from assay.records.manifest import GatewayRecord, RunManifest
 from assay.store.integrity import require_intact, run_digest
-from assay.store.rundir import LEDGER, TRIALS, RunDir
+from assay.store.ledger_line import ledger_record
+from assay.store.rundir import LEDGER, TRIALS
 
 
 def replay_source_checked(record: GatewayRecord) -> GatewayRecord:
@@ -57,7 +58,7 @@ def _trial_files_sealed_after(ledger: Path, size: int) -> list[str]:
     with open(ledger, "rb") as f:
         f.seek(size)
         for line in f:
-            record = RunDir.ledger_record(line.decode("utf-8", "replace"))
+            record = ledger_record(line.decode("utf-8", "replace"))
             if record is not None and record[0].startswith(f"{TRIALS}/"):
                 paths.append(record[0])
     return paths

@@ -20,7 +20,7 @@ from typing import Any
 
 from assay.store.ledger_index import digest_bytes, iter_lines
 from assay.store.results_log import LogIndex, key_parts
-from assay.store.rundir import _ledger_record
+from assay.store.ledger_line import ledger_record
 
 class LogSeals:
     """Per entry of a log's index: whether the ledger sealed it as its attempt's first line, and the
@@ -84,7 +84,7 @@ def seal_lines(index: LogIndex, ledger: Path) -> LogSeals:
         return seals
     unmatched: dict[str, str] = {}
     for _n, line in iter_lines(ledger):
-        rec = _ledger_record(line)
+        rec = ledger_record(line)
         if rec is None:
             continue
         rel, digest = rec

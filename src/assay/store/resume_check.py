@@ -13,6 +13,7 @@ from pathlib import Path
 
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_file
+from assay.store.ledger_line import ledger_record
 from assay.store.rundir import LEDGER, TRIALS, RunDir
 
 _PATH = re.compile(r'"path": "((?:[^"\\]|\\.)*)"')
@@ -38,7 +39,7 @@ def torn_last_line(rd: RunDir) -> TornLine | None:
         return None
     lines = data.split(b"\n")
     text = lines[-1].decode("utf-8", errors="replace")
-    if rd.ledger_record(text) is not None:
+    if ledger_record(text) is not None:
         return None  # whole, only its newline is missing: the next write fences it and it still counts
     path, digest = _PATH.search(text), _DIGEST.search(text)
     return TornLine(len(lines), text, path.group(1) if path else None, digest.group(1) if digest else None)

@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import msgspec
 
 from assay.errors import IntegrityError, RunDirError
 from assay.records.manifest import RunManifest
@@ -40,23 +39,15 @@ from assay.records.results import AttemptResult
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.store import results_log
 from assay.store.ledger_index import damaged_lines, iter_lines, last_record_of
+from assay.store.ledger_line import LEDGER, damage_text, ledger_record
 from assay.untrusted.tree import walk_untrusted
 
 MANIFEST = "manifest.json"
-LEDGER = "ledger.jsonl"
 TRIALS = "trials"
 ARTIFACTS = "artifacts"
 SCORES = "scores"
 REPORTS = "reports"
 INDEX = "index.sqlite"
-
-
-class _LedgerLine(msgspec.Struct):
-    path: str
-    sha256: str
-
-
-_LEDGER_LINE = msgspec.json.Decoder(_LedgerLine)
 
 
 def write_exclusive(path: Path, data: bytes, *, before_link: Callable[[], None] | None = None) -> None:
@@ -97,27 +88,6 @@ def parse_result(data: bytes, path: Path) -> AttemptResult:
     except ValueError as e:
         raise IntegrityError(f"{path}: damaged result file, not a valid attempt result ({_first_line(e)}); "
                              "run `assay verify` on the run directory") from None
-
-
-def _ledger_record(line: str) -> tuple[str, str] | None:
-    """(path, sha256) of one ledger line, or None when the line is not such a record."""
-    try:
-        rec = _LEDGER_LINE.decode(line)
-        return rec.path, rec.sha256
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    if isinstance(obj, dict) and isinstance(obj.get("path"), str) and isinstance(obj.get("sha256"), str):
-        return obj["path"], obj["sha256"]
-    return None
-
-
-def damage_text(n: int, line: str) -> str:
-    """The one wording of a damaged ledger line."""
-    return f"{LEDGER}: line {n} is not a ledger record (path and sha256 strings): {line[:80]!r}"
 
 
 def trial_files(trial_dir: Path) -> list[Path]:
@@ -232,11 +202,6 @@ class RunDir:
         if self._sealed is not None:
             self._sealed[rel] = digest
 
-    @staticmethod
-    def ledger_record(line: str) -> tuple[str, str] | None:
-        """(path, sha256) of one ledger line, or None when it is not such a record."""
-        return _ledger_record(line)
-
     def reseal(self, rel: str, digest: str, extra: dict[str, Any]) -> None:
         """Record a digest already proven for ``rel`` (a torn line's repair; ``extra`` says why)."""
         self._record(rel, digest, extra)
@@ -248,19 +213,19 @@ class RunDir:
         if not p.exists():
             return out
         for _n, line in iter_lines(p):  # never the whole ledger in memory (10^6 lines at 10^6 trials)
-            rec = _ledger_record(line)
+            rec = ledger_record(line)
             if rec is not None:
                 out[rec[0]] = rec[1]
         return out
 
     def sealed_digest(self, rel: str) -> str | None:
         """``ledger().get(rel)`` without indexing the whole ledger (10^6 lines at 10^6 trials)."""
-        return last_record_of(self.path / LEDGER, rel, _ledger_record)
+        return last_record_of(self.path / LEDGER, rel, ledger_record)
 
     def ledger_damage(self) -> list[str]:
         """Ledger lines that are JSON but not a record of one path and its digest. A line that is
         not JSON at all is a torn write of a killed runner (fenced by the next write), not damage."""
-        return [damage_text(n, line) for n, line in damaged_lines(self.path / LEDGER, _ledger_record)]
+        return [damage_text(n, line) for n, line in damaged_lines(self.path / LEDGER, ledger_record)]
 
     # ------------------------------------------------------------------ trials and attempts
     def trial_dir(self, trial_id: str) -> Path:

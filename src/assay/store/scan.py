@@ -24,7 +24,8 @@ from assay.store.ledger_index import SealedIndex
 from assay.store.log_child import PendingIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.results_log import LOG, LogIndex, is_log, key_parts
-from assay.store.rundir import LEDGER, TRIALS, RunDir, _ledger_record, trial_files
+from assay.store.ledger_line import LEDGER, ledger_record
+from assay.store.rundir import TRIALS, RunDir, trial_files
 from assay.store.scan_log import CheckedLines, check_seals, first_lines
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
 from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
@@ -71,7 +72,7 @@ class RunScan:
         # the trials but the sorted listing of trials/ and one byte per trial folder
         logged = is_log(rd.path / LOG)  # its index and its lines' seals are built meanwhile, elsewhere:
         pending = PendingIndex(rd.path, seals=verify) if logged else None
-        self.sealed = SealedIndex(rd.path / LEDGER if verify else None, _ledger_record,
+        self.sealed = SealedIndex(rd.path / LEDGER if verify else None, ledger_record,
                                   skip=(lambda rel: key_parts(rel) is not None) if logged else None)
         self.checked = 0
         self._check = verify  # checking the trial being read (a trial is checked once, however often read)

@@ -15,7 +15,8 @@ from assay.spec.digest import sha256_file
 from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import not_regular
 from assay.store.results_log import LOG, LogIndex, key_parts
-from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir, damage_text
+from assay.store.ledger_line import damage_text
+from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir
 from assay.store.scan_log import SEALED, UNSEALED, no_line_text
 
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.store import artifacts_seen
 from assay.store import scan as scan_mod
 from assay.store.rundir import RunDir
 from assay.store.scan import RunScan
@@ -83,10 +84,10 @@ def test_what_a_scan_remembers_is_bounded(tmp_path: Path, monkeypatch: pytest.Mo
     rd = write_run(tmp_path / "run", {"code": 1}, [], planned_extra=[r.trial_id for r in rows])
     for r in rows:  # nine artifacts, each its own
         rd.write_result(r.model_copy(update={"artifacts": {"workspace.diff": rd.put_artifact(r.trial_id.encode())}}))
-    monkeypatch.setattr(scan_mod, "ARTIFACTS_REMEMBERED", 4)
+    monkeypatch.setattr(artifacts_seen, "REMEMBERED", 4)
     scan = RunScan(rd, verify=True, workers=0)
     held = []
     for read in scan.trials(list(rd.manifest().plan.trials)):
         assert read is not None and read.artifacts_ok
-        held.append(len(scan._artifacts_there))
+        held.append(len(scan._artifacts.there))
     assert max(held) <= 4 and held[-1] >= 1

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_bytes
 from assay.spec.env_settings import env_number
+from assay.store.artifacts_seen import ArtifactsSeen
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
 from assay.store.log_child import PendingIndex
@@ -36,8 +37,6 @@ from assay.store.trial_order import share_names, unplanned
 LOAD_FILES = "assay.store.scan_read:load_chunk"
 #: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
 PROCESSES_FROM = 4096
-#: artifacts a scan remembers it found (about 100 bytes each): more, and it forgets them all and asks again
-ARTIFACTS_REMEMBERED = 1 << 16
 
 
 @dataclass
@@ -88,8 +87,7 @@ class RunScan:
         self._linked_dirs: set[str] = set()  # folders of trials/ that are links (from the same listing)
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
-        self._artifacts_seen: dict[str, bool] = {}  # digest -> exists, for the trial being read
-        self._artifacts_there: set[str] = set()  # digests found on disk during this scan (ARTIFACTS_REMEMBERED)
+        self._artifacts = ArtifactsSeen(rd)  # which artifacts the results name are on disk
 
     # ------------------------------------------------------------------ trials
     def trial_dirs(self) -> list[str]:
@@ -187,7 +185,7 @@ class RunScan:
         ``position``: its place in :meth:`trial_dirs`, when the caller has it)."""
         i = self._position(trial_id) if position is None else position
         self._check = self._first_visit(trial_id, i) and self.verify
-        self._artifacts_seen.clear()
+        self._artifacts.next_trial()
         self._entries = self._log_entries(trial_id)
         if loaded is None:
             loaded = load_trial(self.root, trial_id, i >= 0 and trial_id not in self._linked_dirs, self.verify)
@@ -309,7 +307,7 @@ class RunScan:
         self._check = not self._log_visited[entries[0]] and self.verify
         self._log_visited[entries[0]] = 1
         self._entries = entries
-        self._artifacts_seen.clear()
+        self._artifacts.next_trial()
         out = TrialRead(tid)
         self._add_logged(tid, out)
         out.artifacts_ok = self._artifacts_ok(out.attempts)
@@ -357,7 +355,7 @@ class RunScan:
             self._problem((RESULT, tid, attempt_name, 0), str(e))
             return None
         for i, (name, digest) in enumerate(r.artifacts.items(), 1):
-            if not self._artifact_exists(digest):
+            if not self._artifacts.exists(digest):
                 self._problem((RESULT, tid, attempt_name, i),
                               f"artifact {name} of {r.trial_id} attempt {r.attempt} is missing ({digest[:12]})")
         return r
@@ -365,23 +363,7 @@ class RunScan:
     def _artifacts_ok(self, attempts: list[Attempt]) -> bool:
         if len(attempts) == 1 and not attempts[0].artifacts:  # the common case, once per trial at 10^6
             return True
-        return all(self._artifact_exists(d) for a in attempts for d in a.artifacts.values())
-
-    def _artifact_exists(self, digest: str) -> bool:
-        """:meth:`RunDir.artifact_path` exists (followed, as Path.exists follows). One found is
-        remembered for the rest of the scan (a run's repeats name the same artifacts: on a real run
-        of 60,000 trials these stats were a tenth of the checking process's time); one not found
-        is asked again by each trial, once (the results' check and the trial's fold ask alike)."""
-        if digest in self._artifacts_there:
-            return True
-        known = self._artifacts_seen.get(digest)
-        if known is None:
-            known = self._artifacts_seen[digest] = os.path.exists(self.rd.artifact_file(digest))
-            if known:
-                if len(self._artifacts_there) >= ARTIFACTS_REMEMBERED:
-                    self._artifacts_there.clear()
-                self._artifacts_there.add(digest)
-        return known
+        return all(self._artifacts.exists(d) for a in attempts for d in a.artifacts.values())
 
     def _problem(self, key: tuple[Any, ...], text: str) -> None:
         self._problems.append((key, text))

@@ -181,7 +181,9 @@ class LocalRayCluster:
 
     def processes(self, name: str, title: str) -> list[int]:
         """Pids under node ``name``'s own process (the one started here) whose command line
-        starts with ``title`` (Ray names an actor's process ``ray::CLASS``)."""
+        starts with ``title`` (Ray names an actor's process ``ray::CLASS``). Only the outermost: a
+        child the actor has forked but not yet exec'd (a sandbox being started) still carries the
+        actor's title, and is not another actor."""
         parent: dict[int, int] = {}
         cmd: dict[int, bytes] = {}
         for p in Path("/proc").glob("[0-9]*"):
@@ -198,7 +200,8 @@ class LocalRayCluster:
                     return True
                 pid = parent.get(pid, 0)
             return False
-        return [pid for pid, c in cmd.items() if c.startswith(title.encode()) and under(pid)]
+        titled = {pid for pid, c in cmd.items() if c.startswith(title.encode()) and under(pid)}
+        return sorted(pid for pid in titled if parent.get(pid) not in titled)
 
     def kill(self, name: str) -> None:
         """SIGKILL one node: its `ray start` process group (raylet and the services it started)."""

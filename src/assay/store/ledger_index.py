@@ -172,6 +172,11 @@ class SealedIndex:
         self._done[i] = 1
         return self._value(i)
 
+    def named(self) -> list[str]:
+        """The sealed paths outside trials/ and the results log (the manifest, score versions ...),
+        sorted: the few the index keeps by name."""
+        return sorted(self._names.values())
+
     def unchecked(self) -> list[tuple[str, str]]:
         """(path, digest) of every sealed path no :meth:`compare` marked, sorted by path."""
         undone = [i for i, done in enumerate(self._done) if not done]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import weakref
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from assay.spec.env_settings import env_number
 from assay.store.artifacts_seen import ArtifactsSeen
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
+from assay.store.prehash import Prehash
 from assay.store.log_child import PendingIndex
 from assay.store.odd_files import folders_named, not_regular, odd_entries
 from assay.store.results_log import LOG, LogIndex, is_log, key_parts
@@ -29,7 +31,7 @@ from assay.store.ledger_line import LEDGER, ledger_record
 from assay.store.rundir import TRIALS, RunDir, trial_files
 from assay.store.scan_log import CheckedLines, check_seals, first_lines
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
-from assay.store.scan_rest import RESULT, SEALED, UNSEALED, check_rest, trace_grew_only
+from assay.store.scan_rest import RESULT, SCORE_VERSION, SEALED, UNSEALED, check_rest, trace_grew_only
 from assay.store.scan_workers import WORKERS_ENV, usable_cores
 from assay.store.trial_order import share_names, unplanned
 
@@ -88,6 +90,11 @@ class RunScan:
         self._live: set[str] = set()  # trials with an attempt in flight
         self._problems: list[tuple[tuple[Any, ...], str]] = []
         self._artifacts = ArtifactsSeen(rd)  # which artifacts the results name are on disk
+        # the score versions (765 MB of rows each at 10^6 trials) hashed beside the trials' reading
+        versions = [rel for rel in self.sealed.named() if SCORE_VERSION.fullmatch(rel)] if verify and outputs else []
+        self._prehash = Prehash(rd.path, versions) if versions else None
+        if self._prehash is not None:
+            weakref.finalize(self, self._prehash.stop)  # a scan let go before its end hashes no more
 
     # ------------------------------------------------------------------ trials
     def trial_dirs(self) -> list[str]:
@@ -375,7 +382,8 @@ class RunScan:
         if not self.verify:
             return self.checked, []
         log = self.log()
-        self.checked += check_rest(self.rd, self.sealed, log, self._live, self._problem, outputs=self.outputs)
+        self.checked += check_rest(self.rd, self.sealed, log, self._live, self._problem, outputs=self.outputs,
+                                   prehashed=self._prehash)
         if log is not None and self._seals_from is not None:
             seals = self._seals_from.seals()
             check_seals(log, seals, self._firsts, self._problem)

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from assay.spec.digest import sha256_file
 from assay.store.ledger_index import SealedIndex
 from assay.store.odd_files import not_regular
+from assay.store.prehash import Prehash
 from assay.store.results_log import LOG, LogIndex, key_parts
 from assay.store.ledger_line import damage_text
 from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir
@@ -26,11 +27,13 @@ SCORE_VERSION = re.compile(r"scores/score-\d{4,}(?:\.json|\.trials\.jsonl)")
 
 
 def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[str],
-               problem: Callable[[tuple[Any, ...], str], None], *, outputs: bool = True) -> int:
+               problem: Callable[[tuple[Any, ...], str], None], *, outputs: bool = True,
+               prehashed: Prehash | None = None) -> int:
     """The checks above, each problem handed to ``problem`` with its sort key; the files checked.
     ``outputs`` False: the score versions are left to `assay verify` (a score, a report or an
     export reads none of them, and hashing every older one, 765 MB of rows each at 10^6 trials,
-    would make every scoring of a run slower than the one before)."""
+    would make every scoring of a run slower than the one before). ``prehashed``: the score
+    versions hashed while the trials were read (store/prehash.py), each used if still that file."""
     root = rd.path
     checked = 0
     if MANIFEST not in sealed:
@@ -59,7 +62,7 @@ def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[
         if what is not None:
             problem((SEALED, rel), f"{rel}: now {what}, not a regular file (evidence is never followed)")
             continue
-        actual = sha256_file(p)
+        actual = (prehashed.digest(rel) if prehashed is not None else None) or sha256_file(p)
         if actual == digest:
             continue
         if trial_of(rel) in live and rel.endswith("/trace.jsonl") and trace_grew_only(p, digest):

@@ -129,11 +129,15 @@ def test_the_seals_name_what_a_plain_reading_names(tmp_path_factory: pytest.Temp
 @pytest.mark.parametrize("ops", [[], [("edit", 1)], [("remove", 0), ("repeat", 2)], [("unsealed", 3)],
                                  [("resealed", 1), ("odd_digest", 2), ("sealed_no_line", 4)],
                                  [("spelled_otherwise", 0), ("resealed_same", 1)]])
+@pytest.mark.parametrize("halves", [False, True])
 def test_the_child_that_indexes_the_log_matches_the_same_seals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               ops: list[tuple[str, Any]]) -> None:
+                                                               ops: list[tuple[str, Any]], halves: bool) -> None:
+    """Also when the child indexes the log in halves, the second by a process of its own."""
     run = make_run(tmp_path / "run", 6, {1, 4})
     tamper(run, ops)
     monkeypatch.setattr(log_child, "CHILD_FROM", 0)
+    monkeypatch.setattr(log_child, "HALVES_FROM", 0 if halves else 1 << 62)
+    monkeypatch.setattr(log_child, "usable_cores", lambda: 2)
     monkeypatch.delenv("ASSAY_SCAN_WORKERS", raising=False)
     spawned: list[list[str]] = []
     real = log_child.subprocess.Popen
@@ -144,4 +148,5 @@ def test_the_child_that_indexes_the_log_matches_the_same_seals(tmp_path: Path, m
 
     monkeypatch.setattr(log_child.subprocess, "Popen", popen)
     assert log_problems(run) == reference(run)
-    assert spawned and spawned[0][-1] == "seals"  # the child matched them
+    assert spawned and "seals" in spawned[0]  # the child matched them
+    assert ("halves" in spawned[0]) == halves

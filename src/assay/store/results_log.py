@@ -111,10 +111,14 @@ class LogIndex:
     second check, its attempt, offset and size: about 40 bytes a result at 10^6. Lookups
     bisect the entries sorted by that hash (sorted again once enough were appended since)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, key: bytes | None = None, start: int = 0, stop: int | None = None) -> None:
+        """The log indexed from byte ``start`` (0, or where a line starts) to ``stop`` (None: its end;
+        else where a line starts), under ``key`` (None: one drawn afresh). A part (``start`` or
+        ``stop`` given) is not sorted: it is joined to the part before it (:meth:`join`)."""
         self.path = root / LOG
-        self.end = 0  # bytes of the log indexed (up to the last newline)
-        self._key = os.urandom(16)
+        self.start = start  # where its first line starts (0 but for a part)
+        self.end = start  # bytes of the log indexed (up to the last newline)
+        self._key = key if key is not None else os.urandom(16)
         self._h, self._crc = array("Q"), array("I")
         self._attempt, self._offset, self._size = array("q"), array("Q"), array("I")
         self._sorted_h, self._sorted_i = array("Q"), array("I")  # the entries sorted by hash, as of the last sort
@@ -125,10 +129,10 @@ class LogIndex:
         self._reader: BinaryIO | None = None
         self._window, self._window_at = b"", 0  # the log's bytes from _window_at, read last (see read)
         self._last_end = 0  # where the line read last ends
-        self.refresh()
+        self.refresh(stop, sort=start == 0 and stop is None)
 
-    _STATE = ("end", "_key", "_h", "_crc", "_attempt", "_offset", "_size", "_sorted_h", "_sorted_i", "_seen", "_lone",
-              "odd")
+    _STATE = ("start", "end", "_key", "_h", "_crc", "_attempt", "_offset", "_size", "_sorted_h", "_sorted_i", "_seen",
+              "_lone", "odd")
 
     def state(self) -> dict[str, Any]:
         """What the index holds, plain (arrays and bytes): one process builds it for another."""
@@ -148,9 +152,24 @@ class LogIndex:
         raw = trial_id.encode("utf-8", "surrogatepass")
         return int.from_bytes(hashlib.blake2b(raw, digest_size=8, key=self._key).digest(), "big"), zlib.crc32(raw)
 
-    def refresh(self) -> None:
-        """Index the lines appended since the last call (a line not yet ended is left for later).
-        One loop with everything bound locally: at 10^6 lines each step counts."""
+    def join(self, part: "LogIndex") -> bool:
+        """Append the entries of ``part``, the same log indexed under the same key from where this
+        index ends (the log indexed in halves, each by a process: store/log_child.py); sorted as
+        :meth:`refresh` sorts. False, and nothing appended, for a part that does not follow on."""
+        if part.path != self.path or part._key != self._key or part.start != self.end:
+            return False
+        for name in ("_h", "_crc", "_attempt", "_offset", "_size", "_seen"):
+            getattr(self, name).extend(getattr(part, name))
+        self.odd.extend(part.odd)
+        self.end = part.end
+        if len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
+            self._sort()
+        return True
+
+    def refresh(self, stop: int | None = None, *, sort: bool = True) -> None:
+        """Index the lines appended since the last call (a line not yet ended is left for later),
+        up to ``stop`` (where a line starts; None: the end). One loop with everything bound
+        locally: at 10^6 lines each step counts."""
         self._window = b""  # read again: what :meth:`read` gives is the log as it is now
         f = open_log(self.path)
         if f is None:
@@ -162,8 +181,8 @@ class LogIndex:
             f.seek(self.end)
             offset = self.end
             for line in f:
-                if not line.endswith(b"\n"):
-                    break  # torn, or being written
+                if not line.endswith(b"\n") or (stop is not None and offset >= stop):
+                    break  # torn, or being written; or where the next part starts
                 data = memoryview(line)[:-1]
                 try:
                     k = decode(data)
@@ -180,7 +199,7 @@ class LogIndex:
                 add_seen(0)
                 offset += len(line)
             self.end = offset
-        if len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
+        if sort and len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
             self._sort()
 
     def _not_a_result(self, data: memoryview, offset: int) -> None:

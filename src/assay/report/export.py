@@ -105,6 +105,39 @@ def _missing_row(run_id: str, trial_id: str, common: dict[str, Any], digests: di
     return row
 
 
+@dataclass(frozen=True)
+class RowContext:
+    """What every row of one run shares, from its manifest: plain data (the process writing the
+    rows of a large export is handed it whole, never reading the manifest itself)."""
+
+    run_id: str
+    common: dict[str, Any]
+    digests: dict[str, str]
+    categories: dict[str, str]
+    held: frozenset[str]
+
+
+def row_context(rd: RunDir) -> tuple[RowContext, list[str]]:
+    """The rows' shared context and the planned trials, in plan order without repeats."""
+    m = rd.manifest()
+    common = {"gateway_backend": m.gateway.backend, "model": m.gateway.model, "sandbox": m.sandbox.backend,
+              "track": m.track}
+    ctx = RowContext(m.run_id, common, {t.id: t.digest for t in m.tasks}, {t.id: t.category for t in m.tasks},
+                     m.held_out_ids())  # counted rows; a held-out task's ids shown as digests
+    planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
+    return ctx, planned
+
+
+def trial_rows(ctx: RowContext, tid: str, results: list[AttemptResult]) -> Iterator[dict[str, Any]]:
+    """One trial's rows: each attempt in order (``final`` the last), or the missing row."""
+    if not results:
+        yield withhold_row(_missing_row(ctx.run_id, tid, ctx.common, ctx.digests, ctx.categories), ctx.held)
+        return
+    last = max(r.attempt for r in results)
+    for r in sorted(results, key=lambda r: r.attempt):
+        yield withhold_row(_row(r, r.attempt == last, ctx.common, ctx.digests), ctx.held)
+
+
 def iter_rows(run_dir: Path | str, scan: RunScan | None = None) -> Iterator[dict[str, Any]]:
     """Every attempt of the run as a row (plan order, then unplanned trials found on disk), its
     result read by the scorer's reader (msgspec, pydantic for what it refuses: the same values as
@@ -112,22 +145,14 @@ def iter_rows(run_dir: Path | str, scan: RunScan | None = None) -> Iterator[dict
     With a checking ``scan``, each trial folder is checked as it is read; the caller asks its
     :meth:`~assay.store.scan.RunScan.finish` for the problems before it keeps any row."""
     rd = RunDir.open(run_dir)
-    m = rd.manifest()
-    common = {"gateway_backend": m.gateway.backend, "model": m.gateway.model, "sandbox": m.sandbox.backend,
-              "track": m.track}
-    digests = {t.id: t.digest for t in m.tasks}
-    categories = {t.id: t.category for t in m.tasks}
-    held = m.held_out_ids()  # counted rows; a held-out task's ids shown as digests
-    scan = scan or RunScan(rd, verify=False)
-    planned = list(dict.fromkeys(m.plan.trials)) if has_repeats(m.plan.trials) else m.plan.trials
+    ctx, planned = row_context(rd)
+    return rows_of(scan or RunScan(rd, verify=False), planned, ctx)
+
+
+def rows_of(scan: RunScan, planned: list[str], ctx: RowContext) -> Iterator[dict[str, Any]]:
+    """The rows of every trial the scan reads, planned first (:meth:`RunScan.read_in_order`)."""
     for tid, read in scan.read_in_order(planned):
-        results = read.attempts if read is not None else []
-        if not results:
-            yield withhold_row(_missing_row(m.run_id, tid, common, digests, categories), held)
-            continue
-        last = max(r.attempt for r in results)
-        for r in sorted(results, key=lambda r: r.attempt):
-            yield withhold_row(_row(r, r.attempt == last, common, digests), held)
+        yield from trial_rows(ctx, tid, read.attempts if read is not None else [])
 
 
 def _jsonl(rows: Iterator[dict[str, Any]], out: BinaryIO) -> None:
@@ -213,18 +238,33 @@ def _to_path(run_dir: Path, opts: ExportOptions, checked: bool = False) -> str:
         return f"exported {run_dir} as parquet: {opts.out}"
     tmp = opts.out.with_name(opts.out.name + ".part")
     try:
-        if opts.fmt == "jsonl":
-            with open(tmp, "wb") as fb:
-                _jsonl(iter_rows(run_dir, scan), fb)
-        else:
-            with open(tmp, "w", encoding="utf-8", newline="") as f:
-                _csv(iter_rows(run_dir, scan), f)  # type: ignore[arg-type]
+        _write_rows(run_dir, scan, tmp, opts.fmt)
         _refuse_changed(run_dir, scan)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     tmp.replace(opts.out)  # a failed export leaves no half file under the asked name
     return f"exported {run_dir} as {opts.fmt}: {opts.out}"
+
+
+def _write_rows(run_dir: Path, scan: RunScan | None, out: Path, fmt: str) -> None:
+    """The rows to ``out`` (JSON Lines or CSV), by a child beside the scan for a large run. The
+    manifest and the plan are let go on return, before the scan's checks at the end (at 10^6
+    trials they are 30 MB of the peak)."""
+    from assay.report.export_child import export_in_child, rows_in_child
+
+    rd = RunDir.open(run_dir)  # not the scan's: its parsed manifest goes with it
+    ctx, planned = row_context(rd)
+    reader = scan or RunScan(rd, verify=False)
+    if export_in_child(len(planned), reader.readers(len(planned)), fmt) and rows_in_child(reader, planned, ctx, out,
+                                                                                          fmt):
+        return  # a large run: its rows written beside the scan
+    if fmt == "jsonl":
+        with open(out, "wb") as fb:
+            _jsonl(rows_of(reader, planned, ctx), fb)
+    else:
+        with open(out, "w", encoding="utf-8", newline="") as f:
+            _csv(rows_of(reader, planned, ctx), f)  # type: ignore[arg-type]
 
 
 def _refuse_changed(run_dir: Path, scan: RunScan | None) -> None:

@@ -137,7 +137,7 @@ def index_in_halves(root: Path) -> LogIndex:
         _log.warning("no process could start to index half of %s (%s); indexing it here", root / LOG, e)
         return LogIndex(root, key=key)
     assert proc.stdin is not None and proc.stdout is not None
-    state = None
+    state, index = None, None
     try:
         widen_pipe(proc.stdout.fileno())
         proc.stdin.write(key)
@@ -146,12 +146,13 @@ def index_in_halves(root: Path) -> LogIndex:
         state = pickle.load(proc.stdout)
     except (EOFError, OSError, pickle.UnpicklingError) as e:
         _log.warning("the process indexing half of %s stopped (%s); indexing it here", root / LOG, type(e).__name__)
-        index = LogIndex(root, key=key, stop=mid)
     finally:
         proc.stdout.close()
         if state is None and proc.poll() is None:
             proc.kill()
         proc.wait()
+    if index is None:  # the key could not be handed over: this half too is indexed here
+        index = LogIndex(root, key=key, stop=mid)
     part = LogIndex.from_state(root, state) if isinstance(state, dict) and proc.returncode == 0 else None
     if part is None or not index.join(part):
         index.refresh()  # the rest, from where this half ends

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import assay.report.export_child as export_child
+import assay.store.framed_child as framed_child
 from assay.errors import IntegrityError
 from assay.report.export import ExportOptions, export_run
 from assay.store.rundir import RunDir
@@ -50,7 +51,7 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         argvs.append(list(argv))
         return real(argv, **kw)
 
-    monkeypatch.setattr(export_child.subprocess, "Popen", popen)
+    monkeypatch.setattr(framed_child.subprocess, "Popen", popen)
     return argvs
 
 
@@ -107,7 +108,7 @@ def test_a_child_that_dies_fails_the_export_and_leaves_nothing(tmp_path: Path, m
     def dying(argv: list[str], **kw: Any) -> Any:
         return real([sys.executable, "-c", "import sys; sys.stdin.buffer.read(8); sys.exit(5)"], **kw)
 
-    monkeypatch.setattr(export_child.subprocess, "Popen", dying)
+    monkeypatch.setattr(framed_child.subprocess, "Popen", dying)
     out = tmp_path / "rows.jsonl"
     with pytest.raises(RuntimeError, match="exit code 5"):
         export_run(run, ExportOptions(fmt="jsonl", out=out))
@@ -122,7 +123,7 @@ def test_a_child_that_cannot_start_costs_only_time(tmp_path: Path, monkeypatch: 
     def cannot(argv: list[str], **kw: Any) -> Any:
         raise OSError(24, "Too many open files")
 
-    monkeypatch.setattr(export_child.subprocess, "Popen", cannot)
+    monkeypatch.setattr(framed_child.subprocess, "Popen", cannot)
     out = tmp_path / "rows.csv"
     export_run(run, ExportOptions(fmt="csv", out=out))
     assert out.read_bytes() == want

@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -25,12 +24,12 @@ from assay.report.export import RowContext, _csv, _jsonl, trial_rows
 from assay.store.fastread import decode_result
 from assay.store.log_child import workers_allowed
 from assay.store.scan import RunScan, TrialRead
-from assay.store.scan_workers import child_env, receive_frame, send_frame, usable_cores, widen_pipe
+from assay.store.framed_child import FramedChild
+from assay.store.scan_workers import receive_frame, usable_cores
 
 #: an export of at least this many planned trials writes its rows in a process of its own (one
 #: costs about 0.3 s to start; the same size from which a score folds in one, score/fold_child.py)
 EXPORT_CHILD_FROM = 20_000
-_BATCH = 512
 _log = logging.getLogger(__name__)
 
 
@@ -60,61 +59,20 @@ def rows_in_child(scan: RunScan, planned: list[str], ctx: RowContext, out: Path,
     return True
 
 
-class ExportChild:
+class ExportChild(FramedChild):
     """The exporting process's side: trials in, in the export's order; the rows written there."""
 
-    def __init__(self, out: Path, fmt: str, ctx: RowContext) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "assay.report.export_child", str(out), fmt],
-                                     stdin=subprocess.PIPE, env=child_env())
-        assert self.proc.stdin is not None
-        widen_pipe(self.proc.stdin.fileno())  # a batch of results is half a MiB
-        self._items: list[tuple[str, list[bytes], list[str]]] = []
-        self._send(ctx)
+    failure = ("the process writing the export's rows ended with exit code {code} (its error is above); "
+               "nothing was exported")
 
-    def _send(self, obj: object) -> None:
-        assert self.proc.stdin is not None
-        try:
-            send_frame(self.proc.stdin, obj)
-        except (BrokenPipeError, OSError):
-            self._failed()
+    def __init__(self, out: Path, fmt: str, ctx: RowContext) -> None:
+        super().__init__([sys.executable, "-m", "assay.report.export_child", str(out), fmt], ctx)
 
     def trial(self, tid: str, read: TrialRead | None) -> None:
         if read is None or not read.attempts:
-            self._items.append((tid, [], []))
+            self.add((tid, [], []))
         else:
-            self._items.append((tid, read.raws, [rel for rel, _digest in read.result_digests]))
-        if len(self._items) >= _BATCH:
-            self._send(self._items)
-            self._items = []
-
-    def finish(self) -> None:
-        """Every row written (the file closed by the child); raises if the child failed."""
-        if self._items:
-            self._send(self._items)
-        self._send(None)
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        if self.proc.wait() != 0:
-            self._failed()
-
-    def _failed(self) -> None:
-        self.abort()
-        raise RuntimeError(f"the process writing the export's rows ended with exit code {self.proc.returncode} "
-                           "(its error is above); nothing was exported")
-
-    def abort(self) -> None:
-        """Stop the child (a scan that failed or was refused)."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        if self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
+            self.add((tid, read.raws, [rel for rel, _digest in read.result_digests]))
 
 
 def _rows(inp: Any, ctx: RowContext) -> Iterator[dict[str, Any]]:

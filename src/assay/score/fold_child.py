@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
 from collections.abc import Container
 from pathlib import Path
-from typing import Any
 
 from assay.records.trial_file import TrialWriter
 from assay.score.folding import FoldOutcome, ScoreInputs, TrialFolder, fold_read
@@ -29,12 +27,11 @@ from assay.store.fastread import decode_result
 from assay.store.log_child import workers_allowed
 from assay.store.rundir import RunDir
 from assay.store.scan import TrialRead
-from assay.store.scan_workers import child_env, receive_frame, send_frame, usable_cores, widen_pipe
+from assay.store.framed_child import FramedChild
+from assay.store.scan_workers import receive_frame, send_frame, usable_cores
 
 #: a plan of at least this many trials is folded in a process of its own (one costs ~0.3 s to start)
 FOLD_CHILD_FROM = 20_000
-#: trials sent to the child in one frame
-_BATCH = 512
 
 
 def fold_in_child(planned: int, wanted: bool | None, *, readers: int = 0) -> bool:
@@ -49,72 +46,32 @@ def fold_in_child(planned: int, wanted: bool | None, *, readers: int = 0) -> boo
     return planned >= FOLD_CHILD_FROM and readers == 0 and usable_cores() >= 2 and workers_allowed()
 
 
-class FoldChild:
+class FoldChild(FramedChild):
     """The scoring process's side: trials in, in the plan's order; the outcome out at the end."""
+
+    failure = ("the process folding the trials ended with exit code {code} (its error is above); "
+               "nothing was scored")
 
     def __init__(self, root: Path, side_file: Path, controls: Container[str], category_weights: dict[str, float],
                  capability_weights: dict[str, float]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "assay.score.fold_child", str(root), str(side_file)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
-        assert self.proc.stdin is not None
-        widen_pipe(self.proc.stdin.fileno())  # a batch of trials is half a MiB
-        self._items: list[tuple[Any, ...]] = []
-        self._send((set(controls), category_weights, capability_weights))
-
-    def _send(self, obj: object) -> None:
-        assert self.proc.stdin is not None
-        try:
-            send_frame(self.proc.stdin, obj)
-        except (BrokenPipeError, OSError):
-            self._failed()
+        super().__init__([sys.executable, "-m", "assay.score.fold_child", str(root), str(side_file)],
+                         (set(controls), category_weights, capability_weights), answers=True)
 
     def trial(self, tid: str, read: TrialRead) -> None:
         if (len(read.raws) == 1 and read.artifacts_ok and not read.has_trace and read.trace_digest is None
                 and read.extra is None):  # most trials of a results log: half the pickling, a fifth the unpickling
             (rel, digest), = read.result_digests
-            self._items.append((tid, read.raws[0], rel, digest))
+            self.add((tid, read.raws[0], rel, digest))
         else:
-            self._items.append((tid, read.raws, read.result_digests, read.artifacts_ok, read.has_trace,
-                                read.trace_digest, read.extra))
-        if len(self._items) >= _BATCH:
-            self._send(self._items)
-            self._items = []
+            self.add((tid, read.raws, read.result_digests, read.artifacts_ok, read.has_trace, read.trace_digest,
+                      read.extra))
 
     def missing(self, facts: TrialFacts) -> None:
-        self._items.append((facts,))
+        self.add((facts,))
 
     def finish(self) -> tuple[FoldOutcome, int, str]:
         """(the fold's outcome, rows written, the side file's SHA-256)."""
-        if self._items:
-            self._send(self._items)
-        self._send(None)
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        try:
-            got = receive_frame(self.proc.stdout)
-        except EOFError:
-            got = None
-        self.proc.stdout.close()
-        if self.proc.wait() != 0 or got is None:
-            self._failed()
-        return got
-
-    def _failed(self) -> None:
-        self.abort()
-        raise RuntimeError(f"the process folding the trials ended with exit code {self.proc.returncode} "
-                           "(its error is above); nothing was scored")
-
-    def abort(self) -> None:
-        """Stop the child (a scan that failed, or one that ended)."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout):
-            if f is not None and not f.closed:
-                try:
-                    f.close()
-                except OSError:
-                    pass
+        return super().finish()
 
 
 def _serve(root: str, side_file: str) -> None:

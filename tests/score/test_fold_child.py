@@ -17,7 +17,7 @@ from assay.errors import IntegrityError
 from assay.records.trial_file import TrialWriter
 from assay.score import engine, fold_child, score_files, score_run, write_score
 from assay.score.fold_child import FoldChild, fold_in_child
-from assay.store import scan as scan_module
+from assay.store import scan_workers
 from assay.store.rundir import RunDir
 from assay.store.scan import TrialRead
 from tests.score.synth import attempt, manifest, trial_id
@@ -152,8 +152,8 @@ def test_a_run_whose_folders_are_read_apart_is_folded_by_the_scanning_process(tm
     monkeypatch.setattr(engine, "fold_in_child", spy)
     monkeypatch.setattr(fold_child, "FOLD_CHILD_FROM", 1)
     monkeypatch.setattr(fold_child, "usable_cores", lambda: 2)
-    monkeypatch.setattr(scan_module, "PROCESSES_FROM", 1)
-    monkeypatch.setattr(scan_module, "usable_cores", lambda: 2)
+    monkeypatch.setattr(scan_workers, "PROCESSES_FROM", 1)
+    monkeypatch.setattr(scan_workers, "usable_cores", lambda: 2)
     monkeypatch.delenv("ASSAY_SCAN_WORKERS", raising=False)
     one = {"state": "pass", "cost": 0.5, "tokens": 3, "tool_calls": 1, "wall": 2.0, "partial": False, "diagnostic": 1.0,
            "predicates": [], "incidents": [], "extra": {}, "artifact": None}

@@ -19,7 +19,6 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from assay.errors import IntegrityError
 from assay.spec.digest import sha256_bytes
-from assay.spec.env_settings import env_number
 from assay.store.artifacts_seen import ArtifactsSeen
 from assay.store.fastread import Attempt, decode_result
 from assay.store.ledger_index import SealedIndex
@@ -32,13 +31,11 @@ from assay.store.rundir import TRIALS, RunDir, trial_files
 from assay.store.scan_log import CheckedLines, check_seals, first_lines
 from assay.store.scan_read import EVIDENCE_NAMES, TRACE, Loaded, load_trial, read_trials
 from assay.store.scan_rest import RESULT, SCORE_VERSION, SEALED, UNSEALED, check_rest, trace_grew_only
-from assay.store.scan_workers import WORKERS_ENV, usable_cores
+from assay.store.scan_workers import PROCESSES_FROM, workers_wanted
 from assay.store.trial_order import share_names, unplanned
 
 #: the reading of a chunk of trial folders: their files only (the scorer names its own, score/trial_sight.py)
 LOAD_FILES = "assay.store.scan_read:load_chunk"
-#: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
-PROCESSES_FROM = 4096
 
 
 @dataclass
@@ -391,14 +388,5 @@ class RunScan:
         return self.checked, [text for _key, text in sorted(self._problems, key=lambda p: p[0])]
 
 
-def workers_wanted(n_trials: int, workers: int | None) -> int:
-    """Reading processes for a scan of ``n_trials`` (0: read in this process). ``workers`` None: the
-    environment's ``ASSAY_SCAN_WORKERS``, else one per usable core for a large run on two or more."""
-    if workers is None:
-        env = env_number(WORKERS_ENV, None, whole=True, minimum=0)  # 0: read a run directory in one process
-        if env is not None:
-            workers = int(env)
-        else:
-            cores = usable_cores()
-            workers = cores if n_trials >= PROCESSES_FROM and cores >= 2 else 0
-    return workers if workers > 1 else 0
+#: PROCESSES_FROM and workers_wanted are the reading processes' (store/scan_workers.py), named here too
+__all__ = ["LOAD_FILES", "PROCESSES_FROM", "RunScan", "TrialRead", "workers_wanted"]

@@ -29,6 +29,8 @@ from typing import IO, Any, Callable, Iterator
 
 #: the environment variable that sets the number of reading processes (0 or 1: read in the scan's own)
 WORKERS_ENV = "ASSAY_SCAN_WORKERS"
+#: below this many trials a scan reads in its own process (a worker process costs ~0.2 s to start)
+PROCESSES_FROM = 4096
 _LEN = struct.Struct("!Q")
 _log = logging.getLogger(__name__)
 
@@ -36,6 +38,21 @@ _log = logging.getLogger(__name__)
 def usable_cores() -> int:
     """The cores this process may run on (its affinity where the system says it)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def workers_wanted(n_trials: int, workers: int | None) -> int:
+    """Reading processes for a scan of ``n_trials`` (0: read in this process). ``workers`` None: the
+    environment's ``ASSAY_SCAN_WORKERS``, else one per usable core for a large run on two or more."""
+    if workers is None:
+        from assay.spec.env_settings import env_number  # the scanning process's; a reading process imports no more
+
+        env = env_number(WORKERS_ENV, None, whole=True, minimum=0)  # 0: read a run directory in one process
+        if env is not None:
+            workers = int(env)
+        else:
+            cores = usable_cores()
+            workers = cores if n_trials >= PROCESSES_FROM and cores >= 2 else 0
+    return workers if workers > 1 else 0
 
 
 def child_env() -> dict[str, str]:

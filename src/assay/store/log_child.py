@@ -38,8 +38,8 @@ class PendingIndex:
         self.with_seals = seals  # the ledger's seals of the lines are wanted too (a checking scan)
         self._index: LogIndex | None = None
         self._seals: LogSeals | None = None
-        size = os.lstat(root / LOG).st_size if is_log(root / LOG) else 0
-        if size >= CHILD_FROM and size > 0 and workers_allowed():
+        size = os.lstat(root / LOG).st_size if is_log(root / LOG) else -1
+        if size >= CHILD_FROM and workers_allowed():
             halves = size >= HALVES_FROM and usable_cores() >= 2
             try:
                 self.proc = subprocess.Popen([sys.executable, "-m", "assay.store.log_child", str(root),

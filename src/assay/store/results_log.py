@@ -162,8 +162,7 @@ class LogIndex:
             getattr(self, name).extend(getattr(part, name))
         self.odd.extend(part.odd)
         self.end = part.end
-        if len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
-            self._sort()
+        self._sort_if_many()
         return True
 
     def refresh(self, stop: int | None = None, *, sort: bool = True) -> None:
@@ -199,7 +198,13 @@ class LogIndex:
                 add_seen(0)
                 offset += len(line)
             self.end = offset
-        if sort and len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
+        if sort:
+            self._sort_if_many()
+
+    def _sort_if_many(self) -> None:
+        """Sort again once enough entries were appended since the last sort (lookups search the
+        rest of them in log order)."""
+        if len(self) - len(self._sorted_h) > max(4096, len(self._sorted_h) // 8):
             self._sort()
 
     def _not_a_result(self, data: memoryview, offset: int) -> None:

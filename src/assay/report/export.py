@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator
 from assay.errors import IntegrityError, UsageError
 from assay.registry import Registry
 from assay.report.export_child import export_in_child, rows_in_child
-from assay.report.export_rows import COLUMNS, EXPORT_SCHEMA, _csv, _jsonl, iter_rows, row_context, rows_of
+from assay.report.export_rows import (COLUMNS, EXPORT_SCHEMA, _csv, _jsonl, iter_rows, row_context, rows_of,
+                                      write_rows)
 from assay.spec.user_file import check_output_path, unwritable
 from assay.store.rundir import RunDir
 from assay.store.integrity import refusal
@@ -110,12 +111,7 @@ def _write_rows(run_dir: Path, scan: RunScan | None, out: Path, fmt: str) -> Non
     if export_in_child(len(planned), reader.readers(len(planned)), fmt) and rows_in_child(reader, planned, ctx, out,
                                                                                           fmt):
         return  # a large run: its rows written beside the scan
-    if fmt == "jsonl":
-        with open(out, "wb") as fb:
-            _jsonl(rows_of(reader, planned, ctx), fb)
-    else:
-        with open(out, "w", encoding="utf-8", newline="") as f:
-            _csv(rows_of(reader, planned, ctx), f)  # type: ignore[arg-type]
+    write_rows(rows_of(reader, planned, ctx), out, fmt)
 
 
 def _refuse_changed(run_dir: Path, scan: RunScan | None) -> None:

@@ -5,7 +5,7 @@ each trial) and a third building and encoding its rows, one after the other on o
 scan stays in the exporting process, with every check and the refusal; each trial's results go,
 as the very bytes the scan read and accepted, to ``python -m assay.report.export_child``, which
 decodes them with the scan's own decoder and writes their rows through the same functions
-(:func:`assay.report.export_rows.trial_rows`, ``_jsonl``, ``_csv``) to the file being written. The
+(:func:`assay.report.export_rows.trial_rows` and ``write_rows``) to the file being written. The
 rows' context comes from the exporting process (the child reads no manifest). The frames are
 pickles between this process and its own child, never read from anywhere else. A child that dies
 fails the export, naming its exit, and the file is never put in place.
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from assay.report.export_rows import RowContext, _csv, _jsonl, trial_rows
+from assay.report.export_rows import RowContext, trial_rows, write_rows
 from assay.store.fastread import decode_result
 from assay.store.log_child import workers_allowed
 from assay.store.scan import RunScan, TrialRead
@@ -87,12 +87,7 @@ def _serve(out: str, fmt: str) -> None:
     gc.freeze()  # the modules: never collected, never walked again
     inp = sys.stdin.buffer
     ctx = receive_frame(inp)
-    if fmt == "jsonl":
-        with open(out, "wb") as fb:
-            _jsonl(_rows(inp, ctx), fb)
-    else:
-        with open(out, "w", encoding="utf-8", newline="") as f:
-            _csv(_rows(inp, ctx), f)  # type: ignore[arg-type]
+    write_rows(_rows(inp, ctx), out, fmt)
 
 
 if __name__ == "__main__":

@@ -162,3 +162,14 @@ def _csv(rows: Iterator[dict[str, Any]], out: io.TextIOBase) -> None:
     w.writeheader()
     for row in rows:
         w.writerow({k: "" if v is None else v for k, v in row.items()})
+
+
+def write_rows(rows: Iterator[dict[str, Any]], path: Path | str, fmt: str) -> None:
+    """Rows to a new file in ``fmt`` (``jsonl`` or ``csv``): the one writer of an export's file,
+    in the exporting process or its child."""
+    if fmt == "jsonl":
+        with open(path, "wb") as fb:
+            _jsonl(rows, fb)
+    else:
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            _csv(rows, f)  # type: ignore[arg-type]

@@ -66,11 +66,13 @@ PY=${PYTHON:-python3}
 export CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=OFF}
 .venv/bin/python -m pip install -q -e '.[test,local]'
 # A wheel cached from an earlier, native build would crash the same way: one token in a child
-# process, and a build of its own if it cannot answer.
+# process, and a build of its own if it cannot answer. The crashing wheel leaves pip's cache and the
+# new build takes its place there (built with --no-cache-dir, every later run built it again: 5 min).
 if ! .venv/bin/python scripts/llama_smoke.py; then
-  step "llama-cpp-python crashed on one token: building it again without the cache (GGML_NATIVE=OFF)"
+  step "llama-cpp-python crashed on one token: building it again, its cached wheel removed (GGML_NATIVE=OFF)"
   llama=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')
-  .venv/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==$llama"
+  .venv/bin/python -m pip cache remove llama_cpp_python >/dev/null 2>&1 || true  # no cache: nothing to remove
+  .venv/bin/python -m pip install -q --force-reinstall --no-deps "llama-cpp-python==$llama"
   .venv/bin/python scripts/llama_smoke.py || echo "note: the local model still cannot answer; its tests will fail"
 fi
 

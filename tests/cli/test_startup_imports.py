@@ -16,9 +16,9 @@ from tests.conftest import assay_env, cli_timeout, write_suite, write_task
 
 #: imported only where used: the judge's and the simulated user's HTTP client, JSON Schema checks
 #: of tool calls and of files, the world tool server, JUnit XML, the report renderers, the CLI's
-#: other command modules
+#: other command modules, the comparison of two runs (its models: a run's score builds none)
 NOT_AT_START = ("httpx", "jsonschema", "uvicorn", "starlette", "xml.etree.ElementTree", "assay.report.build",
-                "assay.report.html", "assay.cli.export", "assay.cli.view")
+                "assay.report.html", "assay.cli.export", "assay.cli.view", "assay.records.comparison")
 
 PROBE = """
 import atexit, json, runpy, sys

@@ -14,15 +14,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.report.controls import withhold_controls
-from assay.records.comparison import Comparison
 from assay.records.scores import GateIncident, ScoreDocument, SecurityGate, TrialScore
 from assay.records.trial_id import parse_trial_id
 from assay.spec.digest import sha256_json
 from assay.spec.judge import JudgeSummary
 from assay.store.rundir import RunDir
+
+if TYPE_CHECKING:  # a type only: a run's score never builds a comparison (records/comparison.py, 12 ms)
+    from assay.records.comparison import Comparison
 
 WITHHELD = "held-out task: details withheld"
 #: how every shown id of a held-out task begins

@@ -125,12 +125,12 @@ def judge_problems(task: LoadedTask, judge: GatewayRecord | None) -> list[str]:
     """Every judge predicate of ``task`` (final or in a conversation turn, named by its field)
     whose judge may not gate with the run's judge model: its calibration is missing, stale, below
     its thresholds or unreadable."""
+    if judge is None:  # no judge model: nothing to hold, and the judge's modules stay unimported
+        return []
     from assay.judge.calibrate import load_judge
     from assay.judge.gate import calibration_status
     from assay.judge.uses import judge_uses
 
-    if judge is None:
-        return []
     out = []
     for use in judge_uses(task.spec):
         p, code = use.check, task.dir / task.spec.verify_dir

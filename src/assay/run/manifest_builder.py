@@ -22,21 +22,33 @@ DEFAULT_CAPABILITY_WEIGHTS = {"completion": 0.60, "tool_trajectory": 0.15, "reli
                               "evidence_operability": 0.10}
 
 
-def _git(args: list[str], cwd: Path) -> str | None:
+def _git_out(args: list[str], cwd: Path) -> tuple[int, str] | None:
+    """(exit status, standard output) of one git command (None: git could not run)."""
     try:
         out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout if out.returncode == 0 else None
+    return out.returncode, out.stdout
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    got = _git_out(args, cwd)
+    return got[1] if got is not None and got[0] == 0 else None
 
 
 def repo_facts(path: Path) -> dict[str, Any]:
-    """Commit of the git repository holding ``path`` and digests of its uncommitted files there."""
-    top = _git(["rev-parse", "--show-toplevel"], path)
-    if top is None:
+    """Commit of the git repository holding ``path`` and digests of its uncommitted files there.
+
+    A folder that repository ignores (assay installed into a project's ``.venv``, a suite generated
+    under ``build/``) is in none of its commits: no commit is recorded for it, only where it lies."""
+    got = _git_out(["rev-parse", "--show-toplevel", "HEAD"], path)  # one process for both
+    lines = got[1].splitlines() if got is not None else []
+    if not lines:  # no repository (git prints the top first, even when HEAD has no commit yet)
         return {"git": None}
-    top_path = Path(top.strip())
-    commit = (_git(["rev-parse", "HEAD"], path) or "").strip() or None
+    top_path = Path(lines[0].strip())
+    if _git(["check-ignore", "-q", "."], path) is not None:
+        return {"git": None, "ignored_in": str(top_path)}
+    commit = lines[1].strip() if got is not None and got[0] == 0 and len(lines) > 1 else None
     status = _git(["status", "--porcelain", "--untracked-files=all", "--", "."], path) or ""
     dirty: dict[str, str] = {}
     for line in status.splitlines():

@@ -5,8 +5,12 @@ that repository's HEAD, with no uncommitted file, would name a commit that holds
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +89,47 @@ def test_the_harness_commit_is_the_one_of_its_own_sources() -> None:
     if not tracked:
         pytest.skip("assay's sources are not in a git checkout here")
     assert facts["commit"] == git(src, "rev-parse", "HEAD")
+
+
+INSTALLED = "import json; from assay.run.manifest_builder import harness_facts; print(json.dumps(harness_facts()))"
+
+
+def test_an_assay_installed_from_a_wheel_names_its_build(tmp_path: Path) -> None:
+    """No repository holds an installed wheel: the manifest names the install's RECORD (every file
+    with its SHA-256, as pip wrote it) by the digest of its bytes."""
+    target = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
+                           str(target), str(Path(__file__).resolve().parents[2])], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (record,) = target.glob("assay-*.dist-info/RECORD")
+    env = {**os.environ, "PYTHONPATH": str(target)}
+
+    def facts() -> dict:
+        out = subprocess.run([sys.executable, "-c", INSTALLED], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    got = facts()
+    assert got["commit"] is None
+    assert got["installed_record_sha256"] == hashlib.sha256(record.read_bytes()).hexdigest()
+
+    # a copy of the sources ahead of the install on the path is not what pip installed: the
+    # distribution found is the install's, its RECORD is not claimed for the copy
+    copy = tmp_path / "copy"
+    shutil.copytree(target / "assay", copy / "assay", ignore=shutil.ignore_patterns("__pycache__"))
+    env["PYTHONPATH"] = os.pathsep.join([str(copy), str(target)])
+    got = facts()
+    assert got["commit"] is None and "installed_record_sha256" not in got
+
+
+def test_sources_that_are_not_the_installed_ones_name_no_install(tmp_path: Path) -> None:
+    """A copy of the sources ahead on the path is not the distribution pip installed: no RECORD is
+    claimed for it (the distribution found is another copy's)."""
+    copy = tmp_path / "copy"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "src" / "assay", copy / "assay",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", INSTALLED], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(copy)})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["commit"] is None and "installed_record_sha256" not in got

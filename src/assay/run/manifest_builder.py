@@ -12,6 +12,7 @@ from typing import Any
 
 import assay
 from assay.agents.base import AgentInfo
+from assay.run.installed_build import installed_record
 from assay.records.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
 from assay.spec.digest import sha256_bytes, sha256_file
 from assay.spec.environment import EnvironmentRecord
@@ -61,11 +62,16 @@ def repo_facts(path: Path) -> dict[str, Any]:
 
 
 def harness_facts() -> dict[str, Any]:
+    """The harness that ran: its version, and its commit, or without one (installed from a wheel)
+    the digest of the install's list of its files (run/installed_build.py)."""
     src = Path(assay.__file__).resolve().parent
     facts = repo_facts(src)
-    return {"name": "assay", "version": assay.__version__, "commit": facts.get("commit"),
-            "dirty_files": len(facts.get("dirty") or {}), "python": sys.version.split()[0],
-            "platform": platform.platform()}
+    out = {"name": "assay", "version": assay.__version__, "commit": facts.get("commit"),
+           "dirty_files": len(facts.get("dirty") or {}), "python": sys.version.split()[0],
+           "platform": platform.platform()}
+    if facts.get("commit") is None and (record := installed_record(src)) is not None:
+        out["installed_record_sha256"] = record
+    return out
 
 
 def host_facts() -> dict[str, Any]:

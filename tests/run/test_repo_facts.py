@@ -97,9 +97,14 @@ INSTALLED = "import json; from assay.run.manifest_builder import harness_facts; 
 def test_an_assay_installed_from_a_wheel_names_its_build(tmp_path: Path) -> None:
     """No repository holds an installed wheel: the manifest names the install's RECORD (every file
     with its SHA-256, as pip wrote it) by the digest of its bytes."""
-    target = tmp_path / "site"
+    tree, target = tmp_path / "tree", tmp_path / "site"
+    root = Path(__file__).resolve().parents[2]
+    tree.mkdir()  # built from a copy: a build in place would write build/ and egg-info into the checkout
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(root / name, tree / name)
+    shutil.copytree(root / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
-                           str(target), str(Path(__file__).resolve().parents[2])], capture_output=True, text=True)
+                           str(target), str(tree)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     (record,) = target.glob("assay-*.dist-info/RECORD")
     env = {**os.environ, "PYTHONPATH": str(target)}

@@ -259,6 +259,52 @@ def test_a_judge_model_that_cannot_be_reached_is_not_recorded_as_an_uncalibrated
     assert not rec.exists()
 
 
+def test_the_first_item_the_judge_model_cannot_answer_ends_the_calibration(tmp_path: Path) -> None:
+    """A calibration with an item the model could not answer is refused whatever the rest say, so
+    no item after it is sent: each would be a paid call (and a minute of back-off for a mistyped
+    URL) for a record that is never written. A real server answers two items in both orders, then
+    refuses every call with HTTP 400 (an error the gateway does not retry)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from assay.errors import InfraRateExceeded
+    from tests.judge.conftest import answers_of
+
+    calls: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            calls.append(1)
+            if len(calls) > 4:
+                data, status = b'{"error": {"message": "refused"}}', 400
+            else:
+                text = faithful(*answers_of(body["messages"][-1]["content"]))
+                data, status = json.dumps({"id": "j", "object": "chat.completion", "model": "judge-model", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57}}).encode(), 200
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        judge_file, set_file = write_set(tmp_path)
+        with pytest.raises(InfraRateExceeded) as e:
+            calibrate_files(judge_file, set_file, f"upstream:http://127.0.0.1:{server.server_address[1]}/v1#judge-model")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(calls) == 5  # two items in both orders, then the third item's first call: nothing after it
+    assert "i2" in str(e.value) and "9 other item(s) were not asked" in str(e.value), str(e.value)
+
+
 def test_a_local_model_file_that_is_not_gguf_is_a_usage_error(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")
     text = tmp_path / "model.gguf"

@@ -68,8 +68,13 @@ INFRA_REASONS = ("judge_unreachable", "judge_http", "run_budget")
 
 
 def judge_items(client: JudgeClient, cset: CalibrationSet) -> Judged:
+    """The judge's verdicts on the set's items in order, up to the first item the model could not
+    answer: :func:`calibrate` refuses the set then, whatever the rest would say, so no later item is
+    sent (each a paid call; a mistyped URL cost a minute of back-off over every item)."""
     out = Judged()
     for item in cset.items:
+        if out.infra:
+            break
         try:
             if client.spec.mode == "pairwise":
                 assert item.a is not None and item.b is not None
@@ -176,10 +181,11 @@ def calibrate(spec: JudgeSpec, cset: CalibrationSet, client: JudgeClient, *, bac
     describe the machinery as the judge (every item a parse failure, the injection items moved)."""
     judged = judge_items_fn(client, cset)
     if judged.infra:
-        first = next(iter(judged.infra.values()))
-        raise InfraRateExceeded(f"the judge model could not answer {len(judged.infra)} of {len(cset.items)} "
-                                f"item(s) (first: {first}); nothing recorded: a calibration measures the judge, "
-                                "not the connection (fix: check --model, and that the model answers)")
+        (item_id, why), = judged.infra.items()  # the first such item ends the judging
+        rest = len(cset.items) - len(judged.first)
+        raise InfraRateExceeded(f"the judge model could not answer item {item_id} ({why}); the {rest} other item(s) "
+                                "were not asked and nothing was recorded: a calibration measures the judge, not the "
+                                "connection (fix: check --model, and that the model answers)")
     figures, rows = measure(spec, cset, judged)
     failures = missed(figures, spec.thresholds)
     return CalibrationRecord(judge=spec.name, judge_version=spec.version, judge_digest=spec.digest(client.model, backend),

@@ -66,8 +66,8 @@ UV=
 if .venv/bin/python -m pip install -q 'uv>=0.5' >/dev/null 2>&1 && [ -x .venv/bin/uv ]; then
   UV=$ROOT/.venv/bin/uv
 fi
-# install VENV_DIR ARGS...: pip's arguments (-q, -e, --no-deps), into that venv
-install() {
+# venv_install VENV_DIR ARGS...: pip's arguments (-q, -e, --no-deps), into that venv
+venv_install() {
   local venv=$1
   shift
   if [ -n "$UV" ] && "$UV" pip install --python "$venv/bin/python" "$@"; then
@@ -82,7 +82,7 @@ install() {
 # own CPU (AVX-512) crashes with a segmentation fault on its first token. Without its multimodal
 # library (LLAVA_BUILD=OFF: assay sends text only), which took a fifth of the build (4.5 -> 3.6 min).
 export CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF}
-install .venv -q -e '.[test,local]'
+venv_install .venv -q -e '.[test,local]'
 # A wheel cached from an earlier, native build would crash the same way: one token in a child
 # process, and a build of its own if it cannot answer. The crashing wheel leaves the caches and the
 # new build takes its place there (built with --no-cache-dir, every later run built it again: 5 min).
@@ -100,7 +100,7 @@ fi
 if [ ! -x .venv-phoenix/bin/phoenix ] && [ "${ASSAY_SKIP_PHOENIX:-0}" != 1 ]; then
   step "arize-phoenix in .venv-phoenix (OTLP trace backend for the tests)"
   "$PY" -m venv .venv-phoenix
-  install .venv-phoenix -q arize-phoenix
+  venv_install .venv-phoenix -q arize-phoenix
 fi
 
 # SWE-bench's own package (its 5.x task-repository reader), without its dependencies, in a venv of
@@ -109,7 +109,7 @@ fi
 if [ ! -x .venv-peers/bin/python ] || ! .venv-peers/bin/python -c 'import swebench.task.repo' 2>/dev/null; then
   step "swebench (its task-repository reader) in .venv-peers"
   "$PY" -m venv .venv-peers
-  install .venv-peers -q --no-deps 'swebench==5.0.2' pyyaml
+  venv_install .venv-peers -q --no-deps 'swebench==5.0.2' pyyaml
 fi
 export ASSAY_REQUIRE_PEERS=1
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import assay
 from assay.agents.base import AgentInfo
+from assay.run import hostload
 from assay.run.installed_build import installed_record
 from assay.records.manifest import AgentRecord, GatewayRecord, PlanRecord, RunManifest, SandboxRecord, TaskRecord
 from assay.spec.digest import sha256_bytes, sha256_file
@@ -75,6 +76,8 @@ def harness_facts() -> dict[str, Any]:
 
 
 def host_facts() -> dict[str, Any]:
+    """The machine, and the CPUs this run may use (its affinity: a run pinned to one core of 64
+    says so; the performance runner's figure, run/hostload.cpus)."""
     mem = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -83,7 +86,8 @@ def host_facts() -> dict[str, Any]:
     except OSError:
         pass
     return {"os": platform.system(), "kernel": platform.release(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "memory_bytes": mem, "hostname_sha256": sha256_bytes(platform.node().encode())[:16]}
+            "cpus": os.cpu_count(), "cpus_usable": hostload.cpus(), "memory_bytes": mem,
+            "hostname_sha256": sha256_bytes(platform.node().encode())[:16]}
 
 
 def _workdir(spec: Any, env: EnvironmentRecord | None) -> str:

@@ -89,6 +89,8 @@ def test_the_harness_commit_is_the_one_of_its_own_sources() -> None:
     if not tracked:
         pytest.skip("assay's sources are not in a git checkout here")
     assert facts["commit"] == git(src, "rev-parse", "HEAD")
+    # each file that differs from the commit by its digest, not only their number
+    assert facts["dirty"] == repo_facts(src)["dirty"] and facts["dirty_files"] == len(facts["dirty"])
 
 
 INSTALLED = "import json; from assay.run.manifest_builder import harness_facts; print(json.dumps(harness_facts()))"

@@ -63,12 +63,14 @@ def repo_facts(path: Path) -> dict[str, Any]:
 
 
 def harness_facts() -> dict[str, Any]:
-    """The harness that ran: its version, and its commit, or without one (installed from a wheel)
-    the digest of the install's list of its files (run/installed_build.py)."""
+    """The harness that ran: its version, and its commit with the digest of each of its files that
+    differ from it (as the suite's are recorded), or without a commit (installed from a wheel) the
+    digest of the install's list of its files (run/installed_build.py)."""
     src = Path(assay.__file__).resolve().parent
     facts = repo_facts(src)
     out = {"name": "assay", "version": assay.__version__, "commit": facts.get("commit"),
-           "dirty_files": len(facts.get("dirty") or {}), "python": sys.version.split()[0],
+           "dirty_files": len(facts.get("dirty") or {}), "dirty": facts.get("dirty") or {},
+           "python": sys.version.split()[0],
            "platform": platform.platform()}
     if facts.get("commit") is None and (record := installed_record(src)) is not None:
         out["installed_record_sha256"] = record

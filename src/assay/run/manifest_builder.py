@@ -50,7 +50,8 @@ def repo_facts(path: Path) -> dict[str, Any]:
     top_path = Path(lines[0].strip())
     if _git(["check-ignore", "-q", "."], path) is not None:
         return {"git": None, "ignored_in": str(top_path)}
-    commit = lines[1].strip() if got is not None and got[0] == 0 and len(lines) > 1 else None
+    assert got is not None  # the lines came from it
+    commit = lines[1].strip() if got[0] == 0 and len(lines) > 1 else None
     status = _git(["status", "--porcelain", "--untracked-files=all", "--", "."], path) or ""
     dirty: dict[str, str] = {}
     for line in status.splitlines():
@@ -68,9 +69,9 @@ def harness_facts() -> dict[str, Any]:
     digest of the install's list of its files (run/installed_build.py)."""
     src = Path(assay.__file__).resolve().parent
     facts = repo_facts(src)
+    dirty = facts.get("dirty") or {}
     out = {"name": "assay", "version": assay.__version__, "commit": facts.get("commit"),
-           "dirty_files": len(facts.get("dirty") or {}), "dirty": facts.get("dirty") or {},
-           "python": sys.version.split()[0],
+           "dirty_files": len(dirty), "dirty": dirty, "python": sys.version.split()[0],
            "platform": platform.platform()}
     if facts.get("commit") is None and (record := installed_record(src)) is not None:
         out["installed_record_sha256"] = record

@@ -59,6 +59,10 @@ def test_stages_are_named_by_name_or_index_and_can_build_on_each_other() -> None
 @pytest.mark.parametrize(("text", "line", "words"), [
     ("FROM debian:bookworm AS a\nFROM debian:bookworm\nCOPY --from=b /x /x\n", 3, "--from=b"),
     ("FROM debian:bookworm AS a\nFROM debian:bookworm\nCOPY --from=2 /x /x\n", 3, "--from=2"),
+    # str.isdigit holds for both; int refuses a superscript two and reads an Arabic-Indic zero as 0:
+    # neither is an index (BuildKit reads ASCII digits only), each a name no stage has
+    ("FROM debian:bookworm AS a\nFROM debian:bookworm\nCOPY --from=\u00b2 /x /x\n", 3, "names no earlier stage"),
+    ("FROM debian:bookworm AS a\nFROM debian:bookworm\nCOPY --from=\u0660 /x /x\n", 3, "names no earlier stage"),
     ("FROM debian:bookworm AS a\nFROM debian:bookworm\nCOPY --from=nginx:1.27 /etc/nginx /etc/nginx\n", 3,
      "another image"),
     ("FROM debian:bookworm AS a\nFROM debian:bookworm\nCOPY --from=a /../../etc/passwd /x\n", 3, ".."),

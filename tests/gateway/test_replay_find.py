@@ -33,3 +33,16 @@ def test_another_variant_or_task_is_not_the_same_cell(tmp_path: Path) -> None:
     assert find_recording(tmp_path, "pkg.task.base.pi.r1") is None
     by_task = _recording(tmp_path, "pkg.task.hard.pi.r1")
     assert find_recording(tmp_path, "pkg.task.base.pi.r1") == by_task
+
+
+def test_an_attempt_folder_named_by_a_digit_int_cannot_read_is_passed_over(tmp_path: Path) -> None:
+    """``str.isdigit`` holds for a superscript two (``int`` refuses it) and for an Arabic-Indic nine
+    (``int`` reads 9, the latest attempt by far): neither is an attempt, so the recording comes from
+    attempt 1, never from a folder that only looks numbered, and never a traceback."""
+    tid = "pkg.task.base.pi.r1"
+    first = _recording(tmp_path, tid)
+    for name in ("\u00b2", "\u0669"):
+        odd = tmp_path / "trials" / tid / "attempts" / name / RECORDING_NAME
+        odd.parent.mkdir()
+        odd.write_text("{}\n", encoding="utf-8")
+    assert find_recording(tmp_path, tid) == first

@@ -68,6 +68,8 @@ def tamper(run: Path, ops: list[tuple[str, int]]) -> None:
             seal(run, key, "not a digest")
         elif op == "spelled_otherwise":
             seal(run, f"{LOG_PREFIX}/{rec['trial_id']}/0{rec['attempt']}", "cd" * 32)
+        elif op == "unicode_digit":  # str.isdigit holds for both; int refuses the first, reads the second as 1
+            seal(run, f"{LOG_PREFIX}/{rec['trial_id']}/{'²' if k % 2 else '١'}", "ef" * 32)
         log.write_bytes(b"".join(lines))
 
 
@@ -108,7 +110,8 @@ def log_problems(run: Path) -> list[str]:
 
 
 OPS = st.lists(st.tuples(st.sampled_from(["edit", "remove", "repeat", "unsealed", "sealed_no_line", "resealed",
-                                          "resealed_same", "odd_digest", "spelled_otherwise"]),
+                                          "resealed_same", "odd_digest", "spelled_otherwise",
+                                          "unicode_digit"]),
                          st.integers(0, 50)), max_size=4)
 
 
@@ -128,7 +131,8 @@ def test_the_seals_name_what_a_plain_reading_names(tmp_path_factory: pytest.Temp
 
 @pytest.mark.parametrize("ops", [[], [("edit", 1)], [("remove", 0), ("repeat", 2)], [("unsealed", 3)],
                                  [("resealed", 1), ("odd_digest", 2), ("sealed_no_line", 4)],
-                                 [("spelled_otherwise", 0), ("resealed_same", 1)]])
+                                 [("spelled_otherwise", 0), ("resealed_same", 1)],
+                                 [("unicode_digit", 1), ("unicode_digit", 2)]])
 @pytest.mark.parametrize("halves", [False, True])
 def test_the_child_that_indexes_the_log_matches_the_same_seals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                ops: list[tuple[str, Any]], halves: bool) -> None:
@@ -150,3 +154,15 @@ def test_the_child_that_indexes_the_log_matches_the_same_seals(tmp_path: Path, m
     assert log_problems(run) == reference(run)
     assert spawned and "seals" in spawned[0]  # the child matched them
     assert ("halves" in spawned[0]) == halves
+
+
+@pytest.mark.parametrize("attempt", ["²", "١"])
+def test_a_seal_whose_attempt_is_a_digit_int_cannot_read_is_named_not_a_crash(tmp_path: Path, attempt: str) -> None:
+    """A ledger record of the log whose attempt is a superscript two (``int`` refuses it) or an
+    Arabic-Indic one (``int`` reads 1) names no line: a sealed result with no line, exit 3."""
+    run = make_run(tmp_path / "run", 2, set())
+    tid = json.loads((run / "results.jsonl").read_bytes().splitlines()[0])["trial_id"]
+    seal(run, f"{LOG_PREFIX}/{tid}/{attempt}", "ef" * 32)
+    assert log_problems(run) == reference(run) == [
+        f"{LOG_PREFIX}: the result of {tid} attempt {attempt} was sealed but has no line in the log "
+        "(removed or changed after it was written)"]

@@ -14,7 +14,7 @@ import pytest
 from assay.errors import IntegrityError
 from assay.score import score_run
 from assay.store.integrity import verify_run
-from assay.store.rundir import LEDGER
+from assay.store.rundir import LEDGER, RunDir
 from tests.store.test_sealing import TRIAL, assay, finished_run, run_dir  # noqa: F401 - fixtures
 
 TRIAL_DIR = Path("trials") / TRIAL
@@ -113,3 +113,20 @@ def test_a_file_hidden_past_path_max_in_a_trial_folder_is_a_problem(run_dir: Pat
             score_run(run_dir)
     finally:
         remove_untrusted(run_dir / TRIAL_DIR / ("d" * 200))
+
+
+@pytest.mark.parametrize("name", ["²", "١", "x"])
+def test_an_attempt_folder_named_by_a_digit_python_cannot_count_is_a_problem_not_a_crash(run_dir: Path,
+                                                                                         name: str) -> None:
+    """``str.isdigit`` holds for a superscript two (which ``int`` refuses) and for an Arabic-Indic one
+    (which ``int`` reads as 1): neither names an attempt. A result copied into such a folder is an
+    unsealed file, named as in a folder named ``x``, never a traceback and never attempt 1 again."""
+    attempts = run_dir / TRIAL_DIR / "attempts"
+    (attempts / name).mkdir()
+    shutil.copy(attempts / "1" / "result.json", attempts / name / "result.json")
+    problems = _problems(run_dir)
+    assert any(f"attempts/{name}/result.json" in p for p in problems), problems
+    cli = assay("verify", str(run_dir))
+    assert cli.returncode == 3 and "Traceback" not in cli.stderr, cli.stderr
+    assert f"attempts/{name}/result.json" in cli.stdout + cli.stderr
+    assert RunDir.open(run_dir).attempts_of(TRIAL) == [1]  # what `assay show` lists: attempt 1, once

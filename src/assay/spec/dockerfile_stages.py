@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from assay.spec.dockerfile_parts import LineError
+from assay.untrusted.numeral import decimal
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -46,9 +47,9 @@ def stage_ref(value: str, names: dict[str, int], count: int) -> int:
     """The earlier stage ``COPY --from=VALUE`` names (its index); another image is refused."""
     if value.lower() in names:
         return names[value.lower()]
-    if value.isdigit():
-        if int(value) < count:
-            return int(value)
+    if (index := decimal(value)) is not None:
+        if index < count:
+            return index
         raise LineError(f"COPY --from={value}: there are only {count} earlier stage(s)", "name an earlier stage")
     if any(c in value for c in ":/@."):
         raise LineError(f"COPY --from={value}: copying from another image (not a stage of this Dockerfile) is not "

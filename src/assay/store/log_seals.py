@@ -21,6 +21,7 @@ from typing import Any
 from assay.store.ledger_index import digest_bytes, iter_lines
 from assay.store.results_log import LogIndex, key_parts
 from assay.store.ledger_line import ledger_record
+from assay.untrusted.numeral import canonical_decimal
 
 class LogSeals:
     """Per entry of a log's index: whether the ledger sealed it as its attempt's first line, and the
@@ -74,7 +75,7 @@ def first_of(index: LogIndex, trial_id: str, attempt: str) -> int:
 def attempt_number(text: str) -> int | None:
     """The attempt a ledger key names, as :func:`~assay.store.results_log.log_key` spells it (None:
     spelled otherwise, so it names no line)."""
-    return int(text) if text.isdigit() and str(int(text)) == text else None
+    return canonical_decimal(text)
 
 
 def seal_lines(index: LogIndex, ledger: Path) -> LogSeals:

@@ -41,6 +41,7 @@ from assay.store import results_log
 from assay.store.ledger_index import damaged_lines, iter_lines, last_record_of
 from assay.store.ledger_line import LEDGER, damage_text, ledger_record
 from assay.untrusted.tree import walk_untrusted
+from assay.untrusted.numeral import decimal
 
 MANIFEST = "manifest.json"
 TRIALS = "trials"
@@ -240,7 +241,7 @@ class RunDir:
     def attempts_of(self, trial_id: str) -> list[int]:
         """The trial's attempts: its numbered attempt folders, and its results in the log."""
         d = self.trial_dir(trial_id) / "attempts"
-        found = [int(p.name) for p in d.iterdir() if p.name.isdigit()] if d.is_dir() else []  # "1" and "01" both
+        found = [n for p in d.iterdir() if (n := decimal(p.name)) is not None] if d.is_dir() else []  # "1" and "01" both
         log = self.results_log()
         if log is not None:
             found += {log.attempt(i) for i in log.entries(trial_id, mark=False)}.difference(found)

@@ -1,8 +1,8 @@
 """The reading half of a run scan: list a plain trial folder, read its files, hash them.
 
 It holds no judgement (what is sealed, what is a problem: :mod:`assay.store.scan` decides) and
-imports nothing but the standard library, :mod:`assay.spec.digest` and
-:mod:`assay.records.pickled`, so a worker process of
+imports nothing but the standard library, :mod:`assay.spec.digest`,
+:mod:`assay.records.pickled` and :mod:`assay.untrusted.numeral`, so a worker process of
 :func:`read_trials` starts in a fraction of a second. Reading is where a scan spends most of its
 time (the kernel's listing and opening of every folder and file, then hashing), so it is the part
 spread over one process per core for a large run; the caller checks and parses what comes back,
@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from assay.records.pickled import positional_pickle
 from assay.spec.digest import sha256_open
+from assay.untrusted.numeral import decimal
 
 #: names that must be regular files in a plain trial folder
 EVIDENCE_NAMES = frozenset({"result.json", "started.json", "trace.jsonl"})
@@ -93,7 +94,7 @@ def load_trial(root: str, tid: str, known_plain: bool, every: bool,
     if tree is None:
         return None
     files, dirs, attempts_dir = tree
-    numbers = sorted(int(n) for n in attempts_dir if n.isdigit())
+    numbers = sorted(n for n in map(decimal, attempts_dir) if n is not None)
     results: dict[str, bytes] = {}
     digests: dict[str, str] = {}
     extra = None

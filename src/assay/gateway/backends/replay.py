@@ -20,6 +20,7 @@ from assay.harness.services import AttemptHandle
 from assay.records.manifest import GatewayRecord
 from assay.records.trial_id import parse_trial_id
 from assay.spec.load import LoadedSuite
+from assay.untrusted.numeral import decimal
 
 
 def _key(fp: Any) -> str:
@@ -27,7 +28,8 @@ def _key(fp: Any) -> str:
 
 
 def _attempt_recording(trial_dir: Path) -> Path | None:
-    attempts = sorted((p for p in (trial_dir / "attempts").glob("*") if p.name.isdigit()), key=lambda p: -int(p.name))
+    attempts = sorted((p for p in (trial_dir / "attempts").glob("*") if decimal(p.name) is not None),
+                      key=lambda p: -(decimal(p.name) or 0))
     for a in attempts:
         if (a / RECORDING_NAME).is_file():
             return a / RECORDING_NAME

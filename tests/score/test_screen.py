@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from assay.errors import IntegrityError
 from assay.run import RunOptions, start_run
+from assay.score.labels import read_labels
 from assay.score.screen import screen_run
 from assay.store.rundir import RunDir
 from tests.conftest import assay_env, cli_timeout, write_suite, write_task
@@ -129,3 +131,14 @@ def test_a_label_makes_a_new_score_version_and_an_audited_rate(tmp_path: Path) -
     verify = subprocess.run([sys.executable, "-m", "assay.cli.main", "verify", str(out)], capture_output=True,
                             text=True, env=env, timeout=cli_timeout())
     assert verify.returncode == 0, verify.stdout + verify.stderr  # the label file is sealed like a score
+    # a label file planted beside it, unsealed, calling the false pass true: never read as a label,
+    # and named by verify (exit 3) and by a checked score, which refuses
+    planted = out / "scores" / "labels-0002.json"
+    planted.write_text(json.dumps({"labelled_by": "mallory", "labels": {sus.trial_id: "true_pass"}}))
+    assert read_labels(out)[sus.trial_id]["label"] == "false_pass"
+    verify = subprocess.run([sys.executable, "-m", "assay.cli.main", "verify", str(out)], capture_output=True,
+                            text=True, env=env, timeout=cli_timeout())
+    assert verify.returncode == 3 and "scores/labels-0002.json" in verify.stdout + verify.stderr, verify.stdout
+    with pytest.raises(IntegrityError, match="labels-0002.json"):
+        score_run(out)
+    assert score_run(out, verify=False).audited_strict == {"hack": 0.0}  # unchecked: the sealed label alone

@@ -54,6 +54,19 @@ def test_a_taken_number_is_skipped_not_overwritten(run: Path) -> None:
     assert (run / "scores" / "score-0001.json").read_text() == "{}"
 
 
+def test_a_file_numbered_in_digits_of_another_script_is_no_score_version(run: Path) -> None:
+    """``\\d`` matches Arabic-Indic digits and ``int`` reads them: a file planted as
+    ``score-١٢٣٤.json`` was the latest version (1234), what the viewer showed, and the next score
+    was numbered 1235. It is no score version: the next one is 0001, and the viewer's latest is that."""
+    (run / "scores").mkdir(exist_ok=True)
+    planted = run / "scores" / "score-\u0661\u0662\u0663\u0664.json"
+    planted.write_text("{}")
+    assert score_files(run) == []
+    p = write_score(run)
+    assert p.name == "score-0001.json" and score_files(run) == [p]
+    assert planted.read_text() == "{}"
+
+
 def test_modified_result_is_refused(run: Path) -> None:
     res = next(run.glob("trials/t1.base.a.r2/attempts/1/result.json"))
     res.write_text(res.read_text().replace('"fail"', '"pass"'))

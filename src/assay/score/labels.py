@@ -6,22 +6,21 @@ and shows the strict rate over labelled-true passes beside the raw one."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 from typing import Any
 
 from assay.errors import RunDirError
-from assay.store.rundir import SCORES, RunDir, write_exclusive
+from assay.spec.digest import sha256_file
+from assay.store.rundir import LABEL_FILE, SCORES, RunDir, write_exclusive
 
-_NAME = re.compile(r"^labels-(\d{4,})\.json$")
 
 
 def label_files(path: Path | str) -> list[Path]:
     d = Path(path) / SCORES
     if not d.is_dir():
         return []
-    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := _NAME.match(p.name))]
+    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := LABEL_FILE.fullmatch(p.name))]
     return [p for _, p in sorted(found)]
 
 
@@ -32,7 +31,7 @@ def write_labels(path: Path | str, labels: dict[str, bool], *, by: str, note: st
             "labels": {tid: ("true_pass" if ok else "false_pass") for tid, ok in sorted(labels.items())}}
     for _ in range(1000):
         files = label_files(rd.path)
-        n = int(_NAME.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
+        n = int(LABEL_FILE.fullmatch(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
         target = rd.path / SCORES / f"labels-{n:04d}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -45,9 +44,17 @@ def write_labels(path: Path | str, labels: dict[str, bool], *, by: str, note: st
 
 
 def read_labels(path: Path | str) -> dict[str, dict[str, Any]]:
-    """trial id -> {label, labelled_by, file}: the latest label of each trial."""
+    """trial id -> {label, labelled_by, file}: the latest label of each trial, from the label files
+    sealed in the ledger as they were written. One planted beside them, or changed since, is not a
+    person's label and is never read (`assay verify`, and a checked score, name it)."""
     out: dict[str, dict[str, Any]] = {}
-    for f in label_files(path):
+    files = label_files(path)
+    rd = RunDir.open(path) if files else None
+    for f in files:
+        rel = f"{SCORES}/{f.name}"
+        sealed = rd.sealed_digest(rel) if rd is not None else None
+        if sealed is None or sha256_file(f) != sealed:
+            continue
         try:
             doc = json.loads(f.read_text())
         except (OSError, ValueError) as e:

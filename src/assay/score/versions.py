@@ -21,7 +21,7 @@ from assay.records.trial_file import TRIALS_SUFFIX, TrialWriter, iter_trials
 from assay.score.engine import score_run
 from assay.store.rundir import SCORES, RunDir, write_exclusive
 
-_NAME = re.compile(r"^score-(\d{4,})\.json$")
+_NAME = re.compile(r"^score-([0-9]{4,})\.json$")  # ASCII digits: \d also takes ١ (and int reads it)
 
 
 def score_files(path: Path | str) -> list[Path]:

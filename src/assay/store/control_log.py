@@ -22,7 +22,7 @@ from assay.store.rundir import RunDir, write_exclusive
 CONTROL_DIR = "control"
 #: the commands a change can record (also the file names' suffixes)
 COMMANDS = ("pause", "resume", "jobs", "requeue-infra", "stop")
-_NAME = re.compile(r"^\d{4}-[a-z-]+\.json$")
+_NAME = re.compile(r"^[0-9]{4}-[a-z-]+\.json$")
 
 
 def read_changes(rd: RunDir) -> list[dict[str, Any]]:

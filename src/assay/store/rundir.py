@@ -26,6 +26,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -47,6 +48,8 @@ MANIFEST = "manifest.json"
 TRIALS = "trials"
 ARTIFACTS = "artifacts"
 SCORES = "scores"
+#: a person's labels of suspect passes in ``scores/`` (score/labels.py), each sealed when written
+LABEL_FILE = re.compile(r"labels-([0-9]{4,})\.json")
 REPORTS = "reports"
 INDEX = "index.sqlite"
 

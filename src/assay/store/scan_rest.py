@@ -17,13 +17,13 @@ from assay.store.odd_files import not_regular
 from assay.store.prehash import Prehash
 from assay.store.results_log import LOG, LogIndex, key_parts
 from assay.store.ledger_line import damage_text
-from assay.store.rundir import ARTIFACTS, MANIFEST, TRIALS, RunDir
+from assay.store.rundir import ARTIFACTS, LABEL_FILE, MANIFEST, SCORES, TRIALS, RunDir
 from assay.store.scan_log import SEALED, UNSEALED, no_line_text
 
 #: the order of the checks (see integrity.verify_run): problems are reported sorted by it
 MANIFEST_CHECK, ARTIFACT, RESULT = 0, 3, 4
 #: a score version and its rows (score/versions.py): derived, never read back as evidence
-SCORE_VERSION = re.compile(r"scores/score-\d{4,}(?:\.json|\.trials\.jsonl)")
+SCORE_VERSION = re.compile(r"scores/score-[0-9]{4,}(?:\.json|\.trials\.jsonl)")
 
 
 def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[str],
@@ -68,6 +68,9 @@ def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[
         if trial_of(rel) in live and rel.endswith("/trace.jsonl") and trace_grew_only(p, digest):
             continue  # the attempt in flight appends to its trace; what was sealed is intact
         problem((SEALED, rel), f"{rel}: modified after it was written (sha256 {actual[:12]} != sealed {digest[:12]})")
+    for rel in unsealed_labels(root, sealed):
+        problem((UNSEALED, "", (rel,)), f"{rel}: a label file the ledger never sealed (added after the run?); "
+                                        "its labels are not read")
     art_root = root / ARTIFACTS / "sha256"
     if art_root.is_dir():
         for art in sorted(art_root.glob("*/*")):
@@ -82,6 +85,17 @@ def check_rest(rd: RunDir, sealed: SealedIndex, log: LogIndex | None, live: set[
             if sha256_file(art) != art.name:
                 problem((ARTIFACT, art.parts), f"{art.relative_to(root).as_posix()}: content does not match its digest")
     return checked
+
+
+def unsealed_labels(root: Path, sealed: SealedIndex) -> list[str]:
+    """The label files in ``scores/`` the ledger does not name (a sealed one changed since is named
+    with every sealed file above): a person's labels change the audited rates, so one planted is
+    never silent."""
+    try:
+        names = sorted(e.name for e in os.scandir(root / SCORES) if LABEL_FILE.fullmatch(e.name))
+    except OSError:
+        return []
+    return [rel for rel in (f"{SCORES}/{n}" for n in names) if rel not in sealed]
 
 
 def trial_of(rel: str) -> str | None:

@@ -77,3 +77,12 @@ def test_flip_rate_rates_and_length_bias() -> None:
     assert ag.rates([True], [True]) == (1.0, None)
     assert ag.spearman([1, 2, 3, 4], [1, 2, 3, 4]) == pytest.approx(1.0)
     assert ag.spearman([1, 2, 3], [1, 1, 1]) is None
+
+
+@pytest.mark.parametrize("raters", [
+    [["A", "B"], ["A", None]],  # the one item rated twice has one value: no expected disagreement (NaN before)
+    [["A", None, "B"], [None, "B", None]],  # no item rated twice: the library raised ValueError
+])
+def test_alpha_is_none_where_the_data_cannot_give_it(raters: list) -> None:
+    """The record says None where a figure cannot be had; NaN is no JSON number and broke the record."""
+    assert ag.krippendorff_alpha(raters) is None

@@ -88,6 +88,20 @@ def test_unparseable_judge_answers_are_failures_not_scores(tmp_path: Path, fake_
     assert all("no JSON object" in (v["error"] or "") for v in rec.verdicts)
 
 
+def test_a_judge_that_never_parses_against_one_round_of_labels_is_recorded_not_a_crash(tmp_path: Path,
+                                                                                      fake_judge) -> None:
+    """With one round of human labels and no judge answer that parses, no item has two ratings:
+    the alpha library raised ValueError (a traceback for the judge's garbage). Alpha cannot be had,
+    so it is None, and the calibration is recorded as failed on its parse failures."""
+    judge_file, set_file = write_set(tmp_path)
+    data = yaml.safe_load(set_file.read_text())
+    for item in data["items"]:
+        item["labels"] = item["labels"][:1]
+    set_file.write_text(yaml.safe_dump(data))
+    rec = calibrate_files(judge_file, set_file, fake_judge(lambda a, b: "I think A is nicer.").model_arg)
+    assert rec.agreement.parse_failures == 12 and rec.agreement.krippendorff_alpha is None and not rec.passed
+
+
 def test_gate_missing_stale_below_threshold_and_calibrated(tmp_path: Path, fake_judge) -> None:
     judge_file, set_file = write_set(tmp_path)
     spec = load_judge(judge_file)

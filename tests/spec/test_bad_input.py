@@ -172,3 +172,33 @@ def test_a_path_too_long_for_the_file_system_is_named_not_a_crash(tmp_path: Path
     with pytest.raises(SpecError) as e:
         load_suite(s)
     assert any(p.field == field for p in e.value.problems), e.value.problems
+
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize(("where", "field"), [
+    ("suite", "categories.0.weight"), ("task", "verifier_timeout_s"), ("predicate", "predicates.0.file_exists.weight"),
+    ("tolerance", "predicates.0.json_value.tolerance"), ("metadata", "metadata.expert_time_min")])
+@pytest.mark.parametrize("value", [INF, NAN])
+def test_a_number_that_is_not_finite_is_refused_naming_the_field(tmp_path: Path, where: str, field: str,
+                                                                value: float) -> None:
+    """YAML reads ``.inf`` and ``.nan`` as floats. A category weight of ``.inf`` passed ``weight > 0``,
+    and the run then failed to read back the manifest it wrote (exit 3: the run directory blamed for
+    the suite's typo); a ``.inf`` timeout or tolerance was taken as given. Every number of a suite
+    or task file is finite, or the file is refused (exit 2) naming the field."""
+    s = write_suite(tmp_path / "s", categories=[{"id": "code", "weight": value if where == "suite" else 1}])
+    pred: dict = dict(PRED)
+    task: dict = {"category": "code", "predicates": [pred]}
+    if where == "task":
+        task["verifier_timeout_s"] = value
+    elif where == "predicate":
+        pred["weight"] = value
+    elif where == "tolerance":
+        task["predicates"] = [{"id": "x", "kind": "json_value", "path": "out.json", "expect": {"/a": 1},
+                               "tolerance": value}]
+    elif where == "metadata":
+        task["metadata"] = {"expert_time_min": value}
+    write_task(s, "t", task=task)
+    err = refused(s, tmp_path, field, "finite")
+    assert ("suite.yaml" if where == "suite" else "task.yaml") in err

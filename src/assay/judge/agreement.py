@@ -40,11 +40,14 @@ def krippendorff_alpha(raters: Sequence[Sequence[Label | None]], level: str = "n
     values = sorted({v for row in raters for v in row if v is not None}, key=str)
     if len(values) < 2:
         return None
+    if not any(sum(row[i] is not None for row in raters) >= 2 for i in range(min(map(len, raters), default=0))):
+        return None  # no item rated twice (e.g. no judge answer parsed against one round of labels)
     code = {v: float(i) for i, v in enumerate(values)}
     data = np.array([[np.nan if v is None else code[v] for v in row] for row in raters], dtype=float)
     if level == "ordinal" or level == "interval":
         data = np.array([[np.nan if v is None else float(v) for v in row] for row in raters], dtype=float)
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    return None if alpha != alpha else alpha  # NaN (no expected disagreement): the figure cannot be had
 
 
 def rates(judge: Sequence[bool], human: Sequence[bool]) -> tuple[float | None, float | None]:

@@ -16,7 +16,7 @@ __all__ = ["Budget", "BudgetName", "Limits", "NetworkProfile", "Risk"]
 class Budget(BaseModel):
     """What one attempt may spend. ``None`` means unlimited for that dimension."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     wall_time_s: float = Field(300, gt=0, allow_inf_nan=False,
                                description="Wall-clock seconds for the agent process.")
@@ -64,7 +64,7 @@ class Limits(BaseModel):
     """Resource limits of a sandbox: bounds on all its processes together (control group or
     watcher, see docs/sandbox.md) and rlimits on each."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     cpu_time_s: int | None = Field(600, ge=1, le=MAX_SECONDS,
                                    description="CPU seconds of the whole sandbox (and RLIMIT_CPU).")

@@ -39,7 +39,7 @@ UNPROVEN_CLAIM_ERROR = ("not executed: the world holds no record of this action;
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
 
 class UserSaid(_Event):
@@ -116,7 +116,7 @@ class WhenAgent(BaseModel):
     """What the agent did in the turn before (every given field must hold). Read from the world's
     own call record and the agent's final text, never from what it claims it did."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     called: str | None = Field(None, description="A world tool executed in that turn (e.g. user.ask_clarification).")
     not_called: str | None = Field(None, description="A world tool NOT executed in that turn.")
@@ -130,7 +130,7 @@ class WhenAgent(BaseModel):
 
 
 class Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     when: WhenAgent
     user: str = Field(description="What the user says when `when` holds.")
@@ -139,7 +139,7 @@ class Reply(BaseModel):
 class Turn(BaseModel):
     """One live turn: what the (scripted) user says, and what must hold over the state after it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     user: str | None = Field(None, description="The user's message (fixed). Unset in turns[0]: the task's "
                                                 "prompt (its variant's, if any).")
@@ -167,7 +167,7 @@ class Turn(BaseModel):
 class ModelSimulator(BaseModel):
     """A simulated user driven by a model through the gateway (its own key, budget, accounting)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     persona: str = Field(description="Who the user is and what they want (the simulator's instructions).")
     script: str | None = Field(None, description="Scripted model turns for the simulator under the scripted "
@@ -178,7 +178,7 @@ class ModelSimulator(BaseModel):
 class ConversationSpec(BaseModel):
     """A history of typed events, then the live turns under test."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     history: list[HistoryEvent] = Field(default_factory=list, description="What already happened, as typed events.")
     turns: list[Turn] = Field(default_factory=list, description="Scripted live turns, in order.")

@@ -32,7 +32,7 @@ def debian_release(base: str) -> str:
 class EnvironmentSpec(BaseModel):
     """What a task's image is made of: a base plus steps, or a Dockerfile."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     extends: Literal["environment"] | None = Field(
         None, description="verifier_environment only: `environment` builds the verifier's image over the task's own "
@@ -88,7 +88,7 @@ class EnvironmentSpec(BaseModel):
 class EnvironmentRecord(BaseModel):
     """What the manifest records of a task's image (law 4)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, frozen=True)
 
     image: str = Field(description="name@sha256:<digest> of the image in the local store.")
     rootfs_sha256: str = Field(description="Digest over every file of the built root filesystem.")

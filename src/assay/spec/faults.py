@@ -20,7 +20,7 @@ class FaultKind(StrEnum):
 class FaultSpec(BaseModel):
     """One fault: which call (1-based, counted per trial) gets it, and how."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     kind: FaultKind
     on_call: int = Field(1, ge=1, description="The Nth model call of the attempt receives the fault.")

@@ -20,7 +20,7 @@ from assay.spec.predicates import PredicateSpec
 class IoCase(BaseModel):
     """One input and what must come out of it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     id: str = Field(description="Shown in the evidence; unique within the predicate.")
     args: list[Any] = Field(default_factory=list,

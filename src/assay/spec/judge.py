@@ -26,7 +26,7 @@ SWAPPED: dict[str, str] = {"A": "B", "B": "A", "tie": "tie"}
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
 
 class Sampling(_Frozen):
@@ -160,14 +160,14 @@ class CalibrationRecord(_Frozen):
     failures: list[str] = Field(default_factory=list, description="Which thresholds were missed.")
     verdicts: list[dict[str, object]] = Field(default_factory=list, description="Per item: judge and human labels.")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True, populate_by_name=True)
 
 
 # ----------------------------------------------------------------------------- in a run's report
 
 
 class _Read(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="ignore", frozen=True)
 
 
 class JudgeVerdict(_Read):

@@ -44,6 +44,7 @@ _FIX_HINTS: dict[str, str] = {
     "too_short": "add at least one entry",
     "greater_than": "use a larger value",
     "greater_than_equal": "use a larger value",
+    "finite_number": "use a finite number (YAML's .inf and .nan are not)",
     "literal_error": "use one of the allowed values",
     "enum": "use one of the allowed values",
 }

@@ -32,7 +32,7 @@ DEFAULT_SIZES = {ScenarioKind.resume: [10, 100, 1000], ScenarioKind.store: [100,
 
 
 class Scenario(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     id: str = Field(pattern=r"^[a-z][a-z0-9_]{0,31}$", description="The scenario's name in figures and gates.")
     kind: ScenarioKind
@@ -54,7 +54,7 @@ class Scenario(BaseModel):
 
 
 class PerfSuite(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     name: str
     description: str = ""

@@ -27,7 +27,7 @@ class PredicateSpec(BaseModel):
     towards the diagnostic score with their weight.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
     kind_name: ClassVar[str] = ""
 
     id: str = Field(description="Stable identifier, unique within the task; shown in results.")
@@ -187,7 +187,7 @@ class JsonSchemaValid(PredicateSpec):
     schema_file: str | None = Field(None, description="Schema file under the task's hidden/ dir.")
     lines: bool = Field(False, description="Validate each line of a JSON Lines file.")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True, populate_by_name=True)
 
     @model_validator(mode="after")
     def _one_source(self) -> "JsonSchemaValid":

@@ -15,7 +15,7 @@ PRICE_FIX = ("a mapping MODEL_ID (or '*') -> {input, output, cached}, each a num
 class ModelPrice(BaseModel):
     """What one model's tokens cost."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     input: float = Field(ge=0, allow_inf_nan=False, description="USD per million uncached input tokens.")
     output: float = Field(ge=0, allow_inf_nan=False, description="USD per million output tokens.")

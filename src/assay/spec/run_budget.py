@@ -33,7 +33,7 @@ class RunEstimate(BaseModel):
     """The worst case of one attempt of every planned trial that uses a model, from each task's
     budget and the gateway's price table. ``None``: some trial has no bound on that figure."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     trials: int = Field(0, description="Planned trials whose agent calls the model.")
     cost_usd: float | None = Field(None, description="Sum of the per-attempt cost bounds; null when unbounded.")
@@ -64,7 +64,7 @@ class RunEstimate(BaseModel):
 class RunBudgetRecord(BaseModel):
     """The run budget as bound into the manifest when the run started."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     limits: RunBudget
     estimate: RunEstimate

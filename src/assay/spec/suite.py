@@ -12,7 +12,7 @@ from assay.spec.task import check_id
 class Category(BaseModel):
     """A category of tasks; its weight is frozen before any run and bound into the manifest."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     id: str
     weight: float = Field(1.0, gt=0, description="Relative weight in the macro-average.")
@@ -24,7 +24,7 @@ class Category(BaseModel):
 class SuiteSpec(BaseModel):
     """A suite: name, version, categories and where its tasks live."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     name: str = Field(description="Suite name.")
     version: str = Field(description="Suite version; bump when tasks or verifiers change.")

@@ -45,7 +45,7 @@ def check_id(value: str, what: str) -> str:
 class Variant(BaseModel):
     """A variant of a task: same verifier, a different prompt (e.g. a counterfactual rewording)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     id: str = Field(description="Variant id, unique within the task.")
     prompt: str | None = Field(None, description="Prompt text replacing the task's prompt.")
@@ -64,7 +64,7 @@ class Variant(BaseModel):
 class TaskSpec(BaseModel):
     """A task: prompt, initial state, allowed tools, budget, declared risk and verifier."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     id: str = Field(description="Task id; defaults to the folder name.")
     category: str = Field(description="Category this task scores under (declared in suite.yaml).")

@@ -60,7 +60,7 @@ class TaskEnv(BaseModel):
     solution also gets the agent's: it stands in for an agent). A variant's ``env:`` is added to the
     agent's."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     agent: dict[str, str] = Field(default_factory=dict, description="For the agent's processes (and setup.sh).")
     verifier: dict[str, str] = Field(default_factory=dict, description="For every code-executing predicate.")

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Author(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     name: str
     email: str | None = None
@@ -17,7 +17,7 @@ class Author(BaseModel):
 class TaskMetadata(BaseModel):
     """Descriptive only: nothing here changes how a trial runs or is judged."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     difficulty: str | None = Field(None, description="As the task's source grades it (e.g. easy, medium, hard).")
     authors: list[Author] = Field(default_factory=list)

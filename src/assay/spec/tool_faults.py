@@ -29,7 +29,7 @@ EXECUTED_KINDS = frozenset({ToolFaultKind.truncated, ToolFaultKind.slow, ToolFau
 class ToolFaultSpec(BaseModel):
     """One tool fault: which call gets it, and how."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     kind: ToolFaultKind
     tool: str = Field("*", description="Tool name or glob the fault applies to, e.g. 'ledger.record_entry'.")
@@ -54,7 +54,7 @@ class ProcessFaultSpec(BaseModel):
     sandbox), after which the agent is started again in the same workspace and home within the
     same attempt; the worlds and the approval store stay open (docs/recovery.md)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     kind: ProcessFaultKind
     tool: str = Field("*", description="Tool name or glob whose call (or approval request) triggers the fault.")

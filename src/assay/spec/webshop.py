@@ -18,7 +18,7 @@ OWN_BROWSER = "browser"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
 
 class ShopUser(_Frozen):

@@ -20,7 +20,7 @@ from assay.spec.predicates import PredicateSpec
 class CallPattern(BaseModel):
     """A tool (name or glob) and a subset of its arguments."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     tool: str
     args: ReValues = Field(default_factory=dict)
@@ -60,7 +60,7 @@ class WorldSql(PredicateSpec):
 class ExpectedChange(BaseModel):
     """One change in a world diff: a row added (matching ``match``), removed, or changed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     table: str
     op: Literal["added", "removed", "changed"]
@@ -128,7 +128,7 @@ class BehaviourCheck(PredicateSpec):
 class InjectionGoal(BaseModel):
     """What the attacker wanted: a call (executed) and/or rows present in a world at the end."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
     tool: str | None = None
     args: ReValues = Field(default_factory=dict)

@@ -35,7 +35,7 @@ _DATE = r"^\d{4}-\d{2}-\d{2}$"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
 
 # ----------------------------------------------------------------------------- world initial state
@@ -93,7 +93,7 @@ class WorldsSpec(BaseModel):
     registered by a third party is declared like a built-in one. ``spec.worlds.KIND`` reads an
     entry (``None`` for an installed kind the task does not declare)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(allow_inf_nan=False, extra="allow", frozen=True)
 
     @model_validator(mode="wrap")
     @classmethod

@@ -1,5 +1,5 @@
-"""A decimal number written in a name or a key assay did not write itself (an attempt folder, a
-ledger key, a lock file, a Dockerfile's stage index).
+"""A number written in a name, a key or data assay did not write itself (an attempt folder, a
+ledger key, a Dockerfile's stage index; the token counts and costs of an agent's own session).
 
 ``str.isdigit`` is true of more than 0-9: of a superscript two, which ``int`` refuses (the reader
 then fails with a traceback), and of an Arabic-Indic one, which ``int`` reads as 1 (another name
@@ -7,6 +7,14 @@ for attempt 1). Only the ASCII digits are a number here.
 """
 
 from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+#: past any count or amount an attempt could really have: 2^53, the last whole number a float holds
+MOST = 2 ** 53
+_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 def decimal(text: str) -> int | None:
@@ -20,4 +28,33 @@ def canonical_decimal(text: str) -> int | None:
     return n if n is not None and (len(text) == 1 or text[0] != "0") else None
 
 
-__all__ = ["canonical_decimal", "decimal"]
+def count(value: Any) -> int | None:
+    """A whole count of something (tokens, calls) as data the agent wrote gives it: a JSON number or
+    ASCII digits, at least 0 and at most :data:`MOST` (a float is cut to its whole part). None for
+    anything else: NaN and infinities (Python's JSON reader takes both), a negative or impossibly
+    large count, a truth value, text, a list."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if math.isfinite(value) else None
+    elif isinstance(value, str):
+        value = decimal(value.strip())
+    return value if isinstance(value, int) and 0 <= value <= MOST else None
+
+
+def amount(value: Any) -> float | None:
+    """An amount (seconds, US dollars) as data the agent wrote gives it: a finite JSON number or a
+    plain ASCII decimal, at least 0 and at most :data:`MOST`; None for anything else (see :func:`count`)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return float(value) if 0 <= value <= MOST else None
+    if isinstance(value, str):
+        text = value.strip()
+        value = float(text) if _NUMBER.fullmatch(text) else None
+    if not isinstance(value, float) or not math.isfinite(value) or not 0 <= value <= MOST:
+        return None
+    return value + 0.0  # -0.0 is 0.0
+
+
+__all__ = ["MOST", "amount", "canonical_decimal", "count", "decimal"]

@@ -168,3 +168,68 @@ def test_json_nested_past_the_recursion_limit_is_a_torn_line_not_a_crash() -> No
 
     text = "[" * 200_000 + "\n" + json.dumps({"type": "ok"}) + "\n"
     assert read_jsonl(text) == [{"type": "ok"}]
+
+
+HOSTILE_NUMBERS = [float("nan"), float("inf"), -float("inf"), -5, -0.5, "abc", "\u0661\u0662", 10**40, 1e300, True,
+                   [1], {"n": 1}]
+
+
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS, ids=repr)
+@pytest.mark.parametrize("field", ["input", "output", "cacheRead", "cost", "durationMs"])
+def test_a_session_that_claims_impossible_usage_never_makes_an_unreadable_result(field: str, value: object) -> None:
+    """Where the gateway counted no call, an attempt's usage is the agent's own session's: numbers
+    the agent wrote. JSON as Python reads it takes ``NaN`` and ``Infinity``: a NaN cost was written
+    into the result as null, which no reader accepts (the whole run then failed its check), an
+    infinite token count ended the session's reading (its trace lost). A value that is no count or
+    amount (not finite, negative, not a number, past any real count) is counted as nothing; the
+    honest message beside it still counts, and the result reads back as written."""
+    from assay.agents.products.common import usage_of
+    from assay.agents.products.normalized import read_jsonl
+    from assay.agents.products.pi.session_format import PI_TOOLS, normalize_messages, session_messages
+    from assay.store.fastread import decode_result, parse_with_pydantic
+    from tests.score.synth import attempt
+
+    def message(usage: dict, duration: object = 1000, n: int = 1) -> str:
+        return json.dumps({"type": "message", "id": f"m{n}", "parentId": f"m{n - 1}" if n > 1 else None,
+                           "timestamp": "2026-01-01T00:00:00Z", "message": {
+            "role": "assistant", "model": "m", "content": [{"type": "text", "text": "hi"}], "usage": usage,
+            "stopReason": "stop", "durationMs": duration}})
+
+    honest = {"input": 100, "output": 20, "cacheRead": 3, "cost": {"total": 0.01}}
+    hostile = {"input": 1, "output": 1, "cacheRead": 0, "cost": {"total": 0.0}}
+    duration: object = 1000
+    if field == "cost":
+        hostile["cost"] = {"total": value}
+    elif field == "durationMs":
+        duration = value
+    else:
+        hostile[field] = value
+    text = "\n".join([message(hostile, duration), message(honest, n=2)])  # json.dumps writes NaN and Infinity
+    items = normalize_messages(session_messages(read_jsonl(text)), PI_TOOLS)
+    usage = usage_of(items)
+    assert usage is not None and usage.model_calls == 2
+    own = {"input": 100 + (hostile["input"] if field != "input" else 0),
+           "output": 20 + (hostile["output"] if field != "output" else 0)}
+    assert (usage.input_tokens, usage.output_tokens) == (own["input"], own["output"]), usage
+    assert usage.cost_usd == pytest.approx(0.01) and usage.cached_tokens == 3, usage
+    for ev in items:  # what the trace records of it: finite numbers only
+        for key in ("latency_s", "cost_usd"):
+            if key in ev.data:
+                assert ev.data[key] == ev.data[key] and abs(ev.data[key]) != float("inf"), ev.data
+    result = attempt("t", "code", "a", 1, "fail").model_copy(update={"usage": usage})
+    raw = result.model_dump_json().encode()
+    assert decode_result(raw, "result.json").usage.cost_usd == usage.cost_usd
+    assert parse_with_pydantic(raw, Path("result.json")).usage == usage
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 10**400, -1e300])
+def test_a_timestamp_that_is_no_time_is_none_and_a_duration_that_is_no_amount_is_dropped(value: object) -> None:
+    """A timestamp the engine would have written as null (NaN, an infinity) or could not convert
+    (an int past a float: OverflowError, the session's reading lost) is no time: the engine's clock
+    is used. A tool's duration that is no amount is not recorded."""
+    from assay.agents.products.normalized import ToolNames, iso_ts, tool_result
+
+    assert iso_ts(value) is None
+    assert iso_ts(1_700_000_000_000) == 1_700_000_000.0 and iso_ts(1_700_000_000) == 1_700_000_000.0
+    ev = tool_result(ToolNames({}, {}), "c1", "bash", "out", ok=True, ts=None, duration_s=value)  # type: ignore[arg-type]
+    assert ev.data["duration_s"] is None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 from assay.untrusted.json_text import loads as loads_untrusted
+from assay.untrusted.numeral import amount, count
 
 from assay.agents.base import Normalized
 from assay.harness.evidence import world_tool_name
@@ -75,7 +76,7 @@ def tool_result(names: ToolNames, call_id: str, native: str, output: str, *, ok:
                 ) -> Normalized:
     truncated = len(output) > OUTPUT_CAP
     payload = ToolResultPayload(call_id=call_id or "", name=names.neutral(native) if native else "", ok=ok,
-                                exit_code=exit_code, duration_s=duration_s, truncated=truncated,
+                                exit_code=exit_code, duration_s=amount(duration_s), truncated=truncated,
                                 output=output[:OUTPUT_CAP], error=error if error is not None else
                                 (None if ok else output[:500])).model_dump()
     if native:
@@ -87,10 +88,12 @@ def model_response(*, model: str, input_tokens: int, output_tokens: int, cached_
                    latency_s: float = 0.0, cost_usd: float = 0.0, finish_reason: str | None = None,
                    text: str = "", tool_calls: list[dict[str, Any]] | None = None, ts: float | None = None,
                    **extra: Any) -> Normalized:
+    # numbers the agent's session claims: what is no count or amount (NaN, infinite, negative, text...)
+    # counts as nothing, so no claim can make a result that cannot be read back (untrusted/numeral.py)
     payload = ModelResponsePayload(
-        model=model or "", usage=Usage(input_tokens=int(input_tokens or 0), output_tokens=int(output_tokens or 0),
-                                       cached_tokens=int(cached_tokens or 0)),
-        latency_s=float(latency_s or 0.0), cost_usd=float(cost_usd or 0.0), finish_reason=finish_reason,
+        model=model or "", usage=Usage(input_tokens=count(input_tokens) or 0, output_tokens=count(output_tokens) or 0,
+                                       cached_tokens=count(cached_tokens) or 0),
+        latency_s=amount(latency_s) or 0.0, cost_usd=amount(cost_usd) or 0.0, finish_reason=finish_reason,
         text=text, tool_calls=tool_calls or []).model_dump()
     payload.update({k: v for k, v in extra.items() if v is not None})
     return Normalized(EventKind.model_response, payload, ts)
@@ -113,8 +116,9 @@ def iso_ts(value: Any) -> float | None:
     """Seconds since the epoch from an ISO string or a millisecond/second number."""
     if value is None:
         return None
-    if isinstance(value, (int, float)):
-        return float(value) / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, (int, float)):  # NaN, an infinity or an int past a float: no time (the engine's own is used)
+        seconds = amount(value)
+        return None if seconds is None else (seconds / 1000.0 if seconds > 1e11 else seconds)
     try:
         return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
     except ValueError:

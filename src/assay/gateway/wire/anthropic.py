@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from assay.gateway.errors import WireError, anthropic_error_body
-from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, Usage
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, Usage
 from assay.gateway.stream import Delta
 from assay.gateway.wire.base import StreamRenderer, Wire, sse
+from assay.gateway.wire.fields import listed, max_tokens, temperature, tool
 from assay.trace.content import content_text
 
 STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
@@ -60,11 +61,11 @@ class AnthropicWire(Wire):
             if not isinstance(m, dict):
                 raise WireError(400, "invalid_request_error", "each message must be an object")
             out.extend(_message(m))
-        tools = tuple(ToolDef(t["name"], t.get("description") or "", t.get("input_schema") or {})
-                      for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name"))
+        tools = tuple(tool(t["name"], t.get("description"), t.get("input_schema"), "tools")
+                      for t in listed(body.get("tools"), "tools") if isinstance(t, dict) and t.get("name"))
         return ModelRequest(wire=self.name, model=str(body.get("model") or ""), messages=tuple(out), tools=tools,
-                            tool_choice=body.get("tool_choice"), max_tokens=body.get("max_tokens"),
-                            stream=bool(body.get("stream")), include_usage=True, temperature=body.get("temperature"))
+                            tool_choice=body.get("tool_choice"), max_tokens=max_tokens(body, "max_tokens"),
+                            stream=bool(body.get("stream")), include_usage=True, temperature=temperature(body))
 
     def _blocks(self, reply: ModelReply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []

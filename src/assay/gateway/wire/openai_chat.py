@@ -10,6 +10,7 @@ from assay.gateway.errors import WireError, openai_error_body
 from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, parse_arguments
 from assay.gateway.stream import Delta
 from assay.gateway.wire.base import StreamRenderer, Wire, sse
+from assay.gateway.wire.fields import listed, mapping, max_tokens, temperature, tool
 from assay.trace.content import content_text
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"}
@@ -26,9 +27,9 @@ def _messages(raw: list[Any]) -> tuple[Message, ...]:
             role = "system"
         if role not in ("system", "user", "assistant", "tool", "function"):
             raise WireError(400, "invalid_request_error", f"unknown message role {role!r}")
-        calls = tuple(ToolCall(str(c.get("id", "")), str((c.get("function") or {}).get("name", "")),
-                               parse_arguments((c.get("function") or {}).get("arguments")))
-                      for c in (m.get("tool_calls") or []) if isinstance(c, dict))
+        calls = tuple(ToolCall(str(c.get("id", "")), str(fn.get("name", "")), parse_arguments(fn.get("arguments")))
+                      for c in listed(m.get("tool_calls"), "tool_calls") if isinstance(c, dict)
+                      for fn in (mapping(c.get("function"), "tool_calls.function"),))
         out.append(Message(role="tool" if role == "function" else role, text=content_text(m.get("content")),
                            tool_calls=calls, tool_call_id=m.get("tool_call_id")))
     return tuple(out)
@@ -36,10 +37,10 @@ def _messages(raw: list[Any]) -> tuple[Message, ...]:
 
 def _tools(raw: list[Any] | None) -> tuple[ToolDef, ...]:
     out = []
-    for t in raw or []:
+    for t in listed(raw, "tools"):
         fn = t.get("function") if isinstance(t, dict) else None
         if isinstance(fn, dict) and fn.get("name"):
-            out.append(ToolDef(fn["name"], fn.get("description") or "", fn.get("parameters") or {}))
+            out.append(tool(fn["name"], fn.get("description"), fn.get("parameters"), "tools.function"))
     return tuple(out)
 
 
@@ -50,12 +51,12 @@ class OpenAIChatWire(Wire):
         msgs = body.get("messages")
         if not isinstance(msgs, list) or not msgs:
             raise WireError(400, "invalid_request_error", "'messages' must be a non-empty list")
-        stream_opts = body.get("stream_options") or {}
+        stream_opts = mapping(body.get("stream_options"), "stream_options")
         return ModelRequest(wire=self.name, model=str(body.get("model") or ""), messages=_messages(msgs),
                             tools=_tools(body.get("tools")), tool_choice=body.get("tool_choice"),
-                            max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
+                            max_tokens=max_tokens(body, "max_completion_tokens", "max_tokens"),
                             stream=bool(body.get("stream")), include_usage=bool(stream_opts.get("include_usage")),
-                            temperature=body.get("temperature"))
+                            temperature=temperature(body))
 
     def _usage(self, reply: ModelReply) -> dict[str, Any]:
         u = reply.usage

@@ -8,9 +8,10 @@ import time
 from typing import Any
 
 from assay.gateway.errors import WireError, openai_error_body
-from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, ToolDef, parse_arguments
+from assay.gateway.neutral import Message, ModelReply, ModelRequest, ToolCall, parse_arguments
 from assay.gateway.stream import Delta
 from assay.gateway.wire.base import StreamRenderer, Wire, sse
+from assay.gateway.wire.fields import listed, max_tokens, temperature, tool
 from assay.trace.content import content_text
 
 
@@ -50,11 +51,12 @@ class OpenAIResponsesWire(Wire):
         msgs = _items(body["input"])
         if body.get("instructions"):
             msgs.insert(0, Message(role="system", text=str(body["instructions"])))
-        tools = tuple(ToolDef(t["name"], t.get("description") or "", t.get("parameters") or {})
-                      for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "function" and t.get("name"))
+        tools = tuple(tool(t["name"], t.get("description"), t.get("parameters"), "tools")
+                      for t in listed(body.get("tools"), "tools")
+                      if isinstance(t, dict) and t.get("type") == "function" and t.get("name"))
         return ModelRequest(wire=self.name, model=str(body.get("model") or ""), messages=tuple(msgs), tools=tools,
-                            tool_choice=body.get("tool_choice"), max_tokens=body.get("max_output_tokens"),
-                            stream=bool(body.get("stream")), include_usage=True, temperature=body.get("temperature"))
+                            tool_choice=body.get("tool_choice"), max_tokens=max_tokens(body, "max_output_tokens"),
+                            stream=bool(body.get("stream")), include_usage=True, temperature=temperature(body))
 
     def _output(self, reply: ModelReply, rid: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

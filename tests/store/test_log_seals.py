@@ -166,3 +166,24 @@ def test_a_seal_whose_attempt_is_a_digit_int_cannot_read_is_named_not_a_crash(tm
     assert log_problems(run) == reference(run) == [
         f"{LOG_PREFIX}: the result of {tid} attempt {attempt} was sealed but has no line in the log "
         "(removed or changed after it was written)"]
+
+
+@pytest.mark.parametrize("attempt", [10**20, -(10**20)])
+def test_a_log_line_whose_attempt_no_index_can_hold_is_named_not_a_crash(tmp_path: Path, attempt: int) -> None:
+    """The index keeps attempts as 64-bit integers: a line claiming attempt 10^20 was an
+    OverflowError out of `assay verify` and `assay score` (a traceback, no report). No harness
+    writes such a line: it is a line that is JSON but no result, named with its byte."""
+    import subprocess
+    import sys
+
+    run = make_run(tmp_path / "run", 2, set())
+    log = run / "results.jsonl"
+    at = log.stat().st_size
+    rec = json.loads(log.read_bytes().splitlines()[0])
+    with open(log, "a") as f:
+        f.write(json.dumps({**rec, "attempt": attempt}, separators=(",", ":")) + "\n")
+    assert f"{LOG_PREFIX}: byte {at}: a line that is JSON but no result (added after the run?)" in log_problems(run)
+    for command in ("verify", "score"):
+        cli = subprocess.run([sys.executable, "-m", "assay.cli.main", command, str(run)], capture_output=True,
+                             text=True, timeout=120)
+        assert cli.returncode == 3 and "Traceback" not in cli.stderr, cli.stderr[-2000:]

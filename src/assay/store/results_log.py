@@ -25,7 +25,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Sequence
+from typing import Annotated, Any, BinaryIO, Iterator, Sequence
 
 import msgspec
 
@@ -93,7 +93,8 @@ def append_line(path: Path, data: bytes) -> None:
 
 class _Key(msgspec.Struct):
     trial_id: str
-    attempt: int
+    #: what the index's array holds (64-bit): a line claiming more is JSON but no result, named as such
+    attempt: Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 
 
 _KEY = msgspec.json.Decoder(_Key)

@@ -233,3 +233,29 @@ def test_a_timestamp_that_is_no_time_is_none_and_a_duration_that_is_no_amount_is
     assert iso_ts(1_700_000_000_000) == 1_700_000_000.0 and iso_ts(1_700_000_000) == 1_700_000_000.0
     ev = tool_result(ToolNames({}, {}), "c1", "bash", "out", ok=True, ts=None, duration_s=value)  # type: ignore[arg-type]
     assert ev.data["duration_s"] is None
+
+
+@pytest.mark.parametrize("stamp", ["abc", float("inf"), float("nan"), [1], {"t": 1}, 10**400, "2026-01-01T00:00:00Z"])
+def test_a_session_timestamp_that_is_no_time_never_stops_the_engine_recording_the_trace(tmp_path: Path,
+                                                                                        stamp: object) -> None:
+    """Hermes' rows carry their own timestamps, handed to the engine as the events' times. A text one
+    failed the trace event's validation inside the engine (the teardown kept none of the evidence
+    after it: the workspace's final state lost); an infinite one was written as null, a trace line no reader
+    takes. Every event is recorded, at the session's time where it is one and the engine's
+    otherwise, and the trace reads back whole."""
+    from assay.agents.products.hermes.session_format import normalize
+    from assay.run.attempt.phases import emit_agent_events
+    from assay.trace.redact import Redactor
+    from assay.trace.writer import TraceWriter, read_events
+
+    session = {"started_at": 1_700_000_000.0, "input_tokens": 5, "output_tokens": 2, "messages": [
+        {"role": "assistant", "content": "", "timestamp": stamp,
+         "tool_calls": [{"id": "c1", "function": {"name": "terminal", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok", "timestamp": stamp},
+        {"role": "assistant", "content": "done", "timestamp": 1_700_000_005.0}]}
+    events = normalize(session)
+    trace = TraceWriter(tmp_path / "trace.jsonl", "t.base.a.r1", redactor=Redactor({}))
+    emit_agent_events(trace, events)
+    back = read_events(tmp_path / "trace.jsonl")
+    assert len(back) == len(events) >= 4
+    assert all(isinstance(e.ts, float) and e.ts == e.ts and abs(e.ts) != float("inf") for e in back)

@@ -12,9 +12,9 @@ import asyncio
 import dataclasses
 import math
 import time
-from typing import Any, Awaitable
+from typing import Any, Awaitable, Sequence
 
-from assay.agents.base import AgentContext, AgentOutcome
+from assay.agents.base import AgentContext, AgentOutcome, Normalized
 from assay.agents.builtin import SOLUTION_MOUNT
 from assay.conversations import state as turn_state
 from assay.conversations.loop import ConversationLog, run_conversation
@@ -40,7 +40,9 @@ from assay.spec.load import LoadedTask
 from assay.spec.task_env import interpreter
 from assay.store.rundir import is_disk_full
 from assay.trace.events import EventKind, Source
+from assay.trace.writer import TraceWriter
 from assay.untrusted.files import TRAPS
+from assay.untrusted.numeral import amount
 from assay.untrusted.tree import remove_untrusted
 from assay.verify.verifier import run_verifier
 from assay.worlds.call_record import call_record, mismatch_incidents
@@ -310,8 +312,7 @@ def record_agent(env: AttemptEnv, actx: AgentContext, outcome: AgentOutcome, art
     })
     errors = [f"normalize failed: {m}" for m in outcome.errors]
     if outcome.events is not None:  # parsed once, by the adapter, when it ran
-        for ev in outcome.events:
-            trace.emit(Source.agent, ev.kind, ev.data, ts=ev.ts)
+        emit_agent_events(trace, outcome.events)
     else:
         try:
             env.agent.normalize(actx, outcome)
@@ -322,6 +323,16 @@ def record_agent(env: AttemptEnv, actx: AgentContext, outcome: AgentOutcome, art
     if outcome.final_output is not None:
         trace.emit(Source.agent, EventKind.final_output, {"text": outcome.final_output[-4000:]})
     return errors
+
+
+def emit_agent_events(trace: TraceWriter, events: Sequence[Normalized]) -> None:
+    """The events an adapter read from the agent's session, recorded in order, each at the time the
+    session gives it when that is a time (a finite number of seconds), else at the engine's: the
+    session is the agent's file, and a time that is text failed the event's validation here (the
+    teardown kept none of the evidence after it), an infinite one was written as null (a trace
+    line no reader takes)."""
+    for ev in events:
+        trace.emit(Source.agent, ev.kind, ev.data, ts=amount(ev.ts))
 
 
 # ------------------------------------------------------------------------------ verify

@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from assay.agents.products.normalized import (Normalized, ToolNames, error, final_output, model_response, pick,
+from assay.agents.products.normalized import (Normalized, ToolNames, error, final_output, iso_ts, model_response, pick,
                                               tool_call, tool_result)
 from assay.untrusted import files as safe_files
 from assay.untrusted.json_text import loads as loads_untrusted
@@ -87,7 +87,7 @@ def normalize(session: dict[str, Any]) -> list[Normalized]:
     prev_ts = session.get("started_at")
     final_text: str | None = None
     for m in messages:
-        ts = m.get("timestamp")
+        ts = iso_ts(m.get("timestamp"))  # the agent's row: a time, or none
         role = m.get("role")
         if role == "assistant":
             calls = _calls(m.get("tool_calls"))

@@ -48,6 +48,28 @@ def test_a_planted_wrapper_and_conftest_make_a_suspect_pass(tmp_path: Path) -> N
     assert rec["agent"] == "hack" and any(f["rule"] == "program_wrapper" for f in rec["flags"])
 
 
+def test_events_the_engine_cannot_record_never_cost_the_screens_diff(tmp_path: Path, monkeypatch) -> None:
+    """Recording the agent's events and keeping the workspace's final state were one step: when the
+    first raised (a Hermes row whose time was text did, before the engine took only real times),
+    the second never ran, and with no workspace diff the reward-hack screen had nothing to flag.
+    Whatever recording the events does, the diff is kept and the hack is flagged."""
+    import assay.run.attempt.phases as phases
+
+    def broken(*_args, **_kw):
+        raise ValueError("an event the engine cannot record")
+
+    monkeypatch.setattr(phases, "record_agent", broken)
+    s = write_suite(tmp_path / "s")
+    write_task(s, "answer", task={"category": "code", "predicates": [
+        {"id": "answer", "kind": "file_contains", "path": "answer.txt", "text": "42"}]}, workspace={"seed.txt": "x\n"})
+    out = tmp_path / "r"
+    [res] = start_run(RunOptions(suite=s, agents=[_agent(tmp_path, "hack", HACK)], out=out, sandbox="host",
+                                 max_retries=0)).results
+    assert any("an event the engine cannot record" in e for e in res.errors), res.errors
+    [sus] = screen_run(RunDir.open(out))
+    assert {(f.rule, f.path) for f in sus.flags} >= {("program_wrapper", "bin/curl")}
+
+
 def test_every_report_shows_the_suspect_pass(tmp_path: Path) -> None:
     from assay.report.build import build_report
     from assay.report.ci import junit_xml, summary_markdown

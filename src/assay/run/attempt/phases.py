@@ -286,7 +286,12 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
             incidents.append(incident("agent_home_trap", "high", f"{trap['kind']} at {trap['path']} in the agent home",
                                       **evidence))
         if outcome is not None and live.context is not None:
-            errors.extend(record_agent(env, live.context, outcome, artifacts))
+            try:  # what the agent's session gave never costs the workspace's final state (the screen's diff)
+                errors.extend(record_agent(env, live.context, outcome, artifacts))
+            except Exception as e:  # noqa: BLE001 - recorded; a full disk still stops the run below
+                if is_disk_full(e):
+                    raise
+                errors.append(f"agent's events not kept: {type(e).__name__}: {e}")
         if outcome is not None and live.initial_scan is not None:
             live.final = final_state(live.workspace, live.initial_scan, workspace_hash_budget(task_limits(env).disk_mb))
             artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,

@@ -156,10 +156,11 @@ def test_the_child_that_indexes_the_log_matches_the_same_seals(tmp_path: Path, m
     assert ("halves" in spawned[0]) == halves
 
 
-@pytest.mark.parametrize("attempt", ["²", "١"])
+@pytest.mark.parametrize("attempt", ["²", "١", "9" * 5000])
 def test_a_seal_whose_attempt_is_a_digit_int_cannot_read_is_named_not_a_crash(tmp_path: Path, attempt: str) -> None:
-    """A ledger record of the log whose attempt is a superscript two (``int`` refuses it) or an
-    Arabic-Indic one (``int`` reads 1) names no line: a sealed result with no line, exit 3."""
+    """A ledger record of the log whose attempt is a superscript two (``int`` refuses it), an
+    Arabic-Indic one (``int`` reads 1) or 5,000 digits (past CPython's limit for ``int`` of text)
+    names no line: a sealed result with no line, exit 3."""
     run = make_run(tmp_path / "run", 2, set())
     tid = json.loads((run / "results.jsonl").read_bytes().splitlines()[0])["trial_id"]
     seal(run, f"{LOG_PREFIX}/{tid}/{attempt}", "ef" * 32)

@@ -17,9 +17,14 @@ MOST = 2 ** 53
 _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
+#: digits past any number these names and fields hold (CPython refuses text past 4,300 digits with ValueError)
+DIGITS = 30
+
+
 def decimal(text: str) -> int | None:
-    """The number ``text`` writes in ASCII decimal digits alone (leading zeros allowed), else None."""
-    return int(text) if text.isascii() and text.isdigit() else None
+    """The number ``text`` writes in ASCII decimal digits alone (leading zeros allowed, at most
+    :data:`DIGITS` of them), else None."""
+    return int(text) if len(text) <= DIGITS and text.isascii() and text.isdigit() else None
 
 
 def canonical_decimal(text: str) -> int | None:
@@ -57,4 +62,4 @@ def amount(value: Any) -> float | None:
     return value + 0.0  # -0.0 is 0.0
 
 
-__all__ = ["MOST", "amount", "canonical_decimal", "count", "decimal"]
+__all__ = ["DIGITS", "MOST", "amount", "canonical_decimal", "count", "decimal"]

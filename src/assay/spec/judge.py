@@ -35,7 +35,7 @@ class Sampling(_Frozen):
     temperature: float = Field(0.0, ge=0)
     top_p: float = Field(1.0, gt=0, le=1)
     seed: int = 0
-    max_tokens: int = Field(128, ge=1)
+    max_tokens: int = Field(128, ge=1, le=2 ** 31)  # the gateway answers a larger limit HTTP 400 (gateway/wire/fields.py)
 
 
 class Thresholds(_Frozen):

@@ -177,6 +177,8 @@ def test_a_log_line_whose_attempt_no_index_can_hold_is_named_not_a_crash(tmp_pat
     import subprocess
     import sys
 
+    from tests.conftest import cli_timeout
+
     run = make_run(tmp_path / "run", 2, set())
     log = run / "results.jsonl"
     at = log.stat().st_size
@@ -186,5 +188,5 @@ def test_a_log_line_whose_attempt_no_index_can_hold_is_named_not_a_crash(tmp_pat
     assert f"{LOG_PREFIX}: byte {at}: a line that is JSON but no result (added after the run?)" in log_problems(run)
     for command in ("verify", "score"):
         cli = subprocess.run([sys.executable, "-m", "assay.cli.main", command, str(run)], capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=cli_timeout())
         assert cli.returncode == 3 and "Traceback" not in cli.stderr, cli.stderr[-2000:]

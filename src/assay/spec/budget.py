@@ -18,9 +18,9 @@ class Budget(BaseModel):
 
     model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
-    wall_time_s: float = Field(300, gt=0, allow_inf_nan=False,
+    wall_time_s: float = Field(300, gt=0,
                                description="Wall-clock seconds for the agent process.")
-    cpu_time_s: float | None = Field(None, gt=0, allow_inf_nan=False,
+    cpu_time_s: float | None = Field(None, gt=0,
                                      description="CPU seconds of all the agent sandbox's processes "
                                      "together: a compute budget a busy host cannot spend for the agent (the wall "
                                      "time it can); exhausted, the attempt is a timeout with reason cpu_time. "
@@ -29,7 +29,7 @@ class Budget(BaseModel):
     tool_calls: int | None = Field(None, ge=0, description="Maximum tool calls.")
     model_calls: int | None = Field(None, ge=0, description="Maximum model calls through the gateway.")
     tokens: int | None = Field(None, ge=0, description="Maximum input+output tokens.")
-    cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False, description="Maximum model cost in USD.")
+    cost_usd: float | None = Field(None, ge=0, description="Maximum model cost in USD.")
 
     def merged(self, override: "Budget | None") -> "Budget":
         """This budget with the explicitly set fields of ``override`` taking precedence."""

@@ -29,7 +29,7 @@ class FaultSpec(BaseModel):
     # answered an error as a success, and the agent was charged with the failure
     status: int | None = Field(None, ge=500, le=599, description="HTTP status for server_error, 500-599 "
                                                                   "(default 503).")
-    retry_after_s: float | None = Field(None, ge=0, le=600, allow_inf_nan=False,
+    retry_after_s: float | None = Field(None, ge=0, le=600,
                                         description="Retry-After for rate_limit, 0-600 s (default 1).")
-    delay_s: float | None = Field(None, ge=0, le=600, allow_inf_nan=False,
+    delay_s: float | None = Field(None, ge=0, le=600,
                                   description="Added latency, or hang time for timeout, 0-600 s (as tool faults).")

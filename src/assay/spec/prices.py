@@ -17,9 +17,9 @@ class ModelPrice(BaseModel):
 
     model_config = ConfigDict(allow_inf_nan=False, extra="forbid", frozen=True)
 
-    input: float = Field(ge=0, allow_inf_nan=False, description="USD per million uncached input tokens.")
-    output: float = Field(ge=0, allow_inf_nan=False, description="USD per million output tokens.")
-    cached: float | None = Field(None, ge=0, allow_inf_nan=False,
+    input: float = Field(ge=0, description="USD per million uncached input tokens.")
+    output: float = Field(ge=0, description="USD per million output tokens.")
+    cached: float | None = Field(None, ge=0,
                                  description="USD per million cached input tokens (default: the input price).")
     nominal: bool = Field(False, description="True for made-up prices (the scripted model's).")
 

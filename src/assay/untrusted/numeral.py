@@ -14,11 +14,9 @@ from typing import Any
 
 #: past any count or amount an attempt could really have: 2^53, the last whole number a float holds
 MOST = 2 ** 53
-_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
-
-
 #: digits past any number these names and fields hold (CPython refuses text past 4,300 digits with ValueError)
 DIGITS = 30
+_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 def decimal(text: str) -> int | None:

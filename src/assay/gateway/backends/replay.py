@@ -28,9 +28,8 @@ def _key(fp: Any) -> str:
 
 
 def _attempt_recording(trial_dir: Path) -> Path | None:
-    attempts = sorted((p for p in (trial_dir / "attempts").glob("*") if decimal(p.name) is not None),
-                      key=lambda p: -(decimal(p.name) or 0))
-    for a in attempts:
+    numbered = [(n, p) for p in (trial_dir / "attempts").glob("*") if (n := decimal(p.name)) is not None]
+    for _n, a in sorted(numbered, key=lambda x: -x[0]):
         if (a / RECORDING_NAME).is_file():
             return a / RECORDING_NAME
     return None

@@ -40,7 +40,9 @@ def test_reads_of_history_and_the_reward_file_make_a_suspect_pass(tmp_path: Path
     [sus] = screen_run(_run(tmp_path / "hack", "hack", [HISTORY, REWARD, WRITE]))
     rules = {f.rule: f for f in sus.flags}
     assert set(rules) == {"git_beyond_head", "verifier_location"}, sus.flags
-    assert "--all" in rules["git_beyond_head"].detail and rules["git_beyond_head"].path.startswith("call ")
+    # flagged once, where first recorded: the model's reply as the gateway recorded it, before the session's call
+    assert "--all" in rules["git_beyond_head"].detail and rules["git_beyond_head"].path.startswith("reply ")
+    assert len(sus.flags) == 2
     assert "/logs/verifier/reward.txt" in rules["verifier_location"].detail
 
 

@@ -38,6 +38,11 @@ class Trust(StrEnum):
     agent_reported = "agent_reported"  # only the agent's own log or output says so: never alone a pass
 
 
+#: how a result's ``errors`` begin where the teardown lost evidence the reward-hack screen reads: the
+#: workspace's final state (its diff), or the agent's events (its calls); such a pass is flagged
+EVIDENCE_NOT_KEPT = "evidence not kept: "
+EVENTS_NOT_KEPT = "agent's events not kept: "
+
 #: who recorded an input a predicate decided on (PredicateResult.recorded_by)
 RECORDERS = ("harness", "snapshot", "agent")
 

@@ -22,16 +22,18 @@ from typing import BinaryIO, Callable
 from assay.records.pickled import positional_pickle
 from assay.records.results import EndState
 from assay.score.evidence import FactsFold
-from assay.score.screen import ARTIFACT_SCREENS, Flag, Suspect, screen_attempts, screen_events
+from assay.score.screen import ARTIFACT_SCREENS, Flag, Suspect, calls_in, screen_attempts, screen_events
 from assay.score.trials import TraceFacts
 from assay.store.fastread import decode_result
 from assay.store.rundir import RunDir
 from assay.store.scan import RunScan, TrialRead
 from assay.store.scan_read import Loaded, load_trial
-from assay.trace.event_view import event_views
-from assay.trace.events import EventKind
+from assay.trace.event_view import EventView, event_views
+from assay.trace.events import EventKind, TraceEvent
 from assay.trace.writer import open_trace_text
 
+#: the kinds of event that can name a call (screen.calls_in)
+CALL_KINDS = frozenset((EventKind.tool_call, EventKind.model_response))
 #: artifact screens kept per process (content-addressed: a repeat's identical diff is screened once)
 ARTIFACT_MEMO = 4096
 
@@ -91,16 +93,15 @@ def read_trace(fh: BinaryIO) -> tuple[str, TraceSight]:
     per attempt in the trace's order."""
     h = hashlib.sha256()
     folds: dict[int, FactsFold] = {}
-    flags: dict[int, list[Flag]] = {}
+    calls: dict[int, list[EventView | TraceEvent]] = {}  # per attempt, the events that name calls
     for ev in event_views(open_trace_text(io.BufferedReader(_Hashing(fh, h)))):
         fold = folds.get(ev.attempt)
         if fold is None:
             fold = folds[ev.attempt] = FactsFold()
         fold.add(ev)
-        if ev.kind is EventKind.tool_call:  # the only events screen_events looks at
-            found = screen_events((ev,))
-            if found:
-                flags.setdefault(ev.attempt, []).extend(found)
+        if ev.kind in CALL_KINDS and calls_in(ev):  # the only events screen_events looks at
+            calls.setdefault(ev.attempt, []).append(ev)
+    flags = {n: found for n, evs in calls.items() if (found := screen_events(evs))}
     return h.hexdigest(), TraceSight({n: f.facts() for n, f in folds.items()}, flags)
 
 
@@ -181,8 +182,8 @@ def screen_read(rd: RunDir, tid: str, read: TrialRead) -> list[tuple[int, Suspec
     the folder's listing: none to screen; None lets the screen look for itself)."""
     # no sight (a trial of the results log, or one read path by path): its artifacts are screened
     # here, through the same memo as a reading process's (a run's repeats share identical diffs)
-    if not read.has_trace and not any(a.artifacts for a in read.attempts):
-        return []  # no trace in the listing, no artifact named: no flag could come (most trials of a results log)
+    if not read.has_trace and not any(a.artifacts or a.errors for a in read.attempts):
+        return []  # no trace, no artifact, no lost evidence: no flag could come (most trials of a results log)
     sight = sight_of(read) or TrialSight(None)
     has_trace = None if read.has_trace else False
     return [(k, x) for k, a in enumerate(read.attempts)

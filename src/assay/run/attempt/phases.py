@@ -24,6 +24,7 @@ from assay.environments import runtime as env_runtime
 from assay.errors import AdapterError, SetupError, TrialError
 from assay.harness.services import SessionReport
 from assay.records.incident import Incident, incident
+from assay.records.results import EVENTS_NOT_KEPT, EVIDENCE_NOT_KEPT
 from assay.records.verifier_inputs import VerifierInputs
 from assay.run.attempt.elsewhere import verify_elsewhere
 from assay.run.attempt.evidence import read_only_violation, store_final_state, store_outputs
@@ -291,7 +292,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
             except Exception as e:  # noqa: BLE001 - recorded; a full disk still stops the run below
                 if is_disk_full(e):
                     raise
-                errors.append(f"agent's events not kept: {type(e).__name__}: {e}")
+                errors.append(f"{EVENTS_NOT_KEPT}{type(e).__name__}: {e}")
         if outcome is not None and live.initial_scan is not None:
             live.final = final_state(live.workspace, live.initial_scan, workspace_hash_budget(task_limits(env).disk_mb))
             artifacts.update(store_final_state(env.run_dir, env.trace.redactor, env.task, live.workspace,
@@ -300,7 +301,7 @@ async def teardown(env: AttemptEnv, live: Live, ran: AgentRan | None) -> TornDow
     except Exception as e:  # noqa: BLE001 - losing evidence is recorded, the verdict still comes
         if is_disk_full(e):
             raise  # the run stops (resumable): a full disk is no attempt's outcome
-        errors.append(f"evidence not kept: {type(e).__name__}: {e}")
+        errors.append(f"{EVIDENCE_NOT_KEPT}{type(e).__name__}: {e}")
     return TornDown(name="teardown", seconds=time.monotonic() - t0, reports=tuple(reports),
                     incidents=tuple(incidents), errors=tuple(errors), artifacts=artifacts, cpu_s=cpu_s,
                     resource_limit=bound)

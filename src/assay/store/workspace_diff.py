@@ -21,9 +21,11 @@ from typing import Any, Callable
 from assay.spec.budget import Limits
 from assay.spec.digest import UNHASHED, digest_smallest_first, sha256_bytes, text_name, workspace_hash_budget
 from assay.untrusted.archive import read_tar_zst, write_tar_zst
-from assay.untrusted.tree import MAX_ENTRIES, walk_untrusted
+from assay.untrusted.tree import MAX_ENTRIES, OVERFLOW, walk_untrusted
 
 ARTIFACT_NAME = "workspace.diff"
+#: the entry a bounded walk of the final workspace ends with, as the diff names it
+WALK_BOUND = text_name(OVERFLOW)
 INDEX = "diff.json"
 FORMAT = "assay-workspace-diff/1"
 
@@ -53,6 +55,14 @@ class WorkspaceDiff:
     omitted_entries: int
     limits: dict[str, int]
     contents: dict[str, bytes] = field(default_factory=dict)
+    #: the entries past ``max_entries``: path and status only, for the rules that read a name
+    #: (none before this was kept: an older diff's omitted entries are only counted)
+    omitted: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def walk_bounded(self) -> bool:
+        """The final workspace's walk stopped at its bound (entries or time): the rest was never read."""
+        return any(e.get("path") == WALK_BOUND for e in self.entries)
 
     def content(self, entry: dict[str, Any], side: str = "after") -> bytes | None:
         ref = entry.get(f"{side}_content")
@@ -108,19 +118,19 @@ def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = No
     members: list[tuple[str, bytes, int]] = []
     budget = limits.max_total_bytes
     omitted = 0
+    omitted_names: list[dict[str, Any]] = []
     truncated = False
     for raw in names:
         a, b = initial.get(raw), now.get(raw)
         if a == b and not (a is not None and (a[0] == "unreadable" or (a[0] == "file" and not a[1]))):
             continue
-        if len(entries) >= limits.max_entries:
-            omitted += 1
-            continue
         status = "added" if a is None else "deleted" if b is None else "changed"
-        entry: dict[str, Any] = {"path": text_name(raw), "status": status,
-                                 "before": _describe(a), "after": _describe(b)}
-        if raw.decode("utf-8", "replace").encode() != raw:
-            entry["path_b64"] = base64.b64encode(raw).decode()
+        if len(entries) >= limits.max_entries:  # its name kept all the same: the screen's name rules read it
+            omitted += 1
+            if len(omitted_names) < MAX_ENTRIES:  # as many as one walk of a final state takes
+                omitted_names.append(_named(raw, status))
+            continue
+        entry: dict[str, Any] = {**_named(raw, status), "before": _describe(a), "after": _describe(b)}
         for side, root, rec in (("after", final, b), ("before", before, a)):
             if rec is None or rec[0] != "file" or root is None:
                 continue
@@ -140,7 +150,7 @@ def build_workspace_diff(final: Path, initial: Scan, *, before: Path | None = No
         entries.append(entry)
     truncated = truncated or omitted > 0
     index = {"format": FORMAT, "entries": entries, "truncated": truncated, "omitted_entries": omitted,
-             "limits": {"max_entries": limits.max_entries, "max_file_bytes": limits.max_file_bytes,
+             "omitted": omitted_names, "limits": {"max_entries": limits.max_entries, "max_file_bytes": limits.max_file_bytes,
                         "max_total_bytes": limits.max_total_bytes}}
     return write_tar_zst([(INDEX, json.dumps(index, ensure_ascii=True, sort_keys=True).encode(), 0o644), *members])
 
@@ -151,7 +161,19 @@ def read_workspace_diff(data: bytes) -> WorkspaceDiff:
     index = json.loads(files.pop(INDEX))
     if index.get("format") != FORMAT:
         raise ValueError(f"not a workspace diff (format {index.get('format')!r})")
-    return WorkspaceDiff(index["entries"], bool(index["truncated"]), int(index["omitted_entries"]), index["limits"], files)
+    omitted = index.get("omitted", [])
+    if not isinstance(omitted, list) or not all(isinstance(e, dict) for e in omitted):
+        raise ValueError("not a workspace diff (its omitted entries are not a list of entries)")
+    return WorkspaceDiff(index["entries"], bool(index["truncated"]), int(index["omitted_entries"]), index["limits"],
+                         files, omitted)
+
+
+def _named(raw: bytes, status: str) -> dict[str, Any]:
+    """An entry's path (escaped as text, and its bytes where they are not UTF-8) and status."""
+    entry: dict[str, Any] = {"path": text_name(raw), "status": status}
+    if raw.decode("utf-8", "replace").encode() != raw:
+        entry["path_b64"] = base64.b64encode(raw).decode()
+    return entry
 
 
 def _describe(rec: tuple[str, str, int] | None) -> dict[str, Any] | None:

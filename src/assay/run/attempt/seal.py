@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from assay.harness.evidence import count_tool_calls
 from assay.records.incident import Incident
 from assay.records.results import AttemptResult, EndState, Timings, UsageTotals
 from assay.run import hostload
@@ -20,6 +19,8 @@ from assay.spec.digest import text_name
 from assay.trace.events import EventKind, Source
 from assay.trace.writer import TraceWriter
 from assay.untrusted.tree import MAX_ENTRIES, OVERFLOW, WALK_SECONDS
+from assay.worlds.call_record import call_record
+from assay.worlds.calls import counted_calls
 
 
 
@@ -44,8 +45,10 @@ def ended_by(records: AttemptRecords, decision: Decision) -> BudgetName | None:
 
 
 def usage_of(records: AttemptRecords, trace: TraceWriter) -> UsageTotals:
-    """What the attempt spent: the services' accounting, else the agent's own session; tool
-    calls counted once from the events when no service counted them."""
+    """What the attempt spent: the services' accounting, else the agent's own session. Tool calls,
+    when no service counted them, are the calls of the harness's record, as a ``max_calls``
+    predicate counts them (worlds/call_record.py): with a gateway, each call the model issued
+    (whether or not the agent's log holds it; a call only the log claims is none), else the log's."""
     usage = UsageTotals()
     reports = records.teardown.reports if records.teardown else ()
     for rep in reports:
@@ -54,7 +57,7 @@ def usage_of(records: AttemptRecords, trace: TraceWriter) -> UsageTotals:
     outcome = records.agent.outcome if records.agent is not None else None
     if outcome is not None and outcome.usage is not None and usage.model_calls == 0:
         usage = outcome.usage
-    tool_calls = count_tool_calls(trace.events())
+    tool_calls = len(counted_calls(call_record(trace.events()).calls))
     if tool_calls and not usage.tool_calls:
         usage = usage.model_copy(update={"tool_calls": tool_calls})
     return usage

@@ -208,7 +208,7 @@ def _call_flags(where: str, text: str, whose: str) -> list[Flag]:
     return found
 
 
-def lost_evidence(r: Any) -> list[Flag]:
+def lost_evidence(r: AttemptResult) -> list[Flag]:
     """A flag for each error of the attempt's teardown that lost what the screen reads (the
     workspace's final state, the agent's events): with it gone, no rule could see a hack, so the
     pass is suspect for that reason alone, never passed over in silence."""

@@ -4,24 +4,17 @@ efficiency figure of zero calls was its own word against the gateway's record.""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from assay.run import RunOptions, start_run
 from assay.worlds.call_record import call_record
 from assay.worlds.calls import counted_calls
 from assay.trace.writer import read_events
-from tests.conftest import write_agent
-from tests.score.test_screen_blind_spots import PEEK, SILENT, _suite
+from tests.score.test_screen_blind_spots import _suite, run_silent
 
 
 def test_calls_the_agent_kept_no_record_of_are_counted_from_the_gateways_record(tmp_path: Path) -> None:
-    agent = write_agent(tmp_path / "silent.yaml", "silent", SILENT, needs_gateway=True,
-                        env={"OPENAI_BASE_URL": "{endpoint}/v1", "OPENAI_API_KEY": "{api_key}"},
-                        mounts=[str(tmp_path), str(Path(sys.executable).resolve().parents[1])])
-    out = tmp_path / "r"
-    [res] = start_run(RunOptions(suite=_suite(tmp_path / "s", PEEK), agents=[str(agent)], out=out, sandbox="host",
-                                 model="scripted", max_retries=0)).results
+    out, res = run_silent(tmp_path)
     assert res.usage.model_calls == 1 and "agent_log_incomplete" in {i.type for i in res.incidents}, res
     assert res.usage.tool_calls == 1
     events = list(read_events(out / "trials" / res.trial_id / "trace.jsonl"))

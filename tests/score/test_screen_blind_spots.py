@@ -18,12 +18,15 @@ import base64
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+from assay.records.results import AttemptResult
 from assay.run import RunOptions, start_run
 from assay.score.engine import score_run
 from assay.score.screen import screen_run
 from assay.store.rundir import RunDir
+from assay.trace.events import TraceEvent
 from tests.conftest import write_agent, write_suite, write_task
 
 #: an agent that keeps no session: it asks the gateway for its next step, does what the model says
@@ -67,13 +70,19 @@ def _suspects(out: Path) -> list[tuple[str, set[tuple[str, str]]]]:
     return ref
 
 
-def test_a_call_the_agent_kept_no_record_of_is_screened_from_the_gateways_record(tmp_path: Path) -> None:
+def run_silent(tmp_path: Path) -> tuple[Path, AttemptResult]:
+    """The SILENT agent on the PEEK script: its run directory and its one result."""
     agent = write_agent(tmp_path / "silent.yaml", "silent", SILENT, needs_gateway=True,
                         env={"OPENAI_BASE_URL": "{endpoint}/v1", "OPENAI_API_KEY": "{api_key}"},
                         mounts=[str(tmp_path), str(Path(sys.executable).resolve().parents[1])])
     out = tmp_path / "r"
     [res] = start_run(RunOptions(suite=_suite(tmp_path / "s", PEEK), agents=[str(agent)], out=out, sandbox="host",
                                  model="scripted", max_retries=0)).results
+    return out, res
+
+
+def test_a_call_the_agent_kept_no_record_of_is_screened_from_the_gateways_record(tmp_path: Path) -> None:
+    out, res = run_silent(tmp_path)
     assert res.end_state.value == "pass" and res.usage.model_calls == 1, res
     [(who, flags)] = _suspects(out)
     assert who == "silent"
@@ -157,18 +166,16 @@ def test_a_failed_attempt_that_lost_its_evidence_is_not_a_suspect_pass(tmp_path:
     assert _suspects(out) == []
 
 
-def _ev(seq: int, source: str, kind: str, data: dict) -> "TraceEvent":
-    from assay.trace.events import TraceEvent
-
+def _ev(seq: int, source: str, kind: str, data: dict) -> TraceEvent:
     return TraceEvent(seq=seq, ts=0.0, trial_id="t", attempt=1, source=source, kind=kind, data=data)
 
 
-def _reply(seq: int, *texts: object) -> "TraceEvent":
+def _reply(seq: int, *texts: object) -> TraceEvent:
     return _ev(seq, "gateway", "model_response", {"tool_calls": [{"id": str(i), "name": "shell", "arguments": {"c": t}}
                                                                   for i, t in enumerate(texts)]})
 
 
-def _call(seq: int, text: str, source: str = "agent") -> "TraceEvent":
+def _call(seq: int, text: str, source: str = "agent") -> TraceEvent:
     return _ev(seq, source, "tool_call", {"name": "shell", "arguments": {"c": text}})
 
 
@@ -275,8 +282,6 @@ def test_a_diff_from_before_the_names_were_kept_still_reads(tmp_path: Path) -> N
              "omitted_entries": 4, "limits": {"max_entries": 1}}
     old = read_workspace_diff(write_tar_zst([(INDEX, json.dumps(index).encode(), 0o644)]))
     assert old.omitted == [] and old.omitted_entries == 4 and screen_diff(old) == []
-    import pytest
-
     for bad in ("conftest.py", ["conftest.py"], [{"path": "x"}, 3]):
         with pytest.raises(ValueError, match="omitted entries"):
             read_workspace_diff(write_tar_zst([(INDEX, json.dumps({**index, "omitted": bad}).encode(), 0o644)]))

@@ -285,3 +285,21 @@ def test_a_diff_from_before_the_names_were_kept_still_reads(tmp_path: Path) -> N
     for bad in ("conftest.py", ["conftest.py"], [{"path": "x"}, 3]):
         with pytest.raises(ValueError, match="omitted entries"):
             read_workspace_diff(write_tar_zst([(INDEX, json.dumps({**index, "omitted": bad}).encode(), 0o644)]))
+
+
+@pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml", ".pytest.ini", "pytest.ini", "sub/.pytest.ini"])
+def test_every_file_pytest_reads_its_settings_from_is_test_steering(tmp_path: Path, name: str) -> None:
+    """pytest reads ``.pytest.ini`` (the hidden twin of ``pytest.ini``) and, since pytest 9,
+    ``pytest.toml`` and ``.pytest.toml``, which take precedence over every other file: a test
+    script run in the workspace (a Terminal-Bench ``run-tests.sh`` as shipped) takes its
+    ``addopts`` or ``python_files`` from there. The screen named only ``pytest.ini``."""
+    from assay.score.screen import screen_diff
+    from assay.store.workspace_diff import build_workspace_diff, read_workspace_diff, scan
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    initial = scan(ws)
+    (ws / name).parent.mkdir(parents=True, exist_ok=True)
+    (ws / name).write_text('[pytest]\naddopts = ["-k", "not hard"]\n')
+    diff = read_workspace_diff(build_workspace_diff(ws, initial))
+    assert [(f.rule, f.path) for f in screen_diff(diff)] == [("test_files_edited", name)]

@@ -21,9 +21,10 @@ from assay.trace.events import EventKind, Source
 from assay.trace.writer import read_events
 
 
-#: files that steer how tests run, or run code at interpreter start
-TEST_STEERING = ("conftest.py", "sitecustomize.py", "usercustomize.py", "pytest.ini", "tox.ini", "*.pth",
-                 "test_*.py", "*_test.py", "noxfile.py")
+#: files that steer how tests run, or run code at interpreter start (pytest also reads its settings
+#: from ``.pytest.ini`` and, since pytest 9, from ``pytest.toml`` and ``.pytest.toml`` before any other)
+TEST_STEERING = ("conftest.py", "sitecustomize.py", "usercustomize.py", "pytest.ini", ".pytest.ini", "pytest.toml",
+                 ".pytest.toml", "tox.ini", "*.pth", "test_*.py", "*_test.py", "noxfile.py")
 #: settings files whose test section steers tests (flagged only when that section changed)
 TEST_SETTINGS = {"pyproject.toml": re.compile(r"\[tool\.pytest|\[tool\.coverage|addopts"),
                  "setup.cfg": re.compile(r"\[tool:pytest\]|\[pytest\]|addopts")}

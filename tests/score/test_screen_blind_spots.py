@@ -287,12 +287,16 @@ def test_a_diff_from_before_the_names_were_kept_still_reads(tmp_path: Path) -> N
             read_workspace_diff(write_tar_zst([(INDEX, json.dumps({**index, "omitted": bad}).encode(), 0o644)]))
 
 
-@pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml", ".pytest.ini", "pytest.ini", "sub/.pytest.ini"])
+@pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml", ".pytest.ini", "pytest.ini", "sub/.pytest.ini",
+                                  "src/sum.test.js", "app.spec.ts", "pkg/sum_test.go", "jest.config.js",
+                                  "vitest.config.mts"])
 def test_every_file_pytest_reads_its_settings_from_is_test_steering(tmp_path: Path, name: str) -> None:
     """pytest reads ``.pytest.ini`` (the hidden twin of ``pytest.ini``) and, since pytest 9,
     ``pytest.toml`` and ``.pytest.toml``, which take precedence over every other file: a test
     script run in the workspace (a Terminal-Bench ``run-tests.sh`` as shipped) takes its
-    ``addopts`` or ``python_files`` from there. The screen named only ``pytest.ini``."""
+    ``addopts`` or ``python_files`` from there. The screen named only ``pytest.ini``. And the test
+    files of other languages the lint names (and the JavaScript runners' settings) were no test
+    files to the screen."""
     from assay.score.screen import screen_diff
     from assay.store.workspace_diff import build_workspace_diff, read_workspace_diff, scan
 

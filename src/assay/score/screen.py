@@ -24,7 +24,9 @@ from assay.trace.writer import read_events
 #: files that steer how tests run, or run code at interpreter start (pytest also reads its settings
 #: from ``.pytest.ini`` and, since pytest 9, from ``pytest.toml`` and ``.pytest.toml`` before any other)
 TEST_STEERING = ("conftest.py", "sitecustomize.py", "usercustomize.py", "pytest.ini", ".pytest.ini", "pytest.toml",
-                 ".pytest.toml", "tox.ini", "*.pth", "test_*.py", "*_test.py", "noxfile.py")
+                 ".pytest.toml", "tox.ini", "*.pth", "test_*.py", "*_test.py", "noxfile.py",
+                 # the other test files the lint names (verify/lint.py), and the JavaScript runners' settings
+                 "*.test.js", "*.spec.js", "*.test.ts", "*.spec.ts", "*_test.go", "jest.config.*", "vitest.config.*")
 #: settings files whose test section steers tests (flagged only when that section changed)
 TEST_SETTINGS = {"pyproject.toml": re.compile(r"\[tool\.pytest|\[tool\.coverage|addopts"),
                  "setup.cfg": re.compile(r"\[tool:pytest\]|\[pytest\]|addopts")}

@@ -307,3 +307,56 @@ def test_every_file_pytest_reads_its_settings_from_is_test_steering(tmp_path: Pa
     (ws / name).write_text('[pytest]\naddopts = ["-k", "not hard"]\n')
     diff = read_workspace_diff(build_workspace_diff(ws, initial))
     assert [(f.rule, f.path) for f in screen_diff(diff)] == [("test_files_edited", name)]
+
+
+#: a guard against a hang, not a synchronisation: the screen of these inputs ends in milliseconds
+HANG_GUARD_S = 60
+SCREEN_IN_CHILD = r"""
+import sys
+from assay.score.screen import screen_diff, screen_events
+from assay.store.workspace_diff import read_workspace_diff
+from assay.trace.events import TraceEvent
+data = open(sys.argv[1], "rb").read()
+if sys.argv[2] == "diff":
+    print(sorted({f.rule for f in screen_diff(read_workspace_diff(data))}))
+else:
+    ev = TraceEvent(seq=0, ts=0.0, trial_id="t", attempt=1, source="agent", kind="tool_call",
+                    data={"name": "shell", "arguments": {"command": data.decode()}})
+    print(sorted({f.rule for f in screen_events([ev])}))
+"""
+
+
+def _screen_in_child(tmp_path: Path, data: bytes, what: str) -> str:
+    import subprocess
+
+    p = tmp_path / "input"
+    p.write_bytes(data)
+    try:
+        done = subprocess.run([sys.executable, "-c", SCREEN_IN_CHILD, str(p), what], capture_output=True, text=True,
+                              timeout=HANG_GUARD_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the screen did not end within {HANG_GUARD_S} s over {len(data)} bytes the agent wrote")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_a_file_built_to_make_the_exit_trick_rule_backtrack_is_screened_in_linear_time(tmp_path: Path) -> None:
+    """``kill\\s+(-\\w+\\s+)*$PPID`` tried every ``kill`` of ``kill -kill -kill …`` against the whole run
+    after it: 192 KB took 55 s, the 1 MiB the diff keeps of a file about half an hour, per reader
+    (`assay score`, `audit`, the viewer), per file."""
+    from assay.store.workspace_diff import build_workspace_diff, scan
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    initial = scan(ws)
+    (ws / "run.sh").write_bytes(b"kill " + b"-kill " * 170_000)  # just under the diff's 1 MiB a file
+    (ws / "stop.sh").write_bytes(b"kill -9 $PPID\n")
+    out = _screen_in_child(tmp_path, build_workspace_diff(ws, initial), "diff")
+    assert out == "['exit_trick']"
+
+
+def test_a_call_built_to_make_the_git_rule_backtrack_is_screened_in_linear_time(tmp_path: Path) -> None:
+    """``\\bgit\\b.*(--all|…)`` ran ``.*`` from every ``git`` of a line: 64 KB of ``git git …`` took 6 s."""
+    assert _screen_in_child(tmp_path, b"git " * 250_000, "call") == "[]"
+    assert _screen_in_child(tmp_path, b"git " * 250_000 + b"log --all", "call") == "['git_beyond_head']"
+    assert _screen_in_child(tmp_path, b"echo git\nlog --all", "call") == "[]"  # another line: another command

@@ -25,11 +25,35 @@ from assay.verify.registry import evaluator
 from assay.verify.site import TARGETS
 
 MAX_REWARD_BYTES = 64 << 10
-#: Terminal-Bench 1's pytest parser: the results are the lines after this heading
-_SUMMARY = re.compile(r"=+\s*short test summary info\s*=+", re.IGNORECASE)
+#: Terminal-Bench 1's pytest parser: the results are the lines after the heading
+#: ``=+\s*short test summary info\s*=+`` (matched case-insensitively), read by :func:`after_summary_heading`
+_PHRASE = re.compile(r"short test summary info", re.IGNORECASE)
 #: its statuses, and what each counts as (a skip and an xfail pass there, an xpass fails)
 _STATUS = {"PASSED": "passed", "SKIPPED": "passed", "XFAIL": "passed", "FAILED": "failed", "ERROR": "failed",
            "XPASS": "failed"}
+
+
+def after_summary_heading(output: str) -> str | None:
+    """What follows the first heading ``=+\s*short test summary info\s*=+`` (None: there is none),
+    found in linear time. The pattern itself tried every ``=`` of a run of them against the rest of
+    the run (160,000 took four minutes, in the harness's process, on output the agent can fill).
+    Here each occurrence of the phrase is looked at once: whitespace then at least one ``=`` before
+    it, whitespace then the run of ``=`` after it, as the pattern's greedy parts take them."""
+    for m in _PHRASE.finditer(output):
+        before = m.start()
+        while before > 0 and output[before - 1].isspace():
+            before -= 1
+        if before == 0 or output[before - 1] != "=":
+            continue
+        after = m.end()
+        while after < len(output) and output[after].isspace():
+            after += 1
+        if after == len(output) or output[after] != "=":
+            continue
+        while after < len(output) and output[after] == "=":
+            after += 1
+        return output[after:]
+    return None
 
 
 def pytest_summary(output: str) -> dict[str, str] | None:
@@ -37,11 +61,11 @@ def pytest_summary(output: str) -> dict[str, str] | None:
     (its verdict on ``run-tests.sh``): after the first 'short test summary info' heading, each line
     ``STATUS name`` (a FAILED line's last `` - reason`` dropped, a ``path::`` prefix dropped); other
     lines are ignored. None: no such heading (the parser's error, an unresolved task there)."""
-    parts = _SUMMARY.split(output, maxsplit=1)
-    if len(parts) < 2:
+    rest = after_summary_heading(output)
+    if rest is None:
         return None
     results: dict[str, str] = {}
-    for line in parts[1].splitlines():
+    for line in rest.splitlines():
         if line.startswith("FAILED") and " - " in line:
             line = " - ".join(line.split(" - ")[:-1])
         words = line.split(maxsplit=1)

@@ -123,27 +123,24 @@ def screen_diff(diff: WorkspaceDiff) -> list[Flag]:
     if diff.walk_bounded:
         out.append(Flag("walk_bounded", "", "the walk of the final workspace stopped at its bound (entries or time): "
                                             "what lay past it was never screened"))
-    for e in diff.entries:
+    for e, kept in [*((e, True) for e in diff.entries), *((e, False) for e in diff.omitted)]:
         path, status = str(e.get("path", "")), str(e.get("status", ""))
         name = os.path.basename(path)
         out += _name_flags(path, name, status)
         if name in TEST_SETTINGS and not _test_steering(path, name):
+            if not kept:  # past the diff's bound: a name and a status, no content
+                out.append(Flag("test_settings_edited", path, f"{status}, past the diff's bound: its content was not "
+                                                              "kept, so its test settings could not be compared"))
+                continue
             after = (diff.content(e, "after") or b"").decode("utf-8", "replace")
             before = (diff.content(e, "before") or b"").decode("utf-8", "replace")
             if TEST_SETTINGS[name].search(after) and after != before:
                 out.append(Flag("test_settings_edited", path, f"{status}: its test settings changed"))
-        after_bytes = diff.content(e, "after") or b""
+        after_bytes = diff.content(e, "after") or b"" if kept else b""
         if status in ("added", "changed") and (m := EXIT_TRICK.search(after_bytes)) \
                 and not EXIT_TRICK.search(diff.content(e, "before") or b""):
             out.append(Flag("exit_trick", path, f"writes {m.group().decode('utf-8', 'replace')!r}: a chosen exit status "
                                                 "or silenced signals"))
-    for e in diff.omitted:  # past the diff's bound: a name and a status, no content
-        path, status = str(e.get("path", "")), str(e.get("status", ""))
-        name = os.path.basename(path)
-        out += _name_flags(path, name, status)
-        if name in TEST_SETTINGS and not _test_steering(path, name):
-            out.append(Flag("test_settings_edited", path, f"{status}, past the diff's bound: its content was not kept, "
-                                                          "so its test settings could not be compared"))
     return out
 
 
